@@ -1,0 +1,38 @@
+# kz build, test and benchmark targets. `make test` is what CI runs.
+GO       ?= go
+BIN      ?= bin/kz
+VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS  := -s -w -X main.version=$(VERSION)
+GOLANGCI := github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v2.15.0
+
+.PHONY: build run test bench bench-process lint fuzz e2e clean
+
+build:
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) .
+
+run: build
+	./$(BIN) $(ARGS)
+
+# The whole suite, with the race detector. CI runs exactly this.
+test:
+	$(GO) vet ./...
+	$(GO) test -race -count=1 -timeout 20m ./...
+
+# Speed and memory targets live in Go benchmarks, never in timed tests.
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2s ./...
+	$(MAKE) bench-process
+
+# Whole-process timings: kz version and the scripted hello kz -p.
+bench-process: build
+	sh testdata/bench/process.sh $(BIN)
+
+lint:
+	$(GO) vet ./...
+	$(GO) run $(GOLANGCI) run ./...
+
+e2e: build
+	KZ_E2E=1 KZ_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -run E2E ./tui/...
+
+clean:
+	rm -rf bin

@@ -1,0 +1,82 @@
+package engine_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/store"
+)
+
+// BenchmarkPipeline measures events per second from a scripted runtime
+// through the session, the SQLite journal and one subscriber that reads
+// every event. The mix is mostly deltas, as in real streaming, with tool
+// calls and usage in between.
+func BenchmarkPipeline(b *testing.B) {
+	const perTurn = 10000
+	var sc strings.Builder
+	for i := range perTurn / 10 {
+		fmt.Fprintf(&sc, `{"type":"text_delta","text":"tok ","repeat":6}`+"\n")
+		fmt.Fprintf(&sc, `{"type":"tool_call_started","tool_call_id":"c%d","tool":"read_file","input":{"path":"a.go"}}`+"\n", i)
+		fmt.Fprintf(&sc, `{"type":"tool_call_finished","tool_call_id":"c%d","tool":"read_file","output":"package a"}`+"\n", i)
+		sc.WriteString(`{"type":"usage_updated","usage":{"input_tokens":10,"output_tokens":6},"cost_usd":0.0001}` + "\n")
+	}
+	rt, err := scriptedRuntime("bench", sc.String())
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	st, err := store.Open(ctx, filepath.Join(b.TempDir(), "kz.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	w := st.NewWriter()
+	defer w.Close()
+	s, err := engine.NewSession(engine.Config{Journal: w, Runtimes: []engine.RuntimeEntry{{Runtime: rt, Models: []string{"m"}}}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := st.CreateSession(ctx, s.ID(), "/w", "bench", "m", engine.ModeFullAutonomous); err != nil {
+		b.Fatal(err)
+	}
+	sub := s.Subscribe()
+	got := make(chan int)
+	go func() {
+		n := 0
+		for {
+			batch, err := sub.NextBatch(ctx)
+			if err != nil {
+				close(got)
+				return
+			}
+			for _, ev := range batch {
+				n++
+				if ev.Type == engine.EventFinalResult {
+					got <- n
+					n = 0
+				}
+			}
+		}
+	}()
+	b.ResetTimer()
+	total := 0
+	for range b.N {
+		final, err := s.RunTurn(ctx, "go")
+		if err != nil || final.Status != "complete" {
+			b.Fatalf("%v %s", err, final.Status)
+		}
+		<-got
+		total += int(final.Seq)
+	}
+	b.StopTimer()
+	// Seq counts every event the runtime emitted (plus the prompt and the
+	// final result), whether or not the subscriber got deltas merged.
+	b.ReportMetric(float64(perTurn)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
+	sub.Close()
+	_ = s.Close(ctx)
+	_ = total
+}

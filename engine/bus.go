@@ -1,0 +1,197 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"sync"
+)
+
+// ErrClosed is returned by a subscription or session that was closed.
+var ErrClosed = errors.New("closed")
+
+// Subscription is one subscriber's view of a session's events. Each has its
+// own queue, so a slow subscriber never stalls the runtime or the others:
+// while it lags, consecutive deltas of the same kind are merged in its queue
+// (no text is lost, it arrives in bigger pieces) and repeated progress
+// events replace each other. Every other event is queued one by one, so
+// permission requests, errors and final results are never dropped.
+type Subscription struct {
+	mu     sync.Mutex
+	queue  []Event
+	notify chan struct{}
+	closed bool
+	bus    *bus
+}
+
+// Next returns the next event, waiting until one arrives, ctx ends or the
+// subscription is closed (ErrClosed once the queue is drained).
+func (s *Subscription) Next(ctx context.Context) (Event, error) {
+	for {
+		s.mu.Lock()
+		if len(s.queue) > 0 {
+			ev := s.queue[0]
+			s.queue[0] = Event{}
+			s.queue = s.queue[1:]
+			s.mu.Unlock()
+			return ev, nil
+		}
+		closed := s.closed
+		s.mu.Unlock()
+		if closed {
+			return Event{}, ErrClosed
+		}
+		select {
+		case <-s.notify:
+		case <-ctx.Done():
+			return Event{}, ctx.Err()
+		}
+	}
+}
+
+// NextBatch returns every queued event (at least one), waiting like Next.
+// A renderer uses it to apply a burst of events in one frame.
+func (s *Subscription) NextBatch(ctx context.Context) ([]Event, error) {
+	for {
+		s.mu.Lock()
+		if len(s.queue) > 0 {
+			out := s.queue
+			s.queue = nil
+			s.mu.Unlock()
+			return out, nil
+		}
+		closed := s.closed
+		s.mu.Unlock()
+		if closed {
+			return nil, ErrClosed
+		}
+		select {
+		case <-s.notify:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// Close detaches the subscription; queued events are discarded.
+func (s *Subscription) Close() {
+	if s.bus != nil {
+		s.bus.remove(s)
+	}
+	s.mu.Lock()
+	s.closed = true
+	s.queue = nil
+	s.mu.Unlock()
+	s.wake()
+}
+
+func (s *Subscription) wake() {
+	select {
+	case s.notify <- struct{}{}:
+	default:
+	}
+}
+
+// deliver queues ev, merging it into the tail when it is a delta of the same
+// kind and stream that the subscriber has not taken yet.
+func (s *Subscription) deliver(ev Event) {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
+	if n := len(s.queue); n > 0 && ev.Type.Coalescible() {
+		tail := &s.queue[n-1]
+		if mergeable(tail, &ev) {
+			merge(tail, &ev)
+			s.mu.Unlock()
+			s.wake()
+			return
+		}
+	}
+	s.queue = append(s.queue, ev)
+	s.mu.Unlock()
+	s.wake()
+}
+
+// finish marks the end of the stream: Next drains what is queued, then
+// returns ErrClosed.
+func (s *Subscription) finish() {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+	s.wake()
+}
+
+func mergeable(tail, ev *Event) bool {
+	return tail.Type == ev.Type && tail.Runtime == ev.Runtime && tail.TurnID == ev.TurnID &&
+		tail.ToolCallID == ev.ToolCallID
+}
+
+// merge folds ev into tail. Text deltas concatenate; a progress event
+// replaces the older one but keeps its accumulated output.
+func merge(tail, ev *Event) {
+	switch ev.Type {
+	case EventTextDelta, EventReasoningDelta:
+		tail.Text += ev.Text
+	case EventToolCallProgress:
+		tail.Output += ev.Output
+		tail.Text = ev.Text
+	}
+	tail.Seq, tail.Time = ev.Seq, ev.Time
+}
+
+// bus fans events out to subscribers. Publishing never blocks on a
+// subscriber: each has its own queue.
+type bus struct {
+	mu     sync.Mutex
+	subs   []*Subscription
+	closed bool
+}
+
+func (b *bus) subscribe() *Subscription {
+	s := &Subscription{notify: make(chan struct{}, 1), bus: b}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		s.closed = true
+		return s
+	}
+	b.subs = append(b.subs[:len(b.subs):len(b.subs)], s)
+	return s
+}
+
+func (b *bus) remove(s *Subscription) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	// Copy on write: publish iterates a snapshot of the slice without the
+	// lock, so the slice it holds must never change under it.
+	kept := make([]*Subscription, 0, len(b.subs))
+	for _, x := range b.subs {
+		if x != s {
+			kept = append(kept, x)
+		}
+	}
+	b.subs = kept
+}
+
+// publish must be called with events in sequence order; the session's emit
+// lock guarantees that.
+func (b *bus) publish(ev Event) {
+	b.mu.Lock()
+	subs := b.subs
+	b.mu.Unlock()
+	for _, s := range subs {
+		s.deliver(ev)
+	}
+}
+
+func (b *bus) close() {
+	b.mu.Lock()
+	subs := b.subs
+	b.subs = nil
+	b.closed = true
+	b.mu.Unlock()
+	for _, s := range subs {
+		s.finish()
+	}
+}

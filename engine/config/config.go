@@ -1,0 +1,477 @@
+// Package config loads kz's TOML configuration: the user file in the XDG
+// config directory and the project file .kz/config.toml.
+//
+// Project configuration is code someone else wrote. Until the person trusts
+// the folder (kz trust), it may only add restrictions: deny and ask rules.
+// Allow rules, runtimes (which start processes), the data directory and
+// the failover chain from an untrusted project are refused with a warning.
+// Trust is tied to the hash of the project file, so changing the file
+// withdraws it.
+package config
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/pelletier/go-toml/v2"
+
+	"github.com/kaizen-code/kz/engine"
+)
+
+// RuntimeKind names how a runtime is implemented.
+type RuntimeKind string
+
+// Runtime kinds.
+const (
+	KindScripted   RuntimeKind = "scripted"
+	KindNative     RuntimeKind = "native"
+	KindCompletion RuntimeKind = "completion"
+	KindClaudeCode RuntimeKind = "claude-code"
+	KindCodex      RuntimeKind = "codex"
+	KindACP        RuntimeKind = "acp"
+)
+
+// Kinds lists the runtime kinds kz knows.
+var Kinds = []RuntimeKind{KindScripted, KindNative, KindCompletion, KindClaudeCode, KindCodex, KindACP}
+
+// Duration is a time.Duration written as "30s" or "5m" in TOML.
+type Duration struct{ time.Duration }
+
+// UnmarshalText parses a Go duration string.
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	if err != nil {
+		return fmt.Errorf("bad duration %q (use e.g. 30s, 5m, 1h): %w", b, err)
+	}
+	if v < 0 {
+		return fmt.Errorf("bad duration %q: negative", b)
+	}
+	d.Duration = v
+	return nil
+}
+
+// MarshalText writes the duration back.
+func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
+
+// Runtime is one configured runtime.
+type Runtime struct {
+	Kind RuntimeKind `toml:"kind" json:"kind"`
+	// Models lists the models: the first is the default, the rest are the
+	// fallbacks of the failover chain.
+	Models []string `toml:"models" json:"models,omitempty"`
+	// Command and Args start a CLI runtime; Env adds to its environment.
+	Command string            `toml:"command" json:"command,omitempty"`
+	Args    []string          `toml:"args" json:"args,omitempty"`
+	Env     map[string]string `toml:"env" json:"env,omitempty"`
+	// Provider, BaseURL and APIKeyEnv configure an LLM API runtime. The key
+	// is read from the named environment variable, never from a file in
+	// the project.
+	Provider  string   `toml:"provider" json:"provider,omitempty"`
+	BaseURL   string   `toml:"base_url" json:"base_url,omitempty"`
+	APIKeyEnv string   `toml:"api_key_env" json:"api_key_env,omitempty"`
+	Timeout   Duration `toml:"timeout" json:"timeout,omitzero"`
+	// Script is the JSONL file of a scripted runtime.
+	Script string `toml:"script" json:"script,omitempty"`
+	// Capabilities overrides what the runtime declares (for a model the
+	// catalog does not know).
+	Capabilities []string `toml:"capabilities" json:"capabilities,omitempty"`
+}
+
+// Limits bound each turn.
+type Limits struct {
+	MaxCycles int      `toml:"max_cycles"`
+	BudgetUSD float64  `toml:"budget_usd"`
+	Timeout   Duration `toml:"timeout"`
+}
+
+// Permissions are rule lists in Claude Code's syntax, e.g. Bash(git status:*).
+type Permissions struct {
+	Allow []string `toml:"allow"`
+	Ask   []string `toml:"ask"`
+	Deny  []string `toml:"deny"`
+}
+
+// File is one configuration file as written.
+type File struct {
+	DefaultRuntime string             `toml:"default_runtime"`
+	DefaultMode    string             `toml:"default_mode"`
+	PermissionMode string             `toml:"permission_mode"`
+	Strategy       string             `toml:"strategy"`
+	Failover       []string           `toml:"failover"`
+	DataDir        string             `toml:"data_dir"`
+	Theme          string             `toml:"theme"`
+	Limits         Limits             `toml:"limits"`
+	Permissions    Permissions        `toml:"permissions"`
+	Runtimes       map[string]Runtime `toml:"runtimes"`
+}
+
+// Config is the merged configuration.
+type Config struct {
+	DefaultRuntime string
+	Mode           engine.Mode
+	PermissionMode engine.PermissionMode
+	Strategy       engine.Strategy
+	Failover       []string
+	DataDir        string
+	Theme          string
+	Limits         Limits
+	// Permissions holds the rules by source, so the gate can tell a user's
+	// allow rule from a project's.
+	UserPermissions    Permissions
+	ProjectPermissions Permissions
+	Runtimes           map[string]Runtime
+	// RuntimeOrder lists runtime names: user file order is lost in TOML
+	// maps, so names are sorted, with the default runtime first.
+	RuntimeOrder []string
+	// ProjectTrusted says the project file may do everything the user
+	// file may.
+	ProjectTrusted bool
+	// Warnings are things the person should see (refused project keys).
+	Warnings []string
+	// Sources lists the files that were read.
+	Sources []string
+}
+
+// Paths locates kz's files.
+type Paths struct {
+	UserConfig  string // $XDG_CONFIG_HOME/kz/config.toml
+	DataDir     string // $XDG_DATA_HOME/kz
+	ProjectFile string // <workspace>/.kz/config.toml
+}
+
+// DefaultPaths follows the XDG base directory spec.
+func DefaultPaths(workspace string) (Paths, error) {
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return Paths{}, fmt.Errorf("find home directory: %w", err)
+	}
+	cfg := os.Getenv("XDG_CONFIG_HOME")
+	if cfg == "" || !filepath.IsAbs(cfg) {
+		cfg = filepath.Join(home, ".config")
+	}
+	data := os.Getenv("XDG_DATA_HOME")
+	if data == "" || !filepath.IsAbs(data) {
+		data = filepath.Join(home, ".local", "share")
+	}
+	return Paths{
+		UserConfig:  filepath.Join(cfg, "kz", "config.toml"),
+		DataDir:     filepath.Join(data, "kz"),
+		ProjectFile: filepath.Join(workspace, ".kz", "config.toml"),
+	}, nil
+}
+
+// Load reads the user and project files (either may be missing) and merges
+// them. Unknown keys and bad values are errors naming file:line.
+func Load(p Paths) (*Config, error) {
+	cfg := &Config{
+		Mode: engine.ModeFullAutonomous, PermissionMode: engine.PermissionAsk, Strategy: engine.StrategyAuto,
+		DataDir: p.DataDir, Theme: "dark", Runtimes: map[string]Runtime{},
+	}
+	user, err := readFile(p.UserConfig)
+	if err != nil {
+		return nil, err
+	}
+	if user != nil {
+		cfg.Sources = append(cfg.Sources, p.UserConfig)
+		if err := cfg.apply(user, p.UserConfig, true, true); err != nil {
+			return nil, err
+		}
+		cfg.UserPermissions = user.Permissions
+	}
+	proj, err := readFile(p.ProjectFile)
+	if err != nil {
+		return nil, err
+	}
+	if proj != nil {
+		cfg.Sources = append(cfg.Sources, p.ProjectFile)
+		cfg.ProjectTrusted, err = IsTrusted(p.DataDir, p.ProjectFile)
+		if err != nil {
+			return nil, err
+		}
+		if err := cfg.apply(proj, p.ProjectFile, cfg.ProjectTrusted, false); err != nil {
+			return nil, err
+		}
+		cfg.ProjectPermissions = Permissions{Ask: proj.Permissions.Ask, Deny: proj.Permissions.Deny}
+		if cfg.ProjectTrusted {
+			cfg.ProjectPermissions.Allow = proj.Permissions.Allow
+		} else if len(proj.Permissions.Allow) > 0 {
+			cfg.Warnings = append(cfg.Warnings, fmt.Sprintf("%s: allow rules ignored until you trust this folder (kz trust)", p.ProjectFile))
+		}
+	}
+	cfg.order()
+	return cfg, nil
+}
+
+// readFile decodes one file strictly; a missing file is nil, nil.
+func readFile(path string) (*File, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read config: %w", err)
+	}
+	var f File
+	dec := toml.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&f); err != nil {
+		return nil, positioned(path, err)
+	}
+	return &f, nil
+}
+
+// positioned turns a decoder error into "file:line: message".
+func positioned(path string, err error) error {
+	var sm *toml.StrictMissingError
+	if errors.As(err, &sm) && len(sm.Errors) > 0 {
+		var msgs []string
+		for i := range sm.Errors {
+			row, _ := sm.Errors[i].Position()
+			msgs = append(msgs, fmt.Sprintf("%s:%d: unknown key %q", path, row, strings.Join(sm.Errors[i].Key(), ".")))
+		}
+		return errors.New(strings.Join(msgs, "; "))
+	}
+	var de *toml.DecodeError
+	if errors.As(err, &de) {
+		row, _ := de.Position()
+		return fmt.Errorf("%s:%d: %s", path, row, de.Error())
+	}
+	return fmt.Errorf("%s: %w", path, err)
+}
+
+// apply merges one file into cfg. full is false for an untrusted project;
+// user is true for the user's own file.
+func (cfg *Config) apply(f *File, path string, full, user bool) error {
+	refuse := func(what string) {
+		cfg.Warnings = append(cfg.Warnings, fmt.Sprintf("%s: %s ignored until you trust this folder (kz trust)", path, what))
+	}
+	if f.DefaultMode != "" {
+		m, err := engine.ParseMode(f.DefaultMode)
+		if err != nil {
+			return fmt.Errorf("%s: default_mode: %w", path, err)
+		}
+		cfg.Mode = m
+	}
+	if f.PermissionMode != "" {
+		pm, err := engine.ParsePermissionMode(f.PermissionMode)
+		if err != nil {
+			return fmt.Errorf("%s: permission_mode: %w", path, err)
+		}
+		// An untrusted project may make kz stricter, never laxer.
+		if full || strictness(pm) > strictness(cfg.PermissionMode) {
+			cfg.PermissionMode = pm
+		} else {
+			refuse("permission_mode " + f.PermissionMode)
+		}
+	}
+	if f.Strategy != "" {
+		st, err := engine.ParseStrategy(f.Strategy)
+		if err != nil {
+			return fmt.Errorf("%s: strategy: %w", path, err)
+		}
+		cfg.Strategy = st
+	}
+	if f.Theme != "" {
+		cfg.Theme = f.Theme
+	}
+	if err := cfg.applyLimits(f.Limits, path, full); err != nil {
+		return err
+	}
+	for name, rt := range f.Runtimes {
+		if err := validateRuntime(name, rt); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		if !full {
+			refuse("runtime " + name)
+			continue
+		}
+		cfg.Runtimes[name] = rt
+	}
+	if f.DefaultRuntime != "" {
+		if full {
+			cfg.DefaultRuntime = f.DefaultRuntime
+		} else {
+			refuse("default_runtime")
+		}
+	}
+	if len(f.Failover) > 0 {
+		if full {
+			cfg.Failover = f.Failover
+		} else {
+			refuse("failover")
+		}
+	}
+	if f.DataDir != "" {
+		if user {
+			cfg.DataDir = f.DataDir
+		} else {
+			// Where kz keeps its data (sessions, grants) is the user's
+			// choice alone, trusted project or not.
+			cfg.Warnings = append(cfg.Warnings, fmt.Sprintf("%s: data_dir can only be set in the user config", path))
+		}
+	}
+	for _, list := range [][]string{f.Permissions.Allow, f.Permissions.Ask, f.Permissions.Deny} {
+		for _, r := range list {
+			if strings.TrimSpace(r) == "" {
+				return fmt.Errorf("%s: permissions: empty rule", path)
+			}
+		}
+	}
+	return nil
+}
+
+func (cfg *Config) applyLimits(l Limits, path string, full bool) error {
+	if l.MaxCycles < 0 || l.BudgetUSD < 0 {
+		return fmt.Errorf("%s: limits cannot be negative", path)
+	}
+	// A project may tighten limits, never loosen them.
+	tighter := func(cur, v float64) bool { return cur == 0 || v < cur }
+	if l.MaxCycles > 0 && (full || tighter(float64(cfg.Limits.MaxCycles), float64(l.MaxCycles))) {
+		cfg.Limits.MaxCycles = l.MaxCycles
+	}
+	if l.BudgetUSD > 0 && (full || tighter(cfg.Limits.BudgetUSD, l.BudgetUSD)) {
+		cfg.Limits.BudgetUSD = l.BudgetUSD
+	}
+	if l.Timeout.Duration > 0 && (full || tighter(float64(cfg.Limits.Timeout.Duration), float64(l.Timeout.Duration))) {
+		cfg.Limits.Timeout = l.Timeout
+	}
+	return nil
+}
+
+func strictness(p engine.PermissionMode) int {
+	switch p {
+	case engine.PermissionDeny:
+		return 3
+	case engine.PermissionAsk:
+		return 2
+	case engine.PermissionAcceptEdits:
+		return 1
+	default:
+		return 0
+	}
+}
+
+func validateRuntime(name string, rt Runtime) error {
+	if name == "" || strings.ContainsAny(name, " \t/") {
+		return fmt.Errorf("runtime name %q: use letters, digits, - and _", name)
+	}
+	if !slices.Contains(Kinds, rt.Kind) {
+		return fmt.Errorf("runtime %s: unknown kind %q (one of scripted, native, completion, claude-code, codex, acp)", name, rt.Kind)
+	}
+	for _, c := range rt.Capabilities {
+		if _, err := engine.ParseCapability(c); err != nil {
+			return fmt.Errorf("runtime %s: %w", name, err)
+		}
+	}
+	if rt.Kind == KindScripted && rt.Script == "" {
+		return fmt.Errorf("runtime %s: a scripted runtime needs script = \"file.jsonl\"", name)
+	}
+	return nil
+}
+
+func (cfg *Config) order() {
+	names := make([]string, 0, len(cfg.Runtimes))
+	for n := range cfg.Runtimes {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	if i := slices.Index(names, cfg.DefaultRuntime); i > 0 {
+		names = slices.Insert(slices.Delete(names, i, i+1), 0, cfg.DefaultRuntime)
+	}
+	cfg.RuntimeOrder = names
+}
+
+// trustFile lists trusted project files with the hash they had when trusted.
+func trustFile(dataDir string) string { return filepath.Join(dataDir, "trusted.json") }
+
+func hashFile(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("hash %s: %w", path, err)
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:]), nil
+}
+
+func readTrust(dataDir string) (map[string]string, error) {
+	m := map[string]string{}
+	b, err := os.ReadFile(trustFile(dataDir))
+	if errors.Is(err, fs.ErrNotExist) {
+		return m, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read trust list: %w", err)
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, fmt.Errorf("read trust list %s: %w", trustFile(dataDir), err)
+	}
+	return m, nil
+}
+
+// IsTrusted reports whether the project file is trusted as it is now.
+func IsTrusted(dataDir, projectFile string) (bool, error) {
+	m, err := readTrust(dataDir)
+	if err != nil {
+		return false, err
+	}
+	want, ok := m[projectFile]
+	if !ok {
+		return false, nil
+	}
+	got, err := hashFile(projectFile)
+	if err != nil {
+		return false, err
+	}
+	return got == want, nil
+}
+
+// Trust records the project file as trusted with its current hash. The list
+// is written atomically with mode 0600.
+func Trust(dataDir, projectFile string) error {
+	m, err := readTrust(dataDir)
+	if err != nil {
+		return err
+	}
+	h, err := hashFile(projectFile)
+	if err != nil {
+		return err
+	}
+	m[projectFile] = h
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return fmt.Errorf("write trust list: %w", err)
+	}
+	if err := os.MkdirAll(dataDir, 0o700); err != nil {
+		return fmt.Errorf("write trust list: %w", err)
+	}
+	tmp, err := os.CreateTemp(dataDir, ".trusted-*.json")
+	if err != nil {
+		return fmt.Errorf("write trust list: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(b); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write trust list: %w", err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write trust list: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("write trust list: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), trustFile(dataDir)); err != nil {
+		return fmt.Errorf("write trust list: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,192 @@
+// Package headless runs one turn without a terminal UI and prints it:
+// the `kz -p` mode. It never waits for a person: the session it drives is
+// non-interactive, so the gate's questions are answered by the flags.
+package headless
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/kaizen-code/kz/engine"
+)
+
+// Format is the output format of a headless run.
+type Format string
+
+// Output formats.
+const (
+	// FormatText prints the assistant's text as it streams.
+	FormatText Format = "text"
+	// FormatJSON prints the final_result event as one JSON object.
+	FormatJSON Format = "json"
+	// FormatStreamJSON prints every event as one JSON object per line.
+	FormatStreamJSON Format = "stream-json"
+)
+
+// ParseFormat validates an output format name.
+func ParseFormat(s string) (Format, error) {
+	switch f := Format(s); f {
+	case FormatText, FormatJSON, FormatStreamJSON:
+		return f, nil
+	}
+	return "", fmt.Errorf("unknown output format %q (use text, json or stream-json)", s)
+}
+
+// Exit codes of kz -p, documented in kz --help.
+const (
+	ExitComplete = 0
+	ExitError    = 1
+	ExitUsage    = 2
+	ExitStopped  = 3
+)
+
+// ExitCode maps a final status to the process exit code: 0 complete, 1
+// error, 3 interrupted or a limit hit.
+func ExitCode(st engine.Status) int {
+	switch st {
+	case engine.StatusComplete:
+		return ExitComplete
+	case engine.StatusInterrupted, engine.StatusMaxCycles, engine.StatusBudgetExceeded, engine.StatusTimeout:
+		return ExitStopped
+	default:
+		return ExitError
+	}
+}
+
+// Run submits prompt, prints the turn to out in the given format and errors
+// to errOut, and returns the final_result event. An error means the turn
+// could not start (the message says why) or its output could not be written.
+func Run(ctx context.Context, s *engine.Session, prompt string, format Format, out, errOut io.Writer) (engine.Event, error) {
+	sub := s.Subscribe()
+	defer sub.Close()
+	pctx, stop := context.WithCancel(ctx)
+	defer stop()
+	p := &printer{format: format, out: out, errOut: errOut}
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		p.loop(pctx, sub)
+	}()
+	final, err := s.RunTurn(ctx, prompt)
+	if err != nil && final.Type == "" {
+		stop()
+		wg.Wait()
+		return final, err
+	}
+	// The printer stops by itself at final_result, which RunTurn has
+	// published; it must print everything before it.
+	wg.Wait()
+	if p.err != nil {
+		return final, p.err
+	}
+	return final, err
+}
+
+// printer writes events as they arrive.
+type printer struct {
+	format      Format
+	out, errOut io.Writer
+	// streamed says text of the current message was already printed as
+	// deltas, so its assistant_message must not print it again.
+	streamed bool
+	wroteAny bool
+	err      error
+}
+
+func (p *printer) loop(ctx context.Context, sub *engine.Subscription) {
+	for {
+		batch, err := sub.NextBatch(ctx)
+		if err != nil {
+			return
+		}
+		for _, ev := range batch {
+			p.print(ev)
+			if ev.Type == engine.EventFinalResult {
+				return
+			}
+		}
+	}
+}
+
+func (p *printer) print(ev engine.Event) {
+	if p.err != nil {
+		return
+	}
+	switch p.format {
+	case FormatStreamJSON:
+		// The prompt is the caller's own input; like other agent CLIs, the
+		// stream starts with session_started and does not echo it.
+		if ev.Type != engine.EventUserMessage {
+			p.writeJSON(ev)
+		}
+	case FormatJSON:
+		if ev.Type == engine.EventFinalResult {
+			p.writeJSON(ev)
+		}
+		p.printProblems(ev)
+	default:
+		p.printText(ev)
+		p.printProblems(ev)
+	}
+}
+
+func (p *printer) writeJSON(ev engine.Event) {
+	b, err := json.Marshal(ev)
+	if err != nil {
+		p.err = fmt.Errorf("encode event: %w", err)
+		return
+	}
+	b = append(b, '\n')
+	if _, err := p.out.Write(b); err != nil {
+		p.err = fmt.Errorf("write output: %w", err)
+	}
+}
+
+func (p *printer) printText(ev engine.Event) {
+	var s string
+	switch ev.Type {
+	case engine.EventTextDelta:
+		s, p.streamed = ev.Text, true
+	case engine.EventAssistantMessage:
+		if !p.streamed {
+			s = ev.Text
+		}
+		p.streamed = false
+	case engine.EventFinalResult:
+		if p.wroteAny {
+			s = "\n"
+		}
+	}
+	if s == "" {
+		return
+	}
+	p.wroteAny = true
+	if _, err := io.WriteString(p.out, s); err != nil {
+		p.err = fmt.Errorf("write output: %w", err)
+	}
+}
+
+// printProblems reports errors and denials on the error stream, where a
+// person running kz -p looks for them.
+func (p *printer) printProblems(ev engine.Event) {
+	var s string
+	switch {
+	case ev.Type == engine.EventError:
+		s = "kz: error: " + ev.Text + "\n"
+	case ev.Type == engine.EventPermissionDecided && ev.Decision == engine.DecisionDeny:
+		what := ev.Tool
+		if ev.Command != "" {
+			what += " " + ev.Command
+		}
+		s = fmt.Sprintf("kz: denied %s (%s: %s)\n", what, ev.Stage, ev.Reason)
+	case ev.Type == engine.EventFinalResult && ev.Status != string(engine.StatusComplete):
+		s = "kz: turn ended: " + ev.Status + "\n"
+	}
+	if s != "" {
+		_, _ = io.WriteString(p.errOut, s)
+	}
+}

@@ -1,0 +1,231 @@
+package engine_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kaizen-code/kz/engine"
+)
+
+func TestEachLimitEndsWithItsOwnStatus(t *testing.T) {
+	cycles := strings.Repeat(`{"cycle":true}`+"\n"+`{"type":"text_delta","text":"x"}`+"\n", 5)
+	spend := strings.Repeat(`{"type":"usage_updated","usage":{"output_tokens":5},"cost_usd":0.4}`+"\n", 5) + `{"type":"text_delta","text":"never"}` + "\n"
+	slow := `{"type":"text_delta","text":"a"}` + "\n" + `{"type":"text_delta","text":"b","delay_ms":60000}` + "\n"
+	cases := []struct {
+		name   string
+		script string
+		limits engine.Limits
+		want   engine.Status
+	}{
+		{"max_cycles", cycles, engine.Limits{MaxCycles: 2}, engine.StatusMaxCycles},
+		{"budget", spend, engine.Limits{BudgetUSD: 1.0}, engine.StatusBudgetExceeded},
+		{"timeout", slow, engine.Limits{Timeout: 50 * time.Millisecond}, engine.StatusTimeout},
+		{"no limit", cycles, engine.Limits{}, engine.StatusComplete},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s, j := newSession(t, engine.Config{Runtimes: []engine.RuntimeEntry{entry(script(t, "s", c.script))}, Limits: c.limits})
+			final, err := s.RunTurn(context.Background(), "go")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if final.Status != string(c.want) {
+				t.Fatalf("status %s, want %s", final.Status, c.want)
+			}
+			text := ""
+			for _, ev := range j.all() {
+				if ev.Type == engine.EventTextDelta {
+					text += ev.Text
+				}
+			}
+			switch c.want {
+			case engine.StatusMaxCycles:
+				if text != "xx" || final.Cycles != 2 {
+					t.Fatalf("ran %q over %d cycles", text, final.Cycles)
+				}
+			case engine.StatusBudgetExceeded:
+				if strings.Contains(text, "never") || final.CostUSD <= 1.0 || final.CostUSD > 1.3 {
+					t.Fatalf("kept going after the budget: text %q cost %v", text, final.CostUSD)
+				}
+			case engine.StatusTimeout:
+				if text != "a" {
+					t.Fatalf("text %q", text)
+				}
+				// The streamed text is kept as a partial answer.
+				tr := s.Transcript()
+				if tr[1].Kind != engine.EntryAssistant || tr[1].Status != "partial" || tr[1].Text != "a" {
+					t.Fatalf("transcript = %+v", tr)
+				}
+			}
+		})
+	}
+}
+
+func TestInterruptGracefulAndImmediate(t *testing.T) {
+	body := `{"type":"tool_call_started","tool_call_id":"c1","tool":"bash","input":{"command":"sleep 100"}}` + "\n" +
+		`{"type":"text_delta","text":"late","delay_ms":60000}` + "\n"
+	for _, immediate := range []bool{false, true} {
+		t.Run(fmt.Sprint("immediate=", immediate), func(t *testing.T) {
+			s, j := newSession(t, engine.Config{Runtimes: []engine.RuntimeEntry{entry(script(t, "s", body))}})
+			sub := s.Subscribe()
+			defer sub.Close()
+			if err := s.Submit("go"); err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			for {
+				ev, err := sub.Next(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if ev.Type == engine.EventToolCallStarted {
+					s.Interrupt(immediate)
+				}
+				if ev.Type == engine.EventFinalResult {
+					if ev.Status != "interrupted" {
+						t.Fatalf("status %s", ev.Status)
+					}
+					break
+				}
+			}
+			var closed bool
+			for _, ev := range j.all() {
+				if ev.Type == engine.EventToolCallFinished && ev.ToolCallID == "c1" && ev.Output == engine.InterruptedNotRerun {
+					closed = true
+				}
+			}
+			if !closed {
+				t.Fatal("open tool call not closed as interrupted, not re-run")
+			}
+			if s.State().Running {
+				t.Fatal("still running")
+			}
+		})
+	}
+}
+
+func TestSlowSubscriberNeverStallsAndLosesNothing(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"type":"text_delta","text":"a","repeat":100000}` + "\n")
+	b.WriteString(`{"type":"error","text":"must arrive","error_kind":"internal"}` + "\n")
+	b.WriteString(`{"type":"tool_call_progress","tool_call_id":"c","output":"p","repeat":1000}` + "\n")
+	b.WriteString(`{"type":"text_delta","text":"b","repeat":10}` + "\n")
+	s, _ := newSession(t, engine.Config{Runtimes: []engine.RuntimeEntry{entry(script(t, "s", b.String()))}})
+	slow := s.Subscribe() // never read until the turn is over
+	defer slow.Close()
+	done := make(chan engine.Event, 1)
+	go func() {
+		final, _ := s.RunTurn(context.Background(), "go")
+		done <- final
+	}()
+	select {
+	case final := <-done:
+		if final.Status != "complete" {
+			t.Fatalf("status %s", final.Status)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("runtime stalled behind a subscriber that does not read")
+	}
+	var text strings.Builder
+	var n, errs, finals int
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for finals == 0 {
+		batch, err := slow.NextBatch(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ev := range batch {
+			n++
+			switch ev.Type {
+			case engine.EventTextDelta:
+				text.WriteString(ev.Text)
+			case engine.EventError:
+				errs++
+			case engine.EventFinalResult:
+				finals++
+			}
+		}
+	}
+	if text.String() != strings.Repeat("a", 100000)+strings.Repeat("b", 10) {
+		t.Fatalf("text lost or reordered: %d bytes", text.Len())
+	}
+	if errs != 1 || finals != 1 {
+		t.Fatalf("must-deliver events: errors %d finals %d", errs, finals)
+	}
+	if n > 20 {
+		t.Fatalf("queue did not coalesce: %d events", n)
+	}
+}
+
+func TestSwitchRuntimeCarriesHistory(t *testing.T) {
+	a := script(t, "a", hello)
+	b := &historyRuntime{name: "b"}
+	s, j := newSession(t, engine.Config{Runtimes: []engine.RuntimeEntry{entry(a, "m1"), entry(b, "b1")}})
+	if _, err := s.RunTurn(context.Background(), "first"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SwitchRuntime("nope", ""); err == nil {
+		t.Fatal("unknown runtime accepted")
+	}
+	if err := s.SwitchRuntime("b", ""); err != nil {
+		t.Fatal(err)
+	}
+	final, err := s.RunTurn(context.Background(), "second")
+	if err != nil || final.Runtime != "b" {
+		t.Fatalf("%v %+v", err, final)
+	}
+	if len(b.history) < 2 || b.history[0].Text != "first" || b.history[1].Text != "Hello" || b.prompt != "second" {
+		t.Fatalf("history = %+v prompt %q", b.history, b.prompt)
+	}
+	var sw *engine.Event
+	for _, ev := range j.all() {
+		if ev.Type == engine.EventRuntimeSwitched {
+			sw = &ev
+		}
+	}
+	if sw == nil || sw.Reason != "user" || sw.From != "a/m1" || sw.To != "b/b1" {
+		t.Fatalf("switch event = %+v", sw)
+	}
+	if err := s.SwitchRuntime("a", "m1"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+type historyRuntime struct {
+	name    string
+	history []engine.TranscriptEntry
+	prompt  string
+}
+
+func (r *historyRuntime) Name() string { return r.name }
+func (r *historyRuntime) Capabilities(string) engine.Capabilities {
+	return engine.Capabilities{Set: engine.NewCapSet(engine.CapTextCompletion, engine.CapNativeToolLoop, engine.CapFilesystemEdit, engine.CapShell)}
+}
+func (r *historyRuntime) Run(_ context.Context, t *engine.Turn) (engine.Result, error) {
+	r.history, r.prompt = t.History, t.Prompt
+	return engine.Result{}, nil
+}
+
+type panicRuntime struct{}
+
+func (panicRuntime) Name() string { return "boom" }
+func (panicRuntime) Capabilities(string) engine.Capabilities {
+	return engine.Capabilities{Set: ^engine.CapSet(0)}
+}
+func (panicRuntime) Run(context.Context, *engine.Turn) (engine.Result, error) {
+	panic("bug")
+}
+
+func TestRuntimePanicBecomesCrashedAndFailsOver(t *testing.T) {
+	b := &modelRuntime{name: "b"}
+	s, _ := newSession(t, engine.Config{Runtimes: []engine.RuntimeEntry{entry(panicRuntime{}), entry(b, "b1")}, Failover: []engine.ChainLink{{Runtime: "b"}}})
+	final, err := s.RunTurn(context.Background(), "go")
+	if err != nil || final.Status != "complete" || final.Runtime != "b" {
+		t.Fatalf("%v %+v", err, final)
+	}
+}

@@ -1,0 +1,157 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+)
+
+// pendingRequest is a permission request waiting for the person.
+type pendingRequest struct {
+	turnID int64
+	query  GateQuery
+	// answer has room for one answer, so the first answer never blocks and
+	// later ones find the request gone.
+	answer chan Answer
+}
+
+// requestPermission runs the gate and, when it asks, the person.
+func (s *Session) requestPermission(ctx context.Context, t *Turn, req PermissionRequest) Answer {
+	s.mu.Lock()
+	e := s.runtimes[t.Runtime]
+	q := GateQuery{SessionID: s.id, Runtime: t.Runtime, Capabilities: e.Runtime.Capabilities(t.Model),
+		Mode: s.mode, PermissionMode: s.pmode, Workspace: s.workspace, Request: req}
+	interactive := s.interactive
+	s.mu.Unlock()
+
+	v := s.gate.Check(ctx, q)
+	if v.Decision == "" {
+		// A gate that says nothing has not allowed anything.
+		v = Verdict{Decision: DecisionDeny, Stage: "gate", Reason: "the gate returned no decision"}
+	}
+	base := Event{Type: EventPermissionDecided, TurnID: t.ID, ToolCallID: req.ToolCallID, Tool: req.Tool,
+		Command: req.Command, Paths: req.Paths}
+	if v.Decision != DecisionAsk {
+		a := Answer{Decision: v.Decision, Stage: v.Stage, Rule: v.Rule, Reason: v.Reason}
+		s.emitDecision(base, "", a)
+		return a
+	}
+	if !interactive || q.PermissionMode == PermissionDeny {
+		a := Answer{Decision: DecisionDeny, Stage: "headless", Rule: v.Rule,
+			Reason: fmt.Sprintf("%s; no one can answer here, so the request is denied (allow it with a rule or --permission-mode)", v.Reason)}
+		if interactive {
+			a.Stage, a.Reason = "permission_mode", v.Reason+"; permission mode deny answers every question with deny"
+		}
+		s.emitDecision(base, "", a)
+		return a
+	}
+
+	id := "perm-" + NewID()
+	p := &pendingRequest{turnID: t.ID, query: q, answer: make(chan Answer, 1)}
+	s.mu.Lock()
+	s.pending[id] = p
+	s.emitLocked(Event{Type: EventPermissionRequested, TurnID: t.ID, RequestID: id, ToolCallID: req.ToolCallID,
+		Tool: req.Tool, Input: req.Input, Command: req.Command, Paths: req.Paths, Diff: req.Diff,
+		Stage: v.Stage, Rule: v.Rule, Reason: v.Reason})
+	s.mu.Unlock()
+
+	var a Answer
+	select {
+	case a = <-p.answer:
+	case <-ctx.Done():
+		s.mu.Lock()
+		if _, still := s.pending[id]; still {
+			delete(s.pending, id)
+			a = Answer{Decision: DecisionDeny, Stage: "cancelled", Reason: "the request was cancelled before an answer"}
+		} else {
+			// An answer won the race with the cancellation.
+			a = <-p.answer
+		}
+		s.mu.Unlock()
+	}
+	if a.Stage == "" {
+		a.Stage = "user"
+	}
+	if a.Allowed() && (a.Scope == ScopeSession || a.Scope == ScopeAlways) {
+		if err := s.gate.Remember(ctx, q, a.Scope); err != nil {
+			s.emit(Event{Type: EventError, TurnID: t.ID, ErrorKind: ErrInternal, Text: "could not remember the grant: " + err.Error()})
+		}
+	}
+	s.emitDecision(base, id, a)
+	return a
+}
+
+func (s *Session) emitDecision(ev Event, requestID string, a Answer) {
+	ev.RequestID, ev.Decision, ev.Scope = requestID, a.Decision, a.Scope
+	ev.Stage, ev.Rule, ev.Reason, ev.Feedback = a.Stage, a.Rule, a.Reason, a.Feedback
+	s.emit(ev)
+}
+
+// Answer answers a pending permission request. The first answer wins; an
+// answer to an unknown or already answered request returns
+// ErrUnknownRequest and changes nothing.
+func (s *Session) Answer(requestID string, a Answer) error {
+	if a.Decision != DecisionAllow && a.Decision != DecisionDeny {
+		return fmt.Errorf("answer %s: decision must be allow or deny, not %q", requestID, a.Decision)
+	}
+	switch a.Scope {
+	case "", ScopeOnce, ScopeSession, ScopeAlways:
+	default:
+		return fmt.Errorf("answer %s: unknown scope %q", requestID, a.Scope)
+	}
+	s.mu.Lock()
+	p, ok := s.pending[requestID]
+	if ok {
+		delete(s.pending, requestID)
+	}
+	s.mu.Unlock()
+	if !ok {
+		return fmt.Errorf("answer %s: %w", requestID, ErrUnknownRequest)
+	}
+	p.answer <- a
+	return nil
+}
+
+// Pending lists the ids of permission requests waiting for an answer.
+func (s *Session) Pending() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]string, 0, len(s.pending))
+	for id := range s.pending {
+		out = append(out, id)
+	}
+	return out
+}
+
+// PermissionModeGate is the gate used when no rule-based gate is wired: it
+// applies only the mode and the permission mode. Writes are never allowed in
+// analysis-only mode, nor direct writes in patch-proposal mode.
+type PermissionModeGate struct{}
+
+// Check implements Gate.
+func (PermissionModeGate) Check(_ context.Context, q GateQuery) Verdict {
+	r := q.Request
+	writes := r.Write || r.Command != ""
+	switch {
+	case q.Mode == ModeAnalysisOnly && writes:
+		return Verdict{Decision: DecisionDeny, Stage: "mode", Reason: "analysis-only mode allows no writes and no shell"}
+	case q.Mode == ModePatchProposal && writes:
+		return Verdict{Decision: DecisionDeny, Stage: "mode", Reason: "patch-proposal mode changes files only through proposals"}
+	}
+	switch q.PermissionMode {
+	case PermissionYolo:
+		return Verdict{Decision: DecisionAllow, Stage: "permission_mode", Reason: "yolo"}
+	case PermissionDeny:
+		return Verdict{Decision: DecisionDeny, Stage: "permission_mode", Reason: "permission mode deny"}
+	case PermissionAcceptEdits:
+		if r.Write && r.Command == "" {
+			return Verdict{Decision: DecisionAllow, Stage: "permission_mode", Reason: "accept-edits"}
+		}
+	}
+	if !writes {
+		return Verdict{Decision: DecisionAllow, Stage: "permission_mode", Reason: "read access"}
+	}
+	return Verdict{Decision: DecisionAsk, Stage: "permission_mode", Reason: "ask before " + r.Tool}
+}
+
+// Remember implements Gate; this gate keeps no grants.
+func (PermissionModeGate) Remember(context.Context, GateQuery, AnswerScope) error { return nil }

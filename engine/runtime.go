@@ -1,0 +1,163 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+)
+
+// Runtime is an agent loop: kz's own over an LLM API, a CLI driven as a
+// subprocess, or the scripted replay. A runtime runs one turn at a time.
+//
+// Run emits events through the turn, asks permission through the turn for
+// every tool call, and returns when the turn ends. Cancelling ctx is the
+// immediate interrupt: the runtime must stop at once (killing subprocesses)
+// and return. Closing turn.Graceful is the graceful interrupt: the runtime
+// stops at its next safe point and returns StatusInterrupted. The session,
+// not the runtime, emits final_result.
+type Runtime interface {
+	Name() string
+	// Capabilities reports what the runtime can do with the given model
+	// (empty means the runtime's default model).
+	Capabilities(model string) Capabilities
+	Run(ctx context.Context, turn *Turn) (Result, error)
+}
+
+// Result is what a runtime reports at the end of a turn. Zero usage and cost
+// mean "use what the session summed from usage_updated events".
+type Result struct {
+	Status   Status
+	Output   string
+	Usage    Usage
+	CostUSD  float64
+	Model    string
+	Cycles   int
+	NativeID string
+}
+
+// Limits bound one turn. Zero means no limit.
+type Limits struct {
+	MaxCycles int
+	BudgetUSD float64
+	Timeout   time.Duration
+}
+
+// Turn is one prompt being answered. The session builds it; a runtime reads
+// it and calls its methods, which are safe for concurrent use.
+type Turn struct {
+	ID             int64
+	SessionID      string
+	Prompt         string
+	Runtime        string
+	Model          string
+	Mode           Mode
+	PermissionMode PermissionMode
+	Workspace      string
+	Limits         Limits
+	// History is the runtime-neutral conversation before this turn, for a
+	// runtime that has to be primed with it.
+	History []TranscriptEntry
+	// NativeID is this runtime's own session id to resume. It is set only
+	// when nothing happened on another runtime since this one last ran, so
+	// resuming loses nothing.
+	NativeID string
+	// Graceful is closed when the person asks the turn to stop at the next
+	// safe point.
+	Graceful <-chan struct{}
+
+	host turnHost
+}
+
+// turnHost is the part of the session a turn calls back into.
+type turnHost interface {
+	emit(ev Event) Event
+	requestPermission(ctx context.Context, t *Turn, req PermissionRequest) Answer
+	startCycle(t *Turn) error
+}
+
+// Emit publishes an event of this turn. The session fills in the session
+// id, sequence, time, turn and (when empty) the runtime and model.
+func (t *Turn) Emit(ev Event) {
+	if ev.Runtime == "" {
+		ev.Runtime = t.Runtime
+	}
+	if ev.Model == "" && (ev.Type == EventSessionStarted || ev.Type == EventAssistantMessage) {
+		ev.Model = t.Model
+	}
+	ev.TurnID = t.ID
+	t.host.emit(ev)
+}
+
+// RequestPermission passes a tool call through the gate and, when the gate
+// asks, waits for the person's answer or the end of ctx (which denies). It
+// never returns an empty decision.
+func (t *Turn) RequestPermission(ctx context.Context, req PermissionRequest) Answer {
+	return t.host.requestPermission(ctx, t, req)
+}
+
+// StartCycle is called by a runtime before each model request. It returns a
+// *RuntimeError of kind ErrLimitReached when the turn's cycle limit is
+// reached; the session then ends the turn with StatusMaxCycles.
+func (t *Turn) StartCycle() error { return t.host.startCycle(t) }
+
+// PermissionRequest is one tool call that needs a decision, in kz's view:
+// whatever the runtime, a shell command is a Command and file access names
+// its Paths, so one gate judges all runtimes alike.
+type PermissionRequest struct {
+	ToolCallID string          `json:"tool_call_id,omitempty"`
+	Tool       string          `json:"tool"`
+	Input      json.RawMessage `json:"input,omitempty"`
+	Command    string          `json:"command,omitempty"`
+	Paths      []string        `json:"paths,omitempty"`
+	// Write marks a request that changes files (edits, writes, patches).
+	Write bool   `json:"write,omitempty"`
+	Diff  string `json:"diff,omitempty"`
+	// Sandboxed says the runtime runs the command inside its own sandbox;
+	// the gate may take it into account but never relaxes safety checks.
+	Sandboxed bool `json:"sandboxed,omitempty"`
+}
+
+// Verdict is the gate's decision on a request, with the stage and rule that
+// decided and why.
+type Verdict struct {
+	Decision Decision `json:"decision"`
+	Stage    string   `json:"stage,omitempty"`
+	Rule     string   `json:"rule,omitempty"`
+	Reason   string   `json:"reason,omitempty"`
+}
+
+// GateQuery is what the gate judges: the request in the session's context.
+type GateQuery struct {
+	SessionID      string
+	Runtime        string
+	Capabilities   Capabilities
+	Mode           Mode
+	PermissionMode PermissionMode
+	Workspace      string
+	Request        PermissionRequest
+}
+
+// Gate decides tool calls. tools.PermissionGate implements it; the engine
+// owns only the contract so that it never imports a concrete gate.
+type Gate interface {
+	Check(ctx context.Context, q GateQuery) Verdict
+	// Remember records a person's "allow for session" or "always allow"
+	// answer, scoped by the gate to the normalised command or path.
+	Remember(ctx context.Context, q GateQuery, scope AnswerScope) error
+}
+
+// Answer is the final decision on a permission request.
+type Answer struct {
+	Decision Decision    `json:"decision"`
+	Scope    AnswerScope `json:"scope,omitempty"`
+	// Feedback is the person's message to the model with a denial.
+	Feedback string `json:"feedback,omitempty"`
+	// UpdatedInput is the tool input as the person edited it, if they did.
+	UpdatedInput json.RawMessage `json:"updated_input,omitempty"`
+	Stage        string          `json:"stage,omitempty"`
+	Rule         string          `json:"rule,omitempty"`
+	Reason       string          `json:"reason,omitempty"`
+}
+
+// Allowed reports whether the tool call may run.
+func (a Answer) Allowed() bool { return a.Decision == DecisionAllow }

@@ -1,0 +1,394 @@
+package engine
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Session owns one conversation: it runs turns on a runtime, passes every
+// event through one path (sequence, journal, transcript, subscribers),
+// answers permission requests through the gate and the person, enforces the
+// limits, and switches runtime and mode.
+//
+// Invariant: every event of a session is sequenced, journaled and published
+// under s.mu, so the journal and every subscriber see the same order.
+type Session struct {
+	id          string
+	workspace   string
+	journal     Journal
+	gate        Gate
+	interactive bool
+	limits      Limits
+	failover    []ChainLink
+	runtimes    map[string]RuntimeEntry
+	order       []string
+	now         func() time.Time
+	bus         bus
+
+	mu          sync.Mutex
+	seq         int64
+	lastTurn    int64
+	runtime     string
+	model       string
+	mode        Mode
+	pmode       PermissionMode
+	transcript  TranscriptBuilder
+	natives     map[string]NativeRef
+	lastRuntime string
+	cur         *turnState
+	pending     map[string]*pendingRequest
+	closed      bool
+	wg          sync.WaitGroup
+}
+
+// Journal persists a session's events in order. Append is called under the
+// session's lock and must not wait on IO; implementations queue and write in
+// batches. Flush returns once everything appended is durable.
+type Journal interface {
+	Append(ev Event) error
+	Flush(ctx context.Context) error
+}
+
+// RuntimeEntry is a configured runtime as the session sees it.
+type RuntimeEntry struct {
+	Runtime Runtime
+	// Models lists the runtime's models: the first is its default, the rest
+	// are the fallbacks the failover chain tries in order.
+	Models []string
+	// Unavailable says why the runtime cannot run here (binary missing, key
+	// not set); empty when it can.
+	Unavailable string
+}
+
+// ChainLink is one runtime of the failover chain and the models to try on it.
+type ChainLink struct {
+	Runtime string
+	Models  []string
+}
+
+// NativeRef is a runtime's own session id and the turn it was last used in.
+type NativeRef struct {
+	ID     string
+	TurnID int64
+}
+
+// Prior is the persisted state of a session being resumed.
+type Prior struct {
+	LastSeq     int64
+	LastTurn    int64
+	Transcript  []TranscriptEntry
+	Natives     map[string]NativeRef
+	LastRuntime string
+}
+
+// Config configures a session.
+type Config struct {
+	// ID of the session; a new one is generated when empty.
+	ID             string
+	Workspace      string
+	Journal        Journal
+	Runtimes       []RuntimeEntry
+	Runtime        string
+	Model          string
+	Mode           Mode
+	PermissionMode PermissionMode
+	// Gate decides tool calls; nil means PermissionModeGate.
+	Gate Gate
+	// Interactive says a person can answer permission requests. When false
+	// (headless), a request the gate asks about is denied at once.
+	Interactive bool
+	Limits      Limits
+	// Failover lists the runtimes tried after the current runtime's models.
+	Failover []ChainLink
+	Prior    *Prior
+	Now      func() time.Time
+}
+
+// Errors of the session API.
+var (
+	ErrBusy           = errors.New("a turn is already running")
+	ErrUnknownRequest = errors.New("no pending permission request with that id")
+	ErrNoRuntime      = errors.New("unknown runtime")
+)
+
+// NewSession validates cfg and returns a session ready for turns.
+func NewSession(cfg Config) (*Session, error) {
+	if cfg.Journal == nil {
+		return nil, errors.New("session: a journal is required")
+	}
+	if cfg.Mode == "" {
+		cfg.Mode = ModeFullAutonomous
+	}
+	if cfg.PermissionMode == "" {
+		cfg.PermissionMode = PermissionAsk
+	}
+	if cfg.Gate == nil {
+		cfg.Gate = PermissionModeGate{}
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.ID == "" {
+		cfg.ID = NewID()
+	}
+	s := &Session{
+		id: cfg.ID, workspace: cfg.Workspace, journal: cfg.Journal, gate: cfg.Gate,
+		interactive: cfg.Interactive, limits: cfg.Limits, failover: cfg.Failover,
+		runtimes: map[string]RuntimeEntry{}, now: cfg.Now,
+		mode: cfg.Mode, pmode: cfg.PermissionMode, natives: map[string]NativeRef{},
+		pending: map[string]*pendingRequest{},
+	}
+	for _, e := range cfg.Runtimes {
+		name := e.Runtime.Name()
+		if _, dup := s.runtimes[name]; dup {
+			return nil, fmt.Errorf("session: runtime %q configured twice", name)
+		}
+		s.runtimes[name] = e
+		s.order = append(s.order, name)
+	}
+	if cfg.Runtime == "" && len(s.order) > 0 {
+		cfg.Runtime = s.order[0]
+	}
+	e, ok := s.runtimes[cfg.Runtime]
+	if !ok {
+		return nil, fmt.Errorf("%w %q (configured: %s)", ErrNoRuntime, cfg.Runtime, strings.Join(s.order, ", "))
+	}
+	s.runtime, s.model = cfg.Runtime, cfg.Model
+	if s.model == "" && len(e.Models) > 0 {
+		s.model = e.Models[0]
+	}
+	if p := cfg.Prior; p != nil {
+		s.seq, s.lastTurn, s.lastRuntime = p.LastSeq, p.LastTurn, p.LastRuntime
+		s.transcript.Entries = append([]TranscriptEntry(nil), p.Transcript...)
+		for k, v := range p.Natives {
+			s.natives[k] = v
+		}
+	}
+	return s, nil
+}
+
+// NewID returns a new session id: a time prefix, so ids sort by creation,
+// and random bits.
+func NewID() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return time.Now().UTC().Format("20060102-150405-") + hex.EncodeToString(b[:])
+}
+
+// ID returns the session id.
+func (s *Session) ID() string { return s.id }
+
+// Subscribe returns a new subscription to the session's events from now on.
+func (s *Session) Subscribe() *Subscription { return s.bus.subscribe() }
+
+// State is a snapshot of the session for a status bar.
+type State struct {
+	ID             string
+	Runtime        string
+	Model          string
+	Mode           Mode
+	PermissionMode PermissionMode
+	Running        bool
+	Usage          Usage
+	CostUSD        float64
+	Limits         Limits
+}
+
+// State returns a snapshot of the session.
+func (s *Session) State() State {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := State{ID: s.id, Runtime: s.runtime, Model: s.model, Mode: s.mode, PermissionMode: s.pmode, Limits: s.limits}
+	if s.cur != nil {
+		st.Running, st.Usage, st.CostUSD = true, s.cur.usage, s.cur.cost
+	}
+	return st
+}
+
+// Transcript returns a copy of the runtime-neutral conversation so far.
+func (s *Session) Transcript() []TranscriptEntry {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]TranscriptEntry(nil), s.transcript.Entries...)
+}
+
+// RuntimeInfo describes a configured runtime for pickers.
+type RuntimeInfo struct {
+	Name         string
+	Models       []string
+	Capabilities Capabilities
+	Unavailable  string
+	Current      bool
+}
+
+// Runtimes lists the configured runtimes in configuration order.
+func (s *Session) Runtimes() []RuntimeInfo {
+	s.mu.Lock()
+	cur := s.runtime
+	s.mu.Unlock()
+	out := make([]RuntimeInfo, 0, len(s.order))
+	for _, n := range s.order {
+		e := s.runtimes[n]
+		model := ""
+		if len(e.Models) > 0 {
+			model = e.Models[0]
+		}
+		out = append(out, RuntimeInfo{Name: n, Models: e.Models, Capabilities: e.Runtime.Capabilities(model), Unavailable: e.Unavailable, Current: n == cur})
+	}
+	return out
+}
+
+// SetMode changes the mode for the next tool calls and turns. It refuses a
+// mode the current runtime cannot serve, with the capability message.
+func (s *Session) SetMode(m Mode) error {
+	if _, err := ParseMode(string(m)); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if m == s.mode {
+		return nil
+	}
+	e := s.runtimes[s.runtime]
+	if err := CheckMode(m, s.runtime, s.model, e.Runtime.Capabilities(s.model)); err != nil {
+		return err
+	}
+	from := s.mode
+	s.mode = m
+	s.emitLocked(Event{Type: EventModeChanged, From: string(from), Mode: m, Runtime: s.runtime})
+	return nil
+}
+
+// SetPermissionMode changes what happens to requests the gate asks about.
+func (s *Session) SetPermissionMode(p PermissionMode) error {
+	if _, err := ParsePermissionMode(string(p)); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.pmode = p
+	s.mu.Unlock()
+	return nil
+}
+
+// SwitchRuntime makes name (with model, or its default) the runtime of the
+// next turn. The new runtime continues the same conversation: it is primed
+// from the transcript. It refuses while a turn runs, and refuses a runtime
+// that is unavailable or cannot serve the current mode, saying why.
+func (s *Session) SwitchRuntime(name, model string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cur != nil {
+		return fmt.Errorf("switch runtime: %w (interrupt it first)", ErrBusy)
+	}
+	e, ok := s.runtimes[name]
+	if !ok {
+		return fmt.Errorf("switch runtime: %w %q (configured: %s)", ErrNoRuntime, name, strings.Join(s.order, ", "))
+	}
+	if e.Unavailable != "" {
+		return fmt.Errorf("switch runtime: %s is not available here: %s", name, e.Unavailable)
+	}
+	if model == "" && len(e.Models) > 0 {
+		model = e.Models[0]
+	}
+	if err := CheckMode(s.mode, name, model, e.Runtime.Capabilities(model)); err != nil {
+		return err
+	}
+	if name == s.runtime && model == s.model {
+		return nil
+	}
+	from := label(s.runtime, s.model)
+	s.runtime, s.model = name, model
+	s.emitLocked(Event{Type: EventRuntimeSwitched, From: from, To: label(name, model), Reason: "user", Runtime: name, Model: model})
+	return nil
+}
+
+// Interrupt stops the running turn: gracefully at the runtime's next safe
+// point, or immediately (the runtime's context is cancelled).
+func (s *Session) Interrupt(immediate bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cur == nil {
+		return
+	}
+	if immediate {
+		s.cur.cancel(errInterrupted)
+		return
+	}
+	s.cur.gracefulOnce.Do(func() { close(s.cur.graceful) })
+}
+
+// Submit starts a turn in the background and returns at once. It fails
+// fast, before any event, when a turn is running or the runtime cannot serve
+// the mode. The outcome arrives as events ending with final_result.
+func (s *Session) Submit(prompt string) error {
+	s.wg.Add(1)
+	ts, attempts, err := s.beginTurn(context.Background(), prompt)
+	if err != nil {
+		s.wg.Done()
+		return err
+	}
+	go func() {
+		defer s.wg.Done()
+		// The outcome is in the event stream (error and final_result).
+		_, _ = s.completeTurn(context.Background(), ts, attempts)
+	}()
+	return nil
+}
+
+// Close interrupts a running turn, waits for it, ends every subscription
+// and flushes the journal. The journal itself belongs to the caller.
+func (s *Session) Close(ctx context.Context) error {
+	s.mu.Lock()
+	s.closed = true
+	if s.cur != nil {
+		s.cur.cancel(errInterrupted)
+	}
+	s.mu.Unlock()
+	s.wg.Wait()
+	s.bus.close()
+	if err := s.journal.Flush(ctx); err != nil {
+		return fmt.Errorf("close session: %w", err)
+	}
+	return nil
+}
+
+// emitLocked sequences, journals, folds and publishes one event. s.mu must
+// be held.
+func (s *Session) emitLocked(ev Event) Event {
+	s.seq++
+	ev.Seq, ev.SessionID = s.seq, s.id
+	if ev.Time.IsZero() {
+		ev.Time = s.now()
+	}
+	if t := s.cur; t != nil && ev.TurnID == t.turn.ID {
+		t.observe(&ev, s.limits)
+	}
+	if ev.Type == EventSessionStarted && ev.NativeID != "" {
+		s.natives[ev.Runtime] = NativeRef{ID: ev.NativeID, TurnID: ev.TurnID}
+	}
+	// A journal that cannot persist must not stop the conversation; the
+	// store reports its own failure as an error event on the next flush.
+	_ = s.journal.Append(ev)
+	s.transcript.Apply(ev)
+	s.bus.publish(ev)
+	return ev
+}
+
+func (s *Session) emit(ev Event) Event {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.emitLocked(ev)
+}
+
+func label(runtime, model string) string {
+	if model == "" {
+		return runtime
+	}
+	return runtime + "/" + model
+}

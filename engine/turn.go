@@ -1,0 +1,347 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Causes of a cancelled turn context. Each maps to its own final status.
+var (
+	errInterrupted = errors.New("interrupted")
+	errTimeout     = errors.New("turn timeout")
+	errBudget      = errors.New("budget exceeded")
+	errMaxCycles   = errors.New("max cycles reached")
+)
+
+// turnState is the session's bookkeeping of the running turn. Its fields
+// are guarded by the session's mutex.
+type turnState struct {
+	turn *Turn
+	// ctx is the turn's context; cancel ends it with a cause that picks
+	// the final status, and release frees its timers when the turn ends.
+	ctx          context.Context
+	cancel       context.CancelCauseFunc
+	release      func()
+	graceful     chan struct{}
+	gracefulOnce sync.Once
+	started      time.Time
+	history      []TranscriptEntry
+	usage        Usage
+	cost         float64
+	cycles       int
+	// text holds deltas since the last assistant_message, so a turn cut
+	// short still leaves its partial answer in the transcript.
+	text strings.Builder
+	// open holds tool calls started and not finished.
+	open map[string]Event
+}
+
+// observe updates the turn's accounting with an event before it is
+// published, and enforces the budget as soon as a response overspends.
+func (t *turnState) observe(ev *Event, lim Limits) {
+	switch ev.Type {
+	case EventTextDelta:
+		t.text.WriteString(ev.Text)
+	case EventAssistantMessage:
+		t.text.Reset()
+	case EventToolCallStarted:
+		if ev.ToolCallID != "" {
+			t.open[ev.ToolCallID] = *ev
+		}
+	case EventToolCallFinished:
+		delete(t.open, ev.ToolCallID)
+	case EventUsageUpdated:
+		if ev.Usage != nil {
+			t.usage.Add(*ev.Usage)
+		}
+		t.cost += ev.CostUSD
+		if lim.BudgetUSD > 0 && t.cost > lim.BudgetUSD {
+			t.cancel(errBudget)
+		}
+	}
+}
+
+// preflight fails fast when a turn cannot start: one is running, or the
+// runtime cannot serve the mode. It emits nothing.
+func (s *Session) preflight() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cur != nil {
+		return ErrBusy
+	}
+	e := s.runtimes[s.runtime]
+	if e.Unavailable != "" && len(s.failover) == 0 {
+		return &RuntimeError{Kind: ErrRuntimeMissing, Runtime: s.runtime, Message: e.Unavailable}
+	}
+	return CheckMode(s.mode, s.runtime, s.model, e.Runtime.Capabilities(s.model))
+}
+
+// attempt is one (runtime, model) of the failover chain.
+type attempt struct {
+	entry RuntimeEntry
+	name  string
+	model string
+}
+
+// chain lists the attempts for a turn: the current runtime's model first,
+// then its other models, then each failover runtime's models (runtime-outer,
+// model-inner). A runtime that cannot serve the mode is skipped.
+func (s *Session) chain() []attempt {
+	var out []attempt
+	seen := map[string]bool{}
+	add := func(name string, models []string) {
+		e, ok := s.runtimes[name]
+		if !ok {
+			return
+		}
+		if len(models) == 0 {
+			models = e.Models
+		}
+		if len(models) == 0 {
+			models = []string{""}
+		}
+		for _, m := range models {
+			k := label(name, m)
+			if seen[k] || CheckMode(s.mode, name, m, e.Runtime.Capabilities(m)) != nil {
+				continue
+			}
+			seen[k] = true
+			out = append(out, attempt{entry: e, name: name, model: m})
+		}
+	}
+	first := s.runtimes[s.runtime]
+	models := []string{s.model}
+	for _, m := range first.Models {
+		if m != s.model {
+			models = append(models, m)
+		}
+	}
+	add(s.runtime, models)
+	for _, l := range s.failover {
+		add(l.Runtime, l.Models)
+	}
+	return out
+}
+
+// RunTurn runs one turn to its end and returns its final_result event. The
+// error is non-nil only when the turn could not start (busy, capability) or
+// could not be saved; a turn that started always ends with a final_result,
+// whatever happened.
+func (s *Session) RunTurn(ctx context.Context, prompt string) (Event, error) {
+	ts, attempts, err := s.beginTurn(ctx, prompt)
+	if err != nil {
+		return Event{}, err
+	}
+	return s.completeTurn(ctx, ts, attempts)
+}
+
+// beginTurn checks that a turn can start, marks the session busy and emits
+// the user's message, all before returning, so a second Submit right after
+// the first finds the session busy.
+func (s *Session) beginTurn(ctx context.Context, prompt string) (*turnState, []attempt, error) {
+	if err := s.preflight(); err != nil {
+		return nil, nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cur != nil {
+		return nil, nil, ErrBusy
+	}
+	if s.closed {
+		return nil, nil, ErrClosed
+	}
+	attempts := s.chain()
+	s.lastTurn++
+	tctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, func() { cancel(errInterrupted) })
+	ts := &turnState{ctx: tctx, graceful: make(chan struct{}), started: s.now(), open: map[string]Event{}}
+	ts.cancel = func(cause error) { cancel(cause) }
+	ts.release = func() { stop(); cancel(nil) }
+	if s.limits.Timeout > 0 {
+		var stopTimer context.CancelFunc
+		ts.ctx, stopTimer = context.WithTimeoutCause(tctx, s.limits.Timeout, errTimeout)
+		release := ts.release
+		ts.release = func() { stopTimer(); release() }
+	}
+	ts.turn = &Turn{ID: s.lastTurn, SessionID: s.id, Prompt: prompt, Workspace: s.workspace, Limits: s.limits, Graceful: ts.graceful, host: s}
+	s.cur = ts
+	// The history a runtime is primed with is the conversation before this
+	// turn; the prompt itself travels as Turn.Prompt.
+	ts.history = append([]TranscriptEntry(nil), s.transcript.Entries...)
+	s.emitLocked(Event{Type: EventUserMessage, TurnID: ts.turn.ID, Text: prompt, Runtime: s.runtime, Model: s.model})
+	return ts, attempts, nil
+}
+
+// completeTurn runs the attempts and ends the turn.
+func (s *Session) completeTurn(ctx context.Context, ts *turnState, attempts []attempt) (Event, error) {
+	defer ts.release()
+	res, err := s.runAttempts(ts.ctx, ts, attempts)
+
+	s.mu.Lock()
+	final := s.finishLocked(ts.ctx, ts, res, err)
+	s.cur = nil
+	s.mu.Unlock()
+	// Durability before the caller sees the result: must-deliver events
+	// already triggered a flush; this waits for it.
+	if ferr := s.journal.Flush(context.WithoutCancel(ctx)); ferr != nil {
+		return final, fmt.Errorf("turn %d ended but was not saved: %w", final.TurnID, ferr)
+	}
+	return final, nil
+}
+
+// runAttempts walks the failover chain until an attempt does not fail with
+// a retryable error.
+func (s *Session) runAttempts(ctx context.Context, ts *turnState, attempts []attempt) (Result, error) {
+	if len(attempts) == 0 {
+		s.mu.Lock()
+		err := CheckMode(s.mode, s.runtime, s.model, s.runtimes[s.runtime].Runtime.Capabilities(s.model))
+		s.mu.Unlock()
+		if err == nil {
+			err = &RuntimeError{Kind: ErrRuntimeMissing, Runtime: s.runtime, Message: "no runtime in the chain can serve this turn"}
+		}
+		return Result{}, err
+	}
+	var lastErr error
+	for i, a := range attempts {
+		s.mu.Lock()
+		if i > 0 {
+			from := label(s.runtime, s.model)
+			s.runtime, s.model = a.name, a.model
+			s.emitLocked(Event{Type: EventRuntimeSwitched, TurnID: ts.turn.ID, From: from, To: label(a.name, a.model),
+				Reason: "failover", Runtime: a.name, Model: a.model, Text: errText(lastErr)})
+		}
+		s.runtime, s.model = a.name, a.model
+		t := ts.turn
+		t.Runtime, t.Model, t.Mode, t.PermissionMode = a.name, a.model, s.mode, s.pmode
+		t.History = ts.history
+		t.NativeID = ""
+		if ref, ok := s.natives[a.name]; ok && s.lastRuntime == a.name {
+			t.NativeID = ref.ID
+		}
+		s.lastRuntime = a.name
+		s.mu.Unlock()
+
+		var res Result
+		var err error
+		if a.entry.Unavailable != "" {
+			err = &RuntimeError{Kind: ErrRuntimeMissing, Runtime: a.name, Model: a.model, Message: a.entry.Unavailable}
+		} else {
+			res, err = runSafely(ctx, a.entry.Runtime, t)
+		}
+		if err == nil {
+			return res, nil
+		}
+		lastErr = err
+		if ctx.Err() != nil || !KindOf(err).Retryable() || i == len(attempts)-1 {
+			return res, err
+		}
+		s.emit(Event{Type: EventError, TurnID: t.ID, Runtime: a.name, Model: a.model, Text: err.Error(), ErrorKind: KindOf(err), Retryable: true})
+	}
+	return Result{}, lastErr
+}
+
+// runSafely turns a runtime panic into a crashed error, so one faulty
+// runtime cannot take the session (and its unsaved events) down with it.
+func runSafely(ctx context.Context, rt Runtime, t *Turn) (res Result, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = &RuntimeError{Kind: ErrCrashed, Runtime: t.Runtime, Model: t.Model, Message: fmt.Sprintf("runtime panicked: %v", p)}
+		}
+	}()
+	return rt.Run(ctx, t)
+}
+
+// finishLocked closes what the runtime left open and emits final_result.
+func (s *Session) finishLocked(ctx context.Context, ts *turnState, res Result, err error) Event {
+	t := ts.turn
+	status := res.Status
+	switch cause := context.Cause(ctx); {
+	case errors.Is(cause, errTimeout):
+		status = StatusTimeout
+	case errors.Is(cause, errBudget):
+		status = StatusBudgetExceeded
+	case errors.Is(cause, errMaxCycles), KindOf(err) == ErrLimitReached:
+		status = StatusMaxCycles
+	case errors.Is(cause, errInterrupted), errors.Is(cause, context.Canceled):
+		status = StatusInterrupted
+	case err != nil:
+		status = StatusError
+		s.emitLocked(Event{Type: EventError, TurnID: t.ID, Text: err.Error(), ErrorKind: KindOf(err), Retryable: KindOf(err).Retryable()})
+	case status == "":
+		status = StatusComplete
+	}
+	if status == StatusComplete {
+		select {
+		case <-ts.graceful:
+			// The runtime stopped at a safe point because it was asked to.
+			if res.Status == "" {
+				status = StatusInterrupted
+			}
+		default:
+		}
+	}
+	if ts.text.Len() > 0 {
+		s.emitLocked(Event{Type: EventAssistantMessage, TurnID: t.ID, Text: ts.text.String(), Partial: true})
+	}
+	for id, open := range ts.open {
+		s.emitLocked(Event{Type: EventToolCallFinished, TurnID: t.ID, ToolCallID: id, Tool: open.Tool,
+			Status: ToolStatusInterrupted, Output: InterruptedNotRerun, IsError: true})
+	}
+	for id, p := range s.pending {
+		if p.turnID == t.ID {
+			delete(s.pending, id)
+			p.answer <- Answer{Decision: DecisionDeny, Stage: "turn", Reason: "the turn ended before an answer"}
+		}
+	}
+	usage, cost := ts.usage, ts.cost
+	if !res.Usage.IsZero() {
+		usage = res.Usage
+	}
+	if res.CostUSD > 0 {
+		cost = res.CostUSD
+	}
+	cycles := ts.cycles
+	if res.Cycles > 0 {
+		cycles = res.Cycles
+	}
+	model := t.Model
+	if res.Model != "" {
+		model = res.Model
+	}
+	if res.NativeID != "" {
+		s.natives[t.Runtime] = NativeRef{ID: res.NativeID, TurnID: t.ID}
+	}
+	return s.emitLocked(Event{
+		Type: EventFinalResult, TurnID: t.ID, Runtime: t.Runtime, Model: model,
+		Status: string(status), Output: res.Output, Usage: &usage, CostUSD: cost, Cycles: cycles,
+		DurationMS: s.now().Sub(ts.started).Milliseconds(), NativeID: res.NativeID,
+	})
+}
+
+// startCycle counts a model cycle and enforces the cycle limit.
+func (s *Session) startCycle(t *Turn) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ts := s.cur
+	if ts == nil || ts.turn != t {
+		return &RuntimeError{Kind: ErrInternal, Runtime: t.Runtime, Message: "cycle started outside its turn"}
+	}
+	if s.limits.MaxCycles > 0 && ts.cycles >= s.limits.MaxCycles {
+		ts.cancel(errMaxCycles)
+		return &RuntimeError{Kind: ErrLimitReached, Runtime: t.Runtime, Model: t.Model,
+			Message: fmt.Sprintf("max cycles (%d) reached", s.limits.MaxCycles)}
+	}
+	ts.cycles++
+	return nil
+}
+
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}

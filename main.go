@@ -1,0 +1,648 @@
+// Command kz is a terminal coding assistant: one event stream, one
+// permission gate and one session history over many agent runtimes.
+//
+// main.go only parses flags, loads configuration, wires the packages
+// together and maps outcomes to exit codes; the logic lives in the packages.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/engine/config"
+	"github.com/kaizen-code/kz/engine/headless"
+	"github.com/kaizen-code/kz/runtimes"
+	"github.com/kaizen-code/kz/runtimes/scripted"
+	"github.com/kaizen-code/kz/store"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "0.1.0-dev"
+
+const usage = `kz — a terminal coding assistant over many agent runtimes
+
+Usage:
+  kz [flags]                       open the interactive session (TUI)
+  kz -p PROMPT [flags]             run one turn headless and print it
+  kz sessions list                 list stored sessions, newest first
+  kz sessions show ID              show a session's turns and their status
+  kz sessions export ID [--format md|json]
+  kz sessions delete ID
+  kz runtimes [--json]             configured runtimes, availability, capabilities
+  kz trust                         trust this folder's .kz/config.toml as it is now
+  kz version
+
+Flags for kz and kz -p:
+  -p, --print PROMPT       run PROMPT as one headless turn
+  --runtime NAME           runtime to use, or auto (default: config, then auto)
+  --model MODEL            model of the runtime
+  --mode MODE              full-autonomous | patch-proposal | analysis-only
+  --permission-mode PM     ask | deny | accept-edits | yolo (headless never
+                           waits: an ask becomes a deny unless PM allows it)
+  --output-format F        text | json | stream-json (default text)
+  --continue               continue the latest session of this folder
+  --resume ID              continue session ID (a unique prefix is enough)
+  --max-cycles N           stop a turn after N model cycles
+  --budget-usd X           stop a turn that costs more than X USD
+  --timeout D              stop a turn after D (e.g. 90s, 10m)
+  --script FILE            JSONL script for the scripted runtime
+  --data-dir DIR           where kz keeps its database (default $XDG_DATA_HOME/kz)
+
+Exit codes:
+  0  the turn completed
+  1  error (the turn failed, or kz could not run it)
+  2  usage error (bad flags or arguments)
+  3  the turn was interrupted or hit a limit (max cycles, budget, timeout)
+
+Configuration: $XDG_CONFIG_HOME/kz/config.toml and .kz/config.toml (see README.md).
+`
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// usageError marks bad flags or arguments: exit code 2.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+func usagef(format string, a ...any) error { return usageError{fmt.Sprintf(format, a...)} }
+
+// exitError carries an exit code decided by a command.
+type exitError struct{ code int }
+
+func (e exitError) Error() string { return fmt.Sprintf("exit %d", e.code) }
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	err := dispatch(ctx, args, stdout, stderr)
+	var ue usageError
+	var ee exitError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &ee):
+		return ee.code
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "kz: %s (see kz --help)\n", ue.msg)
+		return headless.ExitUsage
+	case errors.Is(err, flag.ErrHelp):
+		return 0
+	default:
+		fmt.Fprintf(stderr, "kz: %s\n", oneLine(err.Error()))
+		return headless.ExitError
+	}
+}
+
+func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 {
+		switch args[0] {
+		case "version", "--version":
+			fmt.Fprintf(stdout, "kz %s (%s %s/%s)\n", version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+			return nil
+		case "help", "-h", "--help":
+			fmt.Fprint(stdout, usage)
+			return nil
+		case "sessions":
+			return cmdSessions(ctx, args[1:], stdout)
+		case "runtimes":
+			return cmdRuntimes(args[1:], stdout)
+		case "trust":
+			return cmdTrust(args[1:], stdout)
+		}
+		if !strings.HasPrefix(args[0], "-") {
+			return usagef("unknown command %q", args[0])
+		}
+	}
+	return cmdMain(ctx, args, stdout, stderr)
+}
+
+// options are the flags of kz and kz -p.
+type options struct {
+	prompt, runtime, model, mode, pmode, format, resume, script, dataDir string
+	cont                                                                 bool
+	maxCycles                                                            int
+	budget                                                               float64
+	timeout                                                              time.Duration
+	set                                                                  map[string]bool
+}
+
+func parseMain(args []string) (*options, error) {
+	o := &options{set: map[string]bool{}}
+	fs := flag.NewFlagSet("kz", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&o.prompt, "p", "", "")
+	fs.StringVar(&o.prompt, "print", "", "")
+	fs.StringVar(&o.runtime, "runtime", "", "")
+	fs.StringVar(&o.model, "model", "", "")
+	fs.StringVar(&o.mode, "mode", "", "")
+	fs.StringVar(&o.pmode, "permission-mode", "", "")
+	fs.StringVar(&o.format, "output-format", "text", "")
+	fs.StringVar(&o.resume, "resume", "", "")
+	fs.StringVar(&o.script, "script", "", "")
+	fs.StringVar(&o.dataDir, "data-dir", "", "")
+	fs.BoolVar(&o.cont, "continue", false, "")
+	fs.IntVar(&o.maxCycles, "max-cycles", 0, "")
+	fs.Float64Var(&o.budget, "budget-usd", 0, "")
+	fs.DurationVar(&o.timeout, "timeout", 0, "")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, err
+		}
+		return nil, usagef("%v", err)
+	}
+	if fs.NArg() > 0 {
+		return nil, usagef("unexpected argument %q (quote the prompt: kz -p \"...\")", fs.Arg(0))
+	}
+	fs.Visit(func(f *flag.Flag) { o.set[f.Name] = true })
+	switch {
+	case o.maxCycles < 0:
+		return nil, usagef("--max-cycles cannot be negative")
+	case o.budget < 0:
+		return nil, usagef("--budget-usd cannot be negative")
+	case o.timeout < 0:
+		return nil, usagef("--timeout cannot be negative")
+	case o.cont && o.resume != "":
+		return nil, usagef("--continue and --resume exclude each other")
+	case (o.set["p"] || o.set["print"]) && strings.TrimSpace(o.prompt) == "":
+		return nil, usagef("-p needs a prompt")
+	}
+	return o, nil
+}
+
+// env is what every command that touches sessions needs.
+type env struct {
+	workspace string
+	paths     config.Paths
+	cfg       *config.Config
+	dataDir   string
+}
+
+func loadEnv(dataDirFlag string) (*env, error) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return nil, fmt.Errorf("find working directory: %w", err)
+	}
+	ws, err := filepath.EvalSymlinks(wd)
+	if err != nil {
+		return nil, fmt.Errorf("resolve working directory: %w", err)
+	}
+	paths, err := config.DefaultPaths(ws)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := config.Load(paths)
+	if err != nil {
+		return nil, err
+	}
+	e := &env{workspace: ws, paths: paths, cfg: cfg, dataDir: cfg.DataDir}
+	if dataDirFlag != "" {
+		e.dataDir, err = filepath.Abs(dataDirFlag)
+		if err != nil {
+			return nil, fmt.Errorf("data dir: %w", err)
+		}
+	}
+	return e, nil
+}
+
+func (e *env) openStore(ctx context.Context, stderr io.Writer) (*store.Store, error) {
+	st, err := store.Open(ctx, filepath.Join(e.dataDir, "kz.db"))
+	if err != nil {
+		return nil, err
+	}
+	if st.Recovered != "" {
+		fmt.Fprintf(stderr, "kz: warning: %s\n", st.Recovered)
+	}
+	return st, nil
+}
+
+func cmdMain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	o, err := parseMain(args)
+	if err != nil {
+		return err
+	}
+	format, err := headless.ParseFormat(o.format)
+	if err != nil {
+		return usagef("%v", err)
+	}
+	e, err := loadEnv(o.dataDir)
+	if err != nil {
+		return err
+	}
+	for _, w := range e.cfg.Warnings {
+		fmt.Fprintf(stderr, "kz: warning: %s\n", w)
+	}
+	mode, pmode := e.cfg.Mode, e.cfg.PermissionMode
+	if o.mode != "" {
+		if mode, err = engine.ParseMode(o.mode); err != nil {
+			return usagef("--mode: %v", err)
+		}
+	}
+	if o.pmode != "" {
+		if pmode, err = engine.ParsePermissionMode(o.pmode); err != nil {
+			return usagef("--permission-mode: %v", err)
+		}
+	}
+	entries, err := e.runtimeEntries(o.script, o.runtime)
+	if err != nil {
+		return err
+	}
+	if o.prompt == "" {
+		return describeTUI(stdout, e, entries, mode)
+	}
+
+	st, err := e.openStore(ctx, stderr)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+
+	var prior *engine.Prior
+	var resumed store.SessionInfo
+	switch {
+	case o.resume != "":
+		if resumed, err = st.Session(ctx, o.resume); err != nil {
+			return err
+		}
+	case o.cont:
+		if resumed, err = st.LatestSession(ctx, e.workspace); err != nil {
+			return err
+		}
+	}
+	if resumed.ID != "" {
+		if prior, err = st.Prior(ctx, resumed.ID); err != nil {
+			return err
+		}
+		if !o.set["mode"] && resumed.Mode != "" {
+			mode = resumed.Mode
+		}
+	}
+
+	name, model, err := choose(e.cfg, entries, o, mode, resumed)
+	if err != nil {
+		return err
+	}
+	limits := engine.Limits{MaxCycles: e.cfg.Limits.MaxCycles, BudgetUSD: e.cfg.Limits.BudgetUSD, Timeout: e.cfg.Limits.Timeout.Duration}
+	if o.set["max-cycles"] {
+		limits.MaxCycles = o.maxCycles
+	}
+	if o.set["budget-usd"] {
+		limits.BudgetUSD = o.budget
+	}
+	if o.set["timeout"] {
+		limits.Timeout = o.timeout
+	}
+
+	w := st.NewWriter()
+	defer w.Close()
+	sess, err := engine.NewSession(engine.Config{
+		ID: resumed.ID, Workspace: e.workspace, Journal: w, Runtimes: entries, Runtime: name, Model: model,
+		Mode: mode, PermissionMode: pmode, Interactive: false, Limits: limits,
+		Failover: failoverChain(e.cfg, entries, name), Prior: prior,
+	})
+	if err != nil {
+		return err
+	}
+	// A capability mismatch fails before anything is written, so a turn
+	// that cannot run leaves no empty session behind.
+	if err := engine.CheckMode(mode, name, model, entryOf(entries, name).Runtime.Capabilities(model)); err != nil {
+		return err
+	}
+	if resumed.ID == "" {
+		if err := st.CreateSession(ctx, sess.ID(), e.workspace, name, model, mode); err != nil {
+			return err
+		}
+	}
+	final, runErr := headless.Run(ctx, sess, o.prompt, format, stdout, stderr)
+	cerr := sess.Close(context.WithoutCancel(ctx))
+	if runErr != nil {
+		return runErr
+	}
+	if cerr != nil {
+		return cerr
+	}
+	if format == headless.FormatText {
+		fmt.Fprintf(stderr, "kz: session %s\n", sess.ID())
+	}
+	if code := headless.ExitCode(engine.Status(final.Status)); code != 0 {
+		return exitError{code}
+	}
+	return nil
+}
+
+func entryOf(entries []engine.RuntimeEntry, name string) engine.RuntimeEntry {
+	for _, e := range entries {
+		if e.Runtime.Name() == name {
+			return e
+		}
+	}
+	return engine.RuntimeEntry{}
+}
+
+// runtimeEntries builds every runtime; --script adds (or replaces) the
+// scripted runtime named by --runtime, "scripted" by default.
+func (e *env) runtimeEntries(script, runtimeFlag string) ([]engine.RuntimeEntry, error) {
+	entries, err := runtimes.BuildAll(e.cfg, runtimes.Options{Workspace: e.workspace, ConfigDir: filepath.Dir(e.paths.UserConfig)})
+	if err != nil {
+		return nil, err
+	}
+	if script == "" {
+		if runtimeFlag == "scripted" && entryOf(entries, "scripted").Runtime == nil {
+			return nil, usagef("the scripted runtime needs --script FILE")
+		}
+		return entries, nil
+	}
+	name := runtimeFlag
+	if name == "" || name == "auto" {
+		name = "scripted"
+	}
+	rt, err := scripted.Load(name, script)
+	if err != nil {
+		return nil, err
+	}
+	out := []engine.RuntimeEntry{{Runtime: rt, Models: []string{rt.Model()}}}
+	for _, x := range entries {
+		if x.Runtime.Name() != name {
+			out = append(out, x)
+		}
+	}
+	return out, nil
+}
+
+// choose picks the runtime and model for a turn: --runtime (or auto), the
+// resumed session's runtime, the configured default, then the strategy.
+func choose(cfg *config.Config, entries []engine.RuntimeEntry, o *options, mode engine.Mode, resumed store.SessionInfo) (string, string, error) {
+	var cands []engine.Candidate
+	for _, x := range entries {
+		m := ""
+		if len(x.Models) > 0 {
+			m = x.Models[0]
+		}
+		cands = append(cands, engine.Candidate{Runtime: x.Runtime.Name(), Model: m, Capabilities: x.Runtime.Capabilities(m), Unavailable: x.Unavailable})
+	}
+	strategy, preferred := cfg.Strategy, cfg.DefaultRuntime
+	switch {
+	case o.runtime != "" && o.runtime != "auto":
+		strategy, preferred = engine.StrategyPreferred, o.runtime
+	case o.runtime == "auto":
+		strategy, preferred = engine.StrategyAuto, cfg.DefaultRuntime
+	case o.script != "":
+		strategy, preferred = engine.StrategyPreferred, "scripted"
+	case resumed.Runtime != "":
+		strategy, preferred = engine.StrategyAuto, resumed.Runtime
+	}
+	c, err := engine.Select(strategy, mode, preferred, cands)
+	if err != nil {
+		var re *engine.RuntimeError
+		if errors.As(err, &re) && re.Kind == engine.ErrRuntimeMissing && len(cfg.Failover) > 0 {
+			// The chain may still serve the turn; the session fails over.
+			return preferred, o.model, nil
+		}
+		return "", "", err
+	}
+	model := c.Model
+	if o.model != "" {
+		model = o.model
+	} else if resumed.Runtime == c.Runtime && resumed.Model != "" {
+		model = resumed.Model
+	}
+	return c.Runtime, model, nil
+}
+
+// failoverChain turns the configured chain into links, leaving out the
+// runtime the turn starts on (its own models come first anyway).
+func failoverChain(cfg *config.Config, entries []engine.RuntimeEntry, first string) []engine.ChainLink {
+	var out []engine.ChainLink
+	for _, n := range cfg.Failover {
+		if n == first || entryOf(entries, n).Runtime == nil {
+			continue
+		}
+		out = append(out, engine.ChainLink{Runtime: n, Models: entryOf(entries, n).Models})
+	}
+	return out
+}
+
+func describeTUI(w io.Writer, e *env, entries []engine.RuntimeEntry, mode engine.Mode) error {
+	fmt.Fprintf(w, "kz %s: the interactive TUI is not part of this build yet.\n", version)
+	fmt.Fprintf(w, "It would open a session in %s in %s mode.\n", e.workspace, mode)
+	var avail []string
+	for _, x := range entries {
+		if x.Unavailable == "" {
+			avail = append(avail, x.Runtime.Name())
+		}
+	}
+	if len(avail) == 0 {
+		fmt.Fprintln(w, "No runtime is available here yet: see kz runtimes for what each needs.")
+	} else {
+		fmt.Fprintf(w, "Available runtimes: %s.\n", strings.Join(avail, ", "))
+	}
+	fmt.Fprintln(w, "Run one turn now with: kz -p \"your prompt\"")
+	return nil
+}
+
+func cmdTrust(args []string, stdout io.Writer) error {
+	if len(args) > 0 {
+		return usagef("kz trust takes no arguments")
+	}
+	e, err := loadEnv("")
+	if err != nil {
+		return err
+	}
+	if _, err := os.Stat(e.paths.ProjectFile); err != nil {
+		return fmt.Errorf("nothing to trust: %w", err)
+	}
+	if err := config.Trust(e.dataDir, e.paths.ProjectFile); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "trusted %s as it is now; changing it withdraws the trust\n", e.paths.ProjectFile)
+	return nil
+}
+
+func cmdRuntimes(args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("runtimes", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	asJSON := fs.Bool("json", false, "")
+	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
+		return usagef("usage: kz runtimes [--json]")
+	}
+	e, err := loadEnv("")
+	if err != nil {
+		return err
+	}
+	entries, err := e.runtimeEntries("", "")
+	if err != nil {
+		return err
+	}
+	type row struct {
+		Name         string              `json:"name"`
+		Available    bool                `json:"available"`
+		Why          string              `json:"why,omitempty"`
+		Models       []string            `json:"models,omitempty"`
+		Capabilities engine.Capabilities `json:"capabilities"`
+	}
+	var rows []row
+	for _, x := range entries {
+		m := ""
+		if len(x.Models) > 0 {
+			m = x.Models[0]
+		}
+		rows = append(rows, row{Name: x.Runtime.Name(), Available: x.Unavailable == "", Why: x.Unavailable, Models: x.Models, Capabilities: x.Runtime.Capabilities(m)})
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rows)
+	}
+	tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "RUNTIME\tAVAILABLE\tMODELS\tCAPABILITIES")
+	for _, r := range rows {
+		avail := "yes"
+		if !r.Available {
+			avail = "no: " + r.Why
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Name, avail, strings.Join(r.Models, ", "), r.Capabilities.Set)
+	}
+	return tw.Flush()
+}
+
+func oneLine(s string) string { return strings.ReplaceAll(strings.TrimSpace(s), "\n", "; ") }
+
+func cmdSessions(ctx context.Context, args []string, stdout io.Writer) error {
+	if len(args) == 0 {
+		return usagef("usage: kz sessions list|show ID|export ID [--format md|json]|delete ID")
+	}
+	fs := flag.NewFlagSet("sessions", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	format := fs.String("format", "md", "")
+	dataDir := fs.String("data-dir", "", "")
+	asJSON := fs.Bool("json", false, "")
+	sub := args[0]
+	if err := fs.Parse(args[1:]); err != nil {
+		return usagef("sessions %s: %v", sub, err)
+	}
+	// Flags may also follow the id: kz sessions export ID --format json.
+	rest := fs.Args()
+	if len(rest) > 1 {
+		if err := fs.Parse(rest[1:]); err != nil {
+			return usagef("sessions %s: %v", sub, err)
+		}
+		rest = append(rest[:1], fs.Args()...)
+	}
+	needID := func() (string, error) {
+		if len(rest) != 1 {
+			return "", usagef("usage: kz sessions %s ID", sub)
+		}
+		return rest[0], nil
+	}
+	e, err := loadEnv(*dataDir)
+	if err != nil {
+		return err
+	}
+	st, err := e.openStore(ctx, os.Stderr)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	switch sub {
+	case "list":
+		if len(rest) > 0 {
+			return usagef("usage: kz sessions list [--json]")
+		}
+		list, err := st.ListSessions(ctx, "", 0)
+		if err != nil {
+			return err
+		}
+		if *asJSON {
+			return json.NewEncoder(stdout).Encode(list)
+		}
+		tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "ID\tUPDATED\tTURNS\tRUNTIME\tCOST\tTITLE")
+		for _, s := range list {
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t$%.4f\t%s\n", s.ID, s.Updated.Local().Format("2006-01-02 15:04"), s.Turns,
+				strings.Trim(s.Runtime+"/"+s.Model, "/"), s.CostUSD, s.Title)
+		}
+		return tw.Flush()
+	case "show":
+		id, err := needID()
+		if err != nil {
+			return err
+		}
+		x, err := st.LoadExport(ctx, id)
+		if err != nil {
+			return err
+		}
+		if *asJSON {
+			return x.WriteJSON(stdout)
+		}
+		s := x.Session
+		fmt.Fprintf(stdout, "session   %s\ntitle     %s\nworkspace %s\nruntime   %s\nmode      %s\ncreated   %s\nupdated   %s\nevents    %d\ncost      $%.4f\n",
+			s.ID, s.Title, s.Workspace, strings.Trim(s.Runtime+"/"+s.Model, "/"), s.Mode,
+			s.Created.Local().Format(time.RFC3339), s.Updated.Local().Format(time.RFC3339), s.LastSeq, s.CostUSD)
+		tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "\nTURN\tSTATUS\tRUNTIME\tCYCLES\tCOST\tPROMPT")
+		for _, t := range x.Turns {
+			status := t.Status
+			if status == "" {
+				status = "running"
+			}
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t$%.4f\t%s\n", t.TurnID, status, strings.Trim(t.Runtime+"/"+t.Model, "/"), t.Cycles, t.CostUSD, firstLine(t.Prompt, 60))
+		}
+		return tw.Flush()
+	case "export":
+		id, err := needID()
+		if err != nil {
+			return err
+		}
+		x, err := st.LoadExport(ctx, id)
+		if err != nil {
+			return err
+		}
+		switch *format {
+		case "md", "markdown":
+			return x.WriteMarkdown(stdout)
+		case "json":
+			return x.WriteJSON(stdout)
+		}
+		return usagef("--format must be md or json, not %q", *format)
+	case "delete":
+		id, err := needID()
+		if err != nil {
+			return err
+		}
+		s, err := st.Session(ctx, id)
+		if err != nil {
+			return err
+		}
+		if err := st.DeleteSession(ctx, s.ID); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "deleted %s\n", s.ID)
+		return nil
+	}
+	return usagef("unknown sessions command %q (list, show, export, delete)", sub)
+}
+
+func firstLine(s string, n int) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i] + "…"
+	}
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}

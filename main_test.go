@@ -1,0 +1,476 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	_ "github.com/mattn/go-sqlite3"
+	"go.uber.org/goleak"
+
+	"github.com/kaizen-code/kz/engine"
+)
+
+// TestMain doubles as the kz binary: with KZ_MAIN=1 the test binary runs
+// kz's main, so process-level tests (kill -9) need no separate build.
+func TestMain(m *testing.M) {
+	if os.Getenv("KZ_MAIN") == "1" {
+		os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
+	}
+	goleak.VerifyTestMain(m)
+}
+
+// sandbox gives a test its own workspace, config and data directories.
+type sandbox struct {
+	t         *testing.T
+	workspace string
+	config    string
+	data      string
+}
+
+func newSandbox(t *testing.T) *sandbox {
+	t.Helper()
+	root := t.TempDir()
+	sb := &sandbox{t: t, workspace: filepath.Join(root, "proj"), config: filepath.Join(root, "config"), data: filepath.Join(root, "data")}
+	for _, d := range []string{sb.workspace, sb.config} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("XDG_CONFIG_HOME", sb.config)
+	t.Setenv("XDG_DATA_HOME", sb.data)
+	t.Setenv("PATH", "/usr/bin:/bin") // no agent CLI is found by accident
+	t.Chdir(sb.workspace)
+	return sb
+}
+
+// scriptDir is resolved before any test changes directory.
+var scriptDir = func() string {
+	p, err := filepath.Abs(filepath.Join("testdata", "scripts"))
+	if err != nil {
+		panic(err)
+	}
+	return p
+}()
+
+func script(name string) string { return filepath.Join(scriptDir, name) }
+
+func (sb *sandbox) userConfig(body string) {
+	sb.t.Helper()
+	if err := os.MkdirAll(filepath.Join(sb.config, "kz"), 0o755); err != nil {
+		sb.t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(sb.config, "kz", "config.toml"), []byte(body), 0o644); err != nil {
+		sb.t.Fatal(err)
+	}
+}
+
+func (sb *sandbox) kz(args ...string) (string, string, int) {
+	sb.t.Helper()
+	var out, errb bytes.Buffer
+	code := run(context.Background(), args, &out, &errb)
+	if strings.Contains(errb.String(), "panic") {
+		sb.t.Fatalf("kz %v panicked: %s", args, errb.String())
+	}
+	return out.String(), errb.String(), code
+}
+
+func streamEvents(t *testing.T, out string) []engine.Event {
+	t.Helper()
+	var evs []engine.Event
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		var ev engine.Event
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			t.Fatalf("bad stream line %q: %v", line, err)
+		}
+		evs = append(evs, ev)
+	}
+	return evs
+}
+
+func TestHeadlessTurnSessionsAndResume(t *testing.T) {
+	sb := newSandbox(t)
+	out, errOut, code := sb.kz("-p", "hi", "--runtime", "scripted", "--script", script("hello.jsonl"), "--output-format", "stream-json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	evs := streamEvents(t, out)
+	first, last := evs[0], evs[len(evs)-1]
+	if first.Type != engine.EventSessionStarted || last.Type != engine.EventFinalResult || last.Status != "complete" {
+		t.Fatalf("stream from %s to %s (%s)", first.Type, last.Type, last.Status)
+	}
+	id := last.SessionID
+	for _, ev := range evs {
+		if ev.SessionID != id || ev.Seq == 0 {
+			t.Fatalf("event without session or seq: %+v", ev)
+		}
+	}
+
+	list, _, code := sb.kz("sessions", "list")
+	if code != 0 || !strings.Contains(list, id) {
+		t.Fatalf("sessions list (exit %d):\n%s", code, list)
+	}
+	md, _, code := sb.kz("sessions", "export", id, "--format", "md")
+	if code != 0 || !strings.Contains(md, "## Turn 1") || !strings.Contains(md, "hi") || !strings.Contains(md, "Hello, world.") {
+		t.Fatalf("export md (exit %d):\n%s", code, md)
+	}
+
+	out, errOut, code = sb.kz("-p", "again", "--resume", id[:12], "--script", script("hello.jsonl"))
+	if code != 0 || !strings.Contains(out, "Hello, world.") {
+		t.Fatalf("resume exit %d: %s %s", code, out, errOut)
+	}
+	js, _, _ := sb.kz("sessions", "export", id, "--format", "json")
+	var x struct {
+		Session struct{ Turns int }
+		Turns   []struct {
+			Prompt, Status string
+		}
+	}
+	if err := json.Unmarshal([]byte(js), &x); err != nil {
+		t.Fatal(err)
+	}
+	if x.Session.Turns != 2 || len(x.Turns) != 2 || x.Turns[1].Prompt != "again" || x.Turns[1].Status != "complete" {
+		t.Fatalf("resumed session = %+v", x)
+	}
+	list, _, _ = sb.kz("sessions", "list", "--json")
+	var sessions []any
+	_ = json.Unmarshal([]byte(list), &sessions)
+	if len(sessions) != 1 {
+		t.Fatalf("resume created a new session: %s", list)
+	}
+	// --continue picks the latest session of this folder.
+	if _, errOut, code := sb.kz("-p", "third", "--continue", "--script", script("hello.jsonl")); code != 0 {
+		t.Fatalf("continue: %d %s", code, errOut)
+	}
+	show, _, _ := sb.kz("sessions", "show", id)
+	if !strings.Contains(show, "third") || strings.Count(show, "complete") != 3 {
+		t.Fatalf("show:\n%s", show)
+	}
+	if out, _, code := sb.kz("sessions", "delete", id); code != 0 || !strings.Contains(out, id) {
+		t.Fatalf("delete: %d %s", code, out)
+	}
+}
+
+func TestCapabilityMismatchFailsBeforeAnyTurn(t *testing.T) {
+	sb := newSandbox(t)
+	_, errOut, code := sb.kz("-p", "fix it", "--runtime", "scripted", "--script", script("text-only.jsonl"), "--mode", "full-autonomous")
+	if code == 0 || !strings.Contains(errOut, "mode full-autonomous needs") || !strings.Contains(errOut, "patch-proposal") {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
+		t.Fatalf("error is not one line: %q", errOut)
+	}
+	list, _, _ := sb.kz("sessions", "list", "--json")
+	if strings.TrimSpace(list) != "null" && strings.TrimSpace(list) != "[]" {
+		t.Fatalf("a refused turn left a session: %s", list)
+	}
+	out, errOut, code := sb.kz("-p", "propose", "--runtime", "scripted", "--script", script("text-only.jsonl"), "--mode", "patch-proposal")
+	if code != 0 || !strings.Contains(out, "A text-only answer.") {
+		t.Fatalf("patch-proposal: exit %d %s %s", code, out, errOut)
+	}
+}
+
+func TestFailoverChainAndDenials(t *testing.T) {
+	sb := newSandbox(t)
+	sb.userConfig(fmt.Sprintf(`
+failover = ["steady"]
+[runtimes.flaky]
+kind = "scripted"
+script = %q
+[runtimes.steady]
+kind = "scripted"
+script = %q
+[runtimes.careful]
+kind = "scripted"
+script = %q
+`, script("fail-overloaded.jsonl"), script("hello.jsonl"), script("deny.jsonl")))
+	out, errOut, code := sb.kz("-p", "go", "--runtime", "flaky", "--output-format", "stream-json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var switched *engine.Event
+	evs := streamEvents(t, out)
+	for i, ev := range evs {
+		if ev.Type == engine.EventRuntimeSwitched {
+			switched = &evs[i]
+		}
+	}
+	last := evs[len(evs)-1]
+	if switched == nil || switched.Reason != "failover" || !strings.HasPrefix(switched.From, "flaky") || !strings.HasPrefix(switched.To, "steady") {
+		t.Fatalf("switch = %+v", switched)
+	}
+	if last.Status != "complete" || last.Runtime != "steady" {
+		t.Fatalf("final = %+v", last)
+	}
+
+	out, errOut, code = sb.kz("-p", "clean up", "--runtime", "careful", "--output-format", "stream-json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	evs = streamEvents(t, out)
+	var denied bool
+	for _, ev := range evs {
+		if ev.Type == engine.EventRuntimeSwitched {
+			t.Fatal("a denial failed over")
+		}
+		if ev.Type == engine.EventPermissionDecided && ev.Decision == engine.DecisionDeny && ev.Command == "rm -rf build" {
+			denied = true
+		}
+	}
+	if !denied || evs[len(evs)-1].Runtime != "careful" {
+		t.Fatalf("denial not in the stream: %v", denied)
+	}
+	if _, errOut, _ := sb.kz("-p", "clean up", "--runtime", "careful"); !strings.Contains(errOut, "denied bash rm -rf build") {
+		t.Fatalf("denial not reported in text mode: %s", errOut)
+	}
+	// yolo lets the same call through.
+	out, _, _ = sb.kz("-p", "clean up", "--runtime", "careful", "--permission-mode", "yolo")
+	if !strings.Contains(out, "build is gone.") {
+		t.Fatalf("yolo: %s", out)
+	}
+}
+
+func TestEachLimitHasItsStatusAndExit3(t *testing.T) {
+	sb := newSandbox(t)
+	for _, c := range []struct{ flag, value, status string }{
+		{"--max-cycles", "2", "max_cycles"},
+		{"--budget-usd", "1", "budget_exceeded"},
+		{"--timeout", "300ms", "timeout"},
+	} {
+		out, errOut, code := sb.kz("-p", "loop", "--script", script("limits.jsonl"), "--output-format", "json", c.flag, c.value)
+		var final engine.Event
+		if err := json.Unmarshal([]byte(out), &final); err != nil {
+			t.Fatalf("%s: %v (%s)", c.flag, err, out)
+		}
+		if code != 3 || final.Status != c.status || !strings.Contains(errOut, "turn ended: "+c.status) {
+			t.Errorf("%s: exit %d status %s stderr %q", c.flag, code, final.Status, errOut)
+		}
+	}
+}
+
+func TestBadInputGetsOneLineErrors(t *testing.T) {
+	sb := newSandbox(t)
+	bad := filepath.Join(sb.workspace, "bad.jsonl")
+	if err := os.WriteFile(bad, []byte("{\"type\":\"text_delta\",\"text\":\"ok\"}\n{\"type\": \"text_delta\", \"tex\": 1}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name  string
+		setup func()
+		args  []string
+		code  int
+		want  string
+	}{
+		{"malformed script line", nil, []string{"-p", "x", "--script", bad}, 1, bad + ":2: malformed line"},
+		{"unknown runtime", nil, []string{"-p", "x", "--runtime", "nope"}, 1, `unknown runtime "nope"`},
+		{"scripted without script", nil, []string{"-p", "x", "--runtime", "scripted"}, 2, "needs --script"},
+		{"bad mode", nil, []string{"-p", "x", "--mode", "turbo"}, 2, `unknown mode "turbo"`},
+		{"bad flag", nil, []string{"-p", "x", "--frobnicate"}, 2, "frobnicate"},
+		{"stray argument", nil, []string{"-p", "x", "extra"}, 2, "unexpected argument"},
+		{"unknown config key", func() { sb.userConfig("default_mode = \"analysis-only\"\n\ncolour = \"red\"\n") }, []string{"-p", "x", "--script", script("hello.jsonl")}, 1, "config.toml:3: unknown key \"colour\""},
+		{"resume missing id", func() { sb.userConfig("") }, []string{"-p", "x", "--resume", "20990101-nothing", "--script", script("hello.jsonl")}, 1, "no such session: 20990101-nothing"},
+		{"unreadable database", func() {
+			_ = os.Remove(filepath.Join(sb.data, "kz", "kz.db"))
+			if err := os.MkdirAll(filepath.Join(sb.data, "kz", "kz.db"), 0o700); err != nil {
+				t.Fatal(err)
+			}
+		}, []string{"sessions", "list"}, 1, "kz.db"},
+		{"unknown command", nil, []string{"frob"}, 2, `unknown command "frob"`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if c.setup != nil {
+				c.setup()
+			}
+			_, errOut, code := sb.kz(c.args...)
+			if code != c.code || !strings.Contains(errOut, c.want) {
+				t.Fatalf("exit %d (want %d), stderr %q (want %q)", code, c.code, errOut, c.want)
+			}
+			if n := strings.Count(strings.TrimRight(errOut, "\n"), "\n"); n != 0 {
+				t.Fatalf("error spans %d lines: %q", n+1, errOut)
+			}
+		})
+	}
+	// A corrupt database is moved aside with a warning and kz goes on.
+	_ = os.RemoveAll(filepath.Join(sb.data, "kz", "kz.db"))
+	if err := os.WriteFile(filepath.Join(sb.data, "kz", "kz.db"), bytes.Repeat([]byte("garbage!"), 512), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := sb.kz("-p", "x", "--script", script("hello.jsonl"))
+	if code != 0 || !strings.Contains(errOut, "was corrupt") || !strings.Contains(out, "Hello") {
+		t.Fatalf("corrupt db: exit %d %q", code, errOut)
+	}
+	if aside, _ := filepath.Glob(filepath.Join(sb.data, "kz", "kz.db.corrupt-*")); len(aside) == 0 {
+		t.Fatal("corrupt database not kept aside")
+	}
+}
+
+func TestUntrustedProjectCannotAllowOrStartRuntimes(t *testing.T) {
+	sb := newSandbox(t)
+	if err := os.MkdirAll(filepath.Join(sb.workspace, ".kz"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	proj := fmt.Sprintf("permission_mode = \"yolo\"\n[permissions]\nallow = [\"Bash(*)\"]\ndeny = [\"Bash(rm:*)\"]\n[runtimes.evil]\nkind = \"scripted\"\nscript = %q\n", script("hello.jsonl"))
+	if err := os.WriteFile(filepath.Join(sb.workspace, ".kz", "config.toml"), []byte(proj), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := sb.kz("-p", "clean", "--script", script("deny.jsonl"))
+	if code != 0 || !strings.Contains(out, "I did not delete build.") {
+		t.Fatalf("untrusted project loosened permissions: exit %d %s %s", code, out, errOut)
+	}
+	for _, w := range []string{"allow rules ignored", "runtime evil ignored", "permission_mode yolo ignored"} {
+		if !strings.Contains(errOut, w) {
+			t.Errorf("no warning %q in %q", w, errOut)
+		}
+	}
+	if out, _, code := sb.kz("trust"); code != 0 || !strings.Contains(out, "trusted") {
+		t.Fatalf("trust: %d %s", code, out)
+	}
+	_, errOut, _ = sb.kz("-p", "clean", "--script", script("deny.jsonl"))
+	if strings.Contains(errOut, "ignored") {
+		t.Fatalf("trusted project still refused: %s", errOut)
+	}
+	// Changing the file withdraws the trust.
+	if err := os.WriteFile(filepath.Join(sb.workspace, ".kz", "config.toml"), []byte(proj+"# changed\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, errOut, _ = sb.kz("-p", "clean", "--script", script("deny.jsonl"))
+	if !strings.Contains(errOut, "allow rules ignored") {
+		t.Fatalf("changed project kept its trust: %s", errOut)
+	}
+}
+
+func TestVersionAndRuntimes(t *testing.T) {
+	sb := newSandbox(t)
+	out, _, code := sb.kz("version")
+	if code != 0 || !strings.HasPrefix(out, "kz ") {
+		t.Fatalf("version: %q", out)
+	}
+	out, _, code = sb.kz("runtimes")
+	if code != 0 || !strings.Contains(out, "claude") || !strings.Contains(out, "not on PATH") || !strings.Contains(out, "ANTHROPIC_API_KEY is not set") {
+		t.Fatalf("runtimes:\n%s", out)
+	}
+	out, _, code = sb.kz("--help")
+	if code != 0 || !strings.Contains(out, "Exit codes") {
+		t.Fatalf("help: %s", out)
+	}
+}
+
+// TestKill9MidStream kills a kz -p while it streams and checks that the
+// database is intact, keeps what was flushed, and marks the turn interrupted.
+func TestKill9MidStream(t *testing.T) {
+	sb := newSandbox(t)
+	long := filepath.Join(sb.workspace, "long.jsonl")
+	var b strings.Builder
+	b.WriteString(`{"type":"session_started"}` + "\n")
+	b.WriteString(`{"type":"tool_call_started","tool_call_id":"c1","tool":"bash","input":{"command":"make"}}` + "\n")
+	b.WriteString(`{"type":"text_delta","text":"x","repeat":200}` + "\n")
+	// An error is must-deliver: the journal writes it at once.
+	b.WriteString(`{"type":"error","text":"checkpoint","error_kind":"internal"}` + "\n")
+	b.WriteString(`{"type":"text_delta","text":"y","delay_ms":2,"repeat":100000}` + "\n")
+	if err := os.WriteFile(long, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], "-p", "stream", "--script", long, "--output-format", "stream-json")
+	cmd.Env = append(os.Environ(), "KZ_MAIN=1")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(stdout)
+	var sessionID string
+	var ys int
+	for sc.Scan() {
+		var ev engine.Event
+		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+			t.Fatal(err)
+		}
+		sessionID = ev.SessionID
+		if ev.Type == engine.EventTextDelta && strings.HasPrefix(ev.Text, "y") {
+			ys += len(ev.Text)
+		}
+		if ys > 300 {
+			break
+		}
+	}
+	time.Sleep(50 * time.Millisecond) // let a batch or two reach the disk
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+
+	show, errOut, code := sb.kz("sessions", "show", sessionID)
+	if code != 0 || !strings.Contains(show, "interrupted") {
+		t.Fatalf("show after kill: exit %d %s %s", code, show, errOut)
+	}
+	db, err := sql.Open("sqlite3", filepath.Join(sb.data, "kz", "kz.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var verdict string
+	if err := db.QueryRow("PRAGMA integrity_check").Scan(&verdict); err != nil || verdict != "ok" {
+		t.Fatalf("integrity_check = %q %v", verdict, err)
+	}
+	rows, err := db.Query("SELECT seq, type, data FROM events WHERE session_id = ? ORDER BY seq", sessionID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var types []string
+	var xs, ysDB int
+	var partial string
+	prev := int64(0)
+	for rows.Next() {
+		var seq int64
+		var typ, data string
+		if err := rows.Scan(&seq, &typ, &data); err != nil {
+			t.Fatal(err)
+		}
+		if seq <= prev {
+			t.Fatalf("seq not increasing: %d after %d", seq, prev)
+		}
+		prev = seq
+		types = append(types, typ)
+		var ev engine.Event
+		_ = json.Unmarshal([]byte(data), &ev)
+		if typ == "text_delta" {
+			xs += strings.Count(ev.Text, "x")
+			ysDB += strings.Count(ev.Text, "y")
+		}
+		if typ == "assistant_message" && ev.Partial {
+			partial = ev.Text
+		}
+	}
+	joined := strings.Join(types, ",")
+	for _, want := range []string{"user_message", "session_started", "tool_call_started", "error", "tool_call_finished", "final_result"} {
+		if !strings.Contains(joined, want) {
+			t.Fatalf("event %s missing: %s", want, joined)
+		}
+	}
+	if xs != 200 {
+		t.Fatalf("deltas flushed before the checkpoint lost: %d of 200", xs)
+	}
+	if partial != strings.Repeat("x", 200)+strings.Repeat("y", ysDB) {
+		t.Fatalf("partial answer does not match the persisted deltas (%d bytes)", len(partial))
+	}
+	var status, output string
+	if err := db.QueryRow("SELECT IFNULL(status,''), (SELECT output FROM transcript WHERE session_id = ? AND tool_call_id = 'c1') FROM turns WHERE session_id = ?", sessionID, sessionID).Scan(&status, &output); err != nil {
+		t.Fatal(err)
+	}
+	if status != "interrupted" || output != engine.InterruptedNotRerun {
+		t.Fatalf("turn %q, tool output %q", status, output)
+	}
+}

@@ -1,0 +1,139 @@
+// Package runtimes builds the configured runtimes. Each kind lives in its
+// own sub-package; this package maps configuration to them and says, for
+// each, whether it can run on this machine and why not.
+package runtimes
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+
+	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/engine/config"
+	"github.com/kaizen-code/kz/runtimes/scripted"
+)
+
+// Presets are the runtimes kz offers without any configuration. Each is
+// available only when its binary or API key is present.
+var Presets = map[string]config.Runtime{
+	"claude":    {Kind: config.KindClaudeCode, Command: "claude"},
+	"codex":     {Kind: config.KindCodex, Command: "codex"},
+	"gemini":    {Kind: config.KindACP, Command: "gemini", Args: []string{"--experimental-acp"}},
+	"anthropic": {Kind: config.KindNative, Provider: "anthropic", APIKeyEnv: "ANTHROPIC_API_KEY", Models: []string{"claude-sonnet-4-5"}},
+	"openai":    {Kind: config.KindNative, Provider: "openai", APIKeyEnv: "OPENAI_API_KEY", Models: []string{"gpt-5"}},
+	"ollama":    {Kind: config.KindNative, Provider: "openai", BaseURL: "http://127.0.0.1:11434/v1", Models: []string{"qwen2.5-coder"}},
+}
+
+// Options are what building a runtime needs besides its configuration.
+type Options struct {
+	Workspace string
+	// ConfigDir resolves relative script paths of the user config.
+	ConfigDir string
+}
+
+// Build makes the runtime entry for one configured runtime. A runtime that
+// cannot run here still gets an entry, with Unavailable saying why, so that
+// kz runtimes and the picker can show it.
+func Build(name string, rc config.Runtime, opt Options) (engine.RuntimeEntry, error) {
+	switch rc.Kind {
+	case config.KindScripted:
+		path := rc.Script
+		if !filepath.IsAbs(path) && opt.ConfigDir != "" {
+			path = filepath.Join(opt.ConfigDir, path)
+		}
+		rt, err := scripted.Load(name, path)
+		if err != nil {
+			return engine.RuntimeEntry{}, fmt.Errorf("runtime %s: %w", name, err)
+		}
+		models := rc.Models
+		if len(models) == 0 {
+			models = []string{rt.Model()}
+		}
+		return engine.RuntimeEntry{Runtime: rt, Models: models}, nil
+	}
+	u := &unavailable{name: name, kind: rc.Kind}
+	u.reason = availability(rc)
+	if u.reason == "" {
+		u.reason = fmt.Sprintf("runtime kind %s is not supported by this build of kz yet", rc.Kind)
+	}
+	return engine.RuntimeEntry{Runtime: u, Models: rc.Models, Unavailable: u.reason}, nil
+}
+
+// availability says why a runtime's prerequisites are missing, or "".
+func availability(rc config.Runtime) string {
+	if rc.Command != "" {
+		if _, err := exec.LookPath(rc.Command); err != nil {
+			return fmt.Sprintf("%s is not on PATH (install it, or set command = \"/path/to/%s\")", rc.Command, filepath.Base(rc.Command))
+		}
+	}
+	if rc.APIKeyEnv != "" && os.Getenv(rc.APIKeyEnv) == "" {
+		return fmt.Sprintf("%s is not set", rc.APIKeyEnv)
+	}
+	return ""
+}
+
+// BuildAll builds every runtime of cfg plus the presets it does not
+// override, in a stable order: configured runtimes first.
+func BuildAll(cfg *config.Config, opt Options) ([]engine.RuntimeEntry, error) {
+	var out []engine.RuntimeEntry
+	for _, name := range cfg.RuntimeOrder {
+		e, err := Build(name, cfg.Runtimes[name], opt)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	var presets []string
+	for n := range Presets {
+		if _, ok := cfg.Runtimes[n]; !ok {
+			presets = append(presets, n)
+		}
+	}
+	slices.Sort(presets)
+	for _, n := range presets {
+		e, err := Build(n, Presets[n], opt)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// unavailable stands in for a runtime that cannot run here, so that it can
+// be listed with its reason. Run always fails with runtime_missing, which
+// the failover chain treats as retryable.
+type unavailable struct {
+	name   string
+	kind   config.RuntimeKind
+	reason string
+}
+
+func (u *unavailable) Name() string { return u.name }
+
+func (u *unavailable) Capabilities(string) engine.Capabilities {
+	return engine.Capabilities{Set: kindCapabilities[u.kind]}
+}
+
+func (u *unavailable) Run(_ context.Context, t *engine.Turn) (engine.Result, error) {
+	return engine.Result{}, &engine.RuntimeError{Kind: engine.ErrRuntimeMissing, Runtime: u.name, Model: t.Model, Message: u.reason}
+}
+
+// kindCapabilities is what each kind declares when it runs; listed for
+// runtimes that cannot run here so the person sees what they would get.
+var kindCapabilities = map[config.RuntimeKind]engine.CapSet{
+	config.KindNative: engine.NewCapSet(engine.CapTextCompletion, engine.CapStreamingText, engine.CapNativeToolLoop,
+		engine.CapFunctionTools, engine.CapFilesystemRead, engine.CapFilesystemEdit, engine.CapShell, engine.CapInterrupt),
+	config.KindCompletion: engine.NewCapSet(engine.CapTextCompletion, engine.CapStreamingText, engine.CapStructuredOutput),
+	config.KindClaudeCode: engine.NewCapSet(engine.CapTextCompletion, engine.CapStreamingText, engine.CapNativeToolLoop,
+		engine.CapFilesystemRead, engine.CapFilesystemEdit, engine.CapShell, engine.CapMCP, engine.CapSubagents,
+		engine.CapInterrupt, engine.CapResume),
+	config.KindCodex: engine.NewCapSet(engine.CapTextCompletion, engine.CapStreamingText, engine.CapNativeToolLoop,
+		engine.CapFilesystemRead, engine.CapFilesystemEdit, engine.CapShell, engine.CapApplyPatch, engine.CapSandbox,
+		engine.CapInterrupt, engine.CapResume),
+	config.KindACP: engine.NewCapSet(engine.CapTextCompletion, engine.CapStreamingText, engine.CapNativeToolLoop,
+		engine.CapFilesystemRead, engine.CapFilesystemEdit, engine.CapShell, engine.CapInterrupt),
+}

@@ -1,0 +1,308 @@
+// Package scripted is a deterministic runtime that replays a JSONL script.
+// Tests, benchmarks and the demo use it; it needs no model and no network.
+//
+// A script is one JSON object per line:
+//
+//   - An optional header first: {"kz_script": 1, "model": "m",
+//     "capabilities": ["text_completion", ...], "context_window": 0, ...}.
+//     Without a header the runtime declares every capability a full agent has.
+//   - Event lines: public event objects, the same JSON that
+//     `kz -p --output-format stream-json` prints. session_id, seq, time and
+//     turn_id are assigned by kz and ignored here. A permission_requested line
+//     does not print itself: it asks the session (gate, then person) and
+//     waits for the answer. A final_result line ends the turn with its status
+//     and output.
+//   - Directive lines: {"cycle": true} starts a model cycle (the session
+//     enforces --max-cycles there); {"fail": {"kind": "rate_limit",
+//     "message": "..."}} fails the turn with a classified error;
+//     {"sleep_ms": N} waits; {"end_turn": true} separates turns: turn k of a
+//     runtime plays segment k modulo the number of segments.
+//
+// Any line may carry "delay_ms" (wait before it), "repeat" (play it N
+// times) and "when": "allow" or "deny" (play it only if the last permission
+// answer was that). Blank lines and lines starting with "//" are skipped.
+package scripted
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/kaizen-code/kz/engine"
+)
+
+// Runtime replays a script. It is safe for one turn at a time, like every
+// runtime.
+type Runtime struct {
+	name     string
+	model    string
+	caps     engine.Capabilities
+	segments [][]line
+
+	mu    sync.Mutex
+	turns int
+}
+
+// line is one parsed script line: an event, a directive, or both options.
+type line struct {
+	engine.Event
+	DelayMS int      `json:"delay_ms,omitempty"`
+	Repeat  int      `json:"repeat,omitempty"`
+	When    string   `json:"when,omitempty"`
+	Cycle   bool     `json:"cycle,omitempty"`
+	Fail    *failure `json:"fail,omitempty"`
+	SleepMS int      `json:"sleep_ms,omitempty"`
+	EndTurn bool     `json:"end_turn,omitempty"`
+
+	where string
+}
+
+type failure struct {
+	Kind         engine.ErrorKind `json:"kind"`
+	Message      string           `json:"message,omitempty"`
+	RetryAfterMS int              `json:"retry_after_ms,omitempty"`
+}
+
+type header struct {
+	Version       int           `json:"kz_script"`
+	Model         string        `json:"model,omitempty"`
+	Capabilities  engine.CapSet `json:"capabilities"`
+	ContextWindow int           `json:"context_window,omitempty"`
+	MaxOutput     int           `json:"max_output,omitempty"`
+	InputPerMTok  float64       `json:"input_per_mtok,omitempty"`
+	OutputPerMTok float64       `json:"output_per_mtok,omitempty"`
+	LatencyMS     int           `json:"latency_ms,omitempty"`
+}
+
+// FullAgent is what a script without a header declares.
+var FullAgent = engine.NewCapSet(engine.CapTextCompletion, engine.CapStreamingText, engine.CapStructuredOutput,
+	engine.CapNativeToolLoop, engine.CapFunctionTools, engine.CapFilesystemRead, engine.CapFilesystemEdit,
+	engine.CapShell, engine.CapInterrupt)
+
+// MaxLineBytes bounds one script line.
+const MaxLineBytes = 16 << 20
+
+// Load reads a script file. Errors name the file and line.
+func Load(name, path string) (*Runtime, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("scripted runtime: %w", err)
+	}
+	defer f.Close()
+	return Parse(name, path, f)
+}
+
+// Parse reads a script from r; file names it in errors.
+func Parse(name, file string, r io.Reader) (*Runtime, error) {
+	rt := &Runtime{name: name, model: "scripted", caps: engine.Capabilities{Set: FullAgent}}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), MaxLineBytes)
+	var seg []line
+	n, sawContent := 0, false
+	for sc.Scan() {
+		n++
+		raw := bytes.TrimSpace(sc.Bytes())
+		if len(raw) == 0 || bytes.HasPrefix(raw, []byte("//")) {
+			continue
+		}
+		where := fmt.Sprintf("%s:%d", file, n)
+		if !sawContent && bytes.Contains(raw, []byte(`"kz_script"`)) {
+			sawContent = true
+			if err := rt.parseHeader(raw); err != nil {
+				return nil, fmt.Errorf("%s: %w", where, err)
+			}
+			continue
+		}
+		sawContent = true
+		l, err := parseLine(raw)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", where, err)
+		}
+		l.where = where
+		if l.EndTurn {
+			rt.segments = append(rt.segments, seg)
+			seg = nil
+			continue
+		}
+		seg = append(seg, l)
+	}
+	if err := sc.Err(); err != nil {
+		if errors.Is(err, bufio.ErrTooLong) {
+			return nil, fmt.Errorf("%s:%d: line longer than %d bytes", file, n+1, MaxLineBytes)
+		}
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	if len(seg) > 0 || len(rt.segments) == 0 {
+		rt.segments = append(rt.segments, seg)
+	}
+	return rt, nil
+}
+
+func (rt *Runtime) parseHeader(raw []byte) error {
+	var h header
+	if err := decodeStrict(raw, &h); err != nil {
+		return fmt.Errorf("bad header: %w", err)
+	}
+	if h.Version != 1 {
+		return fmt.Errorf("bad header: kz_script version %d (this kz reads version 1)", h.Version)
+	}
+	if h.Model != "" {
+		rt.model = h.Model
+	}
+	rt.caps = engine.Capabilities{Set: h.Capabilities, ContextWindow: h.ContextWindow, MaxOutput: h.MaxOutput,
+		InputPerMTok: h.InputPerMTok, OutputPerMTok: h.OutputPerMTok, LatencyMS: h.LatencyMS}
+	return nil
+}
+
+func parseLine(raw []byte) (line, error) {
+	var l line
+	if err := decodeStrict(raw, &l); err != nil {
+		return l, err
+	}
+	directives := 0
+	for _, set := range []bool{l.Cycle, l.Fail != nil, l.SleepMS > 0, l.EndTurn} {
+		if set {
+			directives++
+		}
+	}
+	switch {
+	case l.Type == "" && directives == 0:
+		return l, errors.New(`line has neither an event "type" nor a directive (cycle, fail, sleep_ms, end_turn)`)
+	case l.Type != "" && directives > 0, directives > 1:
+		return l, errors.New("a line is one event or one directive, not several")
+	case l.Type != "" && !l.Type.Valid():
+		return l, fmt.Errorf("unknown event type %q", l.Type)
+	case l.When != "" && l.When != "allow" && l.When != "deny":
+		return l, fmt.Errorf(`"when" must be "allow" or "deny", not %q`, l.When)
+	case l.DelayMS < 0 || l.Repeat < 0 || l.SleepMS < 0:
+		return l, errors.New("delay_ms, repeat and sleep_ms cannot be negative")
+	case l.Fail != nil && l.Fail.Kind == "":
+		return l, errors.New(`"fail" needs a "kind" (rate_limit, overloaded, auth, crashed, bad_request, ...)`)
+	}
+	return l, nil
+}
+
+// decodeStrict decodes one JSON object: unknown fields and trailing data are
+// errors, so a typo in a script is reported instead of silently ignored.
+func decodeStrict(raw []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("malformed line: %w", err)
+	}
+	if dec.More() {
+		return errors.New("malformed line: trailing data after the JSON object")
+	}
+	return nil
+}
+
+// Name implements engine.Runtime.
+func (rt *Runtime) Name() string { return rt.name }
+
+// Model returns the model the script declares.
+func (rt *Runtime) Model() string { return rt.model }
+
+// Capabilities implements engine.Runtime; a script declares one set for
+// every model.
+func (rt *Runtime) Capabilities(string) engine.Capabilities { return rt.caps }
+
+// Run implements engine.Runtime.
+func (rt *Runtime) Run(ctx context.Context, t *engine.Turn) (engine.Result, error) {
+	rt.mu.Lock()
+	seg := rt.segments[rt.turns%len(rt.segments)]
+	rt.turns++
+	rt.mu.Unlock()
+
+	model := t.Model
+	if model == "" {
+		model = rt.model
+	}
+	res := engine.Result{Status: engine.StatusComplete, Model: model}
+	if len(seg) == 0 || seg[0].Type != engine.EventSessionStarted {
+		t.Emit(engine.Event{Type: engine.EventSessionStarted, Model: model})
+	}
+	last := engine.DecisionAllow
+	for _, l := range seg {
+		if l.When != "" && string(last) != l.When {
+			continue
+		}
+		for range max(l.Repeat, 1) {
+			if stop, err := wait(ctx, t, l.DelayMS+l.SleepMS); stop || err != nil {
+				return engine.Result{Status: engine.StatusInterrupted, Model: model}, err
+			}
+			switch {
+			case l.Cycle:
+				if err := t.StartCycle(); err != nil {
+					return res, err
+				}
+			case l.Fail != nil:
+				return res, &engine.RuntimeError{Kind: l.Fail.Kind, Runtime: rt.name, Model: model,
+					Message: l.Fail.Message, RetryAfter: time.Duration(l.Fail.RetryAfterMS) * time.Millisecond}
+			case l.SleepMS > 0:
+			case l.Type == engine.EventPermissionRequested:
+				a := t.RequestPermission(ctx, engine.PermissionRequest{ToolCallID: l.ToolCallID, Tool: l.Tool,
+					Input: l.Input, Command: l.Command, Paths: l.Paths, Diff: l.Diff, Write: isWrite(l.Event)})
+				last = a.Decision
+			case l.Type == engine.EventFinalResult:
+				if l.Status != "" {
+					res.Status = engine.Status(l.Status)
+				}
+				if l.Output != "" {
+					res.Output = l.Output
+				}
+				return res, nil
+			default:
+				ev := l.Event
+				ev.SessionID, ev.Seq, ev.Time, ev.TurnID = "", 0, time.Time{}, 0
+				if ev.Type == engine.EventAssistantMessage {
+					res.Output = ev.Text
+				}
+				t.Emit(ev)
+			}
+		}
+	}
+	return res, nil
+}
+
+// wait sleeps for ms milliseconds; it reports stop when the turn was asked
+// to stop gracefully, and the context's error when it was cancelled.
+func wait(ctx context.Context, t *engine.Turn, ms int) (stop bool, err error) {
+	select {
+	case <-t.Graceful:
+		return true, nil
+	default:
+	}
+	if err := ctx.Err(); err != nil {
+		return false, fmt.Errorf("scripted runtime: %w", err)
+	}
+	if ms <= 0 {
+		return false, nil
+	}
+	timer := time.NewTimer(time.Duration(ms) * time.Millisecond)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return false, nil
+	case <-t.Graceful:
+		return true, nil
+	case <-ctx.Done():
+		return false, fmt.Errorf("scripted runtime: %w", ctx.Err())
+	}
+}
+
+// isWrite guesses whether a scripted permission request changes files: a
+// request naming paths with a diff, or a write-type built-in tool.
+func isWrite(ev engine.Event) bool {
+	switch ev.Tool {
+	case "write_file", "edit_file", "Write", "Edit", "MultiEdit", "NotebookEdit", "apply_patch":
+		return true
+	}
+	return ev.Diff != ""
+}

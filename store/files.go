@@ -1,0 +1,155 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io/fs"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Snapshot is the content a file had before kz changed it.
+type Snapshot struct {
+	SessionID  string
+	ChangeID   string
+	ToolCallID string
+	Path       string
+	Existed    bool
+	Content    []byte
+	Mode       fs.FileMode
+	Created    time.Time
+}
+
+// SaveSnapshot records a file's previous content. It must be called before
+// the file is written, so a crash in between leaves a snapshot, not a loss.
+func (s *Store) SaveSnapshot(ctx context.Context, sn Snapshot) error {
+	if sn.ChangeID == "" || sn.Path == "" {
+		return errors.New("save snapshot: change id and path are required")
+	}
+	content := sn.Content
+	if content == nil {
+		content = []byte{}
+	}
+	_, err := exec(ctx, s.db, `INSERT INTO snapshots(session_id, change_id, tool_call_id, path, existed, content, mode, created_at) VALUES (?,?,?,?,?,?,?,?)`,
+		sn.SessionID, sn.ChangeID, sn.ToolCallID, sn.Path, sn.Existed, content, int64(sn.Mode), time.Now().UnixMilli())
+	if err != nil {
+		return fmt.Errorf("save snapshot of %s: %w", sn.Path, err)
+	}
+	return nil
+}
+
+// Snapshots returns the snapshots of one change in the order they were taken.
+func (s *Store) Snapshots(ctx context.Context, changeID string) ([]Snapshot, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT session_id, change_id, tool_call_id, path, existed, content, mode, created_at FROM snapshots WHERE change_id = ? ORDER BY id`, changeID)
+	if err != nil {
+		return nil, fmt.Errorf("read snapshots: %w", err)
+	}
+	defer rows.Close()
+	var out []Snapshot
+	for rows.Next() {
+		var sn Snapshot
+		var mode, created int64
+		if err := rows.Scan(&sn.SessionID, &sn.ChangeID, &sn.ToolCallID, &sn.Path, &sn.Existed, &sn.Content, &mode, &created); err != nil {
+			return nil, fmt.Errorf("read snapshots: %w", err)
+		}
+		sn.Mode, sn.Created = fs.FileMode(mode), time.UnixMilli(created)
+		out = append(out, sn)
+	}
+	return out, rows.Err()
+}
+
+// LastChange returns the id of the newest change with snapshots in a
+// session, or "" when there is none.
+func (s *Store) LastChange(ctx context.Context, sessionID string) (string, error) {
+	var id string
+	err := s.db.QueryRowContext(ctx, `SELECT change_id FROM snapshots WHERE session_id = ? ORDER BY id DESC LIMIT 1`, sessionID).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("last change: %w", err)
+	}
+	return id, nil
+}
+
+// SaveArtifact keeps a tool result whole and returns a reference to it.
+func (s *Store) SaveArtifact(ctx context.Context, sessionID, toolCallID string, content []byte) (string, error) {
+	r, err := exec(ctx, s.db, `INSERT INTO artifacts(session_id, tool_call_id, content, created_at) VALUES (?,?,?,?)`,
+		sessionID, toolCallID, content, time.Now().UnixMilli())
+	if err != nil {
+		return "", fmt.Errorf("save artifact: %w", err)
+	}
+	id, err := r.LastInsertId()
+	if err != nil {
+		return "", fmt.Errorf("save artifact: %w", err)
+	}
+	return "artifact:" + strconv.FormatInt(id, 10), nil
+}
+
+// Artifact returns the content behind a reference from SaveArtifact.
+func (s *Store) Artifact(ctx context.Context, ref string) ([]byte, error) {
+	id, err := strconv.ParseInt(strings.TrimPrefix(ref, "artifact:"), 10, 64)
+	if err != nil || !strings.HasPrefix(ref, "artifact:") {
+		return nil, fmt.Errorf("artifact %q: not an artifact reference", ref)
+	}
+	var b []byte
+	if err := s.db.QueryRowContext(ctx, `SELECT content FROM artifacts WHERE id = ?`, id).Scan(&b); err != nil {
+		return nil, fmt.Errorf("artifact %s: %w", ref, err)
+	}
+	return b, nil
+}
+
+// Grant is a remembered permission answer.
+type Grant struct {
+	ID        int64
+	SessionID string // empty for a persisted "always" grant
+	Scope     string
+	Tool      string
+	Pattern   string
+	Created   time.Time
+}
+
+// AddGrant records a grant; adding the same grant twice is not an error.
+func (s *Store) AddGrant(ctx context.Context, g Grant) error {
+	var sess any
+	if g.SessionID != "" {
+		sess = g.SessionID
+	}
+	_, err := exec(ctx, s.db, `INSERT OR IGNORE INTO grants(session_id, scope, tool, pattern, created_at) VALUES (?,?,?,?,?)`,
+		sess, g.Scope, g.Tool, g.Pattern, time.Now().UnixMilli())
+	if err != nil {
+		return fmt.Errorf("save grant: %w", err)
+	}
+	return nil
+}
+
+// Grants lists the grants of a session plus every persisted one.
+func (s *Store) Grants(ctx context.Context, sessionID string) ([]Grant, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT id, IFNULL(session_id, ''), scope, tool, pattern, created_at FROM grants WHERE session_id IS NULL OR session_id = ? ORDER BY id`, sessionID)
+	if err != nil {
+		return nil, fmt.Errorf("list grants: %w", err)
+	}
+	defer rows.Close()
+	var out []Grant
+	for rows.Next() {
+		var g Grant
+		var created int64
+		if err := rows.Scan(&g.ID, &g.SessionID, &g.Scope, &g.Tool, &g.Pattern, &created); err != nil {
+			return nil, fmt.Errorf("list grants: %w", err)
+		}
+		g.Created = time.UnixMilli(created)
+		out = append(out, g)
+	}
+	return out, rows.Err()
+}
+
+// DeleteGrant revokes a grant.
+func (s *Store) DeleteGrant(ctx context.Context, id int64) error {
+	if _, err := exec(ctx, s.db, `DELETE FROM grants WHERE id = ?`, id); err != nil {
+		return fmt.Errorf("revoke grant %d: %w", id, err)
+	}
+	return nil
+}

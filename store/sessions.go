@@ -1,0 +1,363 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/kaizen-code/kz/engine"
+)
+
+// SessionInfo summarises a session for lists and pickers.
+type SessionInfo struct {
+	ID        string      `json:"id"`
+	Title     string      `json:"title"`
+	Workspace string      `json:"workspace"`
+	Runtime   string      `json:"runtime"`
+	Model     string      `json:"model"`
+	Mode      engine.Mode `json:"mode"`
+	Created   time.Time   `json:"created"`
+	Updated   time.Time   `json:"updated"`
+	Turns     int         `json:"turns"`
+	CostUSD   float64     `json:"cost_usd"`
+	LastSeq   int64       `json:"last_seq"`
+}
+
+const sessionCols = `id, title, workspace, runtime, model, mode, created_at, updated_at, turns, cost_usd, last_seq`
+
+func scanSession(sc interface{ Scan(...any) error }) (SessionInfo, error) {
+	var si SessionInfo
+	var mode string
+	var created, updated int64
+	if err := sc.Scan(&si.ID, &si.Title, &si.Workspace, &si.Runtime, &si.Model, &mode, &created, &updated, &si.Turns, &si.CostUSD, &si.LastSeq); err != nil {
+		return si, err
+	}
+	si.Mode, si.Created, si.Updated = engine.Mode(mode), time.UnixMilli(created), time.UnixMilli(updated)
+	return si, nil
+}
+
+// ListSessions returns sessions, newest first; workspace filters when set.
+func (s *Store) ListSessions(ctx context.Context, workspace string, limit int) ([]SessionInfo, error) {
+	if limit <= 0 {
+		limit = 1000
+	}
+	q := `SELECT ` + sessionCols + ` FROM sessions`
+	args := []any{}
+	if workspace != "" {
+		q += ` WHERE workspace = ?`
+		args = append(args, workspace)
+	}
+	q += ` ORDER BY updated_at DESC, id DESC LIMIT ?`
+	args = append(args, limit)
+	rows, err := s.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list sessions: %w", err)
+	}
+	defer rows.Close()
+	var out []SessionInfo
+	for rows.Next() {
+		si, err := scanSession(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list sessions: %w", err)
+		}
+		out = append(out, si)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list sessions: %w", err)
+	}
+	return out, nil
+}
+
+// Session finds a session by id or by a unique id prefix.
+func (s *Store) Session(ctx context.Context, idOrPrefix string) (SessionInfo, error) {
+	if idOrPrefix == "" {
+		return SessionInfo{}, fmt.Errorf("%w: empty id", ErrNotFound)
+	}
+	si, err := scanSession(s.db.QueryRowContext(ctx, `SELECT `+sessionCols+` FROM sessions WHERE id = ?`, idOrPrefix))
+	if err == nil {
+		return si, nil
+	}
+	if !errors.Is(err, sql.ErrNoRows) {
+		return si, fmt.Errorf("find session %s: %w", idOrPrefix, err)
+	}
+	esc := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(idOrPrefix)
+	rows, err := s.db.QueryContext(ctx, `SELECT `+sessionCols+` FROM sessions WHERE id LIKE ? ESCAPE '\' LIMIT 2`, esc+"%")
+	if err != nil {
+		return si, fmt.Errorf("find session %s: %w", idOrPrefix, err)
+	}
+	defer rows.Close()
+	var found []SessionInfo
+	for rows.Next() {
+		x, err := scanSession(rows)
+		if err != nil {
+			return si, fmt.Errorf("find session %s: %w", idOrPrefix, err)
+		}
+		found = append(found, x)
+	}
+	switch len(found) {
+	case 0:
+		return si, fmt.Errorf("%w: %s (kz sessions list shows the ids)", ErrNotFound, idOrPrefix)
+	case 1:
+		return found[0], nil
+	default:
+		return si, fmt.Errorf("session id prefix %s is ambiguous: give more of the id", idOrPrefix)
+	}
+}
+
+// LatestSession returns the most recently updated session of a workspace.
+func (s *Store) LatestSession(ctx context.Context, workspace string) (SessionInfo, error) {
+	list, err := s.ListSessions(ctx, workspace, 1)
+	if err != nil {
+		return SessionInfo{}, err
+	}
+	if len(list) == 0 {
+		return SessionInfo{}, fmt.Errorf("%w in %s to continue", ErrNotFound, workspace)
+	}
+	return list[0], nil
+}
+
+// DeleteSession removes a session and everything that hangs off it.
+func (s *Store) DeleteSession(ctx context.Context, id string) error {
+	r, err := exec(ctx, s.db, `DELETE FROM sessions WHERE id = ?`, id)
+	if err != nil {
+		return fmt.Errorf("delete session %s: %w", id, err)
+	}
+	if n, _ := r.RowsAffected(); n == 0 {
+		return fmt.Errorf("delete session: %w: %s", ErrNotFound, id)
+	}
+	if _, err := exec(ctx, s.db, `DELETE FROM snapshots WHERE session_id = ?`, id); err != nil {
+		return fmt.Errorf("delete session %s: %w", id, err)
+	}
+	if _, err := exec(ctx, s.db, `DELETE FROM artifacts WHERE session_id = ?`, id); err != nil {
+		return fmt.Errorf("delete session %s: %w", id, err)
+	}
+	return nil
+}
+
+// Transcript returns the runtime-neutral transcript of a session.
+func (s *Store) Transcript(ctx context.Context, id string) ([]engine.TranscriptEntry, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT seq, turn_id, kind, runtime, model, text, tool_call_id, tool, input, output, is_error, status FROM transcript WHERE session_id = ? ORDER BY id`, id)
+	if err != nil {
+		return nil, fmt.Errorf("read transcript %s: %w", id, err)
+	}
+	defer rows.Close()
+	var out []engine.TranscriptEntry
+	for rows.Next() {
+		var e engine.TranscriptEntry
+		var kind, input string
+		if err := rows.Scan(&e.Seq, &e.TurnID, &kind, &e.Runtime, &e.Model, &e.Text, &e.ToolCallID, &e.Tool, &input, &e.Output, &e.IsError, &e.Status); err != nil {
+			return nil, fmt.Errorf("read transcript %s: %w", id, err)
+		}
+		e.Kind = engine.EntryKind(kind)
+		if input != "" {
+			e.Input = json.RawMessage(input)
+		}
+		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read transcript %s: %w", id, err)
+	}
+	return out, nil
+}
+
+// Events calls fn for each event of a session in sequence order.
+func (s *Store) Events(ctx context.Context, id string, fn func(engine.Event) error) error {
+	rows, err := s.db.QueryContext(ctx, `SELECT seq, turn_id, runtime, ts, data FROM events WHERE session_id = ? ORDER BY seq`, id)
+	if err != nil {
+		return fmt.Errorf("read events %s: %w", id, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var data []byte
+		var ev engine.Event
+		var ts int64
+		if err := rows.Scan(&ev.Seq, &ev.TurnID, &ev.Runtime, &ts, &data); err != nil {
+			return fmt.Errorf("read events %s: %w", id, err)
+		}
+		if err := json.Unmarshal(data, &ev); err != nil {
+			return fmt.Errorf("read events %s: bad event %d: %w", id, ev.Seq, err)
+		}
+		ev.SessionID, ev.Time = id, time.Unix(0, ts)
+		if err := fn(ev); err != nil {
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read events %s: %w", id, err)
+	}
+	return nil
+}
+
+// TurnInfo summarises one turn.
+type TurnInfo struct {
+	TurnID  int64     `json:"turn_id"`
+	Prompt  string    `json:"prompt"`
+	Runtime string    `json:"runtime"`
+	Model   string    `json:"model"`
+	Status  string    `json:"status"`
+	Started time.Time `json:"started"`
+	Cycles  int       `json:"cycles"`
+	CostUSD float64   `json:"cost_usd"`
+}
+
+// Turns lists a session's turns in order; a running turn has no status.
+func (s *Store) Turns(ctx context.Context, id string) ([]TurnInfo, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT turn_id, prompt, runtime, model, IFNULL(status, ''), started_at, cycles, cost_usd FROM turns WHERE session_id = ? ORDER BY turn_id`, id)
+	if err != nil {
+		return nil, fmt.Errorf("read turns %s: %w", id, err)
+	}
+	defer rows.Close()
+	var out []TurnInfo
+	for rows.Next() {
+		var t TurnInfo
+		var started int64
+		if err := rows.Scan(&t.TurnID, &t.Prompt, &t.Runtime, &t.Model, &t.Status, &started, &t.Cycles, &t.CostUSD); err != nil {
+			return nil, fmt.Errorf("read turns %s: %w", id, err)
+		}
+		t.Started = time.UnixMilli(started)
+		out = append(out, t)
+	}
+	return out, rows.Err()
+}
+
+// Prior loads what a session needs to continue: sequence and turn counters,
+// the transcript, and each runtime's native session id.
+func (s *Store) Prior(ctx context.Context, id string) (*engine.Prior, error) {
+	p := &engine.Prior{Natives: map[string]engine.NativeRef{}}
+	err := s.db.QueryRowContext(ctx, `SELECT IFNULL((SELECT MAX(seq) FROM events WHERE session_id = ?), 0), IFNULL((SELECT MAX(turn_id) FROM turns WHERE session_id = ?), 0)`, id, id).
+		Scan(&p.LastSeq, &p.LastTurn)
+	if err != nil {
+		return nil, fmt.Errorf("load session %s: %w", id, err)
+	}
+	if err := s.db.QueryRowContext(ctx, `SELECT runtime FROM turns WHERE session_id = ? ORDER BY turn_id DESC LIMIT 1`, id).Scan(&p.LastRuntime); err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("load session %s: %w", id, err)
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT runtime, native_id, turn_id FROM native_sessions WHERE session_id = ?`, id)
+	if err != nil {
+		return nil, fmt.Errorf("load session %s: %w", id, err)
+	}
+	for rows.Next() {
+		var rt string
+		var ref engine.NativeRef
+		if err := rows.Scan(&rt, &ref.ID, &ref.TurnID); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("load session %s: %w", id, err)
+		}
+		p.Natives[rt] = ref
+	}
+	rows.Close()
+	if p.Transcript, err = s.Transcript(ctx, id); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// recoverOpenTurns closes turns whose kz process died before they ended
+// (kill -9, power loss): running tool calls are closed as "interrupted, not
+// re-run", streamed text becomes a partial assistant message, and the turn
+// ends with status interrupted. It writes these as events, through the same
+// path as live events, so the log, the transcript and the turns agree.
+func (s *Store) recoverOpenTurns(ctx context.Context) error {
+	rows, err := s.db.QueryContext(ctx, `SELECT session_id, turn_id, pid, runtime, model FROM turns WHERE status IS NULL`)
+	if err != nil {
+		return fmt.Errorf("find open turns: %w", err)
+	}
+	type open struct {
+		session        string
+		turn           int64
+		pid            int
+		runtime, model string
+	}
+	var dead []open
+	for rows.Next() {
+		var o open
+		if err := rows.Scan(&o.session, &o.turn, &o.pid, &o.runtime, &o.model); err != nil {
+			rows.Close()
+			return fmt.Errorf("find open turns: %w", err)
+		}
+		if !processAlive(o.pid) {
+			dead = append(dead, o)
+		}
+	}
+	rows.Close()
+	for _, o := range dead {
+		evs, err := s.closingEvents(ctx, o.session, o.turn, o.runtime, o.model)
+		if err != nil {
+			return err
+		}
+		if err := s.writeBatch(ctx, evs); err != nil {
+			return fmt.Errorf("close interrupted turn %d of %s: %w", o.turn, o.session, err)
+		}
+	}
+	return nil
+}
+
+func (s *Store) closingEvents(ctx context.Context, session string, turn int64, runtime, model string) ([]engine.Event, error) {
+	var seq int64
+	if err := s.db.QueryRowContext(ctx, `SELECT IFNULL(MAX(seq), 0) FROM events WHERE session_id = ?`, session).Scan(&seq); err != nil {
+		return nil, fmt.Errorf("recover %s: %w", session, err)
+	}
+	now := time.Now()
+	mk := func(ev engine.Event) engine.Event {
+		seq++
+		ev.SessionID, ev.Seq, ev.TurnID, ev.Time, ev.Runtime = session, seq, turn, now, runtime
+		return ev
+	}
+	var out []engine.Event
+	// Text streamed after the last whole message of the turn.
+	var text strings.Builder
+	err := s.Events(ctx, session, func(ev engine.Event) error {
+		if ev.TurnID != turn {
+			return nil
+		}
+		switch ev.Type {
+		case engine.EventTextDelta:
+			text.WriteString(ev.Text)
+		case engine.EventAssistantMessage:
+			text.Reset()
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("recover %s: %w", session, err)
+	}
+	if text.Len() > 0 {
+		out = append(out, mk(engine.Event{Type: engine.EventAssistantMessage, Text: text.String(), Partial: true, Model: model}))
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT tool_call_id, tool FROM transcript WHERE session_id = ? AND turn_id = ? AND kind = 'tool_call' AND status = 'running'`, session, turn)
+	if err != nil {
+		return nil, fmt.Errorf("recover %s: %w", session, err)
+	}
+	for rows.Next() {
+		var id, tool string
+		if err := rows.Scan(&id, &tool); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("recover %s: %w", session, err)
+		}
+		out = append(out, mk(engine.Event{Type: engine.EventToolCallFinished, ToolCallID: id, Tool: tool,
+			Status: engine.ToolStatusInterrupted, Output: engine.InterruptedNotRerun, IsError: true}))
+	}
+	rows.Close()
+	out = append(out, mk(engine.Event{Type: engine.EventFinalResult, Status: string(engine.StatusInterrupted), Model: model,
+		Output: "kz stopped before this turn ended; it was closed as interrupted and nothing was re-run", Usage: &engine.Usage{}}))
+	return out, nil
+}
+
+// processAlive reports whether the kz process that owned a turn still runs.
+// Our own pid counts as alive: this process may hold the turn right now.
+func processAlive(pid int) bool {
+	if pid <= 0 {
+		return false
+	}
+	if pid == os.Getpid() {
+		return true
+	}
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}

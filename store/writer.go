@@ -1,0 +1,437 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/kaizen-code/kz/engine"
+)
+
+// Writer is the store's engine.Journal: it queues events and writes them in
+// batches, one transaction per batch, from one goroutine. A must-deliver
+// event (permission request, error, final result) triggers a write at once;
+// otherwise a batch is written when it is large or a few milliseconds old.
+// While the writer lags, consecutive text deltas of one stream are merged in
+// the queue, so a burst of deltas costs one row.
+type Writer struct {
+	st *Store
+
+	mu       sync.Mutex
+	queue    []engine.Event
+	appended int64 // events accepted (merged ones included)
+	written  int64 // events durable
+	err      error // first write error; later Flush calls return it
+	closed   bool
+	batches  int // transactions written, for tests
+	wake     chan struct{}
+	done     chan struct{}
+	progress *sync.Cond
+}
+
+// batchDelay is how long a queued event waits for company before it is
+// written without a must-deliver event. Tests lengthen it to prove that
+// must-deliver events do not wait for it.
+var batchDelay = 5 * time.Millisecond
+
+// maxBatch caps the events written in one transaction.
+const maxBatch = 4096
+
+// NewWriter starts a writer. Close it to flush and stop its goroutine.
+func (s *Store) NewWriter() *Writer {
+	w := &Writer{st: s, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	w.progress = sync.NewCond(&w.mu)
+	go w.loop()
+	return w
+}
+
+// Append implements engine.Journal. It never waits on the database.
+func (w *Writer) Append(ev engine.Event) error {
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		return errors.New("journal closed")
+	}
+	w.appended++
+	if n := len(w.queue); n > 0 && (ev.Type == engine.EventTextDelta || ev.Type == engine.EventReasoningDelta) {
+		tail := &w.queue[n-1]
+		if tail.Type == ev.Type && tail.SessionID == ev.SessionID && tail.TurnID == ev.TurnID && tail.Runtime == ev.Runtime {
+			// The merged row carries the later sequence number, so the
+			// session's highest persisted seq stays exact for resume.
+			tail.Text += ev.Text
+			tail.Seq, tail.Time = ev.Seq, ev.Time
+			w.mu.Unlock()
+			return w.err
+		}
+	}
+	w.queue = append(w.queue, ev)
+	n := len(w.queue)
+	urgent := ev.Type.MustDeliver() || n >= maxBatch
+	err := w.err
+	w.mu.Unlock()
+	if urgent || n == 1 {
+		w.signal()
+	}
+	return err
+}
+
+func (w *Writer) signal() {
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Flush implements engine.Journal: it returns once every event appended
+// before the call is durable, or the first write error.
+func (w *Writer) Flush(ctx context.Context) error {
+	w.mu.Lock()
+	target := w.appended
+	w.mu.Unlock()
+	w.signal()
+	stop := context.AfterFunc(ctx, func() {
+		w.mu.Lock()
+		w.progress.Broadcast()
+		w.mu.Unlock()
+	})
+	defer stop()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for w.written < target && w.err == nil && ctx.Err() == nil {
+		w.progress.Wait()
+	}
+	if w.err != nil {
+		return w.err
+	}
+	if w.written < target {
+		return fmt.Errorf("flush journal: %w", ctx.Err())
+	}
+	return nil
+}
+
+// Close flushes and stops the writer.
+func (w *Writer) Close() error {
+	err := w.Flush(context.Background())
+	w.mu.Lock()
+	w.closed = true
+	w.mu.Unlock()
+	w.signal()
+	<-w.done
+	return err
+}
+
+func (w *Writer) loop() {
+	defer close(w.done)
+	for {
+		w.mu.Lock()
+		if len(w.queue) == 0 {
+			closed := w.closed
+			w.mu.Unlock()
+			if closed {
+				return
+			}
+			<-w.wake
+			continue
+		}
+		// A backlog means a burst is already here: write it at once.
+		urgent := w.closed || len(w.queue) >= maxBatch/16
+		for _, ev := range w.queue {
+			if ev.Type.MustDeliver() {
+				urgent = true
+				break
+			}
+		}
+		w.mu.Unlock()
+		if !urgent {
+			// Let a burst gather; a must-deliver event, a Flush or Close
+			// ends the wait early.
+			t := time.NewTimer(batchDelay)
+			select {
+			case <-t.C:
+			case <-w.wake:
+			}
+			t.Stop()
+		}
+		w.mu.Lock()
+		batch := w.queue
+		w.queue = nil
+		pending := w.appended
+		w.mu.Unlock()
+		err := w.st.writeBatch(context.Background(), batch)
+		w.mu.Lock()
+		if err != nil && w.err == nil {
+			w.err = fmt.Errorf("save events: %w", err)
+		}
+		w.batches++
+		// Everything appended up to the moment the batch was taken is now
+		// durable, merged deltas included.
+		w.written = pending
+		w.progress.Broadcast()
+		w.mu.Unlock()
+	}
+}
+
+// CreateSession records a new session before its first event.
+func (s *Store) CreateSession(ctx context.Context, id, workspace, runtime, model string, mode engine.Mode) error {
+	now := time.Now().UnixMilli()
+	_, err := exec(ctx, s.db, `INSERT INTO sessions(id, created_at, updated_at, workspace, runtime, model, mode) VALUES (?,?,?,?,?,?,?)`,
+		id, now, now, workspace, runtime, model, string(mode))
+	if err != nil {
+		return fmt.Errorf("create session: %w", err)
+	}
+	return nil
+}
+
+// writeBatch writes events and folds them into the derived tables in one
+// transaction.
+func (s *Store) writeBatch(ctx context.Context, batch []engine.Event) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = tx.Rollback() }()
+	bt := newBatchTx(tx)
+	defer bt.close()
+	last := map[string]int64{}
+	for i := range batch {
+		ev := &batch[i]
+		// The columns hold the envelope; the JSON holds the payload only.
+		payload := *ev
+		payload.SessionID, payload.Seq, payload.TurnID, payload.Runtime, payload.Time = "", 0, 0, "", time.Time{}
+		data, err := json.Marshal(&payload)
+		if err != nil {
+			return fmt.Errorf("encode event %d: %w", ev.Seq, err)
+		}
+		if err := bt.events.add(ctx, bt, ev.SessionID, ev.Seq, ev.TurnID, string(ev.Type), ev.Runtime, ev.Time.UnixNano(), string(data)); err != nil {
+			return fmt.Errorf("insert event %d: %w", ev.Seq, err)
+		}
+		if err := fold(ctx, bt, ev); err != nil {
+			return fmt.Errorf("fold event %d: %w", ev.Seq, err)
+		}
+		last[ev.SessionID] = ev.Seq
+	}
+	if err := bt.flushRows(ctx); err != nil {
+		return err
+	}
+	now := time.Now().UnixMilli()
+	for id, seq := range last {
+		if _, err := exec(ctx, bt, `UPDATE sessions SET last_seq = MAX(last_seq, ?), updated_at = ? WHERE id = ?`, seq, now, id); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
+}
+
+// batchTx is a transaction that prepares each distinct statement once per
+// batch, since a batch runs the same few statements thousands of times, and
+// that inserts events, transcript entries and usage rows many per
+// statement. Transcript entries stay in memory until the end of the batch,
+// so a tool call started and finished in one batch is written once.
+type batchTx struct {
+	tx         *sql.Tx
+	stmts      map[string]*sql.Stmt
+	events     rowBuffer
+	usage      rowBuffer
+	transcript []pendingEntry
+	// running maps session and tool call id to a pending entry still
+	// running, so its finish updates it in memory.
+	running map[[2]string]int
+}
+
+type pendingEntry struct {
+	session string
+	e       engine.TranscriptEntry
+}
+
+func newBatchTx(tx *sql.Tx) *batchTx {
+	return &batchTx{
+		tx: tx, stmts: map[string]*sql.Stmt{}, running: map[[2]string]int{},
+		events: rowBuffer{head: `INSERT INTO events(session_id, seq, turn_id, type, runtime, ts, data) VALUES `, cols: 7},
+		usage:  rowBuffer{head: `INSERT OR REPLACE INTO usage(session_id, seq, turn_id, runtime, model, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_usd) VALUES `, cols: 10},
+	}
+}
+
+// rowsPerInsert bounds one multi-row INSERT, well under SQLite's limit on
+// bound variables.
+const rowsPerInsert = 64
+
+// rowBuffer collects rows of one INSERT and writes them rowsPerInsert at a
+// time.
+type rowBuffer struct {
+	head string
+	cols int
+	args []any
+}
+
+func (r *rowBuffer) add(ctx context.Context, bt *batchTx, vals ...any) error {
+	r.args = append(r.args, vals...)
+	if len(r.args) >= rowsPerInsert*r.cols {
+		return r.flush(ctx, bt)
+	}
+	return nil
+}
+
+func (r *rowBuffer) flush(ctx context.Context, bt *batchTx) error {
+	n := len(r.args) / r.cols
+	if n == 0 {
+		return nil
+	}
+	row := "(" + strings.Repeat("?,", r.cols-1) + "?)"
+	q := r.head + strings.Repeat(row+",", n-1) + row
+	_, err := exec(ctx, bt, q, r.args...)
+	r.args = r.args[:0]
+	return err
+}
+
+func (b *batchTx) flushRows(ctx context.Context) error {
+	if err := b.events.flush(ctx, b); err != nil {
+		return err
+	}
+	if err := b.usage.flush(ctx, b); err != nil {
+		return err
+	}
+	tr := rowBuffer{head: `INSERT INTO transcript(session_id, seq, turn_id, kind, runtime, model, text, tool_call_id, tool, input, output, is_error, status) VALUES `, cols: 13}
+	for _, p := range b.transcript {
+		e := p.e
+		if err := tr.add(ctx, b, p.session, e.Seq, e.TurnID, string(e.Kind), e.Runtime, e.Model, e.Text, e.ToolCallID, e.Tool, string(e.Input), e.Output, e.IsError, e.Status); err != nil {
+			return err
+		}
+	}
+	b.transcript = b.transcript[:0]
+	clear(b.running)
+	return tr.flush(ctx, b)
+}
+
+func (b *batchTx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	st, ok := b.stmts[query]
+	if !ok {
+		var err error
+		if st, err = b.tx.PrepareContext(ctx, query); err != nil {
+			return nil, err
+		}
+		b.stmts[query] = st
+	}
+	return st.ExecContext(ctx, args...)
+}
+
+func (b *batchTx) close() {
+	for _, st := range b.stmts {
+		_ = st.Close()
+	}
+}
+
+// fold updates the derived tables (turns, transcript, natives, usage,
+// session summary) for one event.
+func fold(ctx context.Context, tx *batchTx, ev *engine.Event) error {
+	ms := ev.Time.UnixMilli()
+	switch ev.Type {
+	case engine.EventUserMessage:
+		if _, err := exec(ctx, tx, `INSERT OR REPLACE INTO turns(session_id, turn_id, prompt, runtime, model, started_at, pid) VALUES (?,?,?,?,?,?,?)`,
+			ev.SessionID, ev.TurnID, ev.Text, ev.Runtime, ev.Model, ms, os.Getpid()); err != nil {
+			return err
+		}
+		if _, err := exec(ctx, tx, `UPDATE sessions SET turns = turns + 1, runtime = ?, model = ?, title = CASE WHEN title = '' THEN ? ELSE title END WHERE id = ?`,
+			ev.Runtime, ev.Model, title(ev.Text), ev.SessionID); err != nil {
+			return err
+		}
+	case engine.EventFinalResult:
+		var in, out int64
+		if ev.Usage != nil {
+			in, out = ev.Usage.InputTokens, ev.Usage.OutputTokens
+		}
+		if _, err := exec(ctx, tx, `UPDATE turns SET status = ?, ended_at = ?, cycles = ?, cost_usd = ?, input_tokens = ?, output_tokens = ?, runtime = ?, model = ? WHERE session_id = ? AND turn_id = ?`,
+			ev.Status, ms, ev.Cycles, ev.CostUSD, in, out, ev.Runtime, ev.Model, ev.SessionID, ev.TurnID); err != nil {
+			return err
+		}
+		if _, err := exec(ctx, tx, `UPDATE sessions SET cost_usd = cost_usd + ?, runtime = ?, model = ? WHERE id = ?`, ev.CostUSD, ev.Runtime, ev.Model, ev.SessionID); err != nil {
+			return err
+		}
+		if ev.NativeID != "" {
+			if err := saveNative(ctx, tx, ev); err != nil {
+				return err
+			}
+		}
+	case engine.EventSessionStarted:
+		if ev.NativeID != "" {
+			if err := saveNative(ctx, tx, ev); err != nil {
+				return err
+			}
+		}
+	case engine.EventUsageUpdated:
+		u := engine.Usage{}
+		if ev.Usage != nil {
+			u = *ev.Usage
+		}
+		if err := tx.usage.add(ctx, tx, ev.SessionID, ev.Seq, ev.TurnID, ev.Runtime, ev.Model, u.InputTokens, u.OutputTokens, u.CacheReadTokens, u.CacheWriteTokens, ev.CostUSD); err != nil {
+			return err
+		}
+	case engine.EventModeChanged:
+		if _, err := exec(ctx, tx, `UPDATE sessions SET mode = ? WHERE id = ?`, string(ev.Mode), ev.SessionID); err != nil {
+			return err
+		}
+	case engine.EventRuntimeSwitched:
+		if _, err := exec(ctx, tx, `UPDATE sessions SET runtime = ?, model = ? WHERE id = ?`, ev.Runtime, ev.Model, ev.SessionID); err != nil {
+			return err
+		}
+	}
+	op, e := engine.TranscriptOp(*ev)
+	return applyEntry(ctx, tx, ev.SessionID, op, e)
+}
+
+func saveNative(ctx context.Context, tx execer, ev *engine.Event) error {
+	_, err := exec(ctx, tx, `INSERT OR REPLACE INTO native_sessions(session_id, runtime, native_id, turn_id) VALUES (?,?,?,?)`,
+		ev.SessionID, ev.Runtime, ev.NativeID, ev.TurnID)
+	return err
+}
+
+func applyEntry(ctx context.Context, tx *batchTx, session string, op engine.EntryOp, e engine.TranscriptEntry) error {
+	key := [2]string{session, e.ToolCallID}
+	switch op {
+	case engine.OpNone:
+		return nil
+	case engine.OpAppend:
+		if e.Kind == engine.EntryToolCall && e.Status == engine.ToolStatusRunning && e.ToolCallID != "" {
+			tx.running[key] = len(tx.transcript)
+		}
+		tx.transcript = append(tx.transcript, pendingEntry{session, e})
+		return nil
+	case engine.OpFinishToolCall:
+		if i, ok := tx.running[key]; ok {
+			delete(tx.running, key)
+			p := &tx.transcript[i].e
+			p.Output, p.IsError, p.Status = e.Output, e.IsError, e.Status
+			return nil
+		}
+		r, err := exec(ctx, tx, `UPDATE transcript SET output = ?, is_error = ?, status = ? WHERE session_id = ? AND tool_call_id = ? AND kind = 'tool_call' AND status = 'running'`,
+			e.Output, e.IsError, e.Status, session, e.ToolCallID)
+		if err != nil {
+			return err
+		}
+		if n, _ := r.RowsAffected(); n > 0 {
+			return nil
+		}
+	}
+	tx.transcript = append(tx.transcript, pendingEntry{session, e})
+	return nil
+}
+
+// title is the session title: the first line of the first prompt, cut.
+func title(prompt string) string {
+	for i, r := range prompt {
+		if r == '\n' {
+			prompt = prompt[:i]
+			break
+		}
+	}
+	r := []rune(prompt)
+	if len(r) > 80 {
+		return string(r[:79]) + "…"
+	}
+	return prompt
+}
