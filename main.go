@@ -99,12 +99,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case errors.As(err, &ee):
 		return ee.code
 	case errors.As(err, &ue):
-		fmt.Fprintf(stderr, "kz: %s (see kz --help)\n", ue.msg)
+		_, _ = fmt.Fprintf(stderr, "kz: %s (see kz --help)\n", ue.msg)
 		return headless.ExitUsage
 	case errors.Is(err, flag.ErrHelp):
 		return 0
 	default:
-		fmt.Fprintf(stderr, "kz: %s\n", oneLine(err.Error()))
+		_, _ = fmt.Fprintf(stderr, "kz: %s\n", oneLine(err.Error()))
 		return headless.ExitError
 	}
 }
@@ -113,10 +113,10 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if len(args) > 0 {
 		switch args[0] {
 		case "version", "--version":
-			fmt.Fprintf(stdout, "kz %s (%s %s/%s)\n", version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+			_, _ = fmt.Fprintf(stdout, "kz %s (%s %s/%s)\n", version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 			return nil
 		case "help", "-h", "--help":
-			fmt.Fprint(stdout, usage)
+			_, _ = fmt.Fprint(stdout, usage)
 			return nil
 		case "sessions":
 			return cmdSessions(ctx, args[1:], stdout)
@@ -226,7 +226,7 @@ func (e *env) openStore(ctx context.Context, stderr io.Writer) (*store.Store, er
 		return nil, err
 	}
 	if st.Recovered != "" {
-		fmt.Fprintf(stderr, "kz: warning: %s\n", st.Recovered)
+		_, _ = fmt.Fprintf(stderr, "kz: warning: %s\n", st.Recovered)
 	}
 	return st, nil
 }
@@ -245,7 +245,7 @@ func cmdMain(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	for _, w := range e.cfg.Warnings {
-		fmt.Fprintf(stderr, "kz: warning: %s\n", w)
+		_, _ = fmt.Fprintf(stderr, "kz: warning: %s\n", w)
 	}
 	mode, pmode := e.cfg.Mode, e.cfg.PermissionMode
 	if o.mode != "" {
@@ -270,7 +270,7 @@ func cmdMain(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	defer st.Close()
+	defer func() { _ = st.Close() }()
 
 	var prior *engine.Prior
 	var resumed store.SessionInfo
@@ -309,7 +309,7 @@ func cmdMain(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 
 	w := st.NewWriter()
-	defer w.Close()
+	defer func() { _ = w.Close() }()
 	sess, err := engine.NewSession(engine.Config{
 		ID: resumed.ID, Workspace: e.workspace, Journal: w, Runtimes: entries, Runtime: name, Model: model,
 		Mode: mode, PermissionMode: pmode, Interactive: false, Limits: limits,
@@ -337,7 +337,7 @@ func cmdMain(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return cerr
 	}
 	if format == headless.FormatText {
-		fmt.Fprintf(stderr, "kz: session %s\n", sess.ID())
+		_, _ = fmt.Fprintf(stderr, "kz: session %s\n", sess.ID())
 	}
 	if code := headless.ExitCode(engine.Status(final.Status)); code != 0 {
 		return exitError{code}
@@ -438,8 +438,8 @@ func failoverChain(cfg *config.Config, entries []engine.RuntimeEntry, first stri
 }
 
 func describeTUI(w io.Writer, e *env, entries []engine.RuntimeEntry, mode engine.Mode) error {
-	fmt.Fprintf(w, "kz %s: the interactive TUI is not part of this build yet.\n", version)
-	fmt.Fprintf(w, "It would open a session in %s in %s mode.\n", e.workspace, mode)
+	_, _ = fmt.Fprintf(w, "kz %s: the interactive TUI is not part of this build yet.\n", version)
+	_, _ = fmt.Fprintf(w, "It would open a session in %s in %s mode.\n", e.workspace, mode)
 	var avail []string
 	for _, x := range entries {
 		if x.Unavailable == "" {
@@ -447,11 +447,11 @@ func describeTUI(w io.Writer, e *env, entries []engine.RuntimeEntry, mode engine
 		}
 	}
 	if len(avail) == 0 {
-		fmt.Fprintln(w, "No runtime is available here yet: see kz runtimes for what each needs.")
+		_, _ = fmt.Fprintln(w, "No runtime is available here yet: see kz runtimes for what each needs.")
 	} else {
-		fmt.Fprintf(w, "Available runtimes: %s.\n", strings.Join(avail, ", "))
+		_, _ = fmt.Fprintf(w, "Available runtimes: %s.\n", strings.Join(avail, ", "))
 	}
-	fmt.Fprintln(w, "Run one turn now with: kz -p \"your prompt\"")
+	_, _ = fmt.Fprintln(w, "Run one turn now with: kz -p \"your prompt\"")
 	return nil
 }
 
@@ -469,7 +469,7 @@ func cmdTrust(args []string, stdout io.Writer) error {
 	if err := config.Trust(e.dataDir, e.paths.ProjectFile); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "trusted %s as it is now; changing it withdraws the trust\n", e.paths.ProjectFile)
+	_, _ = fmt.Fprintf(stdout, "trusted %s as it is now; changing it withdraws the trust\n", e.paths.ProjectFile)
 	return nil
 }
 
@@ -509,13 +509,13 @@ func cmdRuntimes(args []string, stdout io.Writer) error {
 		return enc.Encode(rows)
 	}
 	tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "RUNTIME\tAVAILABLE\tMODELS\tCAPABILITIES")
+	_, _ = fmt.Fprintln(tw, "RUNTIME\tAVAILABLE\tMODELS\tCAPABILITIES")
 	for _, r := range rows {
 		avail := "yes"
 		if !r.Available {
 			avail = "no: " + r.Why
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Name, avail, strings.Join(r.Models, ", "), r.Capabilities.Set)
+		_, _ = fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Name, avail, strings.Join(r.Models, ", "), r.Capabilities.Set)
 	}
 	return tw.Flush()
 }
@@ -557,7 +557,7 @@ func cmdSessions(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	defer st.Close()
+	defer func() { _ = st.Close() }()
 	switch sub {
 	case "list":
 		if len(rest) > 0 {
@@ -571,9 +571,9 @@ func cmdSessions(ctx context.Context, args []string, stdout io.Writer) error {
 			return json.NewEncoder(stdout).Encode(list)
 		}
 		tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "ID\tUPDATED\tTURNS\tRUNTIME\tCOST\tTITLE")
+		_, _ = fmt.Fprintln(tw, "ID\tUPDATED\tTURNS\tRUNTIME\tCOST\tTITLE")
 		for _, s := range list {
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t$%.4f\t%s\n", s.ID, s.Updated.Local().Format("2006-01-02 15:04"), s.Turns,
+			_, _ = fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t$%.4f\t%s\n", s.ID, s.Updated.Local().Format("2006-01-02 15:04"), s.Turns,
 				strings.Trim(s.Runtime+"/"+s.Model, "/"), s.CostUSD, s.Title)
 		}
 		return tw.Flush()
@@ -590,17 +590,17 @@ func cmdSessions(ctx context.Context, args []string, stdout io.Writer) error {
 			return x.WriteJSON(stdout)
 		}
 		s := x.Session
-		fmt.Fprintf(stdout, "session   %s\ntitle     %s\nworkspace %s\nruntime   %s\nmode      %s\ncreated   %s\nupdated   %s\nevents    %d\ncost      $%.4f\n",
+		_, _ = fmt.Fprintf(stdout, "session   %s\ntitle     %s\nworkspace %s\nruntime   %s\nmode      %s\ncreated   %s\nupdated   %s\nevents    %d\ncost      $%.4f\n",
 			s.ID, s.Title, s.Workspace, strings.Trim(s.Runtime+"/"+s.Model, "/"), s.Mode,
 			s.Created.Local().Format(time.RFC3339), s.Updated.Local().Format(time.RFC3339), s.LastSeq, s.CostUSD)
 		tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "\nTURN\tSTATUS\tRUNTIME\tCYCLES\tCOST\tPROMPT")
+		_, _ = fmt.Fprintln(tw, "\nTURN\tSTATUS\tRUNTIME\tCYCLES\tCOST\tPROMPT")
 		for _, t := range x.Turns {
 			status := t.Status
 			if status == "" {
 				status = "running"
 			}
-			fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t$%.4f\t%s\n", t.TurnID, status, strings.Trim(t.Runtime+"/"+t.Model, "/"), t.Cycles, t.CostUSD, firstLine(t.Prompt, 60))
+			_, _ = fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t$%.4f\t%s\n", t.TurnID, status, strings.Trim(t.Runtime+"/"+t.Model, "/"), t.Cycles, t.CostUSD, firstLine(t.Prompt, 60))
 		}
 		return tw.Flush()
 	case "export":
@@ -631,7 +631,7 @@ func cmdSessions(ctx context.Context, args []string, stdout io.Writer) error {
 		if err := st.DeleteSession(ctx, s.ID); err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "deleted %s\n", s.ID)
+		_, _ = fmt.Fprintf(stdout, "deleted %s\n", s.ID)
 		return nil
 	}
 	return usagef("unknown sessions command %q (list, show, export, delete)", sub)

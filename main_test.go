@@ -419,7 +419,7 @@ func TestKill9MidStream(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	defer func() { _ = db.Close() }()
 	var verdict string
 	if err := db.QueryRow("PRAGMA integrity_check").Scan(&verdict); err != nil || verdict != "ok" {
 		t.Fatalf("integrity_check = %q %v", verdict, err)
@@ -428,7 +428,7 @@ func TestKill9MidStream(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer rows.Close()
+	defer func() { _ = rows.Close() }()
 	var types []string
 	var xs, ysDB int
 	var partial string

@@ -19,9 +19,9 @@ func BenchmarkPipeline(b *testing.B) {
 	const perTurn = 10000
 	var sc strings.Builder
 	for i := range perTurn / 10 {
-		fmt.Fprintf(&sc, `{"type":"text_delta","text":"tok ","repeat":6}`+"\n")
-		fmt.Fprintf(&sc, `{"type":"tool_call_started","tool_call_id":"c%d","tool":"read_file","input":{"path":"a.go"}}`+"\n", i)
-		fmt.Fprintf(&sc, `{"type":"tool_call_finished","tool_call_id":"c%d","tool":"read_file","output":"package a"}`+"\n", i)
+		_, _ = fmt.Fprintf(&sc, `{"type":"text_delta","text":"tok ","repeat":6}`+"\n")
+		_, _ = fmt.Fprintf(&sc, `{"type":"tool_call_started","tool_call_id":"c%d","tool":"read_file","input":{"path":"a.go"}}`+"\n", i)
+		_, _ = fmt.Fprintf(&sc, `{"type":"tool_call_finished","tool_call_id":"c%d","tool":"read_file","output":"package a"}`+"\n", i)
 		sc.WriteString(`{"type":"usage_updated","usage":{"input_tokens":10,"output_tokens":6},"cost_usd":0.0001}` + "\n")
 	}
 	rt, err := scriptedRuntime("bench", sc.String())
@@ -33,9 +33,9 @@ func BenchmarkPipeline(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer st.Close()
+	defer func() { _ = st.Close() }()
 	w := st.NewWriter()
-	defer w.Close()
+	defer func() { _ = w.Close() }()
 	s, err := engine.NewSession(engine.Config{Journal: w, Runtimes: []engine.RuntimeEntry{{Runtime: rt, Models: []string{"m"}}}})
 	if err != nil {
 		b.Fatal(err)

@@ -229,3 +229,43 @@ func TestRuntimePanicBecomesCrashedAndFailsOver(t *testing.T) {
 		t.Fatalf("%v %+v", err, final)
 	}
 }
+
+// nativeRuntime hands out its own session id and records the one it was
+// asked to resume.
+type nativeRuntime struct {
+	name    string
+	resumed []string
+}
+
+func (r *nativeRuntime) Name() string { return r.name }
+func (r *nativeRuntime) Capabilities(string) engine.Capabilities {
+	return engine.Capabilities{Set: engine.NewCapSet(engine.CapTextCompletion, engine.CapNativeToolLoop, engine.CapFilesystemEdit, engine.CapShell, engine.CapResume)}
+}
+func (r *nativeRuntime) Run(_ context.Context, t *engine.Turn) (engine.Result, error) {
+	r.resumed = append(r.resumed, t.NativeID)
+	return engine.Result{NativeID: r.name + "-native"}, nil
+}
+
+func TestNativeSessionResumesOnlyWhenNothingHappenedElsewhere(t *testing.T) {
+	a, b := &nativeRuntime{name: "a"}, &nativeRuntime{name: "b"}
+	s, _ := newSession(t, engine.Config{Runtimes: []engine.RuntimeEntry{entry(a, "m"), entry(b, "m")}})
+	run := func() {
+		if _, err := s.RunTurn(context.Background(), "go"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run()
+	run()
+	if err := s.SwitchRuntime("b", ""); err != nil {
+		t.Fatal(err)
+	}
+	run()
+	if err := s.SwitchRuntime("a", ""); err != nil {
+		t.Fatal(err)
+	}
+	run()
+	run()
+	if fmt.Sprint(a.resumed) != "[ a-native  a-native]" || fmt.Sprint(b.resumed) != "[]" {
+		t.Fatalf("a resumed %q, b resumed %q", a.resumed, b.resumed)
+	}
+}

@@ -52,32 +52,32 @@ func (x *Export) WriteMarkdown(w io.Writer) error {
 	if title == "" {
 		title = "(untitled)"
 	}
-	fmt.Fprintf(&b, "# %s\n\n", title)
-	fmt.Fprintf(&b, "- session: `%s`\n- workspace: `%s`\n- created: %s\n- turns: %d\n- cost: $%.4f\n",
+	_, _ = fmt.Fprintf(&b, "# %s\n\n", title)
+	_, _ = fmt.Fprintf(&b, "- session: `%s`\n- workspace: `%s`\n- created: %s\n- turns: %d\n- cost: $%.4f\n",
 		x.Session.ID, x.Session.Workspace, x.Session.Created.UTC().Format("2006-01-02 15:04:05 UTC"), x.Session.Turns, x.Session.CostUSD)
 	for _, e := range x.Transcript {
 		switch e.Kind {
 		case engine.EntryUser:
-			fmt.Fprintf(&b, "\n## Turn %d\n\n**You** (%s):\n\n%s\n", e.TurnID, label(e.Runtime, e.Model), e.Text)
+			_, _ = fmt.Fprintf(&b, "\n## Turn %d\n\n**You** (%s):\n\n%s\n", e.TurnID, label(e.Runtime, e.Model), e.Text)
 		case engine.EntryAssistant:
 			partial := ""
 			if e.Status == "partial" {
 				partial = ", cut short"
 			}
-			fmt.Fprintf(&b, "\n**Assistant** (%s%s):\n\n%s\n", label(e.Runtime, e.Model), partial, e.Text)
+			_, _ = fmt.Fprintf(&b, "\n**Assistant** (%s%s):\n\n%s\n", label(e.Runtime, e.Model), partial, e.Text)
 		case engine.EntryToolCall:
-			fmt.Fprintf(&b, "\n**Tool** `%s` %s: %s\n", e.Tool, fence(string(e.Input)), e.Status)
+			_, _ = fmt.Fprintf(&b, "\n**Tool** `%s` %s: %s\n", e.Tool, fence(string(e.Input)), e.Status)
 			if e.Output != "" {
-				fmt.Fprintf(&b, "\n```\n%s\n```\n", strings.TrimRight(e.Output, "\n"))
+				_, _ = fmt.Fprintf(&b, "\n```\n%s\n```\n", strings.TrimRight(e.Output, "\n"))
 			}
 		case engine.EntryDecision:
-			fmt.Fprintf(&b, "\n> permission %s for `%s`: %s\n", e.Status, e.Tool, e.Text)
+			_, _ = fmt.Fprintf(&b, "\n> permission %s for `%s`: %s\n", e.Status, e.Tool, e.Text)
 		case engine.EntryPatch, engine.EntryMarker:
-			fmt.Fprintf(&b, "\n---\n*%s*\n\n---\n", e.Text)
+			_, _ = fmt.Fprintf(&b, "\n---\n*%s*\n\n---\n", e.Text)
 		case engine.EntryError:
-			fmt.Fprintf(&b, "\n> **error** (%s): %s\n", e.Status, e.Text)
+			_, _ = fmt.Fprintf(&b, "\n> **error** (%s): %s\n", e.Status, e.Text)
 		case engine.EntryTurnEnd:
-			fmt.Fprintf(&b, "\n*turn %d: %s*\n", e.TurnID, e.Status)
+			_, _ = fmt.Fprintf(&b, "\n*turn %d: %s*\n", e.TurnID, e.Status)
 		}
 	}
 	if _, err := io.WriteString(w, b.String()); err != nil {

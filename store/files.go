@@ -47,7 +47,7 @@ func (s *Store) Snapshots(ctx context.Context, changeID string) ([]Snapshot, err
 	if err != nil {
 		return nil, fmt.Errorf("read snapshots: %w", err)
 	}
-	defer rows.Close()
+	defer func() { _ = rows.Close() }()
 	var out []Snapshot
 	for rows.Next() {
 		var sn Snapshot
@@ -132,7 +132,7 @@ func (s *Store) Grants(ctx context.Context, sessionID string) ([]Grant, error) {
 	if err != nil {
 		return nil, fmt.Errorf("list grants: %w", err)
 	}
-	defer rows.Close()
+	defer func() { _ = rows.Close() }()
 	var out []Grant
 	for rows.Next() {
 		var g Grant

@@ -59,7 +59,7 @@ func (s *Store) ListSessions(ctx context.Context, workspace string, limit int) (
 	if err != nil {
 		return nil, fmt.Errorf("list sessions: %w", err)
 	}
-	defer rows.Close()
+	defer func() { _ = rows.Close() }()
 	var out []SessionInfo
 	for rows.Next() {
 		si, err := scanSession(rows)
@@ -91,7 +91,7 @@ func (s *Store) Session(ctx context.Context, idOrPrefix string) (SessionInfo, er
 	if err != nil {
 		return si, fmt.Errorf("find session %s: %w", idOrPrefix, err)
 	}
-	defer rows.Close()
+	defer func() { _ = rows.Close() }()
 	var found []SessionInfo
 	for rows.Next() {
 		x, err := scanSession(rows)
@@ -146,7 +146,7 @@ func (s *Store) Transcript(ctx context.Context, id string) ([]engine.TranscriptE
 	if err != nil {
 		return nil, fmt.Errorf("read transcript %s: %w", id, err)
 	}
-	defer rows.Close()
+	defer func() { _ = rows.Close() }()
 	var out []engine.TranscriptEntry
 	for rows.Next() {
 		var e engine.TranscriptEntry
@@ -172,7 +172,7 @@ func (s *Store) Events(ctx context.Context, id string, fn func(engine.Event) err
 	if err != nil {
 		return fmt.Errorf("read events %s: %w", id, err)
 	}
-	defer rows.Close()
+	defer func() { _ = rows.Close() }()
 	for rows.Next() {
 		var data []byte
 		var ev engine.Event
@@ -212,7 +212,7 @@ func (s *Store) Turns(ctx context.Context, id string) ([]TurnInfo, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read turns %s: %w", id, err)
 	}
-	defer rows.Close()
+	defer func() { _ = rows.Close() }()
 	var out []TurnInfo
 	for rows.Next() {
 		var t TurnInfo
@@ -246,12 +246,12 @@ func (s *Store) Prior(ctx context.Context, id string) (*engine.Prior, error) {
 		var rt string
 		var ref engine.NativeRef
 		if err := rows.Scan(&rt, &ref.ID, &ref.TurnID); err != nil {
-			rows.Close()
+			_ = rows.Close()
 			return nil, fmt.Errorf("load session %s: %w", id, err)
 		}
 		p.Natives[rt] = ref
 	}
-	rows.Close()
+	_ = rows.Close()
 	if p.Transcript, err = s.Transcript(ctx, id); err != nil {
 		return nil, err
 	}
@@ -278,14 +278,14 @@ func (s *Store) recoverOpenTurns(ctx context.Context) error {
 	for rows.Next() {
 		var o open
 		if err := rows.Scan(&o.session, &o.turn, &o.pid, &o.runtime, &o.model); err != nil {
-			rows.Close()
+			_ = rows.Close()
 			return fmt.Errorf("find open turns: %w", err)
 		}
 		if !processAlive(o.pid) {
 			dead = append(dead, o)
 		}
 	}
-	rows.Close()
+	_ = rows.Close()
 	for _, o := range dead {
 		evs, err := s.closingEvents(ctx, o.session, o.turn, o.runtime, o.model)
 		if err != nil {
@@ -337,13 +337,13 @@ func (s *Store) closingEvents(ctx context.Context, session string, turn int64, r
 	for rows.Next() {
 		var id, tool string
 		if err := rows.Scan(&id, &tool); err != nil {
-			rows.Close()
+			_ = rows.Close()
 			return nil, fmt.Errorf("recover %s: %w", session, err)
 		}
 		out = append(out, mk(engine.Event{Type: engine.EventToolCallFinished, ToolCallID: id, Tool: tool,
 			Status: engine.ToolStatusInterrupted, Output: engine.InterruptedNotRerun, IsError: true}))
 	}
-	rows.Close()
+	_ = rows.Close()
 	out = append(out, mk(engine.Event{Type: engine.EventFinalResult, Status: string(engine.StatusInterrupted), Model: model,
 		Output: "kz stopped before this turn ended; it was closed as interrupted and nothing was re-run", Usage: &engine.Usage{}}))
 	return out, nil

@@ -172,7 +172,7 @@ func TestMustDeliverEventsAreWrittenAtOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := st.NewWriter()
-	defer w.Close()
+	defer func() { _ = w.Close() }()
 	_ = w.Append(ev("s", 1, engine.EventTextDelta, "a"))
 	_ = w.Append(ev("s", 2, engine.EventTextDelta, "b"))
 	for _, typ := range []engine.EventType{engine.EventError, engine.EventPermissionRequested, engine.EventFinalResult} {
@@ -247,7 +247,7 @@ func TestSecretsAreRedactedAtPersistence(t *testing.T) {
 			_ = rows.Scan(&s)
 			dump.WriteString(s)
 		}
-		rows.Close()
+		_ = rows.Close()
 	}
 	for _, s := range append(secrets, "abcdefghijklmnopqrstuvwxyz0123", "b3BlbnNzaC1rZXktdjEAAAAA") {
 		if strings.Contains(dump.String(), s) {
@@ -302,7 +302,7 @@ func TestOpenClosesTurnsOfDeadProcesses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.Close()
+	defer func() { _ = st.Close() }()
 	turns, _ := st.Turns(ctx, "dead")
 	if len(turns) != 1 || turns[0].Status != "interrupted" {
 		t.Fatalf("dead turn = %+v", turns)
@@ -343,7 +343,7 @@ func TestCorruptDatabaseIsMovedAside(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.Close()
+	defer func() { _ = st.Close() }()
 	if !strings.Contains(st.Recovered, "corrupt") {
 		t.Fatalf("recovered = %q", st.Recovered)
 	}

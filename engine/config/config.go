@@ -458,13 +458,13 @@ func Trust(dataDir, projectFile string) error {
 	if err != nil {
 		return fmt.Errorf("write trust list: %w", err)
 	}
-	defer os.Remove(tmp.Name())
+	defer func() { _ = os.Remove(tmp.Name()) }()
 	if _, err := tmp.Write(b); err != nil {
-		tmp.Close()
+		_ = tmp.Close()
 		return fmt.Errorf("write trust list: %w", err)
 	}
 	if err := tmp.Sync(); err != nil {
-		tmp.Close()
+		_ = tmp.Close()
 		return fmt.Errorf("write trust list: %w", err)
 	}
 	if err := tmp.Close(); err != nil {

@@ -95,7 +95,7 @@ func Load(name, path string) (*Runtime, error) {
 	if err != nil {
 		return nil, fmt.Errorf("scripted runtime: %w", err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	return Parse(name, path, f)
 }
 
