@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 )
 
@@ -16,8 +17,11 @@ var ErrClosed = errors.New("closed")
 // events replace each other. Every other event is queued one by one, so
 // permission requests, errors and final results are never dropped.
 type Subscription struct {
-	mu     sync.Mutex
-	queue  []Event
+	mu    sync.Mutex
+	queue []Event
+	// more holds text merged into the last queued event and not yet
+	// copied into it, so merging n deltas costs O(n), not O(n²).
+	more   strings.Builder
 	notify chan struct{}
 	closed bool
 	bus    *bus
@@ -28,6 +32,7 @@ type Subscription struct {
 func (s *Subscription) Next(ctx context.Context) (Event, error) {
 	for {
 		s.mu.Lock()
+		s.settle()
 		if len(s.queue) > 0 {
 			ev := s.queue[0]
 			s.queue[0] = Event{}
@@ -53,6 +58,7 @@ func (s *Subscription) Next(ctx context.Context) (Event, error) {
 func (s *Subscription) NextBatch(ctx context.Context) ([]Event, error) {
 	for {
 		s.mu.Lock()
+		s.settle()
 		if len(s.queue) > 0 {
 			out := s.queue
 			s.queue = nil
@@ -80,6 +86,7 @@ func (s *Subscription) Close() {
 	s.mu.Lock()
 	s.closed = true
 	s.queue = nil
+	s.more.Reset()
 	s.mu.Unlock()
 	s.wake()
 }
@@ -102,12 +109,13 @@ func (s *Subscription) deliver(ev Event) {
 	if n := len(s.queue); n > 0 && ev.Type.Coalescible() {
 		tail := &s.queue[n-1]
 		if mergeable(tail, &ev) {
-			merge(tail, &ev)
+			s.merge(tail, &ev)
 			s.mu.Unlock()
 			s.wake()
 			return
 		}
 	}
+	s.settle()
 	s.queue = append(s.queue, ev)
 	s.mu.Unlock()
 	s.wake()
@@ -128,16 +136,30 @@ func mergeable(tail, ev *Event) bool {
 }
 
 // merge folds ev into tail. Text deltas concatenate; a progress event
-// replaces the older one but keeps its accumulated output.
-func merge(tail, ev *Event) {
+// replaces the older one but keeps its accumulated output. s.mu is held.
+func (s *Subscription) merge(tail, ev *Event) {
 	switch ev.Type {
 	case EventTextDelta, EventReasoningDelta:
-		tail.Text += ev.Text
+		s.more.WriteString(ev.Text)
 	case EventToolCallProgress:
-		tail.Output += ev.Output
+		s.more.WriteString(ev.Output)
 		tail.Text = ev.Text
 	}
 	tail.Seq, tail.Time = ev.Seq, ev.Time
+}
+
+// settle copies merged text into the last queued event. s.mu is held.
+func (s *Subscription) settle() {
+	if s.more.Len() == 0 || len(s.queue) == 0 {
+		return
+	}
+	tail := &s.queue[len(s.queue)-1]
+	if tail.Type == EventToolCallProgress {
+		tail.Output += s.more.String()
+	} else {
+		tail.Text += s.more.String()
+	}
+	s.more.Reset()
 }
 
 // bus fans events out to subscribers. Publishing never blocks on a

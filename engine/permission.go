@@ -134,7 +134,7 @@ func (PermissionModeGate) Check(_ context.Context, q GateQuery) Verdict {
 	switch {
 	case q.Mode == ModeAnalysisOnly && writes:
 		return Verdict{Decision: DecisionDeny, Stage: "mode", Reason: "analysis-only mode allows no writes and no shell"}
-	case q.Mode == ModePatchProposal && writes:
+	case q.Mode == ModePatchProposal && writes && r.Tool != ToolApplyPatch:
 		return Verdict{Decision: DecisionDeny, Stage: "mode", Reason: "patch-proposal mode changes files only through proposals"}
 	}
 	switch q.PermissionMode {

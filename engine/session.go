@@ -26,10 +26,13 @@ type Session struct {
 	interactive bool
 	limits      Limits
 	failover    []ChainLink
-	runtimes    map[string]RuntimeEntry
-	order       []string
-	now         func() time.Time
-	bus         bus
+	patcher     Patcher
+	// patchRetries bounds the re-proposals after a failed patch.
+	patchRetries int
+	runtimes     map[string]RuntimeEntry
+	order        []string
+	now          func() time.Time
+	bus          bus
 
 	mu          sync.Mutex
 	seq         int64
@@ -108,6 +111,12 @@ type Config struct {
 	Failover []ChainLink
 	Prior    *Prior
 	Now      func() time.Time
+	// Patcher reviews and applies proposals in patch-proposal mode; without
+	// one, that mode only talks.
+	Patcher Patcher
+	// PatchRetries bounds re-proposals after a failed proposal: 0 means
+	// DefaultPatchRetries, a negative value none.
+	PatchRetries int
 }
 
 // Errors of the session API.
@@ -142,7 +151,13 @@ func NewSession(cfg Config) (*Session, error) {
 		interactive: cfg.Interactive, limits: cfg.Limits, failover: cfg.Failover,
 		runtimes: map[string]RuntimeEntry{}, now: cfg.Now,
 		mode: cfg.Mode, pmode: cfg.PermissionMode, natives: map[string]NativeRef{},
-		pending: map[string]*pendingRequest{},
+		pending: map[string]*pendingRequest{}, patcher: cfg.Patcher, patchRetries: cfg.PatchRetries,
+	}
+	switch {
+	case s.patchRetries == 0:
+		s.patchRetries = DefaultPatchRetries
+	case s.patchRetries < 0:
+		s.patchRetries = 0
 	}
 	for _, e := range cfg.Runtimes {
 		name := e.Runtime.Name()

@@ -180,6 +180,9 @@ func (s *Session) beginTurn(ctx context.Context, prompt string) (*turnState, []a
 func (s *Session) completeTurn(ctx context.Context, ts *turnState, attempts []attempt) (Event, error) {
 	defer ts.release()
 	res, err := s.runAttempts(ts.ctx, ts, attempts)
+	if err == nil && s.patcher != nil && ts.turn.Mode == ModePatchProposal {
+		res, err = s.proposalLoop(ts.ctx, ts, attempts, res)
+	}
 
 	s.mu.Lock()
 	final := s.finishLocked(ts.ctx, ts, res, err)

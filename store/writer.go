@@ -23,13 +23,20 @@ import (
 type Writer struct {
 	st *Store
 
-	mu       sync.Mutex
-	queue    []engine.Event
+	mu    sync.Mutex
+	queue []engine.Event
+	// more holds delta text merged into the last queued event and not yet
+	// copied into it, so merging n deltas costs O(n), not O(n²).
+	more     strings.Builder
 	appended int64 // events accepted (merged ones included)
 	written  int64 // events durable
 	err      error // first write error; later Flush calls return it
 	closed   bool
 	batches  int // transactions written, for tests
+	// create holds sessions registered with CreateLazily whose row is
+	// written with their first events, so a session that never got a
+	// turn leaves nothing behind.
+	create   map[string]SessionInfo
 	wake     chan struct{}
 	done     chan struct{}
 	progress *sync.Cond
@@ -51,6 +58,17 @@ func (s *Store) NewWriter() *Writer {
 	return w
 }
 
+// CreateLazily registers a new session whose row is inserted in the same
+// transaction as its first events.
+func (w *Writer) CreateLazily(si SessionInfo) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.create == nil {
+		w.create = map[string]SessionInfo{}
+	}
+	w.create[si.ID] = si
+}
+
 // Append implements engine.Journal. It never waits on the database.
 func (w *Writer) Append(ev engine.Event) error {
 	w.mu.Lock()
@@ -64,12 +82,13 @@ func (w *Writer) Append(ev engine.Event) error {
 		if tail.Type == ev.Type && tail.SessionID == ev.SessionID && tail.TurnID == ev.TurnID && tail.Runtime == ev.Runtime {
 			// The merged row carries the later sequence number, so the
 			// session's highest persisted seq stays exact for resume.
-			tail.Text += ev.Text
+			w.more.WriteString(ev.Text)
 			tail.Seq, tail.Time = ev.Seq, ev.Time
 			w.mu.Unlock()
 			return w.err
 		}
 	}
+	w.settle()
 	w.queue = append(w.queue, ev)
 	n := len(w.queue)
 	urgent := ev.Type.MustDeliver() || n >= maxBatch
@@ -79,6 +98,14 @@ func (w *Writer) Append(ev engine.Event) error {
 		w.signal()
 	}
 	return err
+}
+
+// settle copies merged text into the last queued event. w.mu is held.
+func (w *Writer) settle() {
+	if w.more.Len() > 0 && len(w.queue) > 0 {
+		w.queue[len(w.queue)-1].Text += w.more.String()
+		w.more.Reset()
+	}
 }
 
 func (w *Writer) signal() {
@@ -159,11 +186,19 @@ func (w *Writer) loop() {
 			t.Stop()
 		}
 		w.mu.Lock()
+		w.settle()
 		batch := w.queue
 		w.queue = nil
 		pending := w.appended
+		var create []SessionInfo
+		for _, ev := range batch {
+			if si, ok := w.create[ev.SessionID]; ok {
+				create = append(create, si)
+				delete(w.create, ev.SessionID)
+			}
+		}
 		w.mu.Unlock()
-		err := w.st.writeBatch(context.Background(), batch)
+		err := w.st.writeBatch(context.Background(), batch, create...)
 		w.mu.Lock()
 		if err != nil && w.err == nil {
 			w.err = fmt.Errorf("save events: %w", err)
@@ -190,12 +225,19 @@ func (s *Store) CreateSession(ctx context.Context, id, workspace, runtime, model
 
 // writeBatch writes events and folds them into the derived tables in one
 // transaction.
-func (s *Store) writeBatch(ctx context.Context, batch []engine.Event) error {
+func (s *Store) writeBatch(ctx context.Context, batch []engine.Event, create ...SessionInfo) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
 	defer func() { _ = tx.Rollback() }()
+	for _, si := range create {
+		now := time.Now().UnixMilli()
+		if _, err := exec(ctx, tx, `INSERT OR IGNORE INTO sessions(id, created_at, updated_at, workspace, runtime, model, mode) VALUES (?,?,?,?,?,?,?)`,
+			si.ID, now, now, si.Workspace, si.Runtime, si.Model, string(si.Mode)); err != nil {
+			return fmt.Errorf("create session %s: %w", si.ID, err)
+		}
+	}
 	bt := newBatchTx(tx)
 	defer bt.close()
 	last := map[string]int64{}

@@ -1,0 +1,159 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Patcher turns a model's answer into a reviewable change. In
+// patch-proposal mode the session hands it the runtime's final answer;
+// main wires it to the patch package, which the engine never imports.
+type Patcher interface {
+	// Prepare parses and validates a proposal and computes its diffs. It
+	// writes nothing. It returns ErrNoProposal when the text holds none.
+	Prepare(ctx context.Context, text string) (PreparedPatch, error)
+	// Feedback renders a failed proposal for the model: only what failed,
+	// with the lines the files really have.
+	Feedback(err error) string
+}
+
+// PreparedPatch is a validated proposal waiting for the person.
+type PreparedPatch interface {
+	ID() string
+	Summary() string
+	Files() []FileChange
+	Verification() []string
+	// Apply writes the files named in paths (all when empty), all or none.
+	Apply(ctx context.Context, paths []string) ([]FileChange, error)
+	// Verify runs one verification command in the workspace.
+	Verify(ctx context.Context, command string) (output string, exitCode int, err error)
+}
+
+// ErrNoProposal says an answer holds no proposal: the model only talked.
+var ErrNoProposal = errors.New("the answer holds no proposal")
+
+// ToolApplyPatch is the tool name under which applying a proposal passes
+// the gate. The gate allows it in patch-proposal mode (it is that mode's
+// only way to write) and judges its Paths like any write.
+const ToolApplyPatch = "apply_patch"
+
+// DefaultPatchRetries is how many times a model is asked to fix a proposal
+// that did not apply or did not verify.
+const DefaultPatchRetries = 2
+
+// patchSelection is the UpdatedInput a reviewer sends to accept some files.
+type patchSelection struct {
+	Files []string `json:"files"`
+}
+
+// reviewPatch takes a patch-proposal answer through review, apply and
+// verification. It returns feedback for the model when the proposal failed
+// in a way the model can fix, and "" when there is nothing more to do.
+func (s *Session) reviewPatch(ctx context.Context, ts *turnState, text string) string {
+	t := ts.turn
+	p, err := s.patcher.Prepare(ctx, text)
+	if errors.Is(err, ErrNoProposal) {
+		return ""
+	}
+	if err != nil {
+		fb := s.patcher.Feedback(err)
+		s.emit(Event{Type: EventPatchRejected, TurnID: t.ID, Reason: "invalid", Text: fb})
+		return fb
+	}
+	files := p.Files()
+	paths := make([]string, 0, len(files))
+	var diff strings.Builder
+	for _, f := range files {
+		paths = append(paths, f.Path)
+		diff.WriteString(f.Diff)
+	}
+	s.emit(Event{Type: EventPatchProposed, TurnID: t.ID, PatchID: p.ID(), Files: files, Text: p.Summary(),
+		Command: strings.Join(p.Verification(), "\n")})
+	a := t.RequestPermission(ctx, PermissionRequest{ToolCallID: p.ID(), Tool: ToolApplyPatch, Paths: paths, Write: true, Diff: diff.String()})
+	if !a.Allowed() {
+		s.emit(Event{Type: EventPatchRejected, TurnID: t.ID, PatchID: p.ID(), Reason: "declined", Text: firstNonEmpty(a.Feedback, a.Reason)})
+		return ""
+	}
+	var sel patchSelection
+	if len(a.UpdatedInput) > 0 {
+		if err := json.Unmarshal(a.UpdatedInput, &sel); err != nil {
+			s.emit(Event{Type: EventPatchRejected, TurnID: t.ID, PatchID: p.ID(), Reason: "bad selection", Text: err.Error()})
+			return ""
+		}
+	}
+	applied, err := p.Apply(ctx, sel.Files)
+	if err != nil {
+		fb := s.patcher.Feedback(err)
+		s.emit(Event{Type: EventPatchRejected, TurnID: t.ID, PatchID: p.ID(), Reason: "apply failed", Text: fb})
+		return fb
+	}
+	s.emit(Event{Type: EventPatchApplied, TurnID: t.ID, PatchID: p.ID(), Files: applied, Text: p.Summary()})
+	for _, f := range applied {
+		s.emit(Event{Type: EventFileEdited, TurnID: t.ID, PatchID: p.ID(), Path: f.Path, Diff: f.Diff})
+	}
+	var failed []string
+	for _, cmd := range p.Verification() {
+		if ctx.Err() != nil {
+			break
+		}
+		a := t.RequestPermission(ctx, PermissionRequest{ToolCallID: p.ID() + "/verify", Tool: "bash", Command: cmd})
+		if !a.Allowed() {
+			continue
+		}
+		s.emit(Event{Type: EventCommandStarted, TurnID: t.ID, PatchID: p.ID(), Command: cmd})
+		out, code, err := p.Verify(ctx, cmd)
+		if err != nil {
+			out = strings.TrimSpace(out + "\n" + err.Error())
+			if code == 0 {
+				code = -1
+			}
+		}
+		s.emit(Event{Type: EventCommandFinished, TurnID: t.ID, PatchID: p.ID(), Command: cmd, ExitCode: &code, Output: out, IsError: code != 0})
+		if code != 0 {
+			failed = append(failed, fmt.Sprintf("`%s` exited with %d:\n%s", cmd, code, tail(out, 4000)))
+		}
+	}
+	if len(failed) == 0 {
+		return ""
+	}
+	return "Your change was applied, but verification failed. Propose a fix for these failures only:\n\n" + strings.Join(failed, "\n\n")
+}
+
+// proposalLoop runs the review of a patch-proposal turn and, while the
+// model can fix what failed, asks it again with only the feedback.
+func (s *Session) proposalLoop(ctx context.Context, ts *turnState, attempts []attempt, res Result) (Result, error) {
+	retries := s.patchRetries
+	for round := 0; ; round++ {
+		fb := s.reviewPatch(ctx, ts, res.Output)
+		if fb == "" || round >= retries || ctx.Err() != nil {
+			return res, nil
+		}
+		ts.turn.Prompt = fb
+		s.mu.Lock()
+		ts.history = append([]TranscriptEntry(nil), s.transcript.Entries...)
+		s.mu.Unlock()
+		next, err := s.runAttempts(ctx, ts, attempts[:1])
+		if err != nil {
+			return next, err
+		}
+		res = next
+	}
+}
+
+func firstNonEmpty(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// tail keeps the last n bytes of s, where test failures usually are.
+func tail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return "…" + s[len(s)-n:]
+}
