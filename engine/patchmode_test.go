@@ -1,0 +1,155 @@
+package engine_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/kaizen-code/kz/engine"
+)
+
+// fakePatcher accepts answers that start with "PATCH" and fails the
+// verification command "false".
+type fakePatcher struct {
+	mu       sync.Mutex
+	prepared []string
+	applied  [][]string
+	verified []string
+}
+
+func (f *fakePatcher) Prepare(_ context.Context, text string) (engine.PreparedPatch, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.prepared = append(f.prepared, text)
+	switch {
+	case strings.HasPrefix(text, "BROKEN"):
+		return nil, errors.New("edit 1 of a.go matches nothing")
+	case !strings.HasPrefix(text, "PATCH"):
+		return nil, engine.ErrNoProposal
+	}
+	verify := strings.Fields(strings.TrimPrefix(text, "PATCH"))
+	return &fakePrepared{f: f, verify: verify}, nil
+}
+
+func (f *fakePatcher) Feedback(err error) string { return "fix: " + err.Error() }
+
+type fakePrepared struct {
+	f      *fakePatcher
+	verify []string
+}
+
+func (p *fakePrepared) ID() string      { return "chg_1" }
+func (p *fakePrepared) Summary() string { return "rename x" }
+func (p *fakePrepared) Files() []engine.FileChange {
+	return []engine.FileChange{{Path: "a.go", Operation: "modify", Diff: "-x\n+y\n", Added: 1, Removed: 1}, {Path: "b.go", Operation: "add", Diff: "+z\n", Added: 1}}
+}
+func (p *fakePrepared) Verification() []string { return p.verify }
+func (p *fakePrepared) Apply(_ context.Context, paths []string) ([]engine.FileChange, error) {
+	p.f.mu.Lock()
+	defer p.f.mu.Unlock()
+	p.f.applied = append(p.f.applied, paths)
+	files := p.Files()
+	if len(paths) == 1 {
+		files = files[:1]
+	}
+	return files, nil
+}
+func (p *fakePrepared) Verify(_ context.Context, cmd string) (string, int, error) {
+	p.f.mu.Lock()
+	p.f.verified = append(p.f.verified, cmd)
+	p.f.mu.Unlock()
+	if cmd == "false" {
+		return "FAIL: TestX", 1, nil
+	}
+	return "ok", 0, nil
+}
+
+// allowAll allows everything; the gate is not what these tests are about.
+type allowAll struct{}
+
+func (allowAll) Check(_ context.Context, q engine.GateQuery) engine.Verdict {
+	return engine.Verdict{Decision: engine.DecisionAllow, Stage: "test"}
+}
+func (allowAll) Remember(context.Context, engine.GateQuery, engine.AnswerScope) error { return nil }
+
+func TestPatchProposalAppliesVerifiesAndRetries(t *testing.T) {
+	body := `{"kz_script":1,"capabilities":["text_completion"]}
+{"type":"assistant_message","text":"PATCH false"}
+{"end_turn":true}
+{"type":"assistant_message","text":"PATCH true"}
+`
+	p := &fakePatcher{}
+	s, j := newSession(t, engine.Config{Runtimes: []engine.RuntimeEntry{entry(script(t, "text", body))},
+		Mode: engine.ModePatchProposal, Patcher: p, Gate: allowAll{}})
+	final, err := s.RunTurn(context.Background(), "rename x to y")
+	if err != nil || final.Status != "complete" {
+		t.Fatalf("%v %+v", err, final)
+	}
+	if strings.Join(p.verified, ",") != "false,true" || len(p.applied) != 2 {
+		t.Fatalf("verified %v applied %v", p.verified, p.applied)
+	}
+	var types []string
+	for _, ev := range j.all() {
+		switch ev.Type {
+		case engine.EventPatchProposed, engine.EventPatchApplied, engine.EventCommandFinished, engine.EventFileEdited:
+			types = append(types, string(ev.Type))
+		}
+		if ev.Type == engine.EventPatchProposed && (len(ev.Files) != 2 || ev.PatchID != "chg_1") {
+			t.Fatalf("proposed = %+v", ev)
+		}
+	}
+	want := "patch_proposed,patch_applied,file_edited,file_edited,command_finished,patch_proposed,patch_applied,file_edited,file_edited,command_finished"
+	if strings.Join(types, ",") != want {
+		t.Fatalf("events %v", types)
+	}
+	// The retry prompt carried only the failure.
+	if !strings.Contains(p.prepared[1], "PATCH true") {
+		t.Fatalf("second proposal %q", p.prepared[1])
+	}
+}
+
+func TestPatchProposalHeadlessDeniedAndInvalid(t *testing.T) {
+	body := `{"kz_script":1,"capabilities":["text_completion"]}
+{"type":"assistant_message","text":"BROKEN"}
+{"end_turn":true}
+{"type":"assistant_message","text":"PATCH"}
+{"end_turn":true}
+{"type":"assistant_message","text":"just an answer"}
+`
+	p := &fakePatcher{}
+	s, j := newSession(t, engine.Config{Runtimes: []engine.RuntimeEntry{entry(script(t, "text", body))},
+		Mode: engine.ModePatchProposal, Patcher: p, PatchRetries: 1})
+	final, err := s.RunTurn(context.Background(), "go")
+	if err != nil || final.Status != "complete" {
+		t.Fatalf("%v %+v", err, final)
+	}
+	if len(p.applied) != 0 {
+		t.Fatal("headless ask applied a patch")
+	}
+	var rejected []string
+	for _, ev := range j.all() {
+		if ev.Type == engine.EventPatchRejected {
+			rejected = append(rejected, ev.Reason)
+		}
+	}
+	if strings.Join(rejected, ",") != "invalid,declined" {
+		t.Fatalf("rejections %v", rejected)
+	}
+	// accept-edits applies without a person.
+	if err := s.SetPermissionMode(engine.PermissionAcceptEdits); err != nil {
+		t.Fatal(err)
+	}
+	body2 := `{"kz_script":1,"capabilities":["text_completion"]}
+{"type":"assistant_message","text":"PATCH"}
+`
+	s2, _ := newSession(t, engine.Config{Runtimes: []engine.RuntimeEntry{entry(script(t, "text", body2))},
+		Mode: engine.ModePatchProposal, Patcher: p, PermissionMode: engine.PermissionAcceptEdits})
+	if _, err := s2.RunTurn(context.Background(), "go"); err != nil {
+		t.Fatal(err)
+	}
+	if len(p.applied) != 1 {
+		t.Fatalf("accept-edits did not apply: %v", p.applied)
+	}
+}
