@@ -20,7 +20,10 @@ type Snapshot struct {
 	Existed    bool
 	Content    []byte
 	Mode       fs.FileMode
-	Created    time.Time
+	// AfterExists and AfterSHA256 describe what the change left.
+	AfterExists bool
+	AfterSHA256 string
+	Created     time.Time
 }
 
 // SaveSnapshot records a file's previous content. It must be called before
@@ -33,8 +36,8 @@ func (s *Store) SaveSnapshot(ctx context.Context, sn Snapshot) error {
 	if content == nil {
 		content = []byte{}
 	}
-	_, err := exec(ctx, s.db, `INSERT INTO snapshots(session_id, change_id, tool_call_id, path, existed, content, mode, created_at) VALUES (?,?,?,?,?,?,?,?)`,
-		sn.SessionID, sn.ChangeID, sn.ToolCallID, sn.Path, sn.Existed, content, int64(sn.Mode), time.Now().UnixMilli())
+	_, err := exec(ctx, s.db, `INSERT INTO snapshots(session_id, change_id, tool_call_id, path, existed, content, mode, after_exists, after_sha256, created_at) VALUES (?,?,?,?,?,?,?,?,?,?)`,
+		sn.SessionID, sn.ChangeID, sn.ToolCallID, sn.Path, sn.Existed, content, int64(sn.Mode), sn.AfterExists, sn.AfterSHA256, time.Now().UnixMilli())
 	if err != nil {
 		return fmt.Errorf("save snapshot of %s: %w", sn.Path, err)
 	}
@@ -43,7 +46,7 @@ func (s *Store) SaveSnapshot(ctx context.Context, sn Snapshot) error {
 
 // Snapshots returns the snapshots of one change in the order they were taken.
 func (s *Store) Snapshots(ctx context.Context, changeID string) ([]Snapshot, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT session_id, change_id, tool_call_id, path, existed, content, mode, created_at FROM snapshots WHERE change_id = ? ORDER BY id`, changeID)
+	rows, err := s.db.QueryContext(ctx, `SELECT session_id, change_id, tool_call_id, path, existed, content, mode, after_exists, after_sha256, created_at FROM snapshots WHERE change_id = ? ORDER BY id`, changeID)
 	if err != nil {
 		return nil, fmt.Errorf("read snapshots: %w", err)
 	}
@@ -52,7 +55,7 @@ func (s *Store) Snapshots(ctx context.Context, changeID string) ([]Snapshot, err
 	for rows.Next() {
 		var sn Snapshot
 		var mode, created int64
-		if err := rows.Scan(&sn.SessionID, &sn.ChangeID, &sn.ToolCallID, &sn.Path, &sn.Existed, &sn.Content, &mode, &created); err != nil {
+		if err := rows.Scan(&sn.SessionID, &sn.ChangeID, &sn.ToolCallID, &sn.Path, &sn.Existed, &sn.Content, &mode, &sn.AfterExists, &sn.AfterSHA256, &created); err != nil {
 			return nil, fmt.Errorf("read snapshots: %w", err)
 		}
 		sn.Mode, sn.Created = fs.FileMode(mode), time.UnixMilli(created)

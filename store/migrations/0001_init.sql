@@ -113,6 +113,9 @@ CREATE TABLE IF NOT EXISTS snapshots (
 	existed     INTEGER NOT NULL,
 	content     BLOB,
 	mode        INTEGER NOT NULL DEFAULT 0,
+	-- What the change left, so undo can refuse when the file changed since.
+	after_exists INTEGER NOT NULL DEFAULT 0,
+	after_sha256 TEXT NOT NULL DEFAULT '',
 	created_at  INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS snapshots_change ON snapshots(change_id);

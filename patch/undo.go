@@ -1,0 +1,123 @@
+package patch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"sort"
+	"sync"
+)
+
+// Snapshot is one file's state before a change, saved before the first
+// write so Undo can restore the exact previous bytes and mode. AfterExists
+// and AfterSHA256 describe what the change left, so Undo can tell whether
+// the file was edited again since.
+type Snapshot struct {
+	ChangeID    string      `json:"change_id"`
+	Path        string      `json:"path"`
+	Existed     bool        `json:"existed"`
+	Content     []byte      `json:"content,omitempty"`
+	Mode        fs.FileMode `json:"mode,omitempty"`
+	AfterExists bool        `json:"after_exists"`
+	AfterSHA256 string      `json:"after_sha256,omitempty"`
+}
+
+// SnapshotSaver stores snapshots (the store implements it in SQLite).
+type SnapshotSaver interface {
+	SaveSnapshot(ctx context.Context, s Snapshot) error
+}
+
+// SnapshotLoader returns every snapshot of one change.
+type SnapshotLoader interface {
+	LoadSnapshots(ctx context.Context, changeID string) ([]Snapshot, error)
+}
+
+// ErrUndoConflict means a file of the change was modified after it; undo
+// would destroy that later work, so it is refused.
+var ErrUndoConflict = errors.New("files changed after the change being undone")
+
+// ErrUnknownChange means no snapshots exist for the change id.
+var ErrUnknownChange = errors.New("no snapshots for that change")
+
+// Undo restores every file of change changeID to its exact previous bytes
+// and mode (removing files the change created), all or none, under the
+// same journal as Apply. It refuses with ErrUndoConflict when a file no
+// longer holds what the change wrote.
+func (a *Applier) Undo(ctx context.Context, snaps SnapshotLoader, changeID string) error {
+	if a.FS == nil || a.JournalDir == "" {
+		return errors.New("patch: Undo needs FS and JournalDir")
+	}
+	list, err := snaps.LoadSnapshots(ctx, changeID)
+	if err != nil {
+		return fmt.Errorf("undo %s: %w", changeID, err)
+	}
+	if len(list) == 0 {
+		return fmt.Errorf("undo %s: %w", changeID, ErrUnknownChange)
+	}
+	var olds, news []fileState
+	var conflicts []string
+	for _, s := range list {
+		if _, err := CheckPath(s.Path); err != nil {
+			return fmt.Errorf("undo %s: snapshot path %q: %w", changeID, s.Path, err)
+		}
+		if p := a.checkWritable(ctx, s.Path); p != nil {
+			return fmt.Errorf("undo %s: %s: %s", changeID, s.Path, p.Message)
+		}
+		cur, err := a.current(s.Path)
+		if err != nil {
+			return fmt.Errorf("undo %s: %w", changeID, err)
+		}
+		if cur.Exists != s.AfterExists || (cur.Exists && SHA256Hex(cur.Content) != s.AfterSHA256) {
+			conflicts = append(conflicts, s.Path)
+		}
+		olds = append(olds, cur)
+		news = append(news, fileState{Path: s.Path, Exists: s.Existed, Mode: s.Mode, Content: s.Content})
+	}
+	if len(conflicts) > 0 {
+		return fmt.Errorf("undo %s: %v: %w", changeID, conflicts, ErrUndoConflict)
+	}
+	return a.commit(ctx, "undo_"+changeID, olds, news)
+}
+
+// MemorySnapshots is an in-memory SnapshotSaver and SnapshotLoader for
+// tests and for sessions without a store.
+type MemorySnapshots struct {
+	mu    sync.Mutex
+	byID  map[string][]Snapshot
+	order []string
+}
+
+// SaveSnapshot implements SnapshotSaver.
+func (m *MemorySnapshots) SaveSnapshot(_ context.Context, s Snapshot) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.byID == nil {
+		m.byID = map[string][]Snapshot{}
+	}
+	if _, ok := m.byID[s.ChangeID]; !ok {
+		m.order = append(m.order, s.ChangeID)
+	}
+	s.Content = append([]byte(nil), s.Content...)
+	m.byID[s.ChangeID] = append(m.byID[s.ChangeID], s)
+	return nil
+}
+
+// LoadSnapshots implements SnapshotLoader.
+func (m *MemorySnapshots) LoadSnapshots(_ context.Context, id string) ([]Snapshot, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := append([]Snapshot(nil), m.byID[id]...)
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out, nil
+}
+
+// Last returns the most recent change id, or "".
+func (m *MemorySnapshots) Last() string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if len(m.order) == 0 {
+		return ""
+	}
+	return m.order[len(m.order)-1]
+}

@@ -1,0 +1,3 @@
+package pkg
+
+const B = 2

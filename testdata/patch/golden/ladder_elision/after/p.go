@@ -1,0 +1,10 @@
+func process(items []int) int {
+	total := 1
+	for _, it := range items {
+		total += it
+	}
+	if total > 100 {
+		total = 100
+	}
+	return total * 2
+}

@@ -1,0 +1,6 @@
+class A:
+    def run(self):
+        if self.ok:
+            return 2
+        log("fallback")
+        return 0

@@ -1,0 +1,3 @@
+package util
+
+func Shout(s string) string { return s + "!" }

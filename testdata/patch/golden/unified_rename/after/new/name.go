@@ -1,0 +1,3 @@
+package new
+
+var X = 1

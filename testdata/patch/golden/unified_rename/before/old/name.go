@@ -1,0 +1,3 @@
+package old
+
+var X = 1
