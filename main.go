@@ -27,6 +27,7 @@ import (
 	"github.com/kaizen-code/kz/runtimes"
 	"github.com/kaizen-code/kz/runtimes/scripted"
 	"github.com/kaizen-code/kz/store"
+	"github.com/kaizen-code/kz/tui"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -60,6 +61,8 @@ Flags for kz and kz -p:
   --timeout D              stop a turn after D (e.g. 90s, 10m)
   --script FILE            JSONL script for the scripted runtime
   --data-dir DIR           where kz keeps its database (default $XDG_DATA_HOME/kz)
+  --demo                   open the TUI on a scripted demo session (no model needed)
+  --theme NAME             dark | light | high-contrast (NO_COLOR is honoured)
 
 Exit codes:
   0  the turn completed
@@ -134,12 +137,12 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 
 // options are the flags of kz and kz -p.
 type options struct {
-	prompt, runtime, model, mode, pmode, format, resume, script, dataDir string
-	cont                                                                 bool
-	maxCycles                                                            int
-	budget                                                               float64
-	timeout                                                              time.Duration
-	set                                                                  map[string]bool
+	prompt, runtime, model, mode, pmode, format, resume, script, dataDir, theme string
+	cont, demo                                                                  bool
+	maxCycles                                                                   int
+	budget                                                                      float64
+	timeout                                                                     time.Duration
+	set                                                                         map[string]bool
 }
 
 func parseMain(args []string) (*options, error) {
@@ -157,6 +160,8 @@ func parseMain(args []string) (*options, error) {
 	fs.StringVar(&o.script, "script", "", "")
 	fs.StringVar(&o.dataDir, "data-dir", "", "")
 	fs.BoolVar(&o.cont, "continue", false, "")
+	fs.BoolVar(&o.demo, "demo", false, "")
+	fs.StringVar(&o.theme, "theme", "", "")
 	fs.IntVar(&o.maxCycles, "max-cycles", 0, "")
 	fs.Float64Var(&o.budget, "budget-usd", 0, "")
 	fs.DurationVar(&o.timeout, "timeout", 0, "")
@@ -258,12 +263,14 @@ func cmdMain(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			return usagef("--permission-mode: %v", err)
 		}
 	}
-	entries, err := e.runtimeEntries(o.script, o.runtime)
-	if err != nil {
+	interactive := o.prompt == ""
+	var entries []engine.RuntimeEntry
+	if o.demo {
+		if entries, err = tui.DemoRuntimes(); err != nil {
+			return err
+		}
+	} else if entries, err = e.runtimeEntries(o.script, o.runtime); err != nil {
 		return err
-	}
-	if o.prompt == "" {
-		return describeTUI(stdout, e, entries, mode)
 	}
 
 	st, err := e.openStore(ctx, stderr)
@@ -293,8 +300,20 @@ func cmdMain(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 	}
 
+	welcome := ""
 	name, model, err := choose(e.cfg, entries, o, mode, resumed)
-	if err != nil {
+	switch {
+	case o.demo:
+		name, model, welcome = tui.DemoRuntime, "", tui.DemoWelcome
+	case err != nil && interactive && len(entries) > 0:
+		// The TUI still opens without a usable runtime: it shows what kz
+		// found and how to enable each one.
+		name, model = entries[0].Runtime.Name(), ""
+		welcome = tui.FirstRunText(runtimeInfos(entries))
+		if !errors.Is(err, engine.ErrNoCandidate) {
+			welcome = err.Error() + "\n\n" + welcome
+		}
+	case err != nil:
 		return err
 	}
 	limits := engine.Limits{MaxCycles: e.cfg.Limits.MaxCycles, BudgetUSD: e.cfg.Limits.BudgetUSD, Timeout: e.cfg.Limits.Timeout.Duration}
@@ -312,21 +331,22 @@ func cmdMain(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	defer func() { _ = w.Close() }()
 	sess, err := engine.NewSession(engine.Config{
 		ID: resumed.ID, Workspace: e.workspace, Journal: w, Runtimes: entries, Runtime: name, Model: model,
-		Mode: mode, PermissionMode: pmode, Interactive: false, Limits: limits,
+		Mode: mode, PermissionMode: pmode, Interactive: interactive, Limits: limits,
 		Failover: failoverChain(e.cfg, entries, name), Prior: prior,
 	})
 	if err != nil {
 		return err
 	}
-	// A capability mismatch fails before anything is written, so a turn
-	// that cannot run leaves no empty session behind.
-	if err := engine.CheckMode(mode, name, model, entryOf(entries, name).Runtime.Capabilities(model)); err != nil {
-		return err
-	}
 	if resumed.ID == "" {
-		if err := st.CreateSession(ctx, sess.ID(), e.workspace, name, model, mode); err != nil {
-			return err
+		st := sess.State()
+		w.CreateLazily(store.SessionInfo{ID: sess.ID(), Workspace: e.workspace, Runtime: st.Runtime, Model: st.Model, Mode: mode})
+	}
+	if interactive {
+		err := tui.Run(ctx, tui.Options{Session: sess, Theme: firstNonEmpty(o.theme, e.cfg.Theme), Welcome: welcome})
+		if cerr := sess.Close(context.WithoutCancel(ctx)); err == nil {
+			err = cerr
 		}
+		return err
 	}
 	final, runErr := headless.Run(ctx, sess, o.prompt, format, stdout, stderr)
 	cerr := sess.Close(context.WithoutCancel(ctx))
@@ -343,6 +363,21 @@ func cmdMain(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return exitError{code}
 	}
 	return nil
+}
+
+func runtimeInfos(entries []engine.RuntimeEntry) []engine.RuntimeInfo {
+	out := make([]engine.RuntimeInfo, 0, len(entries))
+	for _, x := range entries {
+		out = append(out, engine.RuntimeInfo{Name: x.Runtime.Name(), Models: x.Models, Unavailable: x.Unavailable})
+	}
+	return out
+}
+
+func firstNonEmpty(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }
 
 func entryOf(entries []engine.RuntimeEntry, name string) engine.RuntimeEntry {
@@ -435,24 +470,6 @@ func failoverChain(cfg *config.Config, entries []engine.RuntimeEntry, first stri
 		out = append(out, engine.ChainLink{Runtime: n, Models: entryOf(entries, n).Models})
 	}
 	return out
-}
-
-func describeTUI(w io.Writer, e *env, entries []engine.RuntimeEntry, mode engine.Mode) error {
-	_, _ = fmt.Fprintf(w, "kz %s: the interactive TUI is not part of this build yet.\n", version)
-	_, _ = fmt.Fprintf(w, "It would open a session in %s in %s mode.\n", e.workspace, mode)
-	var avail []string
-	for _, x := range entries {
-		if x.Unavailable == "" {
-			avail = append(avail, x.Runtime.Name())
-		}
-	}
-	if len(avail) == 0 {
-		_, _ = fmt.Fprintln(w, "No runtime is available here yet: see kz runtimes for what each needs.")
-	} else {
-		_, _ = fmt.Fprintf(w, "Available runtimes: %s.\n", strings.Join(avail, ", "))
-	}
-	_, _ = fmt.Fprintln(w, "Run one turn now with: kz -p \"your prompt\"")
-	return nil
 }
 
 func cmdTrust(args []string, stdout io.Writer) error {

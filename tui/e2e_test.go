@@ -1,0 +1,199 @@
+package tui
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/store"
+)
+
+// TestE2EDemoInTmux is the end-to-end test of `make e2e`: it builds kz,
+// starts `kz --demo --data-dir DIR` in a tmux pane of 120×40, plays the
+// demo with real keys and checks the screen with tmux capture-pane at each
+// step, then the store. It runs only with KZ_E2E=1 (it needs tmux and
+// builds the binary). KZ_BIN=path (what make e2e sets) or KZ_E2E_BIN=path
+// uses a prebuilt binary instead.
+func TestE2EDemoInTmux(t *testing.T) {
+	if os.Getenv("KZ_E2E") != "1" {
+		t.Skip("end-to-end test: set KZ_E2E=1 (make e2e) to run kz in tmux")
+	}
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Fatal("KZ_E2E=1 but tmux is not installed")
+	}
+	tmp := t.TempDir()
+	bin := os.Getenv("KZ_BIN")
+	if bin == "" {
+		bin = os.Getenv("KZ_E2E_BIN")
+	}
+	if bin == "" {
+		bin = filepath.Join(tmp, "kz")
+		build := exec.Command("go", "build", "-o", bin, "github.com/kaizen-code/kz")
+		build.Dir = ".."
+		if out, err := build.CombinedOutput(); err != nil {
+			t.Fatalf("build kz: %v\n%s", err, out)
+		}
+	}
+	data := filepath.Join(tmp, "data")
+	work := filepath.Join(tmp, "work")
+	for _, d := range []string{data, work, filepath.Join(tmp, "config")} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := &pane{t: t, socket: fmt.Sprintf("kz-e2e-%d", os.Getpid()), name: "kz"}
+	// A private tmux server: the test never touches the person's sessions.
+	t.Cleanup(func() { _ = exec.Command("tmux", "-L", p.socket, "kill-server").Run() })
+	shell := fmt.Sprintf("cd %q && XDG_CONFIG_HOME=%q XDG_DATA_HOME=%q TERM=xterm-256color %q --demo --data-dir %q; echo KZ-EXITED-$?; sleep 30",
+		work, filepath.Join(tmp, "config"), data, bin, data)
+	p.tmux("new-session", "-d", "-s", p.name, "-x", "120", "-y", "40", shell)
+
+	p.waitFor("the demo welcome", "Welcome to the kz demo")
+
+	// 1. A prompt streams markdown.
+	p.send("hello")
+	p.keys("Enter")
+	p.waitFor("the streamed answer", "hello from kz")
+	p.waitGone("the end of the turn", "running")
+
+	// 2. A permission dialog answered with allow.
+	p.send("clean the build")
+	p.keys("Enter")
+	p.waitFor("the bash permission dialog", "Permission needed: bash")
+	time.Sleep(500 * time.Millisecond) // read the dialog: keys right away are ignored
+	p.send("y")
+	p.waitFor("the allowed command", "allowed bash: rm -rf build")
+	p.waitFor("the answer after allow", "is gone.")
+	p.waitGone("the end of the turn", "running")
+
+	// 3. A permission dialog answered with deny.
+	p.send("fix the greeting")
+	p.keys("Enter")
+	p.waitFor("the edit permission dialog", "Permission needed: edit_file")
+	p.waitFor("the diff in the dialog", `+    fmt.Println("hello")`)
+	time.Sleep(500 * time.Millisecond)
+	p.send("n")
+	p.waitFor("the denial", "denied edit_file: main.go")
+	p.waitFor("the answer after deny", "No change made.")
+	p.waitGone("the end of the turn", "running")
+
+	// 4. Mode cycle: full-autonomous → patch-proposal.
+	p.keys("BTab")
+	p.waitFor("the mode divider", "mode full-autonomous → patch-proposal")
+
+	// 5. Runtime switch with the keybinding.
+	p.keys("C-r")
+	p.waitFor("the runtime picker", "Switch runtime")
+	p.keys("Down")
+	p.keys("Enter")
+	p.waitFor("the runtime divider", "runtime demo/demo-large → demo-lite/lite-1")
+	p.waitFor("the status bar", "demo-lite/lite-1 │ patch-proposal")
+
+	// 6. Interrupt a slow answer.
+	p.send("tell me a long story")
+	p.keys("Enter")
+	p.waitFor("the slow answer", "Still writing")
+	p.keys("Escape")
+	p.waitFor("the interrupted turn", "turn ended: interrupted")
+
+	// 7. Quit.
+	p.keys("C-c")
+	p.waitFor("kz to exit", "KZ-EXITED-0")
+
+	// The store holds the session and its four turns.
+	ctx := context.Background()
+	st, err := store.Open(ctx, filepath.Join(data, "kz.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = st.Close() }()
+	list, err := st.ListSessions(ctx, "", 0)
+	if err != nil || len(list) != 1 {
+		t.Fatalf("sessions = %+v, %v; want one", list, err)
+	}
+	turns, err := st.Turns(ctx, list[0].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var statuses []string
+	for _, tu := range turns {
+		statuses = append(statuses, tu.Runtime+":"+tu.Status)
+	}
+	want := []string{"demo:complete", "demo:complete", "demo:complete", "demo-lite:interrupted"}
+	if strings.Join(statuses, ",") != strings.Join(want, ",") {
+		t.Fatalf("turns = %v, want %v", statuses, want)
+	}
+	tr, err := st.Transcript(ctx, list[0].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var decisions []string
+	for _, e := range tr {
+		if e.Kind == engine.EntryDecision {
+			decisions = append(decisions, e.Tool+":"+e.Status)
+		}
+	}
+	if strings.Join(decisions, ",") != "bash:allow,edit_file:deny" {
+		t.Fatalf("decisions = %v", decisions)
+	}
+}
+
+// pane drives one tmux pane.
+type pane struct {
+	t            *testing.T
+	socket, name string
+}
+
+func (p *pane) tmux(args ...string) string {
+	p.t.Helper()
+	out, err := exec.Command("tmux", append([]string{"-L", p.socket}, args...)...).CombinedOutput()
+	if err != nil {
+		p.t.Fatalf("tmux %v: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
+
+// send types literal text; keys sends key names (Enter, Escape, BTab, C-r).
+func (p *pane) send(text string) { p.tmux("send-keys", "-t", p.name, "-l", text) }
+
+func (p *pane) keys(names ...string) {
+	for _, k := range names {
+		p.tmux("send-keys", "-t", p.name, k)
+		// Keys sent back to back can reach the terminal as one sequence
+		// (esc then a key reads as alt+key); a person is never that fast.
+		time.Sleep(150 * time.Millisecond)
+	}
+}
+
+func (p *pane) screen() string { return p.tmux("capture-pane", "-p", "-t", p.name) }
+
+func (p *pane) waitFor(what, text string) {
+	p.t.Helper()
+	p.wait(what, func(s string) bool { return strings.Contains(s, text) })
+}
+
+func (p *pane) waitGone(what, text string) {
+	p.t.Helper()
+	p.wait(what, func(s string) bool { return !strings.Contains(s, text) })
+}
+
+func (p *pane) wait(what string, cond func(string) bool) {
+	p.t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		s := p.screen()
+		if cond(s) {
+			return
+		}
+		if time.Now().After(deadline) {
+			p.t.Fatalf("timed out waiting for %s; screen:\n%s", what, s)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}

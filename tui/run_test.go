@@ -1,0 +1,125 @@
+package tui
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kaizen-code/kz/engine"
+)
+
+// syncBuffer is a bytes.Buffer safe for the program's writer goroutine.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestRunDrivesARealProgram runs the whole Bubble Tea program on pipes:
+// keys typed into its input reach the session, and quitting returns nil.
+func TestRunDrivesARealProgram(t *testing.T) {
+	sess, sub := realSession(t, permissionScript)
+	sub.Close() // Run subscribes on its own.
+	in, keys := io.Pipe()
+	out := &syncBuffer{}
+	done := make(chan error, 1)
+	go func() {
+		done <- Run(context.Background(), Options{Session: sess, Input: in, Output: out, Width: 100, Height: 30, Theme: "light"})
+	}()
+	send := func(s string) {
+		if _, err := keys.Write([]byte(s)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send("clean up\r")
+	waitFor(t, "the permission request", func() bool { return len(sess.Pending()) == 1 })
+	waitFor(t, "the dialog on screen", func() bool { return strings.Contains(out.String(), "Permission needed") })
+	time.Sleep(answerGrace + 100*time.Millisecond) // a person reads first
+	send("y")
+	waitFor(t, "the allowed decision", func() bool {
+		for _, e := range sess.Transcript() {
+			if e.Kind == engine.EntryTurnEnd {
+				return true
+			}
+		}
+		return false
+	})
+	send("\x03")
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Run did not return after ctrl+c")
+	}
+	_ = keys.Close()
+	var allowed bool
+	for _, e := range sess.Transcript() {
+		allowed = allowed || (e.Kind == engine.EntryDecision && e.Status == "allow")
+	}
+	if !allowed {
+		t.Fatalf("transcript: %+v", sess.Transcript())
+	}
+}
+
+// blockingSource delivers nothing until its context ends.
+type blockingSource struct{}
+
+func (blockingSource) NextBatch(ctx context.Context) ([]engine.Event, error) {
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+func TestRunStopsWhenContextEnds(t *testing.T) {
+	in, keys := io.Pipe()
+	defer func() { _ = keys.Close() }()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- Run(ctx, Options{Session: newFake(), Events: blockingSource{}, Input: in, Output: &syncBuffer{}, Width: 80, Height: 24, NoColor: true})
+	}()
+	time.Sleep(100 * time.Millisecond)
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Run after cancel: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Run did not return after its context ended")
+	}
+}
+
+func TestRunRejectsUnknownTheme(t *testing.T) {
+	err := Run(context.Background(), Options{Session: newFake(), Events: blockingSource{}, Theme: "solarized"})
+	if err == nil || !strings.Contains(err.Error(), "unknown theme") {
+		t.Fatalf("err = %v", err)
+	}
+}

@@ -1,0 +1,162 @@
+// Package tui is kz's interactive terminal interface, a Bubble Tea v2
+// program over one engine session: a streaming transcript with tool cards,
+// the permission dialog, runtime, model and mode switching, a status bar
+// and a help overlay.
+//
+// The package never runs tools or parses runtime protocols: every action
+// goes through the Session interface, from a tea.Cmd, and every change on
+// screen comes from the session's events.
+package tui
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/runtimes/scripted"
+	"github.com/kaizen-code/kz/themes"
+)
+
+// Options configure Run.
+type Options struct {
+	// Session is the conversation to drive; it must have been created with
+	// Interactive: true so that permission requests reach the person.
+	// *engine.Session implements it. Run does not close it.
+	Session Session
+	// Events delivers the session's events. When nil, Run subscribes to
+	// Session (which must then have Subscribe() *engine.Subscription) and
+	// closes the subscription when it returns.
+	Events EventSource
+	// Theme is dark (default), light or high-contrast.
+	Theme string
+	// NoColor drops all colour; Run also honours the NO_COLOR variable.
+	NoColor bool
+	// Welcome is shown at the top of the transcript, e.g. FirstRunText
+	// when no runtime is available, or how to use the demo.
+	Welcome string
+	// Input and Output default to the terminal (tests pass pipes).
+	Input  io.Reader
+	Output io.Writer
+	// Width and Height fix the initial size (tests without a terminal).
+	Width, Height int
+}
+
+// subscriber is implemented by *engine.Session.
+type subscriber interface {
+	Subscribe() *engine.Subscription
+}
+
+// Run runs the TUI until the person quits or ctx ends. It returns nil on
+// a normal quit.
+func Run(ctx context.Context, opts Options) error {
+	if opts.Session == nil {
+		return errors.New("tui: a session is required")
+	}
+	theme, err := themes.Resolve(opts.Theme, opts.NoColor || os.Getenv("NO_COLOR") != "")
+	if err != nil {
+		return fmt.Errorf("tui: %w", err)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	events := opts.Events
+	if events == nil {
+		s, ok := opts.Session.(subscriber)
+		if !ok {
+			return errors.New("tui: Options.Events is required for a session that cannot be subscribed to")
+		}
+		sub := s.Subscribe()
+		defer sub.Close()
+		events = sub
+	}
+	m := newModel(ctx, opts.Session, events, theme, opts.Welcome)
+	popts := []tea.ProgramOption{tea.WithContext(ctx)}
+	if opts.Input != nil {
+		popts = append(popts, tea.WithInput(opts.Input))
+	}
+	if opts.Output != nil {
+		popts = append(popts, tea.WithOutput(opts.Output))
+	}
+	if opts.Width > 0 && opts.Height > 0 {
+		popts = append(popts, tea.WithWindowSize(opts.Width, opts.Height))
+	}
+	_, err = tea.NewProgram(m, popts...).Run()
+	if err != nil && errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
+		// Cancelled from outside (a signal): a normal way to stop.
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("tui: %w", err)
+	}
+	return nil
+}
+
+// DemoScript is the scripted runtime script of `kz --demo`: each prompt
+// plays the next segment (streamed markdown with reasoning; a shell command
+// that asks permission; a file edit that asks with its diff; a slow answer
+// to interrupt), so a newcomer can try every key without a model.
+//
+//go:embed demo.jsonl
+var DemoScript string
+
+// DemoLiteScript is the demo's second runtime: text only, so switching to
+// it shows how a runtime that cannot serve a mode is refused.
+//
+//go:embed demo_lite.jsonl
+var DemoLiteScript string
+
+// Names of the demo runtimes.
+const (
+	DemoRuntime     = "demo"
+	DemoLiteRuntime = "demo-lite"
+)
+
+// DemoRuntimes builds the runtimes of `kz --demo`: "demo", a full agent
+// with two models, and "demo-lite", a text-only runtime.
+func DemoRuntimes() ([]engine.RuntimeEntry, error) {
+	full, err := scripted.Parse(DemoRuntime, "demo.jsonl", strings.NewReader(DemoScript))
+	if err != nil {
+		return nil, fmt.Errorf("demo script: %w", err)
+	}
+	lite, err := scripted.Parse(DemoLiteRuntime, "demo_lite.jsonl", strings.NewReader(DemoLiteScript))
+	if err != nil {
+		return nil, fmt.Errorf("demo script: %w", err)
+	}
+	return []engine.RuntimeEntry{
+		{Runtime: full, Models: []string{"demo-large", "demo-small"}},
+		{Runtime: lite, Models: []string{lite.Model()}},
+	}, nil
+}
+
+// DemoWelcome is the text `kz --demo` shows first.
+const DemoWelcome = `Welcome to the kz demo. Nothing here talks to a model: a scripted runtime answers.
+Type any prompt and press enter; each prompt plays the next scene: a streamed answer,
+a shell command that asks permission (y allow · s session · a always · n deny · m deny with message),
+a file edit with its diff, and a slow answer to interrupt with esc (twice: at once).
+shift+tab cycles the mode, ctrl+r switches runtime (demo-lite is text only), ctrl+l the model, ? shows every key.`
+
+// FirstRunText explains, for a person with no usable runtime, what kz
+// found and how to enable each runtime. infos is Session.Runtimes().
+func FirstRunText(infos []engine.RuntimeInfo) string {
+	var b strings.Builder
+	b.WriteString("No runtime is available yet. This is what kz found:\n")
+	for _, r := range infos {
+		if r.Unavailable == "" {
+			fmt.Fprintf(&b, "  ✓ %s is ready\n", r.Name)
+			continue
+		}
+		fmt.Fprintf(&b, "  ✗ %s: %s\n", r.Name, r.Unavailable)
+	}
+	b.WriteString(`To enable one:
+  • Claude Code: install it (npm i -g @anthropic-ai/claude-code) and log in, or set ANTHROPIC_API_KEY
+  • Codex: install it (npm i -g @openai/codex) and log in, or set OPENAI_API_KEY
+  • Gemini CLI: install it (npm i -g @google/gemini-cli), or set GEMINI_API_KEY
+  • a local model: start Ollama (it listens on 127.0.0.1:11434)
+Then restart kz, or try everything first with: kz --demo`)
+	return b.String()
+}
