@@ -269,3 +269,15 @@ func TestNativeSessionResumesOnlyWhenNothingHappenedElsewhere(t *testing.T) {
 		t.Fatalf("a resumed %q, b resumed %q", a.resumed, b.resumed)
 	}
 }
+
+func TestStateTotalsCoverResumedAndFinishedTurns(t *testing.T) {
+	s, _ := newSession(t, engine.Config{Runtimes: []engine.RuntimeEntry{entry(script(t, "a", hello), "m1")},
+		Prior: &engine.Prior{LastSeq: 10, LastTurn: 2, Usage: engine.Usage{InputTokens: 100}, CostUSD: 1}})
+	if _, err := s.RunTurn(context.Background(), "go"); err != nil {
+		t.Fatal(err)
+	}
+	st := s.State()
+	if st.TotalCostUSD != 1.25 || st.TotalUsage.InputTokens != 110 || st.Running {
+		t.Fatalf("state = %+v", st)
+	}
+}

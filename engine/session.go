@@ -48,6 +48,9 @@ type Session struct {
 	pending     map[string]*pendingRequest
 	closed      bool
 	wg          sync.WaitGroup
+	// total sums every finished turn of the session, resumed ones included.
+	totalUsage Usage
+	totalCost  float64
 }
 
 // Journal persists a session's events in order. Append is called under the
@@ -83,6 +86,9 @@ type NativeRef struct {
 
 // Prior is the persisted state of a session being resumed.
 type Prior struct {
+	// Usage and CostUSD are the totals of the turns already stored.
+	Usage       Usage
+	CostUSD     float64
 	LastSeq     int64
 	LastTurn    int64
 	Transcript  []TranscriptEntry
@@ -180,6 +186,7 @@ func NewSession(cfg Config) (*Session, error) {
 	}
 	if p := cfg.Prior; p != nil {
 		s.seq, s.lastTurn, s.lastRuntime = p.LastSeq, p.LastTurn, p.LastRuntime
+		s.totalUsage, s.totalCost = p.Usage, p.CostUSD
 		s.transcript.Entries = append([]TranscriptEntry(nil), p.Transcript...)
 		for k, v := range p.Natives {
 			s.natives[k] = v
@@ -210,18 +217,26 @@ type State struct {
 	Mode           Mode
 	PermissionMode PermissionMode
 	Running        bool
-	Usage          Usage
-	CostUSD        float64
-	Limits         Limits
+	// Usage and CostUSD are those of the running turn.
+	Usage   Usage
+	CostUSD float64
+	// TotalUsage and TotalCostUSD cover the whole session so far,
+	// including the running turn.
+	TotalUsage   Usage
+	TotalCostUSD float64
+	Limits       Limits
 }
 
 // State returns a snapshot of the session.
 func (s *Session) State() State {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st := State{ID: s.id, Runtime: s.runtime, Model: s.model, Mode: s.mode, PermissionMode: s.pmode, Limits: s.limits}
+	st := State{ID: s.id, Runtime: s.runtime, Model: s.model, Mode: s.mode, PermissionMode: s.pmode, Limits: s.limits,
+		TotalUsage: s.totalUsage, TotalCostUSD: s.totalCost}
 	if s.cur != nil {
 		st.Running, st.Usage, st.CostUSD = true, s.cur.usage, s.cur.cost
+		st.TotalUsage.Add(s.cur.usage)
+		st.TotalCostUSD += s.cur.cost
 	}
 	return st
 }

@@ -318,6 +318,8 @@ func (s *Session) finishLocked(ctx context.Context, ts *turnState, res Result, e
 	if res.NativeID != "" {
 		s.natives[t.Runtime] = NativeRef{ID: res.NativeID, TurnID: t.ID}
 	}
+	s.totalUsage.Add(usage)
+	s.totalCost += cost
 	return s.emitLocked(Event{
 		Type: EventFinalResult, TurnID: t.ID, Runtime: t.Runtime, Model: model,
 		Status: string(status), Output: res.Output, Usage: &usage, CostUSD: cost, Cycles: cycles,

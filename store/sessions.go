@@ -235,6 +235,10 @@ func (s *Store) Prior(ctx context.Context, id string) (*engine.Prior, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load session %s: %w", id, err)
 	}
+	if err := s.db.QueryRowContext(ctx, `SELECT IFNULL(SUM(input_tokens), 0), IFNULL(SUM(output_tokens), 0), IFNULL(SUM(cost_usd), 0) FROM turns WHERE session_id = ?`, id).
+		Scan(&p.Usage.InputTokens, &p.Usage.OutputTokens, &p.CostUSD); err != nil {
+		return nil, fmt.Errorf("load session %s: %w", id, err)
+	}
 	if err := s.db.QueryRowContext(ctx, `SELECT runtime FROM turns WHERE session_id = ? ORDER BY turn_id DESC LIMIT 1`, id).Scan(&p.LastRuntime); err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("load session %s: %w", id, err)
 	}

@@ -148,6 +148,8 @@ func newModel(ctx context.Context, sess Session, events EventSource, theme theme
 	m.dialog = newPermissionDialog(&m.theme)
 	st := sess.State()
 	m.status.state, m.status.running, m.modeCursor = st, st.Running, st.Mode
+	// A resumed session starts from its stored totals.
+	m.status.total, m.status.totalCost = st.TotalUsage, st.TotalCostUSD
 	m.tr.restore(sess.Transcript())
 	if welcome != "" {
 		m.tr.notice(welcome, "")
