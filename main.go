@@ -24,9 +24,12 @@ import (
 	"github.com/kaizen-code/kz/engine"
 	"github.com/kaizen-code/kz/engine/config"
 	"github.com/kaizen-code/kz/engine/headless"
+	"github.com/kaizen-code/kz/patch"
 	"github.com/kaizen-code/kz/runtimes"
 	"github.com/kaizen-code/kz/runtimes/scripted"
 	"github.com/kaizen-code/kz/store"
+	"github.com/kaizen-code/kz/tools"
+	"github.com/kaizen-code/kz/tools/workspace"
 	"github.com/kaizen-code/kz/tui"
 )
 
@@ -44,6 +47,7 @@ Usage:
   kz sessions delete ID
   kz runtimes [--json]             configured runtimes, availability, capabilities
   kz trust                         trust this folder's .kz/config.toml as it is now
+  kz undo [ID]                     restore the files of the last applied change
   kz version
 
 Flags for kz and kz -p:
@@ -127,6 +131,8 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return cmdRuntimes(args[1:], stdout)
 		case "trust":
 			return cmdTrust(args[1:], stdout)
+		case "undo":
+			return cmdUndo(ctx, args[1:], stdout, stderr)
 		}
 		if !strings.HasPrefix(args[0], "-") {
 			return usagef("unknown command %q", args[0])
@@ -327,12 +333,29 @@ func cmdMain(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		limits.Timeout = o.timeout
 	}
 
+	id := resumed.ID
+	if id == "" {
+		id = engine.NewID()
+	}
+	ws, err := workspace.Open(e.workspace)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = ws.Close() }()
+	applier := e.applier(ws, st, id)
+	if restored, err := applier.Recover(ctx); err != nil {
+		_, _ = fmt.Fprintf(stderr, "kz: warning: could not recover an interrupted change: %v\n", err)
+	} else if len(restored) > 0 {
+		_, _ = fmt.Fprintf(stderr, "kz: warning: restored %d change(s) a crash left half-applied: %s\n", len(restored), strings.Join(restored, ", "))
+	}
+	reviewer := &patch.Reviewer{Applier: applier, Run: patch.ShellRunner(ws.Dir(), tools.CommandEnv(os.Environ(), nil), 10*time.Minute, 64<<10)}
+
 	w := st.NewWriter()
 	defer func() { _ = w.Close() }()
 	sess, err := engine.NewSession(engine.Config{
-		ID: resumed.ID, Workspace: e.workspace, Journal: w, Runtimes: entries, Runtime: name, Model: model,
+		ID: id, Workspace: e.workspace, Journal: w, Runtimes: entries, Runtime: name, Model: model,
 		Mode: mode, PermissionMode: pmode, Interactive: interactive, Limits: limits,
-		Failover: failoverChain(e.cfg, entries, name), Prior: prior,
+		Failover: failoverChain(e.cfg, entries, name), Prior: prior, Patcher: reviewer,
 	})
 	if err != nil {
 		return err
@@ -362,6 +385,63 @@ func cmdMain(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if code := headless.ExitCode(engine.Status(final.Status)); code != 0 {
 		return exitError{code}
 	}
+	return nil
+}
+
+// applier is the patch applier of a session in ws; its journal lives in
+// kz's data directory, outside the workspace.
+func (e *env) applier(ws *workspace.Workspace, st *store.Store, sessionID string) *patch.Applier {
+	return &patch.Applier{FS: ws, Snapshots: patch.StoreSnapshots{Store: st, SessionID: sessionID},
+		JournalDir: filepath.Join(e.dataDir, "journal"), Root: ws.Dir()}
+}
+
+// cmdUndo restores every file of the last applied change of a session (the
+// latest of this folder by default) to its exact previous bytes.
+func cmdUndo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("undo", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	dataDir := fs.String("data-dir", "", "")
+	if err := fs.Parse(args); err != nil || fs.NArg() > 1 {
+		return usagef("usage: kz undo [SESSION-ID]")
+	}
+	e, err := loadEnv(*dataDir)
+	if err != nil {
+		return err
+	}
+	st, err := e.openStore(ctx, stderr)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = st.Close() }()
+	var si store.SessionInfo
+	if fs.NArg() == 1 {
+		si, err = st.Session(ctx, fs.Arg(0))
+	} else {
+		si, err = st.LatestSession(ctx, e.workspace)
+	}
+	if err != nil {
+		return err
+	}
+	change, err := st.LastChange(ctx, si.ID)
+	if err != nil {
+		return err
+	}
+	if change == "" {
+		return fmt.Errorf("session %s has no change to undo", si.ID)
+	}
+	ws, err := workspace.Open(si.Workspace)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = ws.Close() }()
+	snaps := patch.StoreSnapshots{Store: st, SessionID: si.ID}
+	if err := e.applier(ws, st, si.ID).Undo(ctx, snaps, change); err != nil {
+		return fmt.Errorf("undo %s: %w", change, err)
+	}
+	if err := st.DeleteChange(ctx, change); err != nil {
+		return err
+	}
+	_, _ = fmt.Fprintf(stdout, "undid %s in %s\n", change, si.Workspace)
 	return nil
 }
 

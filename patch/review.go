@@ -3,7 +3,12 @@ package patch
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os/exec"
 	"slices"
+	"sync"
+	"syscall"
+	"time"
 
 	"github.com/kaizen-code/kz/engine"
 	"github.com/kaizen-code/kz/store"
@@ -116,4 +121,67 @@ func (s StoreSnapshots) LoadSnapshots(ctx context.Context, changeID string) ([]S
 			AfterExists: r.AfterExists, AfterSHA256: r.AfterSHA256})
 	}
 	return out, nil
+}
+
+// ShellRunner returns a Reviewer.Run that runs a verification command with
+// bash in dir, in its own process group (all of which dies with ctx), with
+// the given environment, keeping at most maxOutput bytes of output.
+func ShellRunner(dir string, env []string, timeout time.Duration, maxOutput int) func(context.Context, string) (string, int, error) {
+	return func(ctx context.Context, command string) (string, int, error) {
+		if timeout > 0 {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, timeout)
+			defer cancel()
+		}
+		cmd := exec.CommandContext(ctx, "/bin/bash", "-c", command)
+		cmd.Dir, cmd.Env = dir, env
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+		cmd.WaitDelay = 2 * time.Second
+		var out cappedBuffer
+		out.max = maxOutput
+		cmd.Stdout, cmd.Stderr = &out, &out
+		err := cmd.Run()
+		var exit *exec.ExitError
+		switch {
+		case err == nil:
+			return out.String(), 0, nil
+		case errors.As(err, &exit) && ctx.Err() == nil:
+			return out.String(), exit.ExitCode(), nil
+		default:
+			return out.String(), -1, fmt.Errorf("run %q: %w", command, err)
+		}
+	}
+}
+
+// cappedBuffer keeps the first max bytes written and counts the rest.
+type cappedBuffer struct {
+	mu      sync.Mutex
+	buf     []byte
+	max     int
+	dropped int
+}
+
+func (b *cappedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	room := b.max - len(b.buf)
+	if room >= len(p) || b.max <= 0 {
+		b.buf = append(b.buf, p...)
+		return len(p), nil
+	}
+	if room > 0 {
+		b.buf = append(b.buf, p[:room]...)
+	}
+	b.dropped += len(p) - max(room, 0)
+	return len(p), nil
+}
+
+func (b *cappedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.dropped > 0 {
+		return string(b.buf) + fmt.Sprintf("\n… %d more bytes not shown", b.dropped)
+	}
+	return string(b.buf)
 }

@@ -78,6 +78,15 @@ func (s *Store) LastChange(ctx context.Context, sessionID string) (string, error
 	return id, nil
 }
 
+// DeleteChange forgets the snapshots of an undone change, so the next undo
+// reaches the change before it.
+func (s *Store) DeleteChange(ctx context.Context, changeID string) error {
+	if _, err := exec(ctx, s.db, `DELETE FROM snapshots WHERE change_id = ?`, changeID); err != nil {
+		return fmt.Errorf("forget change %s: %w", changeID, err)
+	}
+	return nil
+}
+
 // SaveArtifact keeps a tool result whole and returns a reference to it.
 func (s *Store) SaveArtifact(ctx context.Context, sessionID, toolCallID string, content []byte) (string, error) {
 	r, err := exec(ctx, s.db, `INSERT INTO artifacts(session_id, tool_call_id, content, created_at) VALUES (?,?,?,?)`,

@@ -1,0 +1,312 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/kaizen-code/kz/engine"
+)
+
+// Bash limits.
+const (
+	DefaultBashTimeout = 2 * time.Minute
+	MaxBashTimeout     = 10 * time.Minute
+	DefaultKillGrace   = 2 * time.Second
+	// MaxCommandBytes refuses absurdly long commands before they reach a
+	// shell.
+	MaxCommandBytes = 256 << 10
+	// bashHead and bashTail are how much of the output is kept from the
+	// beginning and the end; the middle of a longer output is dropped.
+	bashHead = 20000
+	bashTail = 10000
+	// progressEvery throttles tool_call_progress events.
+	progressEvery = 200 * time.Millisecond
+	// maxProgressChunk bounds one progress event's text.
+	maxProgressChunk = 4096
+	// pipeDrain is how long the output is read after the command and its
+	// process group are gone, for descendants that left the group.
+	pipeDrain = time.Second
+)
+
+// BaseEnv is the environment a command sees, taken from kz's own
+// environment when set.
+var BaseEnv = []string{"PATH", "HOME", "USER", "LANG", "TERM", "TMPDIR", "SHELL"}
+
+// Bash is the bash tool.
+type Bash struct{}
+
+type bashInput struct {
+	Command     string `json:"command"`
+	TimeoutMS   int64  `json:"timeout_ms,omitempty"`
+	Description string `json:"description,omitempty"`
+}
+
+// Spec implements Tool.
+func (Bash) Spec() ToolSpec {
+	return ToolSpec{Name: "bash", Description: description("bash"), Destructive: true, MaxResultBytes: 2 * (bashHead + bashTail),
+		Exposure: ExposureNative, Schema: json.RawMessage(`{"type":"object","properties":{` +
+			`"command":{"type":"string","description":"The command to run with /bin/bash -c"},` +
+			`"timeout_ms":{"type":"integer","minimum":1,"maximum":600000,"description":"Timeout in milliseconds (default 120000)"},` +
+			`"description":{"type":"string","description":"Five to ten words saying what the command does"}},` +
+			`"required":["command"],"additionalProperties":false}`)}
+}
+
+// Prepare implements Tool.
+func (Bash) Prepare(_ context.Context, env *Env, input json.RawMessage) (Call, error) {
+	var in bashInput
+	if err := DecodeStrict(input, &in); err != nil {
+		return nil, err
+	}
+	if strings.TrimSpace(in.Command) == "" {
+		return nil, errors.New("command is empty")
+	}
+	if len(in.Command) > MaxCommandBytes {
+		return nil, fmt.Errorf("command is %d bytes, more than %d", len(in.Command), MaxCommandBytes)
+	}
+	if strings.ContainsRune(in.Command, 0) {
+		return nil, errors.New("command contains a NUL byte")
+	}
+	timeout := env.BashTimeout
+	if timeout <= 0 {
+		timeout = DefaultBashTimeout
+	}
+	if in.TimeoutMS < 0 {
+		return nil, errors.New("timeout_ms must be positive")
+	}
+	if in.TimeoutMS > 0 {
+		timeout = min(time.Duration(in.TimeoutMS)*time.Millisecond, MaxBashTimeout)
+	}
+	return &bashCall{command: in.Command, timeout: timeout, sandboxed: env.Sandboxed()}, nil
+}
+
+type bashCall struct {
+	command string
+	timeout time.Duration
+	// sandboxed is decided once, when the call is prepared, so the gate
+	// and the run agree on it.
+	sandboxed bool
+}
+
+func (c *bashCall) Request() engine.PermissionRequest {
+	return engine.PermissionRequest{Command: c.command, Sandboxed: c.sandboxed}
+}
+
+// CommandEnv builds the minimal environment of a command from environ: the
+// BaseEnv names and the pass list, never a name containing KEY, SECRET,
+// TOKEN or PASSWORD unless the pass list names it exactly.
+func CommandEnv(environ []string, pass []string) []string {
+	var out []string
+	for _, kv := range environ {
+		name, _, ok := strings.Cut(kv, "=")
+		if !ok || name == "" {
+			continue
+		}
+		listed := slices.Contains(pass, name)
+		if !listed && !slices.Contains(BaseEnv, name) {
+			continue
+		}
+		if secretName(name) && !listed {
+			continue
+		}
+		out = append(out, kv)
+	}
+	if !slices.ContainsFunc(out, func(kv string) bool { return strings.HasPrefix(kv, "PATH=") }) {
+		out = append(out, "PATH=/usr/local/bin:/usr/bin:/bin")
+	}
+	return out
+}
+
+func secretName(name string) bool {
+	u := strings.ToUpper(name)
+	for _, w := range []string{"KEY", "SECRET", "TOKEN", "PASSWORD"} {
+		if strings.Contains(u, w) {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *bashCall) Run(ctx context.Context, rc *RunContext) (string, error) {
+	env := rc.Env
+	grace := env.KillGrace
+	if grace <= 0 {
+		grace = DefaultKillGrace
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return "", fmt.Errorf("bash: %w", err)
+	}
+	defer pr.Close()
+	cmd := exec.Command("/bin/bash", "-c", c.command)
+	cmd.Dir = env.WS.Dir()
+	cmd.Env = CommandEnv(os.Environ(), env.PassEnv)
+	cmd.Stdout, cmd.Stderr = pw, pw
+	// Own process group, so the whole tree can be signalled at once.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if c.sandboxed {
+		if err := SandboxCommand(cmd, []string{env.WS.Dir(), os.TempDir()}); err != nil {
+			pw.Close()
+			return "", fmt.Errorf("bash: the sandbox is on but cannot be applied, so the command was not run: %w", err)
+		}
+	}
+	rc.Emit(engine.Event{Type: engine.EventCommandStarted, Command: c.command})
+	if err := cmd.Start(); err != nil {
+		pw.Close()
+		return "", fmt.Errorf("bash: start: %w", err)
+	}
+	pw.Close()
+	pgid := cmd.Process.Pid
+
+	out := newHeadTail(bashHead, bashTail)
+	readDone := make(chan struct{})
+	go func() {
+		defer close(readDone)
+		c.pump(pr, out, rc)
+	}()
+
+	waitDone := make(chan error, 1)
+	go func() { waitDone <- cmd.Wait() }()
+
+	var waitErr error
+	killed := ""
+	select {
+	case waitErr = <-waitDone:
+	case <-ctx.Done():
+		killed = "interrupted"
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			killed = fmt.Sprintf("timed out after %s", c.timeout)
+		}
+		_ = syscall.Kill(-pgid, syscall.SIGTERM)
+		t := time.NewTimer(grace)
+		select {
+		case waitErr = <-waitDone:
+			t.Stop()
+		case <-t.C:
+			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+			waitErr = <-waitDone
+		}
+	}
+	// The command is over: whatever it left running in its group (a
+	// background job) is stopped, so nothing outlives the call.
+	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	select {
+	case <-readDone:
+	case <-time.After(pipeDrain):
+		// A descendant that left the group still holds the pipe; stop
+		// reading rather than wait for it.
+		pr.SetReadDeadline(time.Now())
+		<-readDone
+	}
+
+	code := cmd.ProcessState.ExitCode()
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		code = 128 + int(ws.Signal())
+	}
+	rc.Emit(engine.Event{Type: engine.EventCommandFinished, Command: c.command, ExitCode: &code})
+
+	text := out.String()
+	var sb strings.Builder
+	sb.WriteString(text)
+	if text != "" && !strings.HasSuffix(text, "\n") {
+		sb.WriteString("\n")
+	}
+	if killed != "" {
+		fmt.Fprintf(&sb, "[command %s; process group killed]\n", killed)
+	}
+	if code != 0 {
+		fmt.Fprintf(&sb, "[exit code %d]\n", code)
+	}
+	if killed != "" {
+		return sb.String(), fmt.Errorf("command %s", killed)
+	}
+	var exitErr *exec.ExitError
+	if waitErr != nil && !errors.As(waitErr, &exitErr) {
+		return sb.String(), fmt.Errorf("bash: %w", waitErr)
+	}
+	return strings.TrimSuffix(sb.String(), "\n"), nil
+}
+
+// pump copies the command's output into out and sends throttled progress
+// events.
+func (c *bashCall) pump(pr *os.File, out *headTail, rc *RunContext) {
+	buf := make([]byte, 32<<10)
+	var pending strings.Builder
+	last := time.Time{}
+	flush := func() {
+		if pending.Len() == 0 {
+			return
+		}
+		s := pending.String()
+		if len(s) > maxProgressChunk {
+			s = s[len(s)-maxProgressChunk:]
+		}
+		rc.Emit(engine.Event{Type: engine.EventToolCallProgress, ToolCallID: rc.ToolCallID, Tool: "bash", Output: s})
+		pending.Reset()
+		last = time.Now()
+	}
+	for {
+		n, err := pr.Read(buf)
+		if n > 0 {
+			out.Write(buf[:n])
+			if pending.Len() < 4*maxProgressChunk {
+				pending.Write(buf[:n])
+			}
+			if time.Since(last) >= progressEvery {
+				flush()
+			}
+		}
+		if err != nil {
+			break
+		}
+	}
+	flush()
+}
+
+// headTail keeps the first head and the last tail bytes written to it.
+type headTail struct {
+	mu         sync.Mutex
+	head, tail []byte
+	hmax, tmax int
+	dropped    int64
+}
+
+func newHeadTail(h, t int) *headTail { return &headTail{hmax: h, tmax: t} }
+
+func (b *headTail) Write(p []byte) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if room := b.hmax - len(b.head); room > 0 {
+		n := min(room, len(p))
+		b.head = append(b.head, p[:n]...)
+		p = p[n:]
+	}
+	if len(p) == 0 {
+		return
+	}
+	b.tail = append(b.tail, p...)
+	if over := len(b.tail) - b.tmax; over > 0 {
+		b.dropped += int64(over)
+		b.tail = append(b.tail[:0], b.tail[over:]...)
+	}
+}
+
+func (b *headTail) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.dropped == 0 {
+		return string(b.head) + string(b.tail)
+	}
+	return fmt.Sprintf("%s\n… [%d bytes of output omitted] …\n%s", b.head, b.dropped, b.tail)
+}

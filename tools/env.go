@@ -1,0 +1,109 @@
+package tools
+
+import (
+	"context"
+	"crypto/sha256"
+	"io/fs"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/kaizen-code/kz/tools/workspace"
+)
+
+// Snapshot is the content of a file before a tool changed it, so the change
+// can be undone. Existed is false for a file the tool created.
+type Snapshot struct {
+	SessionID  string
+	ToolCallID string
+	// Path is workspace-relative and symlink-resolved.
+	Path    string
+	Existed bool
+	Content []byte
+	Mode    fs.FileMode
+}
+
+// SnapshotSaver stores snapshots; the store implements it (table
+// snapshots). A write does not happen when saving its snapshot fails.
+type SnapshotSaver interface {
+	SaveSnapshot(ctx context.Context, s Snapshot) error
+}
+
+// ArtifactSaver stores a result too large for the model and returns a
+// reference the model and the person can use to find it.
+type ArtifactSaver interface {
+	SaveArtifact(ctx context.Context, sessionID, toolCallID string, content []byte) (ref string, err error)
+}
+
+// Env is the per-session state the tools share: the workspace, where
+// snapshots go, the bash settings and what this session has read.
+type Env struct {
+	WS        *workspace.Workspace
+	SessionID string
+	// Snapshots receives the old content before every write. When nil,
+	// writes are refused: kz never changes a file it could not undo.
+	Snapshots SnapshotSaver
+	// PassEnv names environment variables passed to bash besides the
+	// minimal set; it is the only way a name containing KEY, SECRET, TOKEN
+	// or PASSWORD reaches a command.
+	PassEnv []string
+	// BashTimeout is the default timeout of a command (DefaultBashTimeout
+	// when zero); a call may ask for less or up to MaxBashTimeout.
+	BashTimeout time.Duration
+	// KillGrace is how long a cancelled command gets between SIGTERM and
+	// SIGKILL (DefaultKillGrace when zero).
+	KillGrace time.Duration
+
+	reads readState
+	// sandbox is set while bash must run under the Landlock wrapper.
+	sandbox atomic.Bool
+}
+
+// SetSandbox turns the OS sandbox for bash on or off (the lead turns it on
+// in full-autonomous mode when ProbeSandbox reports it available). While it
+// is on, a command that cannot be sandboxed is not run at all.
+func (e *Env) SetSandbox(on bool) { e.sandbox.Store(on) }
+
+// Sandboxed reports whether bash runs under the OS sandbox.
+func (e *Env) Sandboxed() bool { return e.sandbox.Load() }
+
+// NewEnv returns an Env for one session in ws.
+func NewEnv(ws *workspace.Workspace, sessionID string, snapshots SnapshotSaver) *Env {
+	return &Env{WS: ws, SessionID: sessionID, Snapshots: snapshots}
+}
+
+// readRecord is what the session saw of a file when it last read or wrote
+// it.
+type readRecord struct {
+	hash    [32]byte
+	modTime time.Time
+	size    int64
+}
+
+// readState maps resolved workspace-relative paths to what the session
+// last saw, so edit_file can refuse a file it has not read or that changed
+// on disk since.
+type readState struct {
+	mu sync.Mutex
+	m  map[string]readRecord
+}
+
+func (r *readState) record(path string, content []byte, fi fs.FileInfo) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.m == nil {
+		r.m = map[string]readRecord{}
+	}
+	rec := readRecord{hash: sha256.Sum256(content), size: int64(len(content))}
+	if fi != nil {
+		rec.modTime = fi.ModTime()
+	}
+	r.m[path] = rec
+}
+
+func (r *readState) get(path string) (readRecord, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	rec, ok := r.m[path]
+	return rec, ok
+}

@@ -1,0 +1,434 @@
+package tools
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path"
+	"regexp"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+
+	"github.com/kaizen-code/kz/engine"
+)
+
+// nonblockFlags open a file without blocking on a FIFO and without making a
+// terminal the controlling one.
+const nonblockFlags = syscall.O_NONBLOCK | syscall.O_NOCTTY
+
+// Search limits.
+const (
+	// MaxGlobResults bounds glob output.
+	MaxGlobResults = 1000
+	// MaxGrepLines bounds the lines grep prints.
+	MaxGrepLines = 2000
+	// MaxGrepFileBytes skips larger files.
+	MaxGrepFileBytes = 20 << 20
+	// MaxGrepContext bounds the context option.
+	MaxGrepContext = 20
+)
+
+// ---- glob ----
+
+// Glob is the glob tool.
+type Glob struct{}
+
+type globInput struct {
+	Pattern string `json:"pattern"`
+	Path    string `json:"path,omitempty"`
+}
+
+// Spec implements Tool.
+func (Glob) Spec() ToolSpec {
+	return ToolSpec{Name: "glob", Description: description("glob"), ReadOnly: true, ConcurrencySafe: true,
+		Exposure: ExposureNative, Schema: json.RawMessage(`{"type":"object","properties":{` +
+			`"pattern":{"type":"string","description":"Glob pattern such as **/*.go, relative to path"},` +
+			`"path":{"type":"string","description":"Directory to search (default: the workspace)"}},` +
+			`"required":["pattern"],"additionalProperties":false}`)}
+}
+
+// Prepare implements Tool.
+func (Glob) Prepare(_ context.Context, env *Env, input json.RawMessage) (Call, error) {
+	var in globInput
+	if err := DecodeStrict(input, &in); err != nil {
+		return nil, err
+	}
+	if in.Pattern == "" {
+		return nil, errors.New("pattern is empty")
+	}
+	segs := strings.Split(strings.TrimPrefix(in.Pattern, "./"), "/")
+	for _, s := range segs {
+		if s == ".." {
+			return nil, errors.New("pattern may not contain ..")
+		}
+		if _, err := path.Match(s, ""); err != nil {
+			return nil, fmt.Errorf("bad pattern %q: %w", in.Pattern, err)
+		}
+	}
+	if in.Path == "" {
+		in.Path = "."
+	}
+	t, err := resolveTarget(env, in.Path)
+	if err != nil {
+		return nil, err
+	}
+	return &globCall{t: t, segs: segs}, nil
+}
+
+type globCall struct {
+	t    target
+	segs []string
+}
+
+func (c *globCall) Request() engine.PermissionRequest {
+	return engine.PermissionRequest{Paths: c.t.paths()}
+}
+
+func (c *globCall) Run(ctx context.Context, rc *RunContext) (string, error) {
+	base := c.t.resolved
+	var out []string
+	more := 0
+	err := walk(ctx, rc.Env, base, func(f walkFile) bool {
+		defer f.release()
+		rel := f.rel
+		if base != "." {
+			rel = strings.TrimPrefix(rel, base+"/")
+		}
+		if matchSegs(c.segs, strings.Split(rel, "/")) {
+			if len(out) < MaxGlobResults {
+				out = append(out, f.rel)
+			} else {
+				more++
+			}
+		}
+		return true
+	})
+	if err != nil {
+		return "", err
+	}
+	if len(out) == 0 {
+		return "(no files match)", nil
+	}
+	s := strings.Join(out, "\n") + "\n"
+	if more > 0 {
+		s += fmt.Sprintf("(%d more files not shown; narrow the pattern)\n", more)
+	}
+	return s, ctx.Err()
+}
+
+// ---- grep ----
+
+// Grep is the grep tool.
+type Grep struct{}
+
+// GrepMode is grep's output mode.
+type GrepMode string
+
+// Grep output modes.
+const (
+	GrepContent GrepMode = "content"
+	GrepFiles   GrepMode = "files_with_matches"
+	GrepCount   GrepMode = "count"
+)
+
+type grepInput struct {
+	Pattern         string   `json:"pattern"`
+	Path            string   `json:"path,omitempty"`
+	Glob            string   `json:"glob,omitempty"`
+	CaseInsensitive bool     `json:"case_insensitive,omitempty"`
+	Context         int      `json:"context,omitempty"`
+	OutputMode      GrepMode `json:"output_mode,omitempty"`
+}
+
+// Spec implements Tool.
+func (Grep) Spec() ToolSpec {
+	return ToolSpec{Name: "grep", Description: description("grep"), ReadOnly: true, ConcurrencySafe: true,
+		Exposure: ExposureNative, Schema: json.RawMessage(`{"type":"object","properties":{` +
+			`"pattern":{"type":"string","description":"Regular expression (RE2 syntax)"},` +
+			`"path":{"type":"string","description":"Directory or file to search (default: the workspace)"},` +
+			`"glob":{"type":"string","description":"Only search files whose path matches, e.g. *.go or src/**/*.ts"},` +
+			`"case_insensitive":{"type":"boolean"},` +
+			`"context":{"type":"integer","minimum":0,"maximum":20,"description":"Lines of context around matches"},` +
+			`"output_mode":{"type":"string","enum":["content","files_with_matches","count"]}},` +
+			`"required":["pattern"],"additionalProperties":false}`)}
+}
+
+// Prepare implements Tool.
+func (Grep) Prepare(_ context.Context, env *Env, input json.RawMessage) (Call, error) {
+	var in grepInput
+	if err := DecodeStrict(input, &in); err != nil {
+		return nil, err
+	}
+	if in.Pattern == "" {
+		return nil, errors.New("pattern is empty")
+	}
+	switch in.OutputMode {
+	case "":
+		in.OutputMode = GrepContent
+	case GrepContent, GrepFiles, GrepCount:
+	default:
+		return nil, fmt.Errorf("unknown output_mode %q", in.OutputMode)
+	}
+	if in.Context < 0 || in.Context > MaxGrepContext {
+		return nil, fmt.Errorf("context must be between 0 and %d", MaxGrepContext)
+	}
+	flags := "(?m)"
+	if in.CaseInsensitive {
+		flags = "(?mi)"
+	}
+	re, err := regexp.Compile(flags + in.Pattern)
+	if err != nil {
+		return nil, fmt.Errorf("bad pattern: %w", err)
+	}
+	var globSegs []string
+	if in.Glob != "" {
+		globSegs = strings.Split(in.Glob, "/")
+		for _, s := range globSegs {
+			if _, err := path.Match(s, ""); err != nil {
+				return nil, fmt.Errorf("bad glob %q: %w", in.Glob, err)
+			}
+		}
+	}
+	if in.Path == "" {
+		in.Path = "."
+	}
+	t, err := resolveTarget(env, in.Path)
+	if err != nil {
+		return nil, err
+	}
+	return &grepCall{in: in, t: t, re: re, glob: globSegs}, nil
+}
+
+type grepCall struct {
+	in   grepInput
+	t    target
+	re   *regexp.Regexp
+	glob []string
+}
+
+func (c *grepCall) Request() engine.PermissionRequest {
+	return engine.PermissionRequest{Paths: c.t.paths()}
+}
+
+// wantFile applies the glob option: a pattern without a slash matches the
+// base name, one with a slash the workspace-relative path.
+func (c *grepCall) wantFile(rel string) bool {
+	if c.glob == nil {
+		return true
+	}
+	if len(c.glob) == 1 {
+		ok, _ := path.Match(c.glob[0], path.Base(rel))
+		return ok
+	}
+	return matchSegs(c.glob, strings.Split(rel, "/"))
+}
+
+// grepResult is the output of one file.
+type grepResult struct {
+	seq   int
+	text  []byte
+	lines int
+}
+
+// Run searches with a pool of workers fed by one walker. Results are
+// assembled strictly in walk order as they arrive, so the output is the
+// same whatever order the workers finish in, and the search stops (cancels
+// the walk) as soon as the ordered output reaches MaxGrepLines.
+func (c *grepCall) Run(parent context.Context, rc *RunContext) (string, error) {
+	ctx, cancel := context.WithCancel(parent)
+	defer cancel()
+	workers := max(runtime.GOMAXPROCS(0), 1)
+	jobs := make(chan walkFile, 64)
+	results := make(chan grepResult, 64)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			buf := make([]byte, 0, 64<<10)
+			for f := range jobs {
+				r := grepResult{seq: f.seq}
+				if ctx.Err() == nil {
+					r, buf = c.searchFile(f, buf)
+				}
+				f.release()
+				results <- r
+			}
+		}()
+	}
+	var walkErr error
+	go func() {
+		defer close(jobs)
+		seq := 0
+		walkErr = walk(ctx, rc.Env, c.t.resolved, func(f walkFile) bool {
+			if !c.wantFile(f.rel) {
+				f.release()
+				return true
+			}
+			f.seq = seq
+			select {
+			case jobs <- f:
+				seq++
+				return true
+			case <-ctx.Done():
+				f.release()
+				return false
+			}
+		})
+	}()
+	go func() {
+		wg.Wait()
+		close(results)
+	}()
+
+	var sb bytes.Buffer
+	lines, next, stopped := 0, 0, false
+	pending := map[int]grepResult{}
+	for r := range results {
+		if stopped {
+			continue
+		}
+		pending[r.seq] = r
+		for {
+			p, ok := pending[next]
+			if !ok {
+				break
+			}
+			delete(pending, next)
+			next++
+			if lines+p.lines > MaxGrepLines && lines > 0 {
+				fmt.Fprintf(&sb, "(output stopped after %d lines; narrow the search)\n", lines)
+				stopped = true
+				cancel()
+				break
+			}
+			sb.Write(p.text)
+			lines += p.lines
+		}
+	}
+	// results is closed only after the walker finished, so walkErr is set.
+	if walkErr != nil && !stopped {
+		return "", walkErr
+	}
+	if err := parent.Err(); err != nil {
+		return sb.String(), err
+	}
+	if sb.Len() == 0 {
+		return "(no matches)", nil
+	}
+	return sb.String(), nil
+}
+
+// searchFile greps one file. buf is reused between files of a worker.
+func (c *grepCall) searchFile(f walkFile, buf []byte) (grepResult, []byte) {
+	r := grepResult{seq: f.seq}
+	data, buf, ok := f.read(buf, MaxGrepFileBytes)
+	if !ok {
+		return r, buf
+	}
+	if bytes.IndexByte(data[:min(len(data), 8192)], 0) >= 0 {
+		return r, buf
+	}
+	locs := c.re.FindAllIndex(data, -1)
+	if len(locs) == 0 {
+		return r, buf
+	}
+	var out bytes.Buffer
+	switch c.in.OutputMode {
+	case GrepFiles:
+		out.WriteString(f.rel + "\n")
+		r.lines = 1
+	case GrepCount:
+		n := countMatchLines(data, locs)
+		fmt.Fprintf(&out, "%s:%d\n", f.rel, n)
+		r.lines = 1
+	default:
+		r.lines = c.formatMatches(&out, f.rel, data, locs)
+	}
+	r.text = bytes.Clone(out.Bytes())
+	return r, buf
+}
+
+// countMatchLines counts the distinct lines on which a match starts.
+func countMatchLines(data []byte, locs [][]int) int {
+	n, lastLine, pos, line := 0, -1, 0, 0
+	for _, l := range locs {
+		line += bytes.Count(data[pos:l[0]], []byte{'\n'})
+		pos = l[0]
+		if line != lastLine {
+			n++
+			lastLine = line
+		}
+	}
+	return n
+}
+
+// formatMatches writes grep -n style lines: "path:N:text" for matching
+// lines, "path-N-text" for context, "--" between separate groups.
+func (c *grepCall) formatMatches(out *bytes.Buffer, rel string, data []byte, locs [][]int) int {
+	// Line starts, computed once per matching file.
+	starts := []int{0}
+	for i, b := range data {
+		if b == '\n' && i+1 < len(data) {
+			starts = append(starts, i+1)
+		}
+	}
+	lineOf := func(off int) int {
+		lo, hi := 0, len(starts)-1
+		for lo < hi {
+			mid := (lo + hi + 1) / 2
+			if starts[mid] <= off {
+				lo = mid
+			} else {
+				hi = mid - 1
+			}
+		}
+		return lo
+	}
+	lineText := func(i int) []byte {
+		end := len(data)
+		if i+1 < len(starts) {
+			end = starts[i+1]
+		}
+		return bytes.TrimRight(data[starts[i]:end], "\r\n")
+	}
+	matched := map[int]bool{}
+	var order []int
+	for _, l := range locs {
+		ln := lineOf(l[0])
+		if !matched[ln] {
+			matched[ln] = true
+			order = append(order, ln)
+		}
+	}
+	k := c.in.Context
+	printed, last, count := -1, -1, 0
+	for _, ln := range order {
+		from := max(ln-k, 0)
+		to := min(ln+k, len(starts)-1)
+		if from <= printed {
+			from = printed + 1
+		}
+		if last >= 0 && from > printed+1 && k > 0 {
+			out.WriteString("--\n")
+		}
+		for i := from; i <= to; i++ {
+			sep := "-"
+			if matched[i] {
+				sep = ":"
+			}
+			text := lineText(i)
+			if len(text) > MaxLineChars {
+				text = append(text[:MaxLineChars:MaxLineChars], " …"...)
+			}
+			fmt.Fprintf(out, "%s%s%d%s%s\n", rel, sep, i+1, sep, text)
+			count++
+		}
+		printed, last = max(printed, to), ln
+	}
+	return count
+}
