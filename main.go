@@ -78,6 +78,10 @@ Configuration: $XDG_CONFIG_HOME/kz/config.toml and .kz/config.toml (see README.m
 `
 
 func main() {
+	// kz re-executes itself as the Landlock wrapper of sandboxed commands.
+	if tools.IsSandboxInvocation(os.Args) {
+		os.Exit(tools.SandboxMain(os.Args))
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
@@ -270,20 +274,19 @@ func cmdMain(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 	}
 	interactive := o.prompt == ""
-	var entries []engine.RuntimeEntry
-	if o.demo {
-		if entries, err = tui.DemoRuntimes(); err != nil {
-			return err
-		}
-	} else if entries, err = e.runtimeEntries(o.script, o.runtime); err != nil {
-		return err
-	}
-
 	st, err := e.openStore(ctx, stderr)
 	if err != nil {
 		return err
 	}
 	defer func() { _ = st.Close() }()
+	var entries []engine.RuntimeEntry
+	if o.demo {
+		if entries, err = tui.DemoRuntimes(); err != nil {
+			return err
+		}
+	} else if entries, err = e.runtimeEntries(o.script, o.runtime, st, false); err != nil {
+		return err
+	}
 
 	var prior *engine.Prior
 	var resumed store.SessionInfo
@@ -471,8 +474,12 @@ func entryOf(entries []engine.RuntimeEntry, name string) engine.RuntimeEntry {
 
 // runtimeEntries builds every runtime; --script adds (or replaces) the
 // scripted runtime named by --runtime, "scripted" by default.
-func (e *env) runtimeEntries(script, runtimeFlag string) ([]engine.RuntimeEntry, error) {
-	entries, err := runtimes.BuildAll(e.cfg, runtimes.Options{Workspace: e.workspace, ConfigDir: filepath.Dir(e.paths.UserConfig)})
+func (e *env) runtimeEntries(script, runtimeFlag string, st *store.Store, probe bool) ([]engine.RuntimeEntry, error) {
+	opt := runtimes.Options{Workspace: e.workspace, ConfigDir: filepath.Dir(e.paths.UserConfig), Probe: probe}
+	if st != nil {
+		opt.Snapshots, opt.Artifacts = runtimes.StoreSnapshots{Store: st}, st
+	}
+	entries, err := runtimes.BuildAll(e.cfg, opt)
 	if err != nil {
 		return nil, err
 	}
@@ -581,7 +588,7 @@ func cmdRuntimes(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	entries, err := e.runtimeEntries("", "")
+	entries, err := e.runtimeEntries("", "", nil, true)
 	if err != nil {
 		return err
 	}
@@ -614,7 +621,15 @@ func cmdRuntimes(args []string, stdout io.Writer) error {
 		}
 		_, _ = fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Name, avail, strings.Join(r.Models, ", "), r.Capabilities.Set)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if sb := tools.ProbeSandbox(); sb.Available {
+		_, _ = fmt.Fprintf(stdout, "\nsandbox: Landlock ABI %d can confine kz's own bash tool to the workspace and temp dirs\n", sb.ABI)
+	} else {
+		_, _ = fmt.Fprintf(stdout, "\nsandbox: not available (%s); kz's bash tool runs unconfined, behind the gate\n", sb.Reason)
+	}
+	return nil
 }
 
 func oneLine(s string) string { return strings.ReplaceAll(strings.TrimSpace(s), "\n", "; ") }

@@ -5,26 +5,35 @@ package runtimes
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"time"
 
 	"github.com/kaizen-code/kz/engine"
 	"github.com/kaizen-code/kz/engine/config"
+	"github.com/kaizen-code/kz/patch"
+	"github.com/kaizen-code/kz/runtimes/completion"
+	"github.com/kaizen-code/kz/runtimes/llm"
+	"github.com/kaizen-code/kz/runtimes/native"
 	"github.com/kaizen-code/kz/runtimes/scripted"
+	"github.com/kaizen-code/kz/store"
+	"github.com/kaizen-code/kz/tools"
 )
 
 // Presets are the runtimes kz offers without any configuration. Each is
 // available only when its binary or API key is present.
 var Presets = map[string]config.Runtime{
-	"claude":    {Kind: config.KindClaudeCode, Command: "claude"},
-	"codex":     {Kind: config.KindCodex, Command: "codex"},
-	"gemini":    {Kind: config.KindACP, Command: "gemini", Args: []string{"--experimental-acp"}},
-	"anthropic": {Kind: config.KindNative, Provider: "anthropic", APIKeyEnv: "ANTHROPIC_API_KEY", Models: []string{"claude-sonnet-4-5"}},
-	"openai":    {Kind: config.KindNative, Provider: "openai", APIKeyEnv: "OPENAI_API_KEY", Models: []string{"gpt-5"}},
-	"ollama":    {Kind: config.KindNative, Provider: "openai", BaseURL: "http://127.0.0.1:11434/v1", Models: []string{"qwen2.5-coder"}},
+	"claude":     {Kind: config.KindClaudeCode, Command: "claude"},
+	"codex":      {Kind: config.KindCodex, Command: "codex"},
+	"gemini":     {Kind: config.KindACP, Command: "gemini", Args: []string{"--experimental-acp"}},
+	"anthropic":  {Kind: config.KindNative, Provider: "anthropic", APIKeyEnv: "ANTHROPIC_API_KEY", Models: []string{"claude-sonnet-4-5"}},
+	"openai":     {Kind: config.KindNative, Provider: "openai", APIKeyEnv: "OPENAI_API_KEY", Models: []string{"gpt-5"}},
+	"gemini-api": {Kind: config.KindNative, Provider: "gemini", APIKeyEnv: "GEMINI_API_KEY", Models: []string{"gemini-2.5-pro"}},
+	"ollama":     {Kind: config.KindNative, Provider: "openai", BaseURL: "http://127.0.0.1:11434/v1", Models: []string{"qwen2.5-coder"}},
 }
 
 // Options are what building a runtime needs besides its configuration.
@@ -32,6 +41,13 @@ type Options struct {
 	Workspace string
 	// ConfigDir resolves relative script paths of the user config.
 	ConfigDir string
+	// Snapshots and Artifacts back the tools of kz's own agent loop: a
+	// write is refused when its snapshot cannot be saved. Nil when the
+	// runtimes are only listed.
+	Snapshots tools.SnapshotSaver
+	Artifacts tools.ArtifactSaver
+	// Probe also checks that an API endpoint answers (kz runtimes).
+	Probe bool
 }
 
 // Build makes the runtime entry for one configured runtime. A runtime that
@@ -53,6 +69,8 @@ func Build(name string, rc config.Runtime, opt Options) (engine.RuntimeEntry, er
 			models = []string{rt.Model()}
 		}
 		return engine.RuntimeEntry{Runtime: rt, Models: models}, nil
+	case config.KindNative, config.KindCompletion:
+		return buildLLM(name, rc, opt)
 	}
 	u := &unavailable{name: name, kind: rc.Kind}
 	u.reason = availability(rc)
@@ -60,6 +78,51 @@ func Build(name string, rc config.Runtime, opt Options) (engine.RuntimeEntry, er
 		u.reason = fmt.Sprintf("runtime kind %s is not supported by this build of kz yet", rc.Kind)
 	}
 	return engine.RuntimeEntry{Runtime: u, Models: rc.Models, Unavailable: u.reason}, nil
+}
+
+// buildLLM builds kz's own agent loop (native) or the text-only runtime
+// (completion) over an LLM API.
+func buildLLM(name string, rc config.Runtime, opt Options) (engine.RuntimeEntry, error) {
+	lc, err := llm.ConfigFrom(rc)
+	if err != nil {
+		return engine.RuntimeEntry{}, fmt.Errorf("runtime %s: %w", name, err)
+	}
+	var caps engine.CapSet
+	for _, c := range rc.Capabilities {
+		caps |= engine.NewCapSet(engine.Capability(c))
+	}
+	var rt engine.Runtime
+	if rc.Kind == config.KindCompletion {
+		rt, err = completion.New(completion.Config{Name: name, LLM: lc, Models: rc.Models,
+			ProposalSchema: json.RawMessage(patch.JSONSchema()), ProposalPrompt: patch.PromptText()})
+	} else {
+		rt, err = native.New(native.Config{Name: name, LLM: lc, Models: rc.Models, Capabilities: caps,
+			Tools: native.PerSessionTools(tools.NewBuiltinRegistry(), opt.Snapshots, opt.Artifacts), ProposalPrompt: patch.PromptText()})
+	}
+	if err != nil {
+		return engine.RuntimeEntry{}, fmt.Errorf("runtime %s: %w", name, err)
+	}
+	e := engine.RuntimeEntry{Runtime: rt, Models: rc.Models}
+	if err := lc.Check(); err != nil {
+		e.Unavailable = err.Error()
+	} else if opt.Probe {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		if err := lc.Reachable(ctx); err != nil {
+			e.Unavailable = err.Error()
+		}
+	}
+	return e, nil
+}
+
+// StoreSnapshots saves the tools' snapshots in kz's store. Each tool write
+// is its own change, named after its tool call.
+type StoreSnapshots struct{ Store *store.Store }
+
+// SaveSnapshot implements tools.SnapshotSaver.
+func (s StoreSnapshots) SaveSnapshot(ctx context.Context, sn tools.Snapshot) error {
+	return s.Store.SaveSnapshot(ctx, store.Snapshot{SessionID: sn.SessionID, ChangeID: "tool_" + sn.ToolCallID,
+		ToolCallID: sn.ToolCallID, Path: sn.Path, Existed: sn.Existed, Content: sn.Content, Mode: sn.Mode})
 }
 
 // availability says why a runtime's prerequisites are missing, or "".

@@ -64,11 +64,13 @@ func (s *Store) Snapshots(ctx context.Context, changeID string) ([]Snapshot, err
 	return out, rows.Err()
 }
 
-// LastChange returns the id of the newest change with snapshots in a
-// session, or "" when there is none.
+// LastChange returns the id of the newest applied proposal with snapshots
+// in a session, or "" when there is none.
 func (s *Store) LastChange(ctx context.Context, sessionID string) (string, error) {
 	var id string
-	err := s.db.QueryRowContext(ctx, `SELECT change_id FROM snapshots WHERE session_id = ? ORDER BY id DESC LIMIT 1`, sessionID).Scan(&id)
+	// Only proposals applied as a whole are undone by change; a single tool
+	// write (change ids "tool_…") is undone from the review of issue 9.
+	err := s.db.QueryRowContext(ctx, `SELECT change_id FROM snapshots WHERE session_id = ? AND change_id LIKE 'chg\_%' ESCAPE '\' ORDER BY id DESC LIMIT 1`, sessionID).Scan(&id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", nil
 	}

@@ -1,0 +1,93 @@
+package native
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/runtimes/llm"
+	"github.com/kaizen-code/kz/tools"
+	"github.com/kaizen-code/kz/tools/workspace"
+)
+
+// ExecutorTools adapts kz's tools.Executor to the loop's ToolRunner: the
+// registry says which tools a mode offers, the Executor runs the calls
+// through the permission gate (the turn is its Permitter and Emitter) and
+// emits the tool events.
+type ExecutorTools struct {
+	Registry *tools.Registry
+	// Executor returns the Executor of the turn's session. An Executor
+	// belongs to one session: it remembers which files were read (edits
+	// need a fresh read) and which call ids already ran.
+	Executor func(t *engine.Turn) (*tools.Executor, error)
+}
+
+// NewExecutorTools adapts one Executor, for a process that serves one
+// session.
+func NewExecutorTools(exec *tools.Executor) *ExecutorTools {
+	return &ExecutorTools{Registry: exec.Registry(), Executor: func(*engine.Turn) (*tools.Executor, error) { return exec, nil }}
+}
+
+// PerSessionTools builds one Executor per session on first use, over the
+// turn's workspace, with the given registry. snapshots (the store) receives
+// the old content before every write; without it the tools refuse to write.
+// artifacts may be nil (over-limit results are then truncated).
+func PerSessionTools(reg *tools.Registry, snapshots tools.SnapshotSaver, artifacts tools.ArtifactSaver) *ExecutorTools {
+	var mu sync.Mutex
+	execs := map[string]*tools.Executor{}
+	return &ExecutorTools{Registry: reg, Executor: func(t *engine.Turn) (*tools.Executor, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		key := t.SessionID + "\x00" + t.Workspace
+		if e, ok := execs[key]; ok {
+			return e, nil
+		}
+		ws, err := workspace.Open(t.Workspace)
+		if err != nil {
+			return nil, fmt.Errorf("open workspace %s: %w", t.Workspace, err)
+		}
+		e, err := tools.NewExecutor(tools.ExecutorConfig{Registry: reg, Env: tools.NewEnv(ws, t.SessionID, snapshots), Artifacts: artifacts})
+		if err != nil {
+			ws.Close()
+			return nil, err
+		}
+		execs[key] = e
+		return e, nil
+	}}
+}
+
+// Tools lists the registry's tools for the mode.
+func (a *ExecutorTools) Tools(mode engine.Mode) []llm.ToolDef {
+	specs := a.Registry.List(mode)
+	out := make([]llm.ToolDef, len(specs))
+	for i, s := range specs {
+		out[i] = llm.ToolDef{Name: s.Name, Description: s.Description, Schema: s.Schema}
+	}
+	return out
+}
+
+// Run executes the calls; a session without a usable Executor gets an
+// error result per call, so the model hears why nothing ran.
+func (a *ExecutorTools) Run(ctx context.Context, host Host, t *engine.Turn, calls []llm.ToolCall) []llm.ToolResult {
+	out := make([]llm.ToolResult, len(calls))
+	exec, err := a.Executor(t)
+	if err != nil {
+		for i, c := range calls {
+			out[i] = llm.ToolResult{CallID: c.ID, Name: c.Name, Content: "tools are unavailable: " + err.Error(), IsError: true}
+		}
+		return out
+	}
+	tcs := make([]tools.ToolCall, len(calls))
+	for i, c := range calls {
+		tcs[i] = tools.ToolCall{ID: c.ID, Name: c.Name, Input: c.Args}
+		// A call the Executor leaves unanswered is closed, never re-run.
+		out[i] = llm.ToolResult{CallID: c.ID, Name: c.Name, Content: engine.InterruptedNotRerun, IsError: true}
+	}
+	for i, r := range exec.Execute(ctx, host, host, tcs) {
+		if i < len(out) {
+			out[i] = llm.ToolResult{CallID: calls[i].ID, Name: calls[i].Name, Content: r.Output, IsError: r.IsError}
+		}
+	}
+	return out
+}
