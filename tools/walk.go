@@ -78,6 +78,12 @@ func newDirHandle(f *os.File) *dirHandle {
 	return &dirHandle{file: f, fd: int(f.Fd())}
 }
 
+// newDirHandleFD wraps a directory descriptor the walker opened itself,
+// without the extra fcntl calls of File.Fd.
+func newDirHandleFD(fd int, name string) *dirHandle {
+	return &dirHandle{file: os.NewFile(uintptr(fd), name), fd: fd}
+}
+
 func (d *dirHandle) release() {
 	if d.refs.Add(-1) == 0 {
 		d.file.Close()
@@ -240,11 +246,13 @@ func (w *walker) dir(d *dirHandle, prefix string, rules []ignoreRule, depth int)
 			if name == ".git" || depth >= maxWalkDepth || ignored(rules, rel, true) {
 				continue
 			}
-			fd, err := openat(d.fd, name, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW|nonblockFlags)
+			// Blocking mode: a directory is never polled, and os.NewFile
+			// then skips registering it with the poller.
+			fd, err := openat(d.fd, name, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW|syscall.O_NOCTTY)
 			if err != nil {
 				continue
 			}
-			if !w.dir(newDirHandle(os.NewFile(uintptr(fd), rel)), rel, rules, depth+1) {
+			if !w.dir(newDirHandleFD(fd, rel), rel, rules, depth+1) {
 				return false
 			}
 		case t.IsRegular():
