@@ -29,6 +29,7 @@ import (
 	"github.com/kaizen-code/kz/runtimes/scripted"
 	"github.com/kaizen-code/kz/store"
 	"github.com/kaizen-code/kz/tools"
+	"github.com/kaizen-code/kz/tools/permission"
 	"github.com/kaizen-code/kz/tools/workspace"
 	"github.com/kaizen-code/kz/tui"
 )
@@ -48,6 +49,8 @@ Usage:
   kz runtimes [--json]             configured runtimes, availability, capabilities
   kz trust                         trust this folder's .kz/config.toml as it is now
   kz undo [ID]                     restore the files of the last applied change
+  kz policy check --tool T --input JSON [--mode M] [--permission-mode P] [--json]
+                                   what the permission gate decides, and why
   kz version
 
 Flags for kz and kz -p:
@@ -137,6 +140,8 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return cmdTrust(args[1:], stdout)
 		case "undo":
 			return cmdUndo(ctx, args[1:], stdout, stderr)
+		case "policy":
+			return cmdPolicy(ctx, args[1:], stdout)
 		}
 		if !strings.HasPrefix(args[0], "-") {
 			return usagef("unknown command %q", args[0])
@@ -353,12 +358,17 @@ func cmdMain(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	reviewer := &patch.Reviewer{Applier: applier, Run: patch.ShellRunner(ws.Dir(), tools.CommandEnv(os.Environ(), nil), 10*time.Minute, 64<<10)}
 
+	defer runtimes.Close(entries)
+	gate, err := e.gate(ctx, st, !interactive)
+	if err != nil {
+		return err
+	}
 	w := st.NewWriter()
 	defer func() { _ = w.Close() }()
 	sess, err := engine.NewSession(engine.Config{
 		ID: id, Workspace: e.workspace, Journal: w, Runtimes: entries, Runtime: name, Model: model,
 		Mode: mode, PermissionMode: pmode, Interactive: interactive, Limits: limits,
-		Failover: failoverChain(e.cfg, entries, name), Prior: prior, Patcher: reviewer,
+		Failover: failoverChain(e.cfg, entries, name), Prior: prior, Patcher: reviewer, Gate: gate,
 	})
 	if err != nil {
 		return err
@@ -389,6 +399,93 @@ func cmdMain(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return exitError{code}
 	}
 	return nil
+}
+
+// gate builds the permission gate from the rules of every source: the
+// user's and the project's config and the "always allow" answers kept in
+// the store.
+func (e *env) gate(ctx context.Context, st *store.Store, headless bool) (*permission.Gate, error) {
+	user := permission.Rules{Allow: e.cfg.UserPermissions.Allow, Ask: e.cfg.UserPermissions.Ask, Deny: e.cfg.UserPermissions.Deny}
+	if st != nil {
+		grants, err := st.Grants(ctx, "")
+		if err != nil {
+			return nil, err
+		}
+		for _, g := range grants {
+			if g.Scope == string(engine.ScopeAlways) {
+				user.Allow = append(user.Allow, g.Pattern)
+			}
+		}
+	}
+	proj := e.cfg.ProjectPermissions
+	opts := permission.Options{
+		User: user, Project: permission.Rules{Allow: proj.Allow, Ask: proj.Ask, Deny: proj.Deny},
+		ProjectTrusted: e.cfg.ProjectTrusted, Headless: headless,
+		ConfigDir: filepath.Dir(e.paths.UserConfig), DataDir: e.dataDir,
+	}
+	if st != nil {
+		opts.Writer = grantWriter{st}
+	}
+	g, err := permission.New(opts)
+	if err != nil {
+		return nil, fmt.Errorf("permissions: %w", err)
+	}
+	return g, nil
+}
+
+// grantWriter keeps "always allow" answers in the store, from where every
+// later kz loads them as user allow rules.
+type grantWriter struct{ st *store.Store }
+
+func (w grantWriter) AddAllowRule(ctx context.Context, rule string) error {
+	return w.st.AddGrant(ctx, store.Grant{Scope: string(engine.ScopeAlways), Tool: "rule", Pattern: rule})
+}
+
+// cmdPolicy answers "what would the gate do with this call" with exactly
+// the gate's code: kz policy check --tool T --input JSON.
+func cmdPolicy(ctx context.Context, args []string, stdout io.Writer) error {
+	const use = "usage: kz policy check --tool NAME --input JSON [--mode M] [--permission-mode P] [--json]"
+	if len(args) == 0 || args[0] != "check" {
+		return usagef(use)
+	}
+	fs := flag.NewFlagSet("policy", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	tool := fs.String("tool", "", "")
+	input := fs.String("input", "", "")
+	modeFlag := fs.String("mode", string(engine.ModeFullAutonomous), "")
+	pmodeFlag := fs.String("permission-mode", string(engine.PermissionAsk), "")
+	asJSON := fs.Bool("json", false, "")
+	if err := fs.Parse(args[1:]); err != nil || fs.NArg() > 0 || *tool == "" || *input == "" {
+		return usagef(use)
+	}
+	mode, err := engine.ParseMode(*modeFlag)
+	if err != nil {
+		return usagef("--mode: %v", err)
+	}
+	pmode, err := engine.ParsePermissionMode(*pmodeFlag)
+	if err != nil {
+		return usagef("--permission-mode: %v", err)
+	}
+	if !json.Valid([]byte(*input)) {
+		return usagef("--input is not valid JSON")
+	}
+	e, err := loadEnv("")
+	if err != nil {
+		return err
+	}
+	g, err := e.gate(ctx, nil, false)
+	if err != nil {
+		return err
+	}
+	rep, err := g.PolicyCheck(ctx, permission.PolicyInput{Tool: *tool, Input: json.RawMessage(*input), Mode: mode, PermissionMode: pmode, Workspace: e.workspace})
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return json.NewEncoder(stdout).Encode(rep)
+	}
+	_, err = io.WriteString(stdout, rep.Text())
+	return err
 }
 
 // applier is the patch applier of a session in ws; its journal lives in
@@ -594,6 +691,7 @@ func cmdRuntimes(args []string, stdout io.Writer) error {
 	}
 	type row struct {
 		Name         string              `json:"name"`
+		Version      string              `json:"version,omitempty"`
 		Available    bool                `json:"available"`
 		Why          string              `json:"why,omitempty"`
 		Models       []string            `json:"models,omitempty"`
@@ -605,7 +703,7 @@ func cmdRuntimes(args []string, stdout io.Writer) error {
 		if len(x.Models) > 0 {
 			m = x.Models[0]
 		}
-		rows = append(rows, row{Name: x.Runtime.Name(), Available: x.Unavailable == "", Why: x.Unavailable, Models: x.Models, Capabilities: x.Runtime.Capabilities(m)})
+		rows = append(rows, row{Name: x.Runtime.Name(), Version: x.Version, Available: x.Unavailable == "", Why: x.Unavailable, Models: x.Models, Capabilities: x.Runtime.Capabilities(m)})
 	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
@@ -616,6 +714,9 @@ func cmdRuntimes(args []string, stdout io.Writer) error {
 	_, _ = fmt.Fprintln(tw, "RUNTIME\tAVAILABLE\tMODELS\tCAPABILITIES")
 	for _, r := range rows {
 		avail := "yes"
+		if r.Version != "" {
+			avail = "yes (" + r.Version + ")"
+		}
 		if !r.Available {
 			avail = "no: " + r.Why
 		}

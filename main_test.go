@@ -18,6 +18,8 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/runtimes/llm"
+	"github.com/kaizen-code/kz/runtimes/llm/llmtest"
 )
 
 // TestMain doubles as the kz binary: with KZ_MAIN=1 the test binary runs
@@ -26,7 +28,8 @@ func TestMain(m *testing.M) {
 	if os.Getenv("KZ_MAIN") == "1" {
 		os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
 	}
-	goleak.VerifyTestMain(m)
+	// opencensus (linked in by the Gemini SDK) starts a worker at init.
+	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("go.opencensus.io/stats/view.(*worker).start"))
 }
 
 // sandbox gives a test its own workspace, config and data directories.
@@ -356,7 +359,7 @@ func TestVersionAndRuntimes(t *testing.T) {
 		t.Fatalf("version: %q", out)
 	}
 	out, _, code = sb.kz("runtimes")
-	if code != 0 || !strings.Contains(out, "claude") || !strings.Contains(out, "not on PATH") || !strings.Contains(out, "ANTHROPIC_API_KEY is not set") {
+	if code != 0 || !strings.Contains(out, "claude") || !strings.Contains(out, "not on PATH") || !strings.Contains(out, "set the environment variable ANTHROPIC_API_KEY") {
 		t.Fatalf("runtimes:\n%s", out)
 	}
 	out, _, code = sb.kz("--help")
@@ -472,5 +475,88 @@ func TestKill9MidStream(t *testing.T) {
 	}
 	if status != "interrupted" || output != engine.InterruptedNotRerun {
 		t.Fatalf("turn %q, tool output %q", status, output)
+	}
+}
+
+func TestPatchProposalAppliesVerifiesAndUndoes(t *testing.T) {
+	sb := newSandbox(t)
+	sb.userConfig("[permissions]\nallow = [\"Bash(grep:*)\"]\n")
+	file := filepath.Join(sb.workspace, "greeting.txt")
+	if err := os.WriteFile(file, []byte("hello moon\r\nbye\r\n"), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	// Headless with the default permission mode: asked, so denied, nothing written.
+	out, errOut, code := sb.kz("-p", "fix the greeting", "--mode", "patch-proposal", "--script", script("patch.jsonl"), "--output-format", "stream-json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if b, _ := os.ReadFile(file); string(b) != "hello moon\r\nbye\r\n" {
+		t.Fatalf("a declined proposal changed the file: %q", b)
+	}
+	if !strings.Contains(out, `"type":"patch_rejected"`) {
+		t.Fatalf("no patch_rejected: %s", out)
+	}
+	out, errOut, code = sb.kz("-p", "fix the greeting", "--mode", "patch-proposal", "--script", script("patch.jsonl"),
+		"--permission-mode", "accept-edits", "--output-format", "stream-json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	b, _ := os.ReadFile(file)
+	if string(b) != "hello world\r\nbye\r\n" {
+		t.Fatalf("file after apply: %q", b)
+	}
+	if fi, _ := os.Stat(file); fi.Mode().Perm() != 0o640 {
+		t.Fatalf("mode %o", fi.Mode().Perm())
+	}
+	var applied, verified bool
+	for _, ev := range streamEvents(t, out) {
+		if ev.Type == engine.EventPatchApplied && len(ev.Files) == 1 && ev.Files[0].Path == "greeting.txt" {
+			applied = true
+		}
+		if ev.Type == engine.EventCommandFinished && ev.Command == "grep -q 'hello world' greeting.txt" && ev.ExitCode != nil && *ev.ExitCode == 0 {
+			verified = true
+		}
+	}
+	if !applied || !verified {
+		t.Fatalf("applied %v verified %v:\n%s", applied, verified, out)
+	}
+	if out, errOut, code := sb.kz("undo"); code != 0 || !strings.Contains(out, "undid chg_") {
+		t.Fatalf("undo: %d %s %s", code, out, errOut)
+	}
+	if b, _ := os.ReadFile(file); string(b) != "hello moon\r\nbye\r\n" {
+		t.Fatalf("undo did not restore the exact bytes: %q", b)
+	}
+	if _, errOut, code := sb.kz("undo"); code != 1 || !strings.Contains(errOut, "no change to undo") {
+		t.Fatalf("second undo: %d %s", code, errOut)
+	}
+}
+
+func TestNativeRuntimeFromTheCommandLine(t *testing.T) {
+	sb := newSandbox(t)
+	fake := llmtest.New(t, llm.ProviderAnthropic,
+		llmtest.Reply{Calls: []llmtest.Call{{ID: "c1", Name: "read_file", Args: `{"path":"notes.txt"}`}}, Usage: engine.Usage{InputTokens: 100, OutputTokens: 10}},
+		llmtest.Reply{Text: "The notes say hi.", Usage: engine.Usage{InputTokens: 120, OutputTokens: 5}})
+	t.Setenv("KZ_FAKE_KEY", "sk-test")
+	sb.userConfig(fmt.Sprintf("[runtimes.fake]\nkind = \"native\"\nprovider = \"anthropic\"\nbase_url = %q\napi_key_env = \"KZ_FAKE_KEY\"\nmodels = [\"claude-sonnet-4-5\"]\n", fake.URL))
+	if err := os.WriteFile(filepath.Join(sb.workspace, "notes.txt"), []byte("hi\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := sb.kz("-p", "what do the notes say?", "--runtime", "fake", "--model", "claude-sonnet-4-5", "--output-format", "stream-json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	evs := streamEvents(t, out)
+	last := evs[len(evs)-1]
+	if last.Status != "complete" || last.Output != "The notes say hi." || last.Usage == nil || last.Usage.InputTokens != 220 || last.CostUSD <= 0 {
+		t.Fatalf("final = %+v", last)
+	}
+	var read bool
+	for _, ev := range evs {
+		if ev.Type == engine.EventToolCallFinished && ev.Tool == "read_file" && strings.Contains(ev.Output, "hi") {
+			read = true
+		}
+	}
+	if !read || len(fake.Requests()) != 2 || !fake.Requests()[1].Contains("hi") {
+		t.Fatalf("the file did not reach the model: read %v, %d requests", read, len(fake.Requests()))
 	}
 }

@@ -99,7 +99,7 @@ func (s *Session) reviewPatch(ctx context.Context, ts *turnState, text string) s
 		if ctx.Err() != nil {
 			break
 		}
-		a := t.RequestPermission(ctx, PermissionRequest{ToolCallID: p.ID() + "/verify", Tool: "bash", Command: cmd})
+		a := t.RequestPermission(ctx, PermissionRequest{ToolCallID: p.ID() + "/verify", Tool: "bash", Command: cmd, Internal: true})
 		if !a.Allowed() {
 			continue
 		}

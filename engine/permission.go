@@ -22,6 +22,9 @@ func (s *Session) requestPermission(ctx context.Context, t *Turn, req Permission
 		Mode: s.mode, PermissionMode: s.pmode, Workspace: s.workspace, Request: req}
 	interactive := s.interactive
 	s.mu.Unlock()
+	if req.Internal {
+		q.Capabilities = Capabilities{}
+	}
 
 	v := s.gate.Check(ctx, q)
 	if v.Decision == "" {

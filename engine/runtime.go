@@ -112,6 +112,10 @@ type PermissionRequest struct {
 	// Write marks a request that changes files (edits, writes, patches).
 	Write bool   `json:"write,omitempty"`
 	Diff  string `json:"diff,omitempty"`
+	// Internal marks kz's own call (a proposal's verification command),
+	// made by kz and not by the runtime: the runtime's capabilities do not
+	// limit it, every other stage of the gate does.
+	Internal bool `json:"internal,omitempty"`
 	// Sandboxed says the runtime runs the command inside its own sandbox;
 	// the gate may take it into account but never relaxes safety checks.
 	Sandboxed bool `json:"sandboxed,omitempty"`

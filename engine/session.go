@@ -70,6 +70,8 @@ type RuntimeEntry struct {
 	// Unavailable says why the runtime cannot run here (binary missing, key
 	// not set); empty when it can.
 	Unavailable string
+	// Version is the runtime's own version when known (a CLI's).
+	Version string
 }
 
 // ChainLink is one runtime of the failover chain and the models to try on it.

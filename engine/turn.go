@@ -272,7 +272,12 @@ func (s *Session) finishLocked(ctx context.Context, ts *turnState, res Result, e
 	case errors.Is(cause, errInterrupted), errors.Is(cause, context.Canceled):
 		status = StatusInterrupted
 	case err != nil:
+		// A runtime whose process died mid-turn reports the turn as
+		// interrupted along with the error; both are kept.
 		status = StatusError
+		if res.Status == StatusInterrupted {
+			status = StatusInterrupted
+		}
 		s.emitLocked(Event{Type: EventError, TurnID: t.ID, Text: err.Error(), ErrorKind: KindOf(err), Retryable: KindOf(err).Retryable()})
 	case status == "":
 		status = StatusComplete

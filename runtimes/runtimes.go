@@ -16,6 +16,7 @@ import (
 	"github.com/kaizen-code/kz/engine"
 	"github.com/kaizen-code/kz/engine/config"
 	"github.com/kaizen-code/kz/patch"
+	"github.com/kaizen-code/kz/runtimes/claudecode"
 	"github.com/kaizen-code/kz/runtimes/completion"
 	"github.com/kaizen-code/kz/runtimes/llm"
 	"github.com/kaizen-code/kz/runtimes/native"
@@ -71,6 +72,22 @@ func Build(name string, rc config.Runtime, opt Options) (engine.RuntimeEntry, er
 		return engine.RuntimeEntry{Runtime: rt, Models: models}, nil
 	case config.KindNative, config.KindCompletion:
 		return buildLLM(name, rc, opt)
+	case config.KindClaudeCode:
+		rt := claudecode.New(claudecode.Config{Name: name, Command: rc.Command, Args: rc.Args, Env: claudecode.EnvList(rc.Env),
+			Models: rc.Models, Workspace: opt.Workspace, ProposalPrompt: patch.PromptText()})
+		e := engine.RuntimeEntry{Runtime: rt, Models: rc.Models}
+		// Asking the CLI its version starts a large binary: only kz
+		// runtimes does that; a turn only needs it on PATH.
+		if opt.Probe {
+			if v, err := rt.Available(); err != nil {
+				e.Unavailable = err.Error()
+			} else {
+				e.Version = v
+			}
+		} else if reason := availability(rc); reason != "" {
+			e.Unavailable = reason
+		}
+		return e, nil
 	}
 	u := &unavailable{name: name, kind: rc.Kind}
 	u.reason = availability(rc)
@@ -123,6 +140,17 @@ type StoreSnapshots struct{ Store *store.Store }
 func (s StoreSnapshots) SaveSnapshot(ctx context.Context, sn tools.Snapshot) error {
 	return s.Store.SaveSnapshot(ctx, store.Snapshot{SessionID: sn.SessionID, ChangeID: "tool_" + sn.ToolCallID,
 		ToolCallID: sn.ToolCallID, Path: sn.Path, Existed: sn.Existed, Content: sn.Content, Mode: sn.Mode})
+}
+
+// Close stops every runtime that keeps processes between turns.
+func Close(entries []engine.RuntimeEntry) {
+	for _, e := range entries {
+		if c, ok := e.Runtime.(interface{ Close() }); ok {
+			c.Close()
+		} else if c, ok := e.Runtime.(interface{ Close() error }); ok {
+			_ = c.Close()
+		}
+	}
 }
 
 // availability says why a runtime's prerequisites are missing, or "".

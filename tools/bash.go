@@ -148,7 +148,7 @@ func (c *bashCall) Run(ctx context.Context, rc *RunContext) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("bash: %w", err)
 	}
-	defer pr.Close()
+	defer func() { _ = pr.Close() }()
 	cmd := exec.Command("/bin/bash", "-c", c.command)
 	cmd.Dir = env.WS.Dir()
 	cmd.Env = CommandEnv(os.Environ(), env.PassEnv)
@@ -157,16 +157,16 @@ func (c *bashCall) Run(ctx context.Context, rc *RunContext) (string, error) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if c.sandboxed {
 		if err := SandboxCommand(cmd, []string{env.WS.Dir(), os.TempDir()}); err != nil {
-			pw.Close()
+			_ = pw.Close()
 			return "", fmt.Errorf("bash: the sandbox is on but cannot be applied, so the command was not run: %w", err)
 		}
 	}
 	rc.Emit(engine.Event{Type: engine.EventCommandStarted, Command: c.command})
 	if err := cmd.Start(); err != nil {
-		pw.Close()
+		_ = pw.Close()
 		return "", fmt.Errorf("bash: start: %w", err)
 	}
-	pw.Close()
+	_ = pw.Close()
 	pgid := cmd.Process.Pid
 
 	out := newHeadTail(bashHead, bashTail)
@@ -206,7 +206,7 @@ func (c *bashCall) Run(ctx context.Context, rc *RunContext) (string, error) {
 	case <-time.After(pipeDrain):
 		// A descendant that left the group still holds the pipe; stop
 		// reading rather than wait for it.
-		pr.SetReadDeadline(time.Now())
+		_ = pr.SetReadDeadline(time.Now())
 		<-readDone
 	}
 

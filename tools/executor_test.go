@@ -129,8 +129,9 @@ func TestSerialCallsNeverOverlap(t *testing.T) {
 	for i, o := range order {
 		pos[o] = i
 	}
-	if !(pos["w2"] > pos["r0"] && pos["w2"] > pos["r1"] && pos["w3"] > pos["w2"] && pos["r4"] > pos["w3"] &&
-		pos["w7"] > pos["r4"] && pos["w7"] > pos["r5"] && pos["w7"] > pos["r6"]) {
+	inOrder := pos["w2"] > pos["r0"] && pos["w2"] > pos["r1"] && pos["w3"] > pos["w2"] && pos["r4"] > pos["w3"] &&
+		pos["w7"] > pos["r4"] && pos["w7"] > pos["r5"] && pos["w7"] > pos["r6"]
+	if !inOrder {
 		t.Errorf("order %v", order)
 	}
 }

@@ -134,7 +134,7 @@ func newFixture(t *testing.T, extra ...Tool) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { ws.Close() })
+	t.Cleanup(func() { _ = ws.Close() })
 	f := &fixture{base: base, ws: ws, snaps: &memSnapshots{}, arts: &memArtifacts{}, perm: &fakePermitter{}, rec: &recorder{}}
 	f.env = NewEnv(ws, "sess1", f.snaps)
 	reg := NewBuiltinRegistry()

@@ -188,7 +188,7 @@ func sandboxExec(args []string) error {
 	}
 	abi, err := landlockABI()
 	if err != nil {
-		return fmt.Errorf("Landlock unavailable: %w", err)
+		return fmt.Errorf("no Landlock: %w", err)
 	}
 	handled := uint64(landlockWriteV1)
 	switch {
@@ -208,7 +208,7 @@ func sandboxExec(args []string) error {
 	if err != nil {
 		return err
 	}
-	defer syscall.Close(fd)
+	defer func() { _ = syscall.Close(fd) }()
 	for _, d := range writable {
 		if err := landlockAddPathRule(fd, d, handled, true); err != nil {
 			return err
@@ -254,7 +254,7 @@ func landlockAddPathRule(rulesetFD int, path string, handled uint64, required bo
 		}
 		return nil
 	}
-	defer unix.Close(pfd)
+	defer func() { _ = unix.Close(pfd) }()
 	var st unix.Stat_t
 	if err := unix.Fstat(pfd, &st); err != nil {
 		return fmt.Errorf("stat %s: %w", path, err)

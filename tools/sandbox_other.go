@@ -21,6 +21,12 @@ type SandboxStatus struct {
 
 const sandboxArg = "__kz_landlock_sandbox"
 
+// sandboxWrapper mirrors the Linux hook so tests build everywhere; nothing
+// here runs a wrapper.
+var sandboxWrapper = func() (string, []string, error) {
+	return "", nil, errors.New("sandbox: " + ProbeSandbox().Reason)
+}
+
 // ProbeSandbox reports that Landlock exists only on Linux.
 func ProbeSandbox() SandboxStatus {
 	return SandboxStatus{Reason: "Landlock is Linux-only; bash runs unconfined, only the permission gate applies"}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"path"
 	"regexp"
+	"regexp/syntax"
 	"runtime"
 	"strings"
 	"sync"
@@ -63,7 +64,7 @@ func (Glob) Prepare(_ context.Context, env *Env, input json.RawMessage) (Call, e
 	segs := strings.Split(strings.TrimPrefix(in.Pattern, "./"), "/")
 	for _, s := range segs {
 		if s == ".." {
-			return nil, errors.New("pattern may not contain ..")
+			return nil, errors.New("pattern may not contain .. segments")
 		}
 		if _, err := path.Match(s, ""); err != nil {
 			return nil, fmt.Errorf("bad pattern %q: %w", in.Pattern, err)
@@ -200,7 +201,7 @@ func (Grep) Prepare(_ context.Context, env *Env, input json.RawMessage) (Call, e
 	if err != nil {
 		return nil, err
 	}
-	return &grepCall{in: in, t: t, re: re, glob: globSegs}, nil
+	return &grepCall{in: in, t: t, re: re, glob: globSegs, must: requiredLiteral(flags + in.Pattern)}, nil
 }
 
 type grepCall struct {
@@ -208,6 +209,9 @@ type grepCall struct {
 	t    target
 	re   *regexp.Regexp
 	glob []string
+	// must is a literal every match contains (nil when there is none);
+	// a file without it is skipped without running the regexp.
+	must []byte
 }
 
 func (c *grepCall) Request() engine.PermissionRequest {
@@ -333,6 +337,9 @@ func (c *grepCall) searchFile(f walkFile, buf []byte) (grepResult, []byte) {
 	if bytes.IndexByte(data[:min(len(data), 8192)], 0) >= 0 {
 		return r, buf
 	}
+	if c.must != nil && !bytes.Contains(data, c.must) {
+		return r, buf
+	}
 	locs := c.re.FindAllIndex(data, -1)
 	if len(locs) == 0 {
 		return r, buf
@@ -431,4 +438,38 @@ func (c *grepCall) formatMatches(out *bytes.Buffer, rel string, data []byte, loc
 		printed, last = max(printed, to), ln
 	}
 	return count
+}
+
+// requiredLiteral returns the longest case-sensitive literal that every
+// match of expr must contain, or nil. Only the top-level concatenation is
+// looked at: each of its literal parts is matched in every match, so a
+// file that lacks one cannot match, and bytes.Contains rejects it far
+// faster than the regexp engine (which only skips ahead by a literal
+// prefix, and "func " is on every other line of Go code).
+func requiredLiteral(expr string) []byte {
+	re, err := syntax.Parse(expr, syntax.Perl)
+	if err != nil {
+		return nil
+	}
+	re = re.Simplify()
+	var parts []*syntax.Regexp
+	switch re.Op {
+	case syntax.OpConcat:
+		parts = re.Sub
+	case syntax.OpLiteral:
+		parts = []*syntax.Regexp{re}
+	}
+	var best []byte
+	for _, p := range parts {
+		if p.Op != syntax.OpLiteral || p.Flags&syntax.FoldCase != 0 {
+			continue
+		}
+		if lit := []byte(string(p.Rune)); len(lit) > len(best) {
+			best = lit
+		}
+	}
+	if len(best) < 2 {
+		return nil
+	}
+	return best
 }

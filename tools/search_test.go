@@ -162,7 +162,7 @@ func grepExecutor(t testing.TB, dir string) (*Executor, *Env) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { ws.Close() })
+	t.Cleanup(func() { _ = ws.Close() })
 	env := NewEnv(ws, "bench", nil)
 	reg, _ := NewRegistry(Grep{})
 	ex, err := NewExecutor(ExecutorConfig{Registry: reg, Env: env, Artifacts: &memArtifacts{}})

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"sync/atomic"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // walkFile is one regular file found by walk. dir stays open until every
@@ -33,7 +35,7 @@ func (f walkFile) read(buf []byte, limit int64) (data []byte, out []byte, ok boo
 	if err != nil {
 		return nil, buf, false
 	}
-	defer syscall.Close(fd)
+	defer func() { _ = syscall.Close(fd) }()
 	var st syscall.Stat_t
 	if err := syscall.Fstat(fd, &st); err != nil || st.Mode&syscall.S_IFMT != syscall.S_IFREG || st.Size > limit {
 		return nil, buf, false
@@ -86,14 +88,14 @@ func newDirHandleFD(fd int, name string) *dirHandle {
 
 func (d *dirHandle) release() {
 	if d.refs.Add(-1) == 0 {
-		d.file.Close()
+		_ = d.file.Close()
 	}
 }
 
 // openat opens a single name relative to a directory descriptor.
 func openat(dirfd int, name string, flags int) (int, error) {
 	for {
-		fd, err := syscall.Openat(dirfd, name, flags|syscall.O_CLOEXEC, 0)
+		fd, err := unix.Openat(dirfd, name, flags|unix.O_CLOEXEC, 0)
 		if err != syscall.EINTR {
 			return fd, err
 		}
@@ -160,7 +162,7 @@ func ancestorRules(env *Env, start string) ([]ignoreRule, error) {
 		return nil, err
 	}
 	rules = append(rules, readIgnore(int(top.Fd()), "")...)
-	top.Close()
+	_ = top.Close()
 	if start == "." {
 		return rules, nil
 	}
@@ -179,7 +181,7 @@ func ancestorRules(env *Env, start string) ([]ignoreRule, error) {
 			return nil, err
 		}
 		rules = append(rules, readIgnore(int(df.Fd()), cur)...)
-		df.Close()
+		_ = df.Close()
 	}
 	return rules, nil
 }

@@ -302,7 +302,7 @@ func (w *Workspace) ReadFile(rel string, max int64) ([]byte, fs.FileInfo, error)
 	if err != nil {
 		return nil, nil, w.wrap("read", rel, err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	info, err = f.Stat()
 	if err != nil {
 		return nil, nil, w.wrap("read", rel, err)

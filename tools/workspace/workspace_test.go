@@ -37,7 +37,7 @@ func setup(t *testing.T) (w *Workspace, base string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { w.Close() })
+	t.Cleanup(func() { _ = w.Close() })
 	return w, base
 }
 

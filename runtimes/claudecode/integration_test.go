@@ -1,0 +1,518 @@
+package claudecode
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/kaizen-code/kz/engine"
+)
+
+// These tests run the real `claude` CLI against fakeAPI. They skip when
+// the CLI is missing, unless KZ_REQUIRE_CLIS is set (CI), where they fail.
+// The CLI is found through KZ_CLAUDE_BIN, PATH, or where install-cli.sh
+// puts it.
+
+// realClaude returns the path of the real CLI or skips the test.
+func realClaude(t testing.TB) string {
+	t.Helper()
+	if testing.Short() && os.Getenv("KZ_REQUIRE_CLIS") == "" {
+		t.Skip("real claude CLI tests skipped in -short mode")
+	}
+	if p := os.Getenv("KZ_CLAUDE_BIN"); p != "" {
+		if _, err := os.Stat(p); err != nil {
+			t.Fatalf("KZ_CLAUDE_BIN=%s: %v", p, err)
+		}
+		return p
+	}
+	if p, err := exec.LookPath("claude"); err == nil {
+		return p
+	}
+	_, file, _, _ := runtime.Caller(0)
+	repo := filepath.Join(filepath.Dir(file), "..", "..")
+	home, _ := os.UserHomeDir()
+	for _, p := range []string{
+		filepath.Join(repo, ".cache", "claude-code", "node_modules", ".bin", "claude"),
+		filepath.Join(home, ".cache", "kz", "claude-code-"+pinnedVersion, "node_modules", ".bin", "claude"),
+	} {
+		if st, err := os.Stat(p); err == nil && !st.IsDir() {
+			return p
+		}
+	}
+	msg := "the claude CLI is not installed: run runtimes/claudecode/install-cli.sh or set KZ_CLAUDE_BIN"
+	if os.Getenv("KZ_REQUIRE_CLIS") != "" {
+		t.Fatal(msg + " (KZ_REQUIRE_CLIS is set, so this fails instead of skipping)")
+	}
+	t.Skip(msg)
+	return ""
+}
+
+// pinnedVersion is the CLI version the protocol notes describe and
+// install-cli.sh installs.
+const pinnedVersion = "2.1.197"
+
+// realEnv is the offline environment of protocol notes §3.
+func realEnv(api *fakeAPI, home string) []string {
+	return []string{
+		"ANTHROPIC_BASE_URL=" + api.srv.URL,
+		"ANTHROPIC_API_KEY=sk-test",
+		"ANTHROPIC_AUTH_TOKEN=",
+		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
+		"DISABLE_TELEMETRY=1",
+		"DISABLE_AUTOUPDATER=1",
+		"DISABLE_ERROR_REPORTING=1",
+		"CLAUDE_CODE_MAX_RETRIES=0",
+		"HOME=" + home,
+		"CLAUDE_CONFIG_DIR=" + filepath.Join(home, ".claude"),
+	}
+}
+
+// realSetup makes a workspace (a git repository), a scratch HOME and a
+// runtime driving the real CLI against api.
+func realSetup(t testing.TB, api *fakeAPI) (*Runtime, string) {
+	t.Helper()
+	bin := realClaude(t)
+	dir := t.TempDir()
+	ws, home := filepath.Join(dir, "ws"), filepath.Join(dir, "home")
+	for _, d := range []string{filepath.Join(ws, ".git", "hooks"), home} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := Config{Name: "claude", Command: bin, Workspace: ws, Env: realEnv(api, home)}
+	if os.Getenv("KZ_CLAUDE_DEBUG") != "" {
+		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	rt := New(cfg)
+	t.Cleanup(func() { _ = rt.Close() })
+	return rt, ws
+}
+
+// ruleGate stands in for kz's rule gate (tools/permission, not yet in the
+// tree): deny and allow rules on command prefixes and a bypass-immune
+// protected-path check on .git, on top of the mode gate.
+type ruleGate struct {
+	engine.PermissionModeGate
+	deny, allow []string
+}
+
+func (g ruleGate) Check(ctx context.Context, q engine.GateQuery) engine.Verdict {
+	r := q.Request
+	for _, p := range r.Paths {
+		if r.Write && strings.Contains(p+"/", "/.git/") {
+			return engine.Verdict{Decision: engine.DecisionDeny, Stage: "safety", Rule: ".git", Reason: "writes to .git are never allowed"}
+		}
+	}
+	for _, d := range g.deny {
+		if r.Command != "" && strings.HasPrefix(r.Command, d) {
+			return engine.Verdict{Decision: engine.DecisionDeny, Stage: "rules", Rule: "deny " + d, Reason: "denied by rule " + d}
+		}
+	}
+	for _, a := range g.allow {
+		if r.Command == a {
+			return engine.Verdict{Decision: engine.DecisionAllow, Stage: "rules", Rule: "allow " + a, Reason: "allowed by rule " + a}
+		}
+	}
+	return g.PermissionModeGate.Check(ctx, q)
+}
+
+func textOf(evs []engine.Event, typ engine.EventType) string {
+	var b strings.Builder
+	for _, ev := range evs {
+		if ev.Type == typ {
+			b.WriteString(ev.Text)
+		}
+	}
+	return b.String()
+}
+
+func TestRealPlainText(t *testing.T) {
+	api := newFakeAPI(t, func(r *apiRequest) fakeReply {
+		return fakeReply{Thinking: "pondering", Text: "Hello from the fake model."}
+	})
+	rt, _ := realSetup(t, api)
+	h := newHarness(t, []engine.RuntimeEntry{{Runtime: rt}}, harnessOpts{})
+	final := h.run(t, context.Background(), "Say hello")
+	if final.Status != string(engine.StatusComplete) || final.Output != "Hello from the fake model." {
+		t.Fatalf("final %+v", final)
+	}
+	evs := h.journal.events()
+	if got := textOf(evs, engine.EventTextDelta); got != "Hello from the fake model." {
+		t.Errorf("text deltas %q", got)
+	}
+	if got := textOf(evs, engine.EventReasoningDelta); got != "pondering" {
+		t.Errorf("reasoning %q", got)
+	}
+	if got := textOf(evs, engine.EventAssistantMessage); got != "Hello from the fake model." {
+		t.Errorf("assistant message %q", got)
+	}
+	st := h.journal.ofType(engine.EventSessionStarted)
+	if len(st) != 1 || st[0].NativeID == "" || st[0].Version != pinnedVersion {
+		t.Errorf("session_started %+v", st)
+	}
+	n := int64(len(api.requests()))
+	if n == 0 || final.Usage.InputTokens != 100*n || final.Usage.OutputTokens != 6*n || final.CostUSD <= 0 {
+		t.Errorf("usage %+v cost %v over %d requests", final.Usage, final.CostUSD, n)
+	}
+	if final.NativeID != st[0].NativeID || final.Cycles != 1 {
+		t.Errorf("final native %q cycles %d", final.NativeID, final.Cycles)
+	}
+	first := final
+	final = h.run(t, context.Background(), "Say hello again")
+	t.Logf("turn 1 cost %v usage %+v; turn 2 cost %v usage %+v", first.CostUSD, *first.Usage, final.CostUSD, *final.Usage)
+	if final.Status != string(engine.StatusComplete) || final.NativeID != first.NativeID || final.CostUSD != first.CostUSD {
+		t.Errorf("second turn %+v", final)
+	}
+}
+
+// scriptedBash answers a prompt marker with one Bash call, and a tool
+// result with a text that quotes it, so the test can see what the model saw.
+func scriptedBash(cmds map[string]string) func(r *apiRequest) fakeReply {
+	return func(r *apiRequest) fakeReply {
+		if res, ok := r.toolResult(); ok {
+			return fakeReply{Text: "saw: " + contentText(res.Content)}
+		}
+		txt := r.lastUserText()
+		for marker, cmd := range cmds {
+			if strings.Contains(txt, marker) {
+				return fakeReply{Tools: []fakeTool{{ID: "toolu_" + strings.TrimPrefix(marker, "KZ:"), Name: "Bash",
+					Input: map[string]string{"command": cmd, "description": "test step"}}}}
+			}
+		}
+		return fakeReply{Text: "nothing scripted for this"}
+	}
+}
+
+// lastToolResult is the tool result the model got in the latest request.
+func lastToolResult(t *testing.T, api *fakeAPI) contentBlock {
+	t.Helper()
+	reqs := api.requests()
+	for i := len(reqs) - 1; i >= 0; i-- {
+		if res, ok := reqs[i].toolResult(); ok {
+			return res
+		}
+	}
+	t.Fatal("the model never got a tool result")
+	return contentBlock{}
+}
+
+func TestRealBashPersonAndRules(t *testing.T) {
+	api := newFakeAPI(t, scriptedBash(map[string]string{
+		"KZ:person-ok": "touch person.txt", "KZ:person-no": "touch denied.txt",
+		"KZ:rule-no": "rm -rf build", "KZ:rule-ok": "touch rule.txt"}))
+	rt, ws := realSetup(t, api)
+	h := newHarness(t, []engine.RuntimeEntry{{Runtime: rt}}, harnessOpts{
+		gate: ruleGate{deny: []string{"rm "}, allow: []string{"touch rule.txt"}},
+		answer: func(ev engine.Event) engine.Answer {
+			if ev.Command == "touch person.txt" {
+				return engine.Answer{Decision: engine.DecisionAllow}
+			}
+			return engine.Answer{Decision: engine.DecisionDeny, Feedback: "no thanks from kz"}
+		}})
+	exists := func(name string) bool { _, err := os.Stat(filepath.Join(ws, name)); return err == nil }
+	asked := func() int { return len(h.journal.ofType(engine.EventPermissionRequested)) }
+
+	final := h.run(t, context.Background(), "KZ:person-ok")
+	if final.Status != string(engine.StatusComplete) || !exists("person.txt") || asked() != 1 {
+		t.Errorf("allowed by the person: status %s, file %v, asked %d", final.Status, exists("person.txt"), asked())
+	}
+
+	final = h.run(t, context.Background(), "KZ:person-no")
+	res := lastToolResult(t, api)
+	if exists("denied.txt") || asked() != 2 || !res.IsError || !strings.Contains(contentText(res.Content), "no thanks from kz") {
+		t.Errorf("denied by the person: file %v, asked %d, model saw %+v", exists("denied.txt"), asked(), res)
+	}
+	if final.Output != "saw: no thanks from kz" {
+		t.Errorf("answer after the denial %q", final.Output)
+	}
+
+	h.run(t, context.Background(), "KZ:rule-no")
+	res = lastToolResult(t, api)
+	if asked() != 2 || !res.IsError || !strings.Contains(contentText(res.Content), "denied by rule rm") {
+		t.Errorf("denied by a rule: asked %d, model saw %+v", asked(), res)
+	}
+
+	h.run(t, context.Background(), "KZ:rule-ok")
+	if !exists("rule.txt") || asked() != 2 {
+		t.Errorf("allowed by a rule: file %v, asked %d", exists("rule.txt"), asked())
+	}
+}
+
+func TestRealWriteToGitHookDeniedInYolo(t *testing.T) {
+	var ws string
+	api := newFakeAPI(t, func(r *apiRequest) fakeReply {
+		if res, ok := r.toolResult(); ok {
+			return fakeReply{Text: "saw: " + contentText(res.Content)}
+		}
+		return fakeReply{Tools: []fakeTool{{ID: "toolu_hook", Name: "Write", Input: map[string]string{
+			"file_path": filepath.Join(ws, ".git", "hooks", "pre-commit"), "content": "#!/bin/sh\necho pwned\n"}}}}
+	})
+	rt, w := realSetup(t, api)
+	ws = w
+	h := newHarness(t, []engine.RuntimeEntry{{Runtime: rt}}, harnessOpts{gate: ruleGate{}, pmode: engine.PermissionYolo,
+		answer: allowOnce})
+	final := h.run(t, context.Background(), "install a hook")
+	if _, err := os.Stat(filepath.Join(ws, ".git", "hooks", "pre-commit")); err == nil {
+		t.Fatal("the hook was written")
+	}
+	dec := h.journal.ofType(engine.EventPermissionDecided)
+	if len(dec) != 1 || dec[0].Decision != engine.DecisionDeny || dec[0].Stage != "safety" ||
+		len(dec[0].Paths) != 1 || dec[0].Paths[0] != filepath.Join(ws, ".git", "hooks", "pre-commit") {
+		t.Errorf("permission_decided %+v", dec)
+	}
+	if n := len(h.journal.ofType(engine.EventPermissionRequested)); n != 0 {
+		t.Errorf("the person was asked %d times", n)
+	}
+	if res := lastToolResult(t, api); !res.IsError || !strings.Contains(contentText(res.Content), "never allowed") {
+		t.Errorf("model saw %+v", res)
+	}
+	if final.Status != string(engine.StatusComplete) {
+		t.Errorf("status %s", final.Status)
+	}
+}
+
+func TestRealAllowForSession(t *testing.T) {
+	api := newFakeAPI(t, func(r *apiRequest) fakeReply {
+		n := strings.Count(string(mustJSON(r.Messages)), `"tool_result"`)
+		cmds := []string{"touch same.txt", "touch same.txt", "touch other.txt"}
+		if n < len(cmds) {
+			return fakeReply{Tools: []fakeTool{{ID: "toolu_s" + string(rune('1'+n)), Name: "Bash",
+				Input: map[string]string{"command": cmds[n], "description": "step"}}}}
+		}
+		return fakeReply{Text: "done"}
+	})
+	rt, _ := realSetup(t, api)
+	h := newHarness(t, []engine.RuntimeEntry{{Runtime: rt}}, harnessOpts{answer: func(engine.Event) engine.Answer {
+		return engine.Answer{Decision: engine.DecisionAllow, Scope: engine.ScopeSession}
+	}})
+	final := h.run(t, context.Background(), "KZ:session")
+	var asked []string
+	for _, ev := range h.journal.ofType(engine.EventPermissionRequested) {
+		asked = append(asked, ev.Command)
+	}
+	if strings.Join(asked, "|") != "touch same.txt|touch other.txt" {
+		t.Errorf("asked for %q, want the first same and the other", asked)
+	}
+	fin := h.journal.ofType(engine.EventToolCallFinished)
+	if len(fin) != 3 || final.Status != string(engine.StatusComplete) {
+		t.Errorf("status %s, %d tool calls finished", final.Status, len(fin))
+	}
+	for _, f := range fin {
+		if f.IsError {
+			t.Errorf("tool call failed: %+v", f)
+		}
+	}
+}
+
+// procsRunning lists the pids of live processes whose command line has
+// argv as consecutive arguments.
+func procsRunning(argv ...string) []int {
+	want := "\x00" + strings.Join(argv, "\x00") + "\x00"
+	var out []int
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if err == nil && strings.Contains("\x00"+string(b), want) && !processGone(pid) {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// whenRunning calls fn once a process with argv runs (or after 15 s).
+func whenRunning(fn func(), argv ...string) {
+	go func() {
+		deadline := time.Now().Add(15 * time.Second)
+		for len(procsRunning(argv...)) == 0 && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+		}
+		fn()
+	}()
+}
+
+func cliPid(rt *Runtime, sessionID string) int { return rt.Pid(sessionID) }
+
+func TestRealGracefulInterruptDuringTool(t *testing.T) {
+	api := newFakeAPI(t, func(r *apiRequest) fakeReply {
+		if strings.Contains(r.lastUserText(), "KZ:hello") {
+			return fakeReply{Text: "hello again"}
+		}
+		if _, ok := r.toolResult(); ok {
+			return fakeReply{Text: "unexpected continuation"}
+		}
+		return fakeReply{Tools: []fakeTool{{ID: "toolu_sleep", Name: "Bash", Input: map[string]string{"command": "sleep 37.25", "description": "wait"}}}}
+	})
+	rt, _ := realSetup(t, api)
+	h := newHarness(t, []engine.RuntimeEntry{{Runtime: rt}}, harnessOpts{answer: allowOnce,
+		onEvent: func(h *harness, ev engine.Event) {
+			if ev.Type == engine.EventPermissionDecided && ev.Decision == engine.DecisionAllow {
+				whenRunning(func() { h.s.Interrupt(false) }, "sleep", "37.25")
+			}
+		}})
+	start := time.Now()
+	final := h.run(t, context.Background(), "KZ:sleep")
+	if final.Status != string(engine.StatusInterrupted) {
+		t.Fatalf("status %s, want interrupted", final.Status)
+	}
+	if d := time.Since(start); d > 20*time.Second {
+		t.Errorf("the interrupt took %v", d)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if left := procsRunning("sleep", "37.25"); len(left) > 0 {
+		t.Errorf("the tool's child survived the interrupt: %v", left)
+	}
+	pid := cliPid(rt, h.s.ID())
+	if pid == 0 {
+		t.Fatal("the CLI did not stay alive after a graceful interrupt")
+	}
+	final = h.run(t, context.Background(), "KZ:hello")
+	if final.Status != string(engine.StatusComplete) || final.Output != "hello again" {
+		t.Errorf("next turn %+v", final)
+	}
+	if cliPid(rt, h.s.ID()) != pid {
+		t.Error("the next turn did not run in the same CLI process")
+	}
+}
+
+// otherRuntime is a minimal non-Claude runtime for switching and failover.
+type otherRuntime struct{ answer string }
+
+func (o *otherRuntime) Name() string { return "other" }
+
+func (o *otherRuntime) Capabilities(string) engine.Capabilities {
+	return engine.Capabilities{Set: engine.NewCapSet(engine.CapTextCompletion, engine.CapNativeToolLoop, engine.CapFilesystemEdit, engine.CapShell)}
+}
+
+func (o *otherRuntime) Run(_ context.Context, t *engine.Turn) (engine.Result, error) {
+	t.Emit(engine.Event{Type: engine.EventAssistantMessage, Text: o.answer})
+	return engine.Result{Status: engine.StatusComplete, Output: o.answer}, nil
+}
+
+func TestRealResumeAndPrimeAfterOtherRuntime(t *testing.T) {
+	api := newFakeAPI(t, func(r *apiRequest) fakeReply {
+		switch txt := r.lastUserText(); {
+		case strings.Contains(txt, "KZ:remember"):
+			return fakeReply{Text: "I will remember pineapple."}
+		default:
+			return fakeReply{Text: "recalling"}
+		}
+	})
+	rt, _ := realSetup(t, api)
+	other := &otherRuntime{answer: "scripted answer 42"}
+	h := newHarness(t, []engine.RuntimeEntry{{Runtime: rt}, {Runtime: other}}, harnessOpts{})
+	first := h.run(t, context.Background(), "KZ:remember the word")
+	// A new CLI process must resume Claude's session from its files.
+	rt.CloseSession(h.s.ID())
+	second := h.run(t, context.Background(), "KZ:recall")
+	if second.NativeID != first.NativeID {
+		t.Errorf("resume gave session %q, want %q", second.NativeID, first.NativeID)
+	}
+	reqs := api.requests()
+	if last := reqs[len(reqs)-1]; !strings.Contains(last.allText(), "I will remember pineapple.") {
+		t.Errorf("the resumed request lacks the earlier answer: %s", last.allText())
+	}
+
+	if err := h.s.SwitchRuntime("other", ""); err != nil {
+		t.Fatal(err)
+	}
+	h.run(t, context.Background(), "what is six times seven?")
+	if err := h.s.SwitchRuntime("claude", ""); err != nil {
+		t.Fatal(err)
+	}
+	third := h.run(t, context.Background(), "KZ:back")
+	if third.NativeID == "" || third.NativeID == first.NativeID {
+		t.Errorf("back on claude after another runtime: session %q, want a new one", third.NativeID)
+	}
+	reqs = api.requests()
+	got := reqs[len(reqs)-1].allText()
+	for _, want := range []string{"<kz-conversation>", "KZ:remember the word", "I will remember pineapple.", "what is six times seven?", "scripted answer 42", "KZ:back"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the new session's first request lacks %q:\n%s", want, got)
+		}
+	}
+}
+
+func TestRealKilledMidTurnFailsOver(t *testing.T) {
+	api := newFakeAPI(t, func(r *apiRequest) fakeReply {
+		return fakeReply{Tools: []fakeTool{{ID: "toolu_k", Name: "Bash", Input: map[string]string{"command": "sleep 37.5", "description": "wait"}}}}
+	})
+	rt, _ := realSetup(t, api)
+	other := &otherRuntime{answer: "the backup answered"}
+	h := newHarness(t, []engine.RuntimeEntry{{Runtime: rt}, {Runtime: other}}, harnessOpts{answer: allowOnce,
+		failover: []engine.ChainLink{{Runtime: "other"}},
+		onEvent: func(h *harness, ev engine.Event) {
+			if ev.Type == engine.EventPermissionDecided {
+				pid := cliPid(rt, h.s.ID())
+				whenRunning(func() { _ = syscall.Kill(pid, syscall.SIGKILL) }, "sleep", "37.5")
+			}
+		}})
+	final := h.run(t, context.Background(), "KZ:sleep")
+	errs := h.journal.ofType(engine.EventError)
+	if len(errs) != 1 || errs[0].ErrorKind != engine.ErrCrashed || !errs[0].Retryable {
+		t.Errorf("error events %+v", errs)
+	}
+	if final.Status != string(engine.StatusComplete) || final.Output != "the backup answered" || final.Runtime != "other" {
+		t.Errorf("final %+v", final)
+	}
+	// The transcript closes the killed call as interrupted, not re-run.
+	var closed bool
+	for _, e := range h.s.Transcript() {
+		if e.Kind == engine.EntryToolCall && e.ToolCallID == "toolu_k" && e.Status == engine.ToolStatusInterrupted {
+			closed = true
+		}
+	}
+	if !closed {
+		t.Error("the killed tool call is not closed as interrupted in the transcript")
+	}
+	time.Sleep(200 * time.Millisecond)
+	if left := procsRunning("sleep", "37.5"); len(left) > 0 {
+		t.Errorf("the tool's child survived the CLI: %v", left)
+		for _, p := range left {
+			_ = syscall.Kill(p, syscall.SIGKILL)
+		}
+	}
+}
+
+// analysis-only: Claude runs in plan mode and the model is not even
+// offered write or shell tools.
+func TestRealAnalysisOnlyOffersNoWriteTools(t *testing.T) {
+	api := newFakeAPI(t, func(*apiRequest) fakeReply { return fakeReply{Text: "analysis"} })
+	rt, _ := realSetup(t, api)
+	h := newHarness(t, []engine.RuntimeEntry{{Runtime: rt}}, harnessOpts{mode: engine.ModeAnalysisOnly})
+	final := h.run(t, context.Background(), "analyse")
+	if final.Status != string(engine.StatusComplete) {
+		t.Fatalf("final %+v", final)
+	}
+	if st := h.journal.ofType(engine.EventSessionStarted); len(st) != 1 || st[0].PermissionMode != "plan" {
+		t.Errorf("session_started %+v", st)
+	}
+	reqs := api.requests()
+	if len(reqs) == 0 {
+		t.Fatal("no request")
+	}
+	var names []string
+	for _, tl := range reqs[0].Tools {
+		names = append(names, tl.Name)
+	}
+	for _, banned := range []string{"Bash", "Write", "Edit", "NotebookEdit"} {
+		if slices.Contains(names, banned) {
+			t.Errorf("analysis-only offered %s (tools %v)", banned, names)
+		}
+	}
+	if !slices.Contains(names, "Read") {
+		t.Errorf("analysis-only lost Read (tools %v)", names)
+	}
+}

@@ -1,0 +1,271 @@
+package claudecode
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/tools"
+)
+
+// toolInput holds the input fields of Claude's tools that kz's gate needs.
+type toolInput struct {
+	Command      string `json:"command"`
+	FilePath     string `json:"file_path"`
+	NotebookPath string `json:"notebook_path"`
+	Path         string `json:"path"`
+	OldString    string `json:"old_string"`
+	NewString    string `json:"new_string"`
+	ReplaceAll   bool   `json:"replace_all"`
+	Content      string `json:"content"`
+	Edits        []struct {
+		OldString  string `json:"old_string"`
+		NewString  string `json:"new_string"`
+		ReplaceAll bool   `json:"replace_all"`
+	} `json:"edits"`
+}
+
+func decodeInput(raw json.RawMessage) toolInput {
+	var in toolInput
+	if len(raw) > 0 {
+		_ = json.Unmarshal(raw, &in)
+	}
+	return in
+}
+
+// pathArg is the file or directory a tool names.
+func (in toolInput) pathArg() string {
+	switch {
+	case in.FilePath != "":
+		return in.FilePath
+	case in.NotebookPath != "":
+		return in.NotebookPath
+	default:
+		return in.Path
+	}
+}
+
+// writeTools change files; readTools only look at them.
+var (
+	writeTools = map[string]bool{"Edit": true, "Write": true, "MultiEdit": true, "NotebookEdit": true}
+	readTools  = map[string]bool{"Read": true, "Grep": true, "Glob": true, "LS": true}
+)
+
+// permissionRequest renders a can_use_tool request in kz's runtime-neutral
+// view: Bash is a Command for the shell rules and parser, file tools name
+// their resolved Paths (Write marks the ones that change files), and any
+// other tool (WebFetch, WebSearch, MCP tools) is judged by name and input.
+func (tr *turnRun) permissionRequest(req canUseTool) engine.PermissionRequest {
+	pr := engine.PermissionRequest{ToolCallID: req.ToolUseID, Tool: req.ToolName, Input: req.Input}
+	in := decodeInput(req.Input)
+	switch {
+	case req.ToolName == "Bash":
+		pr.Command = in.Command
+	case writeTools[req.ToolName]:
+		path := tr.resolve(in.pathArg())
+		pr.Paths, pr.Write = []string{path}, true
+		pr.Diff = proposedDiff(req.ToolName, in, path, tr.workspace())
+	case readTools[req.ToolName]:
+		p := in.pathArg()
+		if p == "" {
+			p = tr.workspace()
+		}
+		pr.Paths = []string{tr.resolve(p)}
+	}
+	return pr
+}
+
+// decide asks kz (gate, then person) about one tool call and renders the
+// answer for the CLI.
+func (tr *turnRun) decide(ctx context.Context, req canUseTool) permissionResult {
+	deny := func(msg string) permissionResult {
+		return permissionResult{Behavior: "deny", Message: msg, ToolUseID: req.ToolUseID}
+	}
+	if req.ToolName == "AskUserQuestion" {
+		return deny("kz cannot show interactive questions here. Ask the question in your reply and end your turn; the person answers in the next message.")
+	}
+	if req.ToolName == "ExitPlanMode" && tr.t.Mode == engine.ModeAnalysisOnly {
+		return deny("kz keeps this session in analysis-only mode: present your analysis or plan as text.")
+	}
+	pr := tr.permissionRequest(req)
+	// Claude was started without these tools in these modes; one that
+	// still arrives is refused without asking anybody.
+	if (tr.t.Mode == engine.ModeAnalysisOnly && (pr.Write || pr.Command != "")) ||
+		(tr.t.Mode == engine.ModePatchProposal && pr.Write) {
+		return deny(fmt.Sprintf("%s is not allowed in %s mode.", req.ToolName, tr.t.Mode))
+	}
+	a := tr.t.RequestPermission(ctx, pr)
+	if !a.Allowed() {
+		msg := a.Feedback
+		if msg == "" {
+			msg = "kz denied this tool call"
+			if a.Reason != "" {
+				msg += ": " + a.Reason
+			}
+			msg += "."
+		}
+		return deny(msg)
+	}
+	input := req.Input
+	if len(a.UpdatedInput) > 0 {
+		input = a.UpdatedInput
+	}
+	if len(input) == 0 {
+		input = json.RawMessage("{}")
+	}
+	res := permissionResult{Behavior: "allow", UpdatedInput: input, ToolUseID: req.ToolUseID}
+	if (a.Scope == engine.ScopeSession || a.Scope == engine.ScopeAlways) && req.ToolName == "Bash" {
+		// Scoped to this exact command and to Claude's session only:
+		// nothing is written to Claude's settings files. kz's gate keeps
+		// its own grant (and the "always" part) for other runtimes.
+		if cmd := decodeInput(input).Command; cmd != "" {
+			tr.p.grant(cmd)
+			res.UpdatedPermissions = []permUpdate{{Type: "addRules", Behavior: "allow", Destination: "session",
+				Rules: []permRule{{ToolName: "Bash", RuleContent: cmd}}}}
+		}
+	}
+	return res
+}
+
+// resolve makes a tool's path absolute against the workspace and cleans it;
+// the gate then checks the real location.
+func (tr *turnRun) resolve(p string) string {
+	if p == "" {
+		return ""
+	}
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(tr.workspace(), p)
+	}
+	return filepath.Clean(p)
+}
+
+// relTo renders path relative to the workspace when it is inside it.
+func relTo(path, ws string) string {
+	if ws == "" {
+		return path
+	}
+	if rel, err := filepath.Rel(ws, path); err == nil && filepath.IsLocal(rel) {
+		return rel
+	}
+	return path
+}
+
+// maxPreviewRead bounds how much of a file is read for a preview diff.
+const maxPreviewRead = 1 << 20
+
+// proposedDiff previews what a write tool would change, for the person
+// deciding. It reads the file but never writes it.
+func proposedDiff(tool string, in toolInput, path, ws string) string {
+	old, existed := readBounded(path)
+	var next string
+	switch tool {
+	case "Write":
+		next = in.Content
+	case "Edit":
+		next = replace(old, in.OldString, in.NewString, in.ReplaceAll)
+	case "MultiEdit":
+		next = old
+		for _, e := range in.Edits {
+			next = replace(next, e.OldString, e.NewString, e.ReplaceAll)
+		}
+	default:
+		return ""
+	}
+	return tools.UnifiedDiff(relTo(path, ws), []byte(old), []byte(next), existed)
+}
+
+func replace(s, old, new string, all bool) string {
+	if old == "" {
+		return s
+	}
+	if all {
+		return strings.ReplaceAll(s, old, new)
+	}
+	return strings.Replace(s, old, new, 1)
+}
+
+func readBounded(path string) (string, bool) {
+	st, err := os.Lstat(path)
+	if err != nil || !st.Mode().IsRegular() {
+		return "", false
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return "", true
+	}
+	defer f.Close()
+	b, _ := io.ReadAll(io.LimitReader(f, maxPreviewRead+1))
+	return string(b), true
+}
+
+// editResult is the structured tool_use_result of Edit, Write, MultiEdit.
+type editResult struct {
+	Type            string `json:"type"`
+	FilePath        string `json:"filePath"`
+	Content         string `json:"content"`
+	StructuredPatch []struct {
+		OldStart int      `json:"oldStart"`
+		OldLines int      `json:"oldLines"`
+		NewStart int      `json:"newStart"`
+		NewLines int      `json:"newLines"`
+		Lines    []string `json:"lines"`
+	} `json:"structuredPatch"`
+}
+
+// editedDiff renders the change a finished write tool made, from Claude's
+// structured patch; a created file is all additions.
+func editedDiff(raw json.RawMessage, fallback, ws string) (string, string) {
+	var r editResult
+	if len(raw) == 0 || raw[0] != '{' || json.Unmarshal(raw, &r) != nil {
+		return fallback, ""
+	}
+	path := fallback
+	if r.FilePath != "" {
+		path = r.FilePath
+	}
+	rel := relTo(path, ws)
+	var b strings.Builder
+	if r.Type == "create" && len(r.StructuredPatch) == 0 {
+		return path, tools.UnifiedDiff(rel, nil, []byte(r.Content), false)
+	}
+	fmt.Fprintf(&b, "--- a/%s\n+++ b/%s\n", rel, rel)
+	for _, h := range r.StructuredPatch {
+		fmt.Fprintf(&b, "@@ -%d,%d +%d,%d @@\n", h.OldStart, h.OldLines, h.NewStart, h.NewLines)
+		for _, l := range h.Lines {
+			b.WriteString(l)
+			b.WriteByte('\n')
+		}
+	}
+	return path, b.String()
+}
+
+// isRejection says a tool result is Claude's "the user rejected it", which
+// after kz's interrupt means the call was cut short.
+func isRejection(raw json.RawMessage) bool {
+	var s string
+	return json.Unmarshal(raw, &s) == nil && strings.Contains(s, "rejected")
+}
+
+var exitCodeRE = regexp.MustCompile(`(?m)^Exit code (\d+)`)
+
+// exitCode reads a Bash result's exit code: Claude reports failures as
+// "Exit code N" at the start of an error result, success as no error.
+func exitCode(isError bool, out string) *int {
+	if !isError {
+		z := 0
+		return &z
+	}
+	if m := exitCodeRE.FindStringSubmatch(out); m != nil {
+		if n, err := strconv.Atoi(m[1]); err == nil {
+			return &n
+		}
+	}
+	return nil
+}

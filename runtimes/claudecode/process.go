@@ -1,0 +1,474 @@
+package claudecode
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+var errNoSuchFile = fs.ErrNotExist
+
+// spawnKey is what a CLI process was started with that cannot change while
+// it runs; a turn that needs another key gets a new process.
+type spawnKey struct {
+	workspace string
+	args      string
+}
+
+// proc is one running CLI. The reader goroutine owns stdout; writes to stdin
+// are serialised by wmu.
+type proc struct {
+	cmd  *exec.Cmd
+	pgid int
+	// marker is the KZ_CLAUDE_RUN=<token> entry of this CLI's environment.
+	marker string
+	key    spawnKey
+	log    *slog.Logger
+
+	wmu   sync.Mutex
+	stdin io.WriteCloser
+
+	// msgs carries every line except control responses, which the reader
+	// hands to their waiter. It is closed after the process has exited.
+	msgs chan wireMsg
+	// done is closed once the process has been reaped; waitErr is then set.
+	done    chan struct{}
+	waitErr error
+	// quit is closed to unblock a reader that waits to hand over a line
+	// nobody will read because the process is being stopped.
+	quit     chan struct{}
+	quitOnce sync.Once
+	stderr   *tailBuffer
+
+	ctlMu   sync.Mutex
+	ctlWait map[string]chan ctlResult
+	// grants are the Bash commands the person allowed for the session,
+	// exactly as allowed; guarded by ctlMu.
+	grants map[string]bool
+	nextID atomic.Int64
+
+	// Owned by the goroutine running the session's turns.
+	sessionID string
+	model     string
+	// costBase is the CLI's cumulative cost at the end of the last turn.
+	costBase float64
+	// gotInit says a system/init arrived from this process, so a --resume
+	// was accepted.
+	gotInit bool
+}
+
+// ctlResult is the CLI's answer to one of kz's control requests.
+type ctlResult struct {
+	ok       bool
+	response json.RawMessage
+	err      string
+}
+
+// baseArgs are the flags that make the CLI machine-driven (protocol notes
+// §2). --verbose is mandatory with stream-json output.
+var baseArgs = []string{"-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose",
+	"--include-partial-messages", "--permission-prompt-tool", "stdio"}
+
+// start spawns the CLI in its own process group with a minimal environment.
+func start(command string, args []string, dir string, env []string, log *slog.Logger) (*proc, error) {
+	path, err := exec.LookPath(command)
+	if err != nil {
+		return nil, err
+	}
+	var rnd [12]byte
+	_, _ = rand.Read(rnd[:])
+	marker := markerVar + "=" + hex.EncodeToString(rnd[:])
+	env = append(env[:len(env):len(env)], marker)
+	cmd := exec.Command(path, args...)
+	cmd.Dir = dir
+	cmd.Env = env
+	// Its own group, so that signals reach the CLI and every tool child it
+	// started, and a Ctrl-C in kz's terminal does not reach it directly.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// A grandchild that keeps stderr open must not hang Wait forever.
+	cmd.WaitDelay = 2 * time.Second
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, fmt.Errorf("stdin pipe: %w", err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, fmt.Errorf("stdout pipe: %w", err)
+	}
+	p := &proc{cmd: cmd, stdin: stdin, log: log, msgs: make(chan wireMsg, 256), done: make(chan struct{}),
+		quit: make(chan struct{}), stderr: &tailBuffer{max: 16 << 10}, ctlWait: map[string]chan ctlResult{}}
+	cmd.Stderr = p.stderr
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	p.pgid = cmd.Process.Pid
+	p.marker = marker
+	go p.read(stdout)
+	return p, nil
+}
+
+// read decodes stdout line by line until EOF, then reaps the process and
+// kills whatever is left in its group, so no tool child outlives the CLI.
+func (p *proc) read(stdout io.Reader) {
+	defer func() {
+		p.waitErr = p.cmd.Wait()
+		p.killAll(syscall.SIGKILL)
+		p.failControl("the CLI exited")
+		close(p.msgs)
+		close(p.done)
+	}()
+	br := bufio.NewReaderSize(stdout, 64<<10)
+	for {
+		// ReadBytes grows as needed: a line (a whole Write of a big file,
+		// a long tool result) has no size limit.
+		line, err := br.ReadBytes('\n')
+		if len(bytes.TrimSpace(line)) > 0 {
+			p.dispatch(line)
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+func (p *proc) dispatch(line []byte) {
+	var m wireMsg
+	if err := json.Unmarshal(line, &m); err != nil {
+		p.log.Warn("claude: skipping a line that is not JSON", "err", err, "line", truncate(string(line), 200))
+		return
+	}
+	m.recv = time.Now()
+	if p.log.Enabled(context.Background(), slog.LevelDebug) {
+		p.log.Debug("claude: line", "line", truncate(string(line), 500))
+	}
+	if m.Type == "control_response" {
+		p.deliverControl(m)
+		return
+	}
+	select {
+	case p.msgs <- m:
+	case <-p.quit:
+	}
+}
+
+// deliverControl hands the answer to one of kz's control requests to its
+// waiter; an answer nobody waits for is dropped.
+func (p *proc) deliverControl(m wireMsg) {
+	var r controlResponse
+	if err := json.Unmarshal(m.Response, &r); err != nil {
+		p.log.Warn("claude: malformed control_response", "err", err)
+		return
+	}
+	p.ctlMu.Lock()
+	ch := p.ctlWait[r.RequestID]
+	delete(p.ctlWait, r.RequestID)
+	p.ctlMu.Unlock()
+	if ch != nil {
+		ch <- ctlResult{ok: r.Subtype == "success", response: r.Response, err: r.Error}
+	}
+}
+
+func (p *proc) failControl(why string) {
+	p.ctlMu.Lock()
+	defer p.ctlMu.Unlock()
+	for id, ch := range p.ctlWait {
+		ch <- ctlResult{err: why}
+		delete(p.ctlWait, id)
+	}
+}
+
+// send writes one JSON line to the CLI's stdin.
+func (p *proc) send(v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("encode message for claude: %w", err)
+	}
+	b = append(b, '\n')
+	p.wmu.Lock()
+	defer p.wmu.Unlock()
+	if _, err := p.stdin.Write(b); err != nil {
+		return fmt.Errorf("write to claude: %w", err)
+	}
+	return nil
+}
+
+// control sends a control request and returns the channel its answer
+// arrives on (buffered, so the reader never blocks on it).
+func (p *proc) control(req map[string]any) (string, <-chan ctlResult, error) {
+	id := fmt.Sprintf("kz-%d", p.nextID.Add(1))
+	ch := make(chan ctlResult, 1)
+	p.ctlMu.Lock()
+	p.ctlWait[id] = ch
+	p.ctlMu.Unlock()
+	select {
+	case <-p.done:
+		p.forget(id)
+		return id, nil, errors.New("the CLI has exited")
+	default:
+	}
+	if err := p.send(map[string]any{"type": "control_request", "request_id": id, "request": req}); err != nil {
+		p.forget(id)
+		return id, nil, err
+	}
+	return id, ch, nil
+}
+
+func (p *proc) grant(cmd string) {
+	p.ctlMu.Lock()
+	defer p.ctlMu.Unlock()
+	if p.grants == nil {
+		p.grants = map[string]bool{}
+	}
+	p.grants[cmd] = true
+}
+
+func (p *proc) granted(cmd string) bool {
+	p.ctlMu.Lock()
+	defer p.ctlMu.Unlock()
+	return p.grants[cmd]
+}
+
+func (p *proc) forget(id string) {
+	p.ctlMu.Lock()
+	delete(p.ctlWait, id)
+	p.ctlMu.Unlock()
+}
+
+// controlWait sends a control request and waits for its answer.
+func (p *proc) controlWait(ctx context.Context, req map[string]any) (json.RawMessage, error) {
+	id, ch, err := p.control(req)
+	if err != nil {
+		return nil, err
+	}
+	select {
+	case r := <-ch:
+		if !r.ok {
+			return nil, fmt.Errorf("claude refused %v: %s", req["subtype"], r.err)
+		}
+		return r.response, nil
+	case <-ctx.Done():
+		p.forget(id)
+		return nil, ctx.Err()
+	}
+}
+
+func (p *proc) alive() bool {
+	select {
+	case <-p.done:
+		return false
+	default:
+		return true
+	}
+}
+
+// kill is the immediate stop: SIGINT to the whole group (the CLI answers
+// with an interrupted result and exits), SIGKILL to the group after grace.
+// It returns once the process is reaped.
+func (p *proc) kill(grace time.Duration) {
+	p.quitOnce.Do(func() { close(p.quit) })
+	_ = syscall.Kill(-p.pgid, syscall.SIGINT)
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case <-p.done:
+	case <-t.C:
+		p.killAll(syscall.SIGKILL)
+		<-p.done
+	}
+}
+
+// markerVar names the variable that marks every process descended from one
+// CLI. Claude starts its Bash tool in a new session (setsid), outside the
+// CLI's process group, so the group alone does not reach tool children;
+// the inherited variable does, even after they are reparented.
+const markerVar = "KZ_CLAUDE_RUN"
+
+// killAll signals the CLI's process group and every process that carries
+// this CLI's marker. It is called once the CLI is gone or being killed, so
+// no tool child outlives it.
+func (p *proc) killAll(sig syscall.Signal) {
+	_ = syscall.Kill(-p.pgid, sig)
+	for _, pid := range markedPids(p.marker) {
+		_ = syscall.Kill(pid, sig)
+	}
+}
+
+// markedPids lists the processes whose environment holds marker. It reads
+// /proc, so it finds nothing where there is none (the group kill remains).
+func markedPids(marker string) []int {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	want := []byte("\x00" + marker + "\x00")
+	self := os.Getpid()
+	var out []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == self {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/environ")
+		if err != nil || len(b) == 0 {
+			continue
+		}
+		if bytes.Contains(append([]byte{0}, b...), want) {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// shutdown ends an idle CLI politely: closing stdin makes it exit after
+// its current work; a CLI that does not go gets killed.
+func (p *proc) shutdown(grace time.Duration) {
+	p.quitOnce.Do(func() { close(p.quit) })
+	p.wmu.Lock()
+	_ = p.stdin.Close()
+	p.wmu.Unlock()
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case <-p.done:
+		return
+	case <-t.C:
+	}
+	p.kill(grace)
+}
+
+// exitText describes how the process ended, with the end of its stderr.
+func (p *proc) exitText() string {
+	msg := "the claude CLI exited"
+	if p.waitErr != nil {
+		msg += " (" + p.waitErr.Error() + ")"
+	}
+	if s := strings.TrimSpace(p.stderr.String()); s != "" {
+		msg += ": " + truncate(s, 2000)
+	}
+	return msg
+}
+
+// tailBuffer keeps the last max bytes written to it.
+type tailBuffer struct {
+	mu  sync.Mutex
+	max int
+	b   []byte
+}
+
+func (t *tailBuffer) Write(b []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.b = append(t.b, b...)
+	if len(t.b) > t.max {
+		t.b = append([]byte(nil), t.b[len(t.b)-t.max:]...)
+	}
+	return len(b), nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.b)
+}
+
+// passEnv are variables the CLI gets from kz's environment. Names carrying
+// credentials are listed one by one: SECURITY.md rule 5 keeps every other
+// KEY/SECRET/TOKEN/PASSWORD variable away from subprocesses.
+var passEnv = []string{
+	"PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LC_ALL", "LC_CTYPE", "TERM", "TMPDIR", "TZ",
+	"XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME", "XDG_RUNTIME_DIR",
+	"HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy",
+	"NODE_EXTRA_CA_CERTS", "SSL_CERT_FILE", "SSL_CERT_DIR", "IS_SANDBOX",
+	"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN",
+}
+
+// passPrefixes are families of non-secret settings Claude reads.
+var passPrefixes = []string{"ANTHROPIC_", "CLAUDE_", "DISABLE_"}
+
+// defaultEnv bounds Claude's own retries (10 with backoff by default, also
+// on 401) so that a dead endpoint fails in seconds and kz's failover chain
+// takes over; a configured value wins.
+var defaultEnv = []string{"CLAUDE_CODE_MAX_RETRIES=2", "DISABLE_AUTOUPDATER=1"}
+
+// buildEnv returns the CLI's environment: the allowed part of kz's, the
+// defaults, then cfgEnv.
+func buildEnv(cfgEnv []string) []string {
+	vals := map[string]string{}
+	var order []string
+	set := func(k, v string) {
+		if _, ok := vals[k]; !ok {
+			order = append(order, k)
+		}
+		vals[k] = v
+	}
+	for _, kv := range os.Environ() {
+		k, v, _ := strings.Cut(kv, "=")
+		if passes(k) {
+			set(k, v)
+		}
+	}
+	for _, kv := range defaultEnv {
+		k, v, _ := strings.Cut(kv, "=")
+		if _, ok := vals[k]; !ok {
+			set(k, v)
+		}
+	}
+	for _, kv := range cfgEnv {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			v, ok = os.LookupEnv(k)
+			if !ok {
+				continue
+			}
+		}
+		set(k, v)
+	}
+	out := make([]string, 0, len(order))
+	for _, k := range order {
+		out = append(out, k+"="+vals[k])
+	}
+	return out
+}
+
+func passes(k string) bool {
+	for _, n := range passEnv {
+		if k == n {
+			return true
+		}
+	}
+	up := strings.ToUpper(k)
+	for _, w := range []string{"KEY", "SECRET", "TOKEN", "PASSWORD"} {
+		if strings.Contains(up, w) {
+			return false
+		}
+	}
+	for _, pfx := range passPrefixes {
+		if strings.HasPrefix(k, pfx) {
+			return true
+		}
+	}
+	return false
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
