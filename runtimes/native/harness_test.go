@@ -14,11 +14,16 @@ import (
 
 	"github.com/kaizen-code/kz/engine"
 	"github.com/kaizen-code/kz/runtimes/llm"
+	"github.com/kaizen-code/kz/tools"
 )
 
 // The opencensus worker is started by an init function of a genai
 // dependency and lives for the whole process.
 func TestMain(m *testing.M) {
+	// Sandboxed bash re-executes this binary as the Landlock wrapper.
+	if tools.IsSandboxInvocation(os.Args) {
+		os.Exit(tools.SandboxMain(os.Args))
+	}
 	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("go.opencensus.io/stats/view.(*worker).start"))
 }
 

@@ -143,6 +143,9 @@ func capabilitiesOf(info llm.ModelInfo, haveTools bool) engine.Capabilities {
 	if info.Tools && haveTools {
 		caps = append(caps, engine.CapNativeToolLoop, engine.CapFunctionTools, engine.CapFilesystemRead,
 			engine.CapFilesystemEdit, engine.CapShell)
+		if sandboxStatus().Available {
+			caps = append(caps, engine.CapSandbox)
+		}
 	}
 	return engine.Capabilities{
 		Set: engine.NewCapSet(caps...), ContextWindow: info.ContextWindow, MaxOutput: info.MaxOutput,

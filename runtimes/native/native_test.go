@@ -2,9 +2,11 @@ package native
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,6 +15,7 @@ import (
 	"github.com/kaizen-code/kz/runtimes/llm"
 	"github.com/kaizen-code/kz/runtimes/llm/llmtest"
 	"github.com/kaizen-code/kz/runtimes/scripted"
+	"github.com/kaizen-code/kz/tools"
 )
 
 // providerCase is a provider with a catalog model and its list prices
@@ -520,3 +523,54 @@ func TestContextTooLongCompactsAndRetriesOnce(t *testing.T) {
 		t.Errorf("got %v", err)
 	}
 }
+
+// TestFullAutonomousBashIsSandboxed runs bash through the real tools in
+// full-autonomous mode: where Landlock exists, a write outside the
+// workspace fails even though the gate allowed the command.
+func TestFullAutonomousBashIsSandboxed(t *testing.T) {
+	if !tools.ProbeSandbox().Available {
+		t.Skip("Landlock is not available on this kernel")
+	}
+	// The sandbox leaves the temp dir writable, so the outside target lives
+	// next to the test instead.
+	outside, err := os.MkdirTemp(".", "outside-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(outside) })
+	outside, _ = filepath.Abs(outside)
+	target := filepath.Join(outside, "escaped")
+	dir := t.TempDir()
+	run := PerSessionTools(tools.NewBuiltinRegistry(), sandboxSnapshots{}, nil)
+	turn := &engine.Turn{SessionID: "s", Workspace: dir, Mode: engine.ModeFullAutonomous}
+	exec, err := run.Executor(turn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !exec.Env().Sandboxed() {
+		t.Fatal("bash is not sandboxed in full-autonomous mode")
+	}
+	res := exec.Execute(context.Background(), allowAll{}, discard{}, []tools.ToolCall{
+		{ID: "c1", Name: "bash", Input: json.RawMessage(fmt.Sprintf(`{"command":"echo x > %s; echo inside > in.txt"}`, target))},
+	})
+	if _, err := os.Stat(target); err == nil {
+		t.Fatalf("a sandboxed command wrote outside the workspace: %+v", res)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "in.txt")); err != nil || string(b) != "inside\n" {
+		t.Fatalf("the command could not write inside the workspace: %v %q %+v", err, b, res)
+	}
+}
+
+type sandboxSnapshots struct{}
+
+func (sandboxSnapshots) SaveSnapshot(context.Context, tools.Snapshot) error { return nil }
+
+type allowAll struct{}
+
+func (allowAll) RequestPermission(context.Context, engine.PermissionRequest) engine.Answer {
+	return engine.Answer{Decision: engine.DecisionAllow}
+}
+
+type discard struct{}
+
+func (discard) Emit(engine.Event) {}

@@ -40,7 +40,11 @@ func PerSessionTools(reg *tools.Registry, snapshots tools.SnapshotSaver, artifac
 		mu.Lock()
 		defer mu.Unlock()
 		key := t.SessionID + "\x00" + t.Workspace
+		// In full-autonomous mode bash runs under Landlock where the kernel
+		// has it: its writes are confined to the workspace and temp dirs.
+		sandbox := t.Mode == engine.ModeFullAutonomous && sandboxStatus().Available
 		if e, ok := execs[key]; ok {
+			e.Env().SetSandbox(sandbox)
 			return e, nil
 		}
 		ws, err := workspace.Open(t.Workspace)
@@ -52,10 +56,14 @@ func PerSessionTools(reg *tools.Registry, snapshots tools.SnapshotSaver, artifac
 			ws.Close()
 			return nil, err
 		}
+		e.Env().SetSandbox(sandbox)
 		execs[key] = e
 		return e, nil
 	}}
 }
+
+// sandboxStatus probes Landlock once per process.
+var sandboxStatus = sync.OnceValue(tools.ProbeSandbox)
 
 // Tools lists the registry's tools for the mode.
 func (a *ExecutorTools) Tools(mode engine.Mode) []llm.ToolDef {
