@@ -284,12 +284,16 @@ func cmdMain(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	defer func() { _ = st.Close() }()
+	gate, err := e.gate(ctx, st, !interactive)
+	if err != nil {
+		return err
+	}
 	var entries []engine.RuntimeEntry
 	if o.demo {
 		if entries, err = tui.DemoRuntimes(); err != nil {
 			return err
 		}
-	} else if entries, err = e.runtimeEntries(o.script, o.runtime, st, false); err != nil {
+	} else if entries, err = e.runtimeEntries(o.script, o.runtime, st, false, gate.DeniesTool); err != nil {
 		return err
 	}
 
@@ -359,10 +363,6 @@ func cmdMain(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	reviewer := &patch.Reviewer{Applier: applier, Run: patch.ShellRunner(ws.Dir(), tools.CommandEnv(os.Environ(), nil), 10*time.Minute, 64<<10)}
 
 	defer runtimes.Close(entries)
-	gate, err := e.gate(ctx, st, !interactive)
-	if err != nil {
-		return err
-	}
 	w := st.NewWriter()
 	defer func() { _ = w.Close() }()
 	sess, err := engine.NewSession(engine.Config{
@@ -571,8 +571,8 @@ func entryOf(entries []engine.RuntimeEntry, name string) engine.RuntimeEntry {
 
 // runtimeEntries builds every runtime; --script adds (or replaces) the
 // scripted runtime named by --runtime, "scripted" by default.
-func (e *env) runtimeEntries(script, runtimeFlag string, st *store.Store, probe bool) ([]engine.RuntimeEntry, error) {
-	opt := runtimes.Options{Workspace: e.workspace, ConfigDir: filepath.Dir(e.paths.UserConfig), Probe: probe}
+func (e *env) runtimeEntries(script, runtimeFlag string, st *store.Store, probe bool, deny func(string) bool) ([]engine.RuntimeEntry, error) {
+	opt := runtimes.Options{Workspace: e.workspace, ConfigDir: filepath.Dir(e.paths.UserConfig), Probe: probe, DenyTool: deny}
 	if st != nil {
 		opt.Snapshots, opt.Artifacts = runtimes.StoreSnapshots{Store: st}, st
 	}
@@ -685,7 +685,7 @@ func cmdRuntimes(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	entries, err := e.runtimeEntries("", "", nil, true)
+	entries, err := e.runtimeEntries("", "", nil, true, nil)
 	if err != nil {
 		return err
 	}

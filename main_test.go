@@ -542,7 +542,7 @@ func TestNativeRuntimeFromTheCommandLine(t *testing.T) {
 		llmtest.Reply{Calls: []llmtest.Call{{ID: "c1", Name: "read_file", Args: `{"path":"notes.txt"}`}}, Usage: engine.Usage{InputTokens: 100, OutputTokens: 10}},
 		llmtest.Reply{Text: "The notes say hi.", Usage: engine.Usage{InputTokens: 120, OutputTokens: 5}})
 	t.Setenv("KZ_FAKE_KEY", "sk-test")
-	sb.userConfig(fmt.Sprintf("[runtimes.fake]\nkind = \"native\"\nprovider = \"anthropic\"\nbase_url = %q\napi_key_env = \"KZ_FAKE_KEY\"\nmodels = [\"claude-sonnet-4-5\"]\n", fake.URL))
+	sb.userConfig(fmt.Sprintf("[permissions]\ndeny = [\"Bash\"]\n[runtimes.fake]\nkind = \"native\"\nprovider = \"anthropic\"\nbase_url = %q\napi_key_env = \"KZ_FAKE_KEY\"\nmodels = [\"claude-sonnet-4-5\"]\n", fake.URL))
 	if err := os.WriteFile(filepath.Join(sb.workspace, "notes.txt"), []byte("hi\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -560,6 +560,10 @@ func TestNativeRuntimeFromTheCommandLine(t *testing.T) {
 		if ev.Type == engine.EventToolCallFinished && ev.Tool == "read_file" && strings.Contains(ev.Output, "hi") {
 			read = true
 		}
+	}
+	// A bare deny rule removes the tool before the model sees it.
+	if first := fake.Requests()[0]; first.Contains(`"name":"bash"`) || !first.Contains(`"name":"read_file"`) {
+		t.Fatalf("tools offered: %s", first.Raw)
 	}
 	if !read || len(fake.Requests()) != 2 || !fake.Requests()[1].Contains("hi") {
 		t.Fatalf("the file did not reach the model: read %v, %d requests", read, len(fake.Requests()))

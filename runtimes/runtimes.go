@@ -49,6 +49,9 @@ type Options struct {
 	Artifacts tools.ArtifactSaver
 	// Probe also checks that an API endpoint answers (kz runtimes).
 	Probe bool
+	// DenyTool says a deny rule removes a tool entirely, so kz's own loop
+	// never shows it to the model.
+	DenyTool func(name string) bool
 }
 
 // Build makes the runtime entry for one configured runtime. A runtime that
@@ -114,7 +117,7 @@ func buildLLM(name string, rc config.Runtime, opt Options) (engine.RuntimeEntry,
 			ProposalSchema: json.RawMessage(patch.JSONSchema()), ProposalPrompt: patch.PromptText()})
 	} else {
 		rt, err = native.New(native.Config{Name: name, LLM: lc, Models: rc.Models, Capabilities: caps,
-			Tools: native.PerSessionTools(tools.NewBuiltinRegistry(), opt.Snapshots, opt.Artifacts), ProposalPrompt: patch.PromptText()})
+			Tools: native.PerSessionTools(tools.NewBuiltinRegistry().Filter(opt.DenyTool), opt.Snapshots, opt.Artifacts), ProposalPrompt: patch.PromptText()})
 	}
 	if err != nil {
 		return engine.RuntimeEntry{}, fmt.Errorf("runtime %s: %w", name, err)
