@@ -16,6 +16,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -284,7 +285,7 @@ func cmdMain(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	defer func() { _ = st.Close() }()
-	gate, err := e.gate(ctx, st, !interactive)
+	gate, err := e.gate(!interactive)
 	if err != nil {
 		return err
 	}
@@ -402,43 +403,25 @@ func cmdMain(ctx context.Context, args []string, stdout, stderr io.Writer) error
 }
 
 // gate builds the permission gate from the rules of every source: the
-// user's and the project's config and the "always allow" answers kept in
-// the store.
-func (e *env) gate(ctx context.Context, st *store.Store, headless bool) (*permission.Gate, error) {
-	user := permission.Rules{Allow: e.cfg.UserPermissions.Allow, Ask: e.cfg.UserPermissions.Ask, Deny: e.cfg.UserPermissions.Deny}
-	if st != nil {
-		grants, err := st.Grants(ctx, "")
-		if err != nil {
-			return nil, err
-		}
-		for _, g := range grants {
-			if g.Scope == string(engine.ScopeAlways) {
-				user.Allow = append(user.Allow, g.Pattern)
-			}
-		}
+// user's config, the "always allow" grants file beside it, and the
+// project's config (allow rules only once the folder is trusted).
+func (e *env) gate(headless bool) (*permission.Gate, error) {
+	grants := config.NewGrantsFile(e.paths)
+	always, err := grants.Rules()
+	if err != nil {
+		return nil, err
 	}
-	proj := e.cfg.ProjectPermissions
-	opts := permission.Options{
-		User: user, Project: permission.Rules{Allow: proj.Allow, Ask: proj.Ask, Deny: proj.Deny},
+	up, proj := e.cfg.UserPermissions, e.cfg.ProjectPermissions
+	g, err := permission.New(permission.Options{
+		User:           permission.Rules{Allow: append(slices.Clone(up.Allow), always...), Ask: up.Ask, Deny: up.Deny},
+		Project:        permission.Rules{Allow: proj.Allow, Ask: proj.Ask, Deny: proj.Deny},
 		ProjectTrusted: e.cfg.ProjectTrusted, Headless: headless,
-		ConfigDir: filepath.Dir(e.paths.UserConfig), DataDir: e.dataDir,
-	}
-	if st != nil {
-		opts.Writer = grantWriter{st}
-	}
-	g, err := permission.New(opts)
+		ConfigDir: filepath.Dir(e.paths.UserConfig), DataDir: e.dataDir, Writer: grants,
+	})
 	if err != nil {
 		return nil, fmt.Errorf("permissions: %w", err)
 	}
 	return g, nil
-}
-
-// grantWriter keeps "always allow" answers in the store, from where every
-// later kz loads them as user allow rules.
-type grantWriter struct{ st *store.Store }
-
-func (w grantWriter) AddAllowRule(ctx context.Context, rule string) error {
-	return w.st.AddGrant(ctx, store.Grant{Scope: string(engine.ScopeAlways), Tool: "rule", Pattern: rule})
 }
 
 // cmdPolicy answers "what would the gate do with this call" with exactly
@@ -473,7 +456,7 @@ func cmdPolicy(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	g, err := e.gate(ctx, nil, false)
+	g, err := e.gate(false)
 	if err != nil {
 		return err
 	}

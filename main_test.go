@@ -569,3 +569,33 @@ func TestNativeRuntimeFromTheCommandLine(t *testing.T) {
 		t.Fatalf("the file did not reach the model: read %v, %d requests", read, len(fake.Requests()))
 	}
 }
+
+func TestPolicyCheckUsesTheGate(t *testing.T) {
+	sb := newSandbox(t)
+	sb.userConfig("[permissions]\nallow = [\"Bash(git status:*)\"]\ndeny = [\"Bash(rm:*)\"]\n")
+	out, errOut, code := sb.kz("policy", "check", "--tool", "bash", "--input", `{"command":"git status && rm -rf build"}`, "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var rep struct {
+		Decision, Stage, Rule, Reason string
+		Subcommands                   []string
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Decision != "deny" || rep.Stage != "deny_rule" || !strings.Contains(rep.Rule, "rm") || len(rep.Subcommands) != 2 {
+		t.Fatalf("report = %+v", rep)
+	}
+	out, _, _ = sb.kz("policy", "check", "--tool", "bash", "--input", `{"command":"git status"}`)
+	if !strings.Contains(out, "decision: allow") {
+		t.Fatalf("text report: %s", out)
+	}
+	out, _, _ = sb.kz("policy", "check", "--tool", "write_file", "--input", `{"path":".git/hooks/pre-commit","content":"x"}`, "--permission-mode", "yolo")
+	if !strings.Contains(out, "decision: deny") {
+		t.Fatalf(".git write in yolo: %s", out)
+	}
+	if _, errOut, code := sb.kz("policy", "check", "--tool", "bash", "--input", "{not json"); code != 2 || !strings.Contains(errOut, "not valid JSON") {
+		t.Fatalf("bad input: %d %s", code, errOut)
+	}
+}

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -105,5 +106,29 @@ func TestLoadErrorsNameFileAndLine(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: %v, want %q", c.body, err, c.want)
 		}
+	}
+}
+
+func TestGrantsFilePersistsAlwaysAllowRules(t *testing.T) {
+	p := paths(t)
+	g := NewGrantsFile(p)
+	if rules, err := g.Rules(); err != nil || len(rules) != 0 {
+		t.Fatalf("%v %v", rules, err)
+	}
+	for _, r := range []string{"Bash(make test)", "Edit(./src/a.go)", "Bash(make test)"} {
+		if err := g.AddAllowRule(context.Background(), r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rules, err := NewGrantsFile(p).Rules()
+	if err != nil || strings.Join(rules, ",") != "Bash(make test),Edit(./src/a.go)" {
+		t.Fatalf("%v %v", rules, err)
+	}
+	if fi, err := os.Stat(g.Path); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("%v %v", fi, err)
+	}
+	write(t, g.Path, "allow = [\"x\"]\nbogus = 1\n")
+	if _, err := g.Rules(); err == nil || !strings.Contains(err.Error(), "grants.toml:2") {
+		t.Fatalf("bad file: %v", err)
 	}
 }
