@@ -13,10 +13,12 @@ build:
 run: build
 	./$(BIN) $(ARGS)
 
-# The whole suite, with the race detector. CI runs exactly this.
+# The whole suite, with the race detector. CI runs exactly this. The real
+# agent CLIs the integration tests drive are installed first (pinned, into
+# ~/.cache/kz; a no-op once there).
 test:
 	$(GO) vet ./...
-	$(GO) test -race -count=1 -timeout 20m ./...
+	KZ_CLAUDE_BIN="$$(sh runtimes/claudecode/install-cli.sh)" $(GO) test -race -count=1 -timeout 20m ./...
 
 # Speed and memory targets live in Go benchmarks, never in timed tests.
 bench:
