@@ -393,12 +393,12 @@ func TestCrashFailsOver(t *testing.T) {
 	}
 }
 
-// Without failover, a crash ends the turn with an error event.
+// Without failover, a crash ends the turn interrupted, with an error event.
 func TestCrashWithoutFailover(t *testing.T) {
 	f := newFake(t, []scriptLine{host(`{"type":"user"}`), {Dir: "fake", Op: "exit", Code: 1, Stderr: "fatal: bad"}})
 	h := newHarness(t, single(f), harnessOpts{})
 	final := h.run(t, context.Background(), "go")
-	if final.Status != string(engine.StatusError) {
+	if final.Status != string(engine.StatusInterrupted) {
 		t.Errorf("status %q", final.Status)
 	}
 	if e := h.journal.ofType(engine.EventError); len(e) != 1 || e[0].ErrorKind != engine.ErrCrashed || !strings.Contains(e[0].Text, "fatal: bad") {

@@ -227,7 +227,9 @@ func (tr *turnRun) exited(ctx context.Context) (engine.Result, error) {
 	if ctx.Err() != nil {
 		return tr.abort(ctx)
 	}
-	return engine.Result{Status: engine.StatusError, Model: tr.model, NativeID: tr.p.sessionID},
+	// The turn was cut short, not answered wrongly: it ends interrupted,
+	// with the crash as its error (which the failover chain may act on).
+	return engine.Result{Status: engine.StatusInterrupted, Model: tr.model, NativeID: tr.p.sessionID},
 		tr.rt.errorf(engine.ErrCrashed, tr.model, nil, "%s in the middle of a turn", tr.p.exitText())
 }
 
