@@ -148,7 +148,32 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return usagef("unknown command %q", args[0])
 		}
 	}
-	return cmdMain(ctx, args, stdout, stderr)
+	// The session picker of the TUI ends the program with a request to
+	// open another session; kz then starts again on it.
+	for {
+		err := cmdMain(ctx, args, stdout, stderr)
+		var rr *tui.ResumeRequest
+		if !errors.As(err, &rr) {
+			return err
+		}
+		args = withResume(args, rr.SessionID)
+	}
+}
+
+// withResume replaces --continue/--resume in args with --resume id.
+func withResume(args []string, id string) []string {
+	var out []string
+	for i := 0; i < len(args); i++ {
+		switch a := args[i]; {
+		case a == "--continue" || a == "-continue":
+		case a == "--resume" || a == "-resume":
+			i++
+		case strings.HasPrefix(a, "--resume=") || strings.HasPrefix(a, "-resume="):
+		default:
+			out = append(out, a)
+		}
+	}
+	return append(out, "--resume", id)
 }
 
 // options are the flags of kz and kz -p.
@@ -379,7 +404,18 @@ func cmdMain(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		w.CreateLazily(store.SessionInfo{ID: sess.ID(), Workspace: e.workspace, Runtime: st.Runtime, Model: st.Model, Mode: mode})
 	}
 	if interactive {
-		err := tui.Run(ctx, tui.Options{Session: sess, Theme: firstNonEmpty(o.theme, e.cfg.Theme), Welcome: welcome})
+		dirs := []string{filepath.Join(filepath.Dir(e.paths.UserConfig), "commands")}
+		if e.cfg.ProjectTrusted {
+			// Project commands are prompts someone else wrote: only a
+			// trusted folder's are offered.
+			dirs = append(dirs, filepath.Join(e.workspace, ".kz", "commands"))
+		}
+		commands, cerr := tui.LoadCommands(dirs...)
+		if cerr != nil {
+			_, _ = fmt.Fprintf(stderr, "kz: warning: custom commands: %v\n", cerr)
+		}
+		err := tui.Run(ctx, tui.Options{Session: sess, Theme: firstNonEmpty(o.theme, e.cfg.Theme), Welcome: welcome,
+			Undo: undoer{e: e, st: st, ws: ws, sessionID: id}, Sessions: st, Workspace: e.workspace, Commands: commands})
 		if cerr := sess.Close(context.WithoutCancel(ctx)); err == nil {
 			err = cerr
 		}
@@ -478,6 +514,38 @@ func (e *env) applier(ws *workspace.Workspace, st *store.Store, sessionID string
 		JournalDir: filepath.Join(e.dataDir, "journal"), Root: ws.Dir()}
 }
 
+// undoer is /undo in the TUI: the same as kz undo, for this session.
+type undoer struct {
+	e         *env
+	st        *store.Store
+	ws        *workspace.Workspace
+	sessionID string
+}
+
+func (u undoer) UndoLast(ctx context.Context) (string, error) {
+	return undoLast(ctx, u.e, u.st, u.ws, u.sessionID)
+}
+
+// undoLast undoes the newest applied change of a session and forgets it, so
+// the next undo reaches the one before.
+func undoLast(ctx context.Context, e *env, st *store.Store, ws *workspace.Workspace, sessionID string) (string, error) {
+	change, err := st.LastChange(ctx, sessionID)
+	if err != nil {
+		return "", err
+	}
+	if change == "" {
+		return "", fmt.Errorf("session %s has no change to undo", sessionID)
+	}
+	snaps := patch.StoreSnapshots{Store: st, SessionID: sessionID}
+	if err := e.applier(ws, st, sessionID).Undo(ctx, snaps, change); err != nil {
+		return "", fmt.Errorf("undo %s: %w", change, err)
+	}
+	if err := st.DeleteChange(ctx, change); err != nil {
+		return "", err
+	}
+	return "undid " + change, nil
+}
+
 // cmdUndo restores every file of the last applied change of a session (the
 // latest of this folder by default) to its exact previous bytes.
 func cmdUndo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -505,26 +573,16 @@ func cmdUndo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	change, err := st.LastChange(ctx, si.ID)
-	if err != nil {
-		return err
-	}
-	if change == "" {
-		return fmt.Errorf("session %s has no change to undo", si.ID)
-	}
 	ws, err := workspace.Open(si.Workspace)
 	if err != nil {
 		return err
 	}
 	defer func() { _ = ws.Close() }()
-	snaps := patch.StoreSnapshots{Store: st, SessionID: si.ID}
-	if err := e.applier(ws, st, si.ID).Undo(ctx, snaps, change); err != nil {
-		return fmt.Errorf("undo %s: %w", change, err)
-	}
-	if err := st.DeleteChange(ctx, change); err != nil {
+	msg, err := undoLast(ctx, e, st, ws, si.ID)
+	if err != nil {
 		return err
 	}
-	_, _ = fmt.Fprintf(stdout, "undid %s in %s\n", change, si.Workspace)
+	_, _ = fmt.Fprintf(stdout, "%s in %s\n", msg, si.Workspace)
 	return nil
 }
 

@@ -599,3 +599,10 @@ func TestPolicyCheckUsesTheGate(t *testing.T) {
 		t.Fatalf("bad input: %d %s", code, errOut)
 	}
 }
+
+func TestWithResumeReplacesTheSessionFlags(t *testing.T) {
+	got := strings.Join(withResume([]string{"--continue", "--theme", "light", "--resume", "old", "--resume=x"}, "new"), " ")
+	if got != "--theme light --resume new" {
+		t.Fatalf("args = %q", got)
+	}
+}

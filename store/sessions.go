@@ -140,6 +140,18 @@ func (s *Store) DeleteSession(ctx context.Context, id string) error {
 	return nil
 }
 
+// RenameSession sets a session's title.
+func (s *Store) RenameSession(ctx context.Context, id, title string) error {
+	r, err := exec(ctx, s.db, `UPDATE sessions SET title = ? WHERE id = ?`, title, id)
+	if err != nil {
+		return fmt.Errorf("rename session %s: %w", id, err)
+	}
+	if n, _ := r.RowsAffected(); n == 0 {
+		return fmt.Errorf("rename session: %w: %s", ErrNotFound, id)
+	}
+	return nil
+}
+
 // Transcript returns the runtime-neutral transcript of a session.
 func (s *Store) Transcript(ctx context.Context, id string) ([]engine.TranscriptEntry, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT seq, turn_id, kind, runtime, model, text, tool_call_id, tool, input, output, is_error, status FROM transcript WHERE session_id = ? ORDER BY id`, id)

@@ -401,3 +401,20 @@ func TestSessionLookupByPrefix(t *testing.T) {
 		t.Fatalf("double delete: %v", err)
 	}
 }
+
+func TestRenameSession(t *testing.T) {
+	st := openTemp(t)
+	ctx := context.Background()
+	if err := st.CreateSession(ctx, "s", "/w", "r", "m", engine.ModeFullAutonomous); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.RenameSession(ctx, "s", "a better title"); err != nil {
+		t.Fatal(err)
+	}
+	if si, _ := st.Session(ctx, "s"); si.Title != "a better title" {
+		t.Fatalf("title %q", si.Title)
+	}
+	if err := st.RenameSession(ctx, "nope", "x"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("unknown id: %v", err)
+	}
+}

@@ -87,6 +87,28 @@ func TestE2EDemoInTmux(t *testing.T) {
 	p.keys("BTab")
 	p.waitFor("the mode divider", "mode full-autonomous → patch-proposal")
 
+	// 4b. A patch proposal opens the diff review: reject the README, apply
+	// the rest, and check the workspace.
+	p.send("propose a patch")
+	p.keys("Enter")
+	p.waitFor("the diff review", "Permission needed: apply_patch")
+	p.waitFor("the file list", "A greet/README.md")
+	p.waitFor("the diff", "+func Hello(name string) string")
+	time.Sleep(500 * time.Millisecond)
+	p.keys("v")
+	p.waitFor("the split view", "· split")
+	p.keys("Tab", "Space")
+	p.waitFor("the rejected file", "✗ A greet/README.md")
+	p.send("y")
+	p.waitFor("the applied patch", "✓ patch applied")
+	p.waitGone("the end of the turn", "running")
+	if _, err := os.Stat(filepath.Join(work, "greet", "greet.go")); err != nil {
+		t.Errorf("the accepted file was not written: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(work, "greet", "README.md")); !os.IsNotExist(err) {
+		t.Errorf("the rejected file was written (%v)", err)
+	}
+
 	// 5. Runtime switch with the keybinding.
 	p.keys("C-r")
 	p.waitFor("the runtime picker", "Switch runtime")
@@ -106,7 +128,7 @@ func TestE2EDemoInTmux(t *testing.T) {
 	p.keys("C-c")
 	p.waitFor("kz to exit", "KZ-EXITED-0")
 
-	// The store holds the session and its four turns.
+	// The store holds the session and its five turns.
 	ctx := context.Background()
 	st, err := store.Open(ctx, filepath.Join(data, "kz.db"))
 	if err != nil {
@@ -125,7 +147,7 @@ func TestE2EDemoInTmux(t *testing.T) {
 	for _, tu := range turns {
 		statuses = append(statuses, tu.Runtime+":"+tu.Status)
 	}
-	want := []string{"demo:complete", "demo:complete", "demo:complete", "demo-lite:interrupted"}
+	want := []string{"demo:complete", "demo:complete", "demo:complete", "demo:complete", "demo-lite:interrupted"}
 	if strings.Join(statuses, ",") != strings.Join(want, ",") {
 		t.Fatalf("turns = %v, want %v", statuses, want)
 	}
@@ -139,7 +161,7 @@ func TestE2EDemoInTmux(t *testing.T) {
 			decisions = append(decisions, e.Tool+":"+e.Status)
 		}
 	}
-	if strings.Join(decisions, ",") != "bash:allow,edit_file:deny" {
+	if strings.Join(decisions, ",") != "bash:allow,edit_file:deny,apply_patch:allow" {
 		t.Fatalf("decisions = %v", decisions)
 	}
 }

@@ -85,7 +85,7 @@ func (f *fakeSession) Runtimes() []engine.RuntimeInfo       { return f.runtimes 
 func (f *fakeSession) Transcript() []engine.TranscriptEntry { return nil }
 
 // testModel builds a quiet model (no timers) of the given size.
-func testModel(t *testing.T, sess Session, w, h int) *Model {
+func testModel(t testing.TB, sess Session, w, h int) *Model {
 	t.Helper()
 	m := newModel(context.Background(), sess, nil, themes.MustResolve("dark", false), "")
 	m.quiet = true

@@ -1,6 +1,12 @@
 package tui
 
-import "charm.land/bubbles/v2/key"
+import (
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
+)
 
 // keyMap holds every key binding of the TUI. The help overlay and the hint
 // line are built from it, so a binding cannot exist without being shown.
@@ -15,6 +21,7 @@ type keyMap struct {
 	Model       key.Binding
 	ExpandTools key.Binding
 	Reasoning   key.Binding
+	Undo        key.Binding
 	ScrollUp    key.Binding
 	ScrollDown  key.Binding
 	Help        key.Binding
@@ -33,6 +40,7 @@ func defaultKeys() keyMap {
 		Model:       key.NewBinding(key.WithKeys("ctrl+l"), key.WithHelp("ctrl+l", "model")),
 		ExpandTools: key.NewBinding(key.WithKeys("ctrl+o"), key.WithHelp("ctrl+o", "expand tools")),
 		Reasoning:   key.NewBinding(key.WithKeys("ctrl+t"), key.WithHelp("ctrl+t", "reasoning")),
+		Undo:        key.NewBinding(key.WithKeys("ctrl+z"), key.WithHelp("ctrl+z", "undo")),
 		ScrollUp:    key.NewBinding(key.WithKeys("pgup", "shift+up"), key.WithHelp("pgup", "scroll up")),
 		ScrollDown:  key.NewBinding(key.WithKeys("pgdown", "shift+down"), key.WithHelp("pgdn", "scroll down")),
 		Help:        key.NewBinding(key.WithKeys("?", "f1"), key.WithHelp("?", "help")),
@@ -50,7 +58,7 @@ func (k keyMap) ShortHelp() []key.Binding {
 func (k keyMap) groups() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Send, k.Newline, k.HistoryPrev, k.HistoryNext, k.Interrupt},
-		{k.ModeCycle, k.Runtime, k.Model, k.ExpandTools, k.Reasoning},
+		{k.ModeCycle, k.Runtime, k.Model, k.ExpandTools, k.Reasoning, k.Undo},
 		{k.ScrollUp, k.ScrollDown, k.Help, k.Quit},
 	}
 }
@@ -72,6 +80,7 @@ func (k keyMap) FullHelp() [][]key.Binding {
 			long(k.Model, "switch model"),
 			long(k.ExpandTools, "expand/collapse tool output"),
 			long(k.Reasoning, "show/hide reasoning"),
+			long(k.Undo, "type /undo (enter runs it)"),
 		},
 		{
 			long(k.ScrollUp, "scroll up (or mouse wheel)"),
@@ -122,4 +131,44 @@ func (k dialogKeys) ShortHelp() []key.Binding {
 // FullHelp implements help.KeyMap.
 func (k dialogKeys) FullHelp() [][]key.Binding {
 	return [][]key.Binding{k.ShortHelp(), {k.Up, k.Down, k.PageUp, k.PageDown}}
+}
+
+// helpView is the ? overlay: every binding with its description, two
+// columns when the screen is wide enough, never cut.
+func (m *Model) helpView() string {
+	t := &m.theme
+	block := func(title string, bs []key.Binding) string {
+		w := 0
+		for _, b := range bs {
+			w = max(w, ansi.StringWidth(b.Help().Key))
+		}
+		lines := []string{t.Accent.Render(title)}
+		for _, b := range bs {
+			k := b.Help().Key
+			lines = append(lines, t.HelpKey.Render(k)+strings.Repeat(" ", w-ansi.StringWidth(k)+2)+t.HelpDesc.Render(b.Help().Desc))
+		}
+		return strings.Join(lines, "\n")
+	}
+	groups := m.keys.groups()
+	if m.width >= 90 {
+		groups = m.keys.FullHelp()
+	}
+	blocks := []string{
+		block("Input", groups[0]), block("Session", groups[1]),
+		block("View", groups[2]), block("Permission dialog", m.dialog.keys.ShortHelp()),
+	}
+	left := blocks[0] + "\n\n" + blocks[2]
+	right := blocks[1] + "\n\n" + blocks[3]
+	body := lipgloss.JoinHorizontal(lipgloss.Top, left, "    ", right)
+	if lipgloss.Width(body) > m.width-4 {
+		body = strings.Join(blocks, "\n\n")
+	}
+	cmds := m.commands()
+	names := make([]string, len(cmds))
+	for i, c := range cmds {
+		names[i] = "/" + c.name
+	}
+	body += "\n\n" + t.Accent.Render("Commands") + "\n" + t.HelpDesc.Render(ansi.Wordwrap(strings.Join(names, " "), max(m.width-6, 10), ""))
+	body += "\n\n" + t.Muted.Render("any key closes this help")
+	return t.Dialog.Width(m.width).Render(body)
 }

@@ -12,8 +12,6 @@ import (
 	"charm.land/bubbles/v2/spinner"
 	"charm.land/bubbles/v2/textarea"
 	tea "charm.land/bubbletea/v2"
-	"charm.land/lipgloss/v2"
-	"github.com/charmbracelet/x/ansi"
 	"github.com/kaizen-code/kz/engine"
 	"github.com/kaizen-code/kz/themes"
 )
@@ -90,6 +88,30 @@ type Model struct {
 	status statusBar
 	dialog *permissionDialog
 	picker *picker
+	// review is the diff review of the dialog's head request, when that
+	// request carries a diff (see reviewable); it is rebuilt whenever the
+	// head changes, so it always answers the request on screen.
+	review *review
+	// proposals are the patch_proposed events waiting for their
+	// apply_patch request, by patch id.
+	proposals  map[string]engine.Event
+	hunkSelect bool
+	ext        extensions
+	// resumeID is the session the person chose to open; Run returns it.
+	resumeID string
+	// sessions is the session picker, when open.
+	sessions *sessionPicker
+	// completing is the "/prefix" typed before tab completion replaced it;
+	// completeIdx the completion shown.
+	completing  string
+	completeIdx int
+	mention     mentions
+	// changes is the log of changes applied in this session; changeLog
+	// its viewer, when open.
+	changes   []appliedChange
+	changeLog *changeLog
+	// custom are the custom commands (Options.Commands).
+	custom []slashCommand
 
 	width, height int
 	showHelp      bool
@@ -193,6 +215,16 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			cmds = append(cmds, cmd)
 		}
 	case tea.MouseWheelMsg:
+		// The wheel scrolls what is in front: a diff, else the transcript.
+		if dv, h := m.frontDiff(); dv != nil {
+			switch msg.Button {
+			case tea.MouseWheelUp:
+				dv.scroll(-3, h)
+			case tea.MouseWheelDown:
+				dv.scroll(3, h)
+			}
+			break
+		}
 		switch msg.Button {
 		case tea.MouseWheelUp:
 			m.tr.scroll(m.renderCtx(), m.transcriptHeight(), -3)
@@ -214,6 +246,20 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 				m.tr.add(&item{kind: kindError, text: "could not send: " + msg.err.Error()})
 			}
 		}
+	case commandMsg:
+		if msg.undone {
+			m.markUndone()
+		}
+		m.tr.notice(msg.text, msg.style)
+		m.tr.toBottom()
+	case filesMsg:
+		m.onFiles(msg)
+	case sessionsMsg:
+		m.onSessions(msg)
+	case sessionDeletedMsg:
+		m.onSessionDeleted(msg)
+	case sessionRenamedMsg:
+		m.onSessionRenamed(msg)
 	case answerMsg:
 		if msg.err != nil {
 			m.tr.notice("answer not delivered: "+msg.err.Error(), "warn")
@@ -272,6 +318,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 // while a streaming message lags its source.
 func (m *Model) afterUpdate() tea.Cmd {
 	var cmds []tea.Cmd
+	m.syncReview()
 	m.dialog.touch(m.now())
 	if m.quiet {
 		return m.sizeInput()
@@ -304,11 +351,51 @@ func (m *Model) sizeInput() tea.Cmd {
 	return nil
 }
 
-func (m *Model) overlay() bool { return m.showHelp || m.picker != nil || m.dialog.active() }
+// frontDiff is the diff view on screen, if any, and its height.
+func (m *Model) frontDiff() (*diffView, int) {
+	switch {
+	case m.review != nil:
+		return m.review.dv, max(m.review.bodyH, 3)
+	case m.changeLog != nil && !m.dialog.active():
+		return m.changeLog.dv, max(m.changeLog.bodyH, 3)
+	}
+	return nil, 0
+}
+
+// syncReview opens the review for the dialog's head request when it
+// carries a diff, and closes it when that request is gone.
+func (m *Model) syncReview() {
+	if !m.dialog.active() || !reviewable(m.dialog.current()) {
+		m.review = nil
+		return
+	}
+	head := m.dialog.current()
+	if m.review != nil && m.review.ev.RequestID == head.RequestID {
+		return
+	}
+	var prop *engine.Event
+	if p, ok := m.proposals[head.ToolCallID]; ok && head.Tool == engine.ToolApplyPatch {
+		prop = &p
+	}
+	m.review = newReview(head, prop, &m.theme, m.hunkSelect, m.now())
+}
+
+func (m *Model) overlay() bool {
+	return m.showHelp || m.picker != nil || m.sessions != nil || m.changeLog != nil || m.dialog.active()
+}
 
 func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 	if m.showHelp {
 		m.showHelp = false
+		return nil
+	}
+	if m.sessions != nil && !m.dialog.active() {
+		return m.onSessionKey(msg)
+	}
+	if m.changeLog != nil && !m.dialog.active() {
+		if m.changeLog.update(msg, m.width) {
+			m.changeLog = nil
+		}
 		return nil
 	}
 	if m.picker != nil {
@@ -320,6 +407,21 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 			return m.switchTo(m.picker.kind, chosen.runtime, chosen.model)
 		}
 		return nil
+	}
+	if m.review != nil {
+		if msg.String() == "ctrl+c" {
+			return tea.Quit
+		}
+		act, cmd := m.review.update(msg, m.width, m.review.bodyHeight(max(m.height-4, 5)), m.now())
+		if m.quiet {
+			cmd = nil
+		}
+		if act != nil {
+			m.dialog.remove(act.requestID)
+			m.review = nil
+			return tea.Batch(cmd, m.answer(*act))
+		}
+		return cmd
 	}
 	if m.dialog.active() {
 		if key.Matches(msg, m.keys.Quit) && msg.String() == "ctrl+c" {
@@ -335,6 +437,25 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 		return cmd
 	}
 	k := m.keys
+	if msg.String() == "tab" && (m.completing != "" || len(m.completions()) > 0) {
+		m.complete()
+		return nil
+	}
+	m.completing = ""
+	if _, ok := mentionQuery(m.input.Value()); ok && m.mention.loaded {
+		switch msg.String() {
+		case "tab":
+			if m.completeMention() {
+				return nil
+			}
+		case "up", "ctrl+p":
+			m.mention.cursor = max(m.mention.cursor-1, 0)
+			return nil
+		case "down", "ctrl+n":
+			m.mention.cursor++
+			return nil
+		}
+	}
 	switch {
 	case key.Matches(msg, k.Quit) && (msg.String() == "ctrl+c" || m.input.Value() == ""):
 		// ctrl+c clears a non-empty input first; ctrl+d quits only from an
@@ -358,6 +479,12 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.Reasoning):
 		m.tr.reasoning = !m.tr.reasoning
 		return nil
+	case key.Matches(msg, k.Undo) && m.input.Value() == "":
+		// Undo rewrites files: the key only types the command, so a stray
+		// ctrl+z never restores anything without an enter.
+		m.input.SetValue("/undo")
+		m.input.MoveToEnd()
+		return nil
 	case key.Matches(msg, k.ScrollUp):
 		h := m.transcriptHeight()
 		m.tr.scroll(m.renderCtx(), h, -max(h-2, 1))
@@ -380,6 +507,10 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 	}
 	var cmd tea.Cmd
 	m.input, cmd = m.input.Update(msg)
+	if _, ok := mentionQuery(m.input.Value()); ok {
+		m.mention.cursor = 0
+		cmd = tea.Batch(cmd, m.loadFiles())
+	}
 	return cmd
 }
 
@@ -395,6 +526,11 @@ func (m *Model) send() tea.Cmd {
 	}
 	m.histPos, m.draft = len(m.history), ""
 	m.tr.toBottom()
+	if strings.HasPrefix(text, "//") {
+		text = text[1:] // "//x" sends "/x" as a prompt
+	} else if strings.HasPrefix(text, "/") {
+		return m.runCommand(text)
+	}
 	if m.status.running || m.submitting || len(m.queue) > 0 {
 		m.queue = append(m.queue, text)
 		return nil
@@ -481,11 +617,19 @@ func (m *Model) onEvents(msg eventsMsg) tea.Cmd {
 	for _, ev := range msg.events {
 		m.tr.apply(ev)
 		m.status.apply(ev)
+		m.recordChange(ev)
 		switch ev.Type {
 		case engine.EventUserMessage:
 			m.submitting = false
 		case engine.EventPermissionRequested:
 			m.dialog.push(ev)
+		case engine.EventPatchProposed:
+			if m.proposals == nil {
+				m.proposals = map[string]engine.Event{}
+			}
+			m.proposals[ev.PatchID] = ev
+		case engine.EventPatchApplied, engine.EventPatchRejected:
+			delete(m.proposals, ev.PatchID)
 		case engine.EventPermissionDecided:
 			if ev.RequestID != "" {
 				m.dialog.remove(ev.RequestID)
@@ -527,6 +671,12 @@ func (m *Model) bottomPanel() string {
 		return m.helpView()
 	case m.picker != nil:
 		return m.picker.view(&m.theme, m.width, maxH)
+	case m.review != nil:
+		return m.review.view(&m.theme, m.width, maxH, len(m.dialog.queue)-1)
+	case m.sessions != nil && !m.dialog.active():
+		return m.sessions.view(&m.theme, m.width, maxH, m.now())
+	case m.changeLog != nil && !m.dialog.active():
+		return m.changeLog.view(&m.theme, m.width, maxH)
 	case m.dialog.active():
 		return m.dialog.view(&m.theme, m.width, maxH)
 	}
@@ -537,6 +687,11 @@ func (m *Model) bottomPanel() string {
 			break
 		}
 		b.WriteString(m.theme.Muted.Render("⏳ queued: "+truncateLine(oneLine(q), m.width-12)) + "\n")
+	}
+	if c := m.completionView(&m.theme); c != "" {
+		b.WriteString(c + "\n")
+	} else if c := m.mentionView(&m.theme); c != "" {
+		b.WriteString(c + "\n")
 	}
 	in := m.inputMemo.get(fmt.Sprintf("%d|%d|%d|%d|%s", m.width, m.input.Height(), m.input.Line(), m.input.Column(), m.input.Value()),
 		m.input.View)
@@ -555,40 +710,6 @@ func (c *memo) get(key string, render func() string) string {
 		c.key, c.val, c.ok = key, render(), true
 	}
 	return c.val
-}
-
-// helpView is the ? overlay: every binding with its description, two
-// columns when the screen is wide enough, never cut.
-func (m *Model) helpView() string {
-	t := &m.theme
-	block := func(title string, bs []key.Binding) string {
-		w := 0
-		for _, b := range bs {
-			w = max(w, ansi.StringWidth(b.Help().Key))
-		}
-		lines := []string{t.Accent.Render(title)}
-		for _, b := range bs {
-			k := b.Help().Key
-			lines = append(lines, t.HelpKey.Render(k)+strings.Repeat(" ", w-ansi.StringWidth(k)+2)+t.HelpDesc.Render(b.Help().Desc))
-		}
-		return strings.Join(lines, "\n")
-	}
-	groups := m.keys.groups()
-	if m.width >= 90 {
-		groups = m.keys.FullHelp()
-	}
-	blocks := []string{
-		block("Input", groups[0]), block("Session", groups[1]),
-		block("View", groups[2]), block("Permission dialog", m.dialog.keys.ShortHelp()),
-	}
-	left := blocks[0] + "\n\n" + blocks[2]
-	right := blocks[1] + "\n\n" + blocks[3]
-	body := lipgloss.JoinHorizontal(lipgloss.Top, left, "    ", right)
-	if lipgloss.Width(body) > m.width-4 {
-		body = strings.Join(blocks, "\n\n")
-	}
-	body += "\n\n" + t.Muted.Render("any key closes this help")
-	return t.Dialog.Width(m.width).Render(body)
 }
 
 func (m *Model) dialogBodyHeight() int {

@@ -3,6 +3,7 @@ package tui
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"strings"
 	"sync"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/store"
 )
 
 // syncBuffer is a bytes.Buffer safe for the program's writer goroutine.
@@ -121,5 +123,35 @@ func TestRunRejectsUnknownTheme(t *testing.T) {
 	err := Run(context.Background(), Options{Session: newFake(), Events: blockingSource{}, Theme: "solarized"})
 	if err == nil || !strings.Contains(err.Error(), "unknown theme") {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// TestRunReturnsResumeRequest opens the session picker in a real program
+// and chooses another session: Run returns a ResumeRequest naming it.
+func TestRunReturnsResumeRequest(t *testing.T) {
+	in, keys := io.Pipe()
+	defer func() { _ = keys.Close() }()
+	out := &syncBuffer{}
+	st := &fakeSessions{list: []store.SessionInfo{{ID: "other1", Title: "earlier work", Workspace: "/w"}}}
+	done := make(chan error, 1)
+	go func() {
+		done <- Run(context.Background(), Options{Session: newFake(), Events: blockingSource{}, Input: in, Output: out,
+			Width: 100, Height: 30, Sessions: st, Workspace: "/w"})
+	}()
+	if _, err := keys.Write([]byte("/sessions\r")); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the picker", func() bool { return strings.Contains(out.String(), "earlier work") })
+	if _, err := keys.Write([]byte("\r")); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		var rr *ResumeRequest
+		if !errors.As(err, &rr) || rr.SessionID != "other1" {
+			t.Fatalf("Run = %v, want a ResumeRequest for other1", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Run did not return after choosing a session")
 	}
 }

@@ -3,6 +3,15 @@
 // the permission dialog, runtime, model and mode switching, a status bar
 // and a help overlay.
 //
+// Requests that carry a diff (a patch proposal, a file edit) open the diff
+// review instead of the plain dialog: a file list with stats, unified or
+// side-by-side views rendered lazily with syntax highlighting and
+// intra-line emphasis, hunk navigation and per-file acceptance (review.go,
+// diffview.go). Slash commands with completion (commands.go), the session
+// picker (sessions.go), `@` file mentions (mentions.go) and the log of
+// applied changes (changes.go) take their services from Options through
+// small interfaces (extend.go).
+//
 // The package never runs tools or parses runtime protocols: every action
 // goes through the Session interface, from a tea.Cmd, and every change on
 // screen comes from the session's events.
@@ -45,6 +54,26 @@ type Options struct {
 	Output io.Writer
 	// Width and Height fix the initial size (tests without a terminal).
 	Width, Height int
+
+	// HunkSelection says the engine applies a per-hunk selection
+	// (UpdatedInput "hunks", see patchSelection). Until it does, the
+	// review accepts and rejects whole files only.
+	HunkSelection bool
+	// Undo undoes the last applied change (/undo); nil disables it.
+	Undo Undoer
+	// Sessions lists and deletes stored sessions for the session picker
+	// (/sessions); *store.Store implements it. nil disables the picker.
+	Sessions SessionStore
+	// Workspace is the session's directory: the picker's "this directory"
+	// filter, the root of /export and of `@` mentions.
+	Workspace string
+	// Files lists the workspace for `@` mentions; nil walks Workspace
+	// with simple .gitignore support.
+	Files FileLister
+	// Commands are custom slash commands (LoadCommands reads them from the
+	// user's directory and, only when the folder is trusted, the
+	// project's .kz/commands).
+	Commands []CustomCommand
 }
 
 // subscriber is implemented by *engine.Session.
@@ -75,6 +104,11 @@ func Run(ctx context.Context, opts Options) error {
 		events = sub
 	}
 	m := newModel(ctx, opts.Session, events, theme, opts.Welcome)
+	m.hunkSelect = opts.HunkSelection
+	for _, c := range opts.Commands {
+		m.custom = append(m.custom, c.asSlash())
+	}
+	m.ext = extensions{undo: opts.Undo, sessions: opts.Sessions, files: opts.Files, workspace: opts.Workspace}
 	popts := []tea.ProgramOption{tea.WithContext(ctx)}
 	if opts.Input != nil {
 		popts = append(popts, tea.WithInput(opts.Input))
@@ -86,6 +120,9 @@ func Run(ctx context.Context, opts Options) error {
 		popts = append(popts, tea.WithWindowSize(opts.Width, opts.Height))
 	}
 	_, err = tea.NewProgram(m, popts...).Run()
+	if err == nil && m.resumeID != "" {
+		return &ResumeRequest{SessionID: m.resumeID}
+	}
 	if err != nil && errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
 		// Cancelled from outside (a signal): a normal way to stop.
 		return nil
@@ -137,7 +174,8 @@ func DemoRuntimes() ([]engine.RuntimeEntry, error) {
 const DemoWelcome = `Welcome to the kz demo. Nothing here talks to a model: a scripted runtime answers.
 Type any prompt and press enter; each prompt plays the next scene: a streamed answer,
 a shell command that asks permission (y allow · s session · a always · n deny · m deny with message),
-a file edit with its diff, and a slow answer to interrupt with esc (twice: at once).
+a file edit with its diff, a patch proposal (in patch-proposal mode it opens the diff review),
+and a slow answer to interrupt with esc (twice: at once). Type / for commands.
 shift+tab cycles the mode, ctrl+r switches runtime (demo-lite is text only), ctrl+l the model, ? shows every key.`
 
 // FirstRunText explains, for a person with no usable runtime, what kz

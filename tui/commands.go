@@ -1,0 +1,392 @@
+package tui
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/themes"
+)
+
+// slashCommand is one command typed as "/name args" in the input.
+type slashCommand struct {
+	name string
+	args string // how to call it, for the completion and /help
+	desc string
+	run  func(m *Model, args string) tea.Cmd
+}
+
+// slashCommands is the command table, in the order completion lists it.
+var slashCommands = []slashCommand{
+	{"help", "", "show keys and commands", func(m *Model, _ string) tea.Cmd { m.showHelp = true; return nil }},
+	{"runtime", "[name]", "switch runtime (no name: the picker)", cmdRuntime},
+	{"model", "[name]", "switch model (no name: the picker)", cmdModel},
+	{"mode", "[mode]", "set the mode (no mode: the next one)", cmdMode},
+	{"sessions", "", "open the session picker", cmdSessions},
+	{"undo", "", "undo the last applied change", cmdUndo},
+	{"changes", "", "the changes applied in this session, with their diffs", cmdChanges},
+	{"compact", "", "compact the conversation", cmdCompact},
+	{"clear", "", "clear the screen's transcript (the session keeps it)", cmdClear},
+	{"cost", "", "tokens and cost of this session", cmdCost},
+	{"export", "[file]", "write the transcript as markdown", cmdExport},
+	{"permissions", "", "list the permission settings", cmdPermissions},
+	{"quit", "", "quit kz", func(*Model, string) tea.Cmd { return tea.Quit }},
+}
+
+// commandMsg reports a command that ran in a Cmd.
+type commandMsg struct {
+	text   string
+	style  string // "" or warn
+	undone bool   // an undo succeeded
+}
+
+// commands are the built-in commands followed by the custom ones.
+func (m *Model) commands() []slashCommand {
+	if len(m.custom) == 0 {
+		return slashCommands
+	}
+	return append(slices.Clip(slashCommands), m.custom...)
+}
+
+// findCommand returns the command named name, or the one command name is
+// a prefix of.
+func (m *Model) findCommand(name string) (*slashCommand, []string) {
+	var prefixed []string
+	var hit *slashCommand
+	cmds := m.commands()
+	for i := range cmds {
+		c := &cmds[i]
+		if c.name == name {
+			return c, nil
+		}
+		if strings.HasPrefix(c.name, name) {
+			prefixed = append(prefixed, c.name)
+			hit = c
+		}
+	}
+	if len(prefixed) == 1 {
+		return hit, nil
+	}
+	return nil, prefixed
+}
+
+// runCommand runs a typed "/command args". "//text" sends "/text" as a
+// prompt.
+func (m *Model) runCommand(text string) tea.Cmd {
+	name, args, _ := strings.Cut(strings.TrimPrefix(text, "/"), " ")
+	name = strings.ToLower(strings.TrimSpace(name))
+	args = strings.TrimSpace(args)
+	c, ambiguous := m.findCommand(name)
+	if c == nil {
+		msg := "unknown command /" + oneLine(name)
+		switch {
+		case len(ambiguous) > 1:
+			msg += " — did you mean /" + strings.Join(ambiguous, ", /") + "?"
+		case m.suggestCommand(name) != "":
+			msg += " — did you mean /" + m.suggestCommand(name) + "?"
+		}
+		m.tr.notice(msg+" (/help lists them)", "warn")
+		m.tr.toBottom()
+		return nil
+	}
+	return c.run(m, args)
+}
+
+// suggestCommand is the command closest to a mistyped name, or "" when
+// none is close.
+func (m *Model) suggestCommand(name string) string {
+	best, bestD := "", 3
+	for _, c := range m.commands() {
+		if d := editDistance(name, c.name); d < bestD {
+			best, bestD = c.name, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance of two short strings.
+func editDistance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(rb)]
+}
+
+// completions are the commands matching the input while it is a bare
+// "/prefix": prefix matches first, then names that contain it.
+func (m *Model) completions() []slashCommand {
+	v := m.input.Value()
+	if !strings.HasPrefix(v, "/") || strings.HasPrefix(v, "//") || strings.ContainsAny(v, " \n") {
+		return nil
+	}
+	p := strings.ToLower(v[1:])
+	var pre, sub []slashCommand
+	for _, c := range m.commands() {
+		switch {
+		case strings.HasPrefix(c.name, p):
+			pre = append(pre, c)
+		case strings.Contains(c.name, p):
+			sub = append(sub, c)
+		}
+	}
+	return append(pre, sub...)
+}
+
+// complete replaces the input with the next completion; repeated tabs
+// cycle through them.
+func (m *Model) complete() {
+	cs := m.completions()
+	if len(cs) == 0 && m.completing != "" {
+		// The input holds a completion already: cycle from the prefix
+		// that was typed.
+		m.input.SetValue(m.completing)
+		cs = m.completions()
+	}
+	if len(cs) == 0 {
+		return
+	}
+	if m.completing == "" {
+		m.completing, m.completeIdx = m.input.Value(), 0
+	} else {
+		m.completeIdx = (m.completeIdx + 1) % len(cs)
+	}
+	m.input.SetValue("/" + cs[m.completeIdx].name + " ")
+	m.input.MoveToEnd()
+}
+
+// completionView lists the completions above the input.
+func (m *Model) completionView(t *themes.Theme) string {
+	cs := m.completions()
+	if len(cs) == 0 {
+		return ""
+	}
+	w := 0
+	for _, c := range cs {
+		w = max(w, ansi.StringWidth(c.name+" "+c.args))
+	}
+	lines := make([]string, 0, min(len(cs), 6)+1)
+	for i, c := range cs {
+		if i == 6 {
+			lines = append(lines, t.Muted.Render(fmt.Sprintf("  … %d more", len(cs)-6)))
+			break
+		}
+		use := "/" + c.name
+		if c.args != "" {
+			use += " " + c.args
+		}
+		row := ansi.Truncate(use+strings.Repeat(" ", max(w+2-ansi.StringWidth(use), 1))+c.desc, m.width-2, "…")
+		if i == 0 {
+			lines = append(lines, t.Selected.Render(row))
+		} else {
+			lines = append(lines, t.Text.Render(row))
+		}
+	}
+	lines = append(lines, t.Muted.Render("tab complete · enter run"))
+	return strings.Join(lines, "\n")
+}
+
+func cmdRuntime(m *Model, args string) tea.Cmd {
+	if args == "" {
+		return m.fetchRuntimes(pickRuntime)
+	}
+	return m.switchTo(pickRuntime, args, "")
+}
+
+func cmdModel(m *Model, args string) tea.Cmd {
+	if args == "" {
+		return m.fetchRuntimes(pickModel)
+	}
+	return m.switchTo(pickModel, m.status.state.Runtime, args)
+}
+
+func cmdMode(m *Model, args string) tea.Cmd {
+	if args == "" {
+		return m.cycleMode()
+	}
+	mode := engine.Mode(strings.ToLower(args))
+	if !slices.Contains(engine.Modes, mode) {
+		names := make([]string, len(engine.Modes))
+		for i, x := range engine.Modes {
+			names[i] = string(x)
+		}
+		m.tr.notice(fmt.Sprintf("unknown mode %q: use %s", oneLine(args), strings.Join(names, ", ")), "warn")
+		return nil
+	}
+	sess := m.sess
+	m.modeCursor = mode
+	return func() tea.Msg { return modeMsg{mode: mode, err: sess.SetMode(mode)} }
+}
+
+func cmdSessions(m *Model, _ string) tea.Cmd {
+	if m.ext.sessions == nil {
+		m.tr.notice("the session picker is not available here (no session store)", "warn")
+		return nil
+	}
+	return m.openSessions(true)
+}
+
+func cmdUndo(m *Model, _ string) tea.Cmd {
+	if m.ext.undo == nil {
+		m.tr.notice("undo is not available here", "warn")
+		return nil
+	}
+	if m.status.running {
+		m.tr.notice("wait for the turn to end before undoing", "warn")
+		return nil
+	}
+	u, ctx := m.ext.undo, m.ctx
+	return func() tea.Msg {
+		what, err := u.UndoLast(ctx)
+		if err != nil {
+			return commandMsg{text: "undo failed: " + err.Error(), style: "warn"}
+		}
+		return commandMsg{text: "undone: " + what, undone: true}
+	}
+}
+
+func cmdChanges(m *Model, _ string) tea.Cmd {
+	m.changeLog = newChangeLog(m.changes, &m.theme)
+	return nil
+}
+
+func cmdCompact(m *Model, _ string) tea.Cmd {
+	// The engine compacts on its own near the context limit; a session has
+	// no call to ask for it (see the package report).
+	m.tr.notice("/compact is not available yet: the engine has no call to compact on request (it compacts by itself near the context limit)", "warn")
+	return nil
+}
+
+func cmdClear(m *Model, _ string) tea.Cmd {
+	if m.status.running {
+		m.tr.notice("wait for the turn to end before clearing", "warn")
+		return nil
+	}
+	expand, reasoning := m.tr.expand, m.tr.reasoning
+	m.tr = newTranscript()
+	m.tr.expand, m.tr.reasoning = expand, reasoning
+	m.tr.notice("screen cleared — the conversation and its context go on (/export writes all of it)", "")
+	return nil
+}
+
+func cmdCost(m *Model, _ string) tea.Cmd {
+	s := m.status
+	u := s.total
+	u.InputTokens += s.turn.InputTokens
+	u.OutputTokens += s.turn.OutputTokens
+	text := fmt.Sprintf("this session: %d tokens in, %d out (cache read %d, write %d) · $%.4f",
+		u.InputTokens, u.OutputTokens, u.CacheReadTokens, u.CacheWriteTokens, s.totalCost+s.turnCost)
+	if b := s.state.Limits.BudgetUSD; b > 0 {
+		text += fmt.Sprintf(" · budget $%.2f, $%.4f left", b, max(b-s.totalCost-s.turnCost, 0))
+	}
+	m.tr.notice(text, "")
+	m.tr.toBottom()
+	return nil
+}
+
+func cmdPermissions(m *Model, _ string) tea.Cmd {
+	st := m.status.state
+	m.tr.notice(fmt.Sprintf("permission mode: %s · mode: %s\nListing and revoking session and persisted grants needs an engine call that does not exist yet.",
+		orDash(string(st.PermissionMode)), orDash(string(st.Mode))), "")
+	m.tr.toBottom()
+	return nil
+}
+
+func cmdExport(m *Model, args string) tea.Cmd {
+	sess, st, dir := m.sess, m.status.state, m.ext.workspace
+	path := args
+	if path == "" {
+		id := st.ID
+		if len(id) > 8 {
+			id = id[:8]
+		}
+		path = "kz-session-" + orDash(id) + ".md"
+	}
+	if !filepath.IsAbs(path) && dir != "" {
+		path = filepath.Join(dir, path)
+	}
+	return func() tea.Msg {
+		doc := exportMarkdown(st, sess.Transcript())
+		if err := writeExport(path, doc); err != nil {
+			return commandMsg{text: "export failed: " + err.Error(), style: "warn"}
+		}
+		return commandMsg{text: "transcript written to " + path}
+	}
+}
+
+// writeExport writes a new file and refuses to overwrite one: an export
+// must never destroy a file the person has.
+func writeExport(path, doc string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return fmt.Errorf("create %s: %w", path, err)
+	}
+	if _, err := f.WriteString(doc); err != nil {
+		_ = f.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("close %s: %w", path, err)
+	}
+	return nil
+}
+
+// exportMarkdown renders a transcript as a markdown document.
+func exportMarkdown(st engine.State, entries []engine.TranscriptEntry) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# kz session %s\n\nruntime %s · model %s · mode %s\n\n", st.ID, st.Runtime, st.Model, st.Mode)
+	fence := func(s string) string {
+		f := "```"
+		for strings.Contains(s, f) {
+			f += "`"
+		}
+		return f + "\n" + strings.TrimRight(s, "\n") + "\n" + f + "\n\n"
+	}
+	for _, e := range entries {
+		switch e.Kind {
+		case engine.EntryUser:
+			fmt.Fprintf(&b, "## You\n\n%s\n\n", e.Text)
+		case engine.EntryAssistant:
+			fmt.Fprintf(&b, "## Assistant (%s)\n\n%s\n\n", orDash(e.Runtime), e.Text)
+		case engine.EntryReasoning:
+			fmt.Fprintf(&b, "<details><summary>reasoning</summary>\n\n%s\n\n</details>\n\n", e.Text)
+		case engine.EntryToolCall:
+			fmt.Fprintf(&b, "**tool %s** (%s)\n\n", e.Tool, orDash(e.Status))
+			if len(e.Input) > 0 {
+				b.WriteString(fence(string(e.Input)))
+			}
+			if e.Output != "" {
+				b.WriteString(fence(e.Output))
+			}
+		case engine.EntryError:
+			fmt.Fprintf(&b, "> error: %s\n\n", e.Text)
+		case engine.EntryTurnEnd:
+			b.WriteString("---\n\n")
+		default:
+			if e.Text != "" {
+				fmt.Fprintf(&b, "_%s: %s_\n\n", e.Kind, oneLine(e.Text))
+			} else if e.Status != "" {
+				fmt.Fprintf(&b, "_%s: %s_\n\n", e.Kind, e.Status)
+			}
+		}
+	}
+	return b.String()
+}

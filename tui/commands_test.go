@@ -1,0 +1,213 @@
+package tui
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kaizen-code/kz/engine"
+)
+
+func (m *Model) command(text string) {
+	m.typeText(text)
+	m.press("enter")
+}
+
+func TestSlashCompletion(t *testing.T) {
+	m := testModel(t, newFake(), 100, 30)
+	m.typeText("/mo")
+	s := m.screen()
+	if !strings.Contains(s, "/mode [mode]") || !strings.Contains(s, "/model [name]") || strings.Contains(s, "/undo") {
+		t.Fatalf("completions:\n%s", s)
+	}
+	m.press("tab")
+	if v := m.input.Value(); v != "/model " {
+		t.Fatalf("first tab: %q", v)
+	}
+	m.press("tab")
+	if v := m.input.Value(); v != "/mode " {
+		t.Fatalf("second tab: %q", v)
+	}
+	m.press("tab")
+	if v := m.input.Value(); v != "/model " {
+		t.Fatalf("third tab cycles back: %q", v)
+	}
+}
+
+func TestSlashUnknownSuggests(t *testing.T) {
+	m := testModel(t, newFake(), 100, 30)
+	m.command("/hlep")
+	if s := m.screen(); !strings.Contains(s, "unknown command /hlep — did you mean /help?") {
+		t.Fatalf("no suggestion:\n%s", s)
+	}
+	m.command("/mo")
+	if s := m.screen(); !strings.Contains(s, "did you mean /model, /mode?") {
+		t.Fatalf("no ambiguity:\n%s", s)
+	}
+	m.command("/zzzzzz")
+	if s := m.screen(); !strings.Contains(s, "unknown command /zzzzzz (/help lists them)") {
+		t.Fatalf("far-off name:\n%s", s)
+	}
+}
+
+func TestSlashSessionCommands(t *testing.T) {
+	f := newFake()
+	m := testModel(t, f, 100, 30)
+	m.command("/mode analysis-only")
+	m.command("/mode bogus")
+	m.command("/runtime beta")
+	m.command("/model a-2")
+	m.command("/und")  // unique prefix of /undo: runs it (no undoer here)
+	m.command("//etc") // a prompt that starts with a slash
+	var got []string
+	for _, c := range f.Calls() {
+		switch c.method {
+		case "SetMode":
+			got = append(got, "mode "+string(c.args[0].(engine.Mode)))
+		case "SwitchRuntime":
+			got = append(got, "switch "+c.args[0].(string)+" "+c.args[1].(string))
+		case "Submit":
+			got = append(got, "submit "+c.args[0].(string))
+		}
+	}
+	if strings.Join(got, "|") != "mode analysis-only|switch beta |switch alpha a-2|submit /etc" {
+		t.Errorf("calls %q", got)
+	}
+	s := m.screen()
+	if !strings.Contains(s, `unknown mode "bogus"`) || !strings.Contains(s, "undo is not available here") {
+		t.Errorf("screen:\n%s", s)
+	}
+}
+
+func TestSlashInfoCommands(t *testing.T) {
+	m := testModel(t, newFake(), 160, 40)
+	m.feed(engine.Event{Type: engine.EventUserMessage, TurnID: 1, Text: "hi"},
+		engine.Event{Type: engine.EventFinalResult, TurnID: 1, Usage: &engine.Usage{InputTokens: 1200, OutputTokens: 34}, CostUSD: 0.5})
+	m.command("/cost")
+	m.command("/permissions")
+	m.command("/compact")
+	s := m.screen()
+	for _, want := range []string{"1200 tokens in, 34 out", "$0.5000", "permission mode: ask", "/compact is not available yet"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("missing %q:\n%s", want, s)
+		}
+	}
+	m.command("/clear")
+	s = m.screen()
+	if strings.Contains(s, "1200 tokens") || !strings.Contains(s, "screen cleared") {
+		t.Errorf("/clear:\n%s", s)
+	}
+	m.command("/help")
+	if s := m.screen(); !strings.Contains(s, "/sessions /undo /changes /compact") {
+		t.Errorf("help lacks commands:\n%s", s)
+	}
+}
+
+func TestSlashExport(t *testing.T) {
+	dir := t.TempDir()
+	m := testModel(t, newFake(), 100, 30)
+	m.ext.workspace = dir
+	m.command("/export out.md")
+	data, err := os.ReadFile(filepath.Join(dir, "out.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(string(data), "# kz session s1\n") {
+		t.Errorf("export:\n%s", data)
+	}
+	m.command("/export out.md")
+	if s := m.screen(); !strings.Contains(s, "export failed") {
+		t.Errorf("an existing file was overwritten:\n%s", s)
+	}
+}
+
+func TestExportMarkdown(t *testing.T) {
+	doc := exportMarkdown(engine.State{ID: "s1", Runtime: "r"}, []engine.TranscriptEntry{
+		{Kind: engine.EntryUser, Text: "fix it"},
+		{Kind: engine.EntryToolCall, Tool: "bash", Status: "ok", Input: []byte(`{"command":"ls"}`), Output: "a\n```\nb"},
+		{Kind: engine.EntryAssistant, Runtime: "r", Text: "done"},
+	})
+	for _, want := range []string{"## You\n\nfix it", "**tool bash** (ok)", "````\na\n```\nb\n````", "## Assistant (r)\n\ndone"} {
+		if !strings.Contains(doc, want) {
+			t.Errorf("missing %q in\n%s", want, doc)
+		}
+	}
+}
+
+type fakeUndoer struct {
+	calls int
+	err   error
+}
+
+func (u *fakeUndoer) UndoLast(context.Context) (string, error) {
+	u.calls++
+	return "restored main.go", u.err
+}
+
+func TestSlashUndo(t *testing.T) {
+	u := &fakeUndoer{}
+	m := testModel(t, newFake(), 100, 30)
+	m.ext.undo = u
+	m.command("/undo")
+	if s := m.screen(); u.calls != 1 || !strings.Contains(s, "undone: restored main.go") {
+		t.Fatalf("calls %d:\n%s", u.calls, s)
+	}
+	u.err = errors.New("no change to undo")
+	m.command("/undo")
+	if s := m.screen(); !strings.Contains(s, "undo failed: no change to undo") {
+		t.Fatalf("error not shown:\n%s", s)
+	}
+	// ctrl+z types the command; only enter runs it.
+	m.press("ctrl+z")
+	if v := m.input.Value(); v != "/undo" || u.calls != 2 {
+		t.Fatalf("ctrl+z: input %q, calls %d", v, u.calls)
+	}
+	m.press("enter")
+	if u.calls != 3 {
+		t.Fatalf("enter after ctrl+z: calls %d", u.calls)
+	}
+	m.feed(engine.Event{Type: engine.EventUserMessage, TurnID: 2, Text: "go"})
+	m.command("/undo")
+	if u.calls != 3 {
+		t.Errorf("undo ran during a turn")
+	}
+}
+
+func TestChangeLog(t *testing.T) {
+	u := &fakeUndoer{}
+	m := testModel(t, newFake(), 100, 40)
+	m.ext.undo = u
+	m.command("/changes")
+	if s := m.screen(); !strings.Contains(s, "nothing applied yet") {
+		t.Fatalf("empty log:\n%s", s)
+	}
+	m.press("esc")
+	m.feed(
+		engine.Event{Type: engine.EventPatchApplied, TurnID: 1, PatchID: "p1", Text: "rename x",
+			Files: []engine.FileChange{{Path: "a.go", Diff: "--- a/a.go\n+++ b/a.go\n@@ -1 +1 @@\n-var x = 1\n+var y = 1\n"}}},
+		engine.Event{Type: engine.EventFileEdited, TurnID: 1, PatchID: "p1", Path: "a.go", Diff: "ignored: part of p1"},
+		engine.Event{Type: engine.EventFileEdited, TurnID: 2, Path: "b.go", Diff: "--- a/b.go\n+++ b/b.go\n@@ -1 +1 @@\n-b\n+B\n"},
+	)
+	m.command("/undo")
+	m.command("/changes")
+	s := m.screen()
+	for _, want := range []string{"Changes applied in this session · 2, newest first", "change 2 · edit of b.go · undone", "+B", "+var y = 1", "file 1/2"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("missing %q:\n%s", want, s)
+		}
+	}
+	if strings.Contains(s, "ignored: part of p1") {
+		t.Error("a patch's file_edited was logged twice")
+	}
+	m.press("tab")
+	if s := m.screen(); !strings.Contains(s, "change 1 · patch p1: rename x") || !strings.Contains(s, "file 2/2") {
+		t.Errorf("tab to the older change:\n%s", s)
+	}
+	m.press("esc")
+	if m.changeLog != nil {
+		t.Error("esc did not close the log")
+	}
+}

@@ -1,0 +1,273 @@
+package tui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/kaizen-code/kz/store"
+)
+
+// fakeSessions is an in-memory SessionStore.
+type fakeSessions struct {
+	mu      sync.Mutex
+	list    []store.SessionInfo
+	listed  []string // the workspace of each ListSessions call
+	deleted []string
+}
+
+func (f *fakeSessions) ListSessions(_ context.Context, ws string, limit int) ([]store.SessionInfo, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.listed = append(f.listed, ws)
+	var out []store.SessionInfo
+	for _, s := range f.list {
+		if (ws == "" || s.Workspace == ws) && len(out) < limit {
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+func (f *fakeSessions) DeleteSession(_ context.Context, id string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i, s := range f.list {
+		if s.ID == id {
+			f.list = append(f.list[:i], f.list[i+1:]...)
+			f.deleted = append(f.deleted, id)
+			return nil
+		}
+	}
+	return errors.New("no such session")
+}
+
+func manySessions(n int) []store.SessionInfo {
+	words := []string{"fix", "the", "build", "refactor", "parser", "add", "tests", "for", "store", "tui", "review", "diff"}
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	out := make([]store.SessionInfo, n)
+	for i := range out {
+		title := words[i%len(words)] + " " + words[(i/3)%len(words)] + " " + words[(i/7)%len(words)]
+		ws := "/src/proj"
+		if i%2 == 1 {
+			ws = fmt.Sprintf("/src/other%d", i%5)
+		}
+		out[i] = store.SessionInfo{ID: fmt.Sprintf("%08x-%04d", i*2654435761, i), Title: title, Workspace: ws, Runtime: "claude",
+			Updated: t0.Add(-time.Duration(i) * time.Minute), Turns: i % 40, CostUSD: float64(i%100) / 10}
+	}
+	return out
+}
+
+func sessionModel(t testing.TB, st SessionStore) *Model {
+	m := testModel(t, newFake(), 120, 30)
+	m.ext.sessions, m.ext.workspace = st, "/src/proj"
+	return m
+}
+
+func TestSessionPicker(t *testing.T) {
+	st := &fakeSessions{list: []store.SessionInfo{
+		{ID: "aaaa1111", Title: "fix the parser", Workspace: "/src/proj", Runtime: "claude", Turns: 3, CostUSD: 0.12},
+		{ID: "bbbb2222", Title: "add review view", Workspace: "/src/proj", Runtime: "codex"},
+		{ID: "cccc3333", Title: "elsewhere", Workspace: "/tmp/x", Runtime: "gemini"},
+		{ID: "s1", Title: "the current one", Workspace: "/src/proj"},
+	}}
+	m := sessionModel(t, st)
+	m.command("/sessions")
+	s := m.screen()
+	if !strings.Contains(s, "Sessions · this directory · 3 of 3") || !strings.Contains(s, "fix the parser") || strings.Contains(s, "elsewhere") {
+		t.Fatalf("picker:\n%s", s)
+	}
+	// Fuzzy: "rvw" matches only "add review view".
+	m.typeText("rvw")
+	if s := m.screen(); !strings.Contains(s, "1 of 3") || !strings.Contains(s, "add review view") || strings.Contains(s, "fix the parser") {
+		t.Fatalf("filter:\n%s", s)
+	}
+	m.press("ctrl+h", "ctrl+h", "ctrl+h") // backspace the filter away
+	if s := m.screen(); !strings.Contains(s, "3 of 3") {
+		t.Fatalf("filter not cleared:\n%s", s)
+	}
+	// Delete asks first; n keeps it.
+	m.press("ctrl+x")
+	if s := m.screen(); !strings.Contains(s, "delete session aaaa1111") {
+		t.Fatalf("no confirmation:\n%s", s)
+	}
+	m.press("n")
+	m.press("ctrl+x", "y")
+	if s := m.screen(); len(st.deleted) != 1 || st.deleted[0] != "aaaa1111" || strings.Contains(s, "fix the parser") {
+		t.Fatalf("deleted %v:\n%s", st.deleted, s)
+	}
+	// The session in use can be neither deleted nor opened.
+	m.press("down")
+	m.press("enter")
+	if m.resumeID != "" || !strings.Contains(m.screen(), "this is the session you are in") {
+		t.Fatalf("opened the current session:\n%s", m.screen())
+	}
+	// tab lists every directory.
+	m.press("tab")
+	if s := m.screen(); !strings.Contains(s, "all directories · 3 of 3") || !strings.Contains(s, "elsewhere") {
+		t.Fatalf("all directories:\n%s", s)
+	}
+	if strings.Join(st.listed, ",") != "/src/proj," {
+		t.Errorf("listed %q", st.listed)
+	}
+	// Opening another session quits with its id.
+	m.press("enter")
+	if m.resumeID != "bbbb2222" {
+		t.Fatalf("resume %q", m.resumeID)
+	}
+}
+
+func TestSessionPickerEscCloses(t *testing.T) {
+	m := sessionModel(t, &fakeSessions{})
+	m.command("/sessions")
+	if s := m.screen(); !strings.Contains(s, "no session matches") {
+		t.Fatalf("empty picker:\n%s", s)
+	}
+	m.press("esc")
+	if m.sessions != nil {
+		t.Fatal("esc did not close the picker")
+	}
+}
+
+func TestFuzzyScore(t *testing.T) {
+	for _, c := range []struct {
+		hay, q string
+		ok     bool
+	}{{"fix the parser", "parser", true}, {"fix the parser", "ftp", true}, {"fix the parser", "xyz", false}, {"abc", "abcd", false}, {"abc", "", true}} {
+		if _, ok := fuzzyScore(c.hay, c.q); ok != c.ok {
+			t.Errorf("fuzzyScore(%q, %q) = %v", c.hay, c.q, ok)
+		}
+	}
+	sub, _ := fuzzyScore("fix the parser", "parser")
+	scattered, _ := fuzzyScore("prepare a session", "parser")
+	if sub <= scattered {
+		t.Errorf("a substring (%d) does not beat a scattered match (%d)", sub, scattered)
+	}
+}
+
+// BenchmarkSessionPickerOpen measures opening the picker over 10,000
+// sessions: the listing installed, the filter index built, the first
+// frame. Target: 50 ms.
+func BenchmarkSessionPickerOpen(b *testing.B) {
+	st := &fakeSessions{list: manySessions(10000)}
+	m := sessionModel(b, st)
+	m.ext.workspace = ""
+	b.ResetTimer()
+	for range b.N {
+		m.sessions = nil
+		m.command("/sessions")
+		if !strings.Contains(m.View().Content, "10000 of 10000") {
+			b.Fatal("not loaded")
+		}
+	}
+}
+
+// BenchmarkSessionPickerKeystroke measures one filter keystroke and its
+// frame over 10,000 sessions, cycling through typing "review" and
+// deleting it again. Target: 16 ms.
+func BenchmarkSessionPickerKeystroke(b *testing.B) {
+	st := &fakeSessions{list: manySessions(10000)}
+	m := sessionModel(b, st)
+	m.ext.workspace = ""
+	m.command("/sessions")
+	var keys []tea.KeyPressMsg
+	for _, r := range "review" {
+		keys = append(keys, tea.KeyPressMsg{Code: r, Text: string(r)})
+	}
+	for range "review" {
+		keys = append(keys, keyMsg("ctrl+h"))
+	}
+	b.ResetTimer()
+	for i := range b.N {
+		m.update(keys[i%len(keys)])
+		m.View()
+	}
+}
+
+// renamingSessions is a store that can rename.
+type renamingSessions struct{ fakeSessions }
+
+func (r *renamingSessions) RenameSession(_ context.Context, id, title string) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i := range r.list {
+		if r.list[i].ID == id {
+			r.list[i].Title = title
+			return nil
+		}
+	}
+	return errors.New("no such session")
+}
+
+func TestSessionPickerRename(t *testing.T) {
+	plain := sessionModel(t, &fakeSessions{list: []store.SessionInfo{{ID: "a1", Title: "old", Workspace: "/src/proj"}}})
+	plain.command("/sessions")
+	plain.press("ctrl+r")
+	if s := plain.screen(); !strings.Contains(s, "renaming needs a newer store") || strings.Contains(s, "ctrl+r rename") {
+		t.Fatalf("rename offered without store support:\n%s", s)
+	}
+
+	st := &renamingSessions{fakeSessions{list: []store.SessionInfo{{ID: "a1", Title: "old", Workspace: "/src/proj"}}}}
+	m := sessionModel(t, st)
+	m.command("/sessions")
+	if s := m.screen(); !strings.Contains(s, "ctrl+r rename") {
+		t.Fatalf("rename not offered:\n%s", s)
+	}
+	m.press("ctrl+r")
+	for range 3 {
+		m.press("ctrl+h")
+	}
+	m.typeText("new title")
+	m.press("enter")
+	if st.list[0].Title != "new title" || !strings.Contains(m.screen(), "new title") {
+		t.Fatalf("store %+v, screen:\n%s", st.list, m.screen())
+	}
+	// esc while renaming cancels without closing the picker.
+	m.press("ctrl+r")
+	m.typeText("xyz")
+	m.press("esc")
+	if m.sessions == nil || st.list[0].Title != "new title" {
+		t.Fatalf("esc renamed or closed: %+v", st.list)
+	}
+}
+
+func TestGoldenSessionPicker(t *testing.T) {
+	th := themeForBench()
+	for _, w := range goldenWidths {
+		p := newSessionPicker(false, manySessions(3)[1].ID, true)
+		p.load(manySessions(30))
+		p.cursor = 2
+		golden(t, "sessions", w, p.view(&th, w, 14, time.Date(2026, 1, 2, 5, 0, 0, 0, time.UTC)))
+	}
+}
+
+// BenchmarkSessionPickerOpenStore is BenchmarkSessionPickerOpen over the
+// real SQLite store: the listing query of 10,000 sessions included.
+// Target: 50 ms.
+func BenchmarkSessionPickerOpenStore(b *testing.B) {
+	ctx := context.Background()
+	st, err := store.Open(ctx, b.TempDir()+"/kz.db")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = st.Close() }()
+	for i := range 10000 {
+		if err := st.CreateSession(ctx, fmt.Sprintf("s%05d", i), "/src/proj", "claude", "sonnet", "full-autonomous"); err != nil {
+			b.Fatal(err)
+		}
+	}
+	m := sessionModel(b, st)
+	b.ResetTimer()
+	for range b.N {
+		m.sessions = nil
+		m.command("/sessions")
+		if !strings.Contains(m.View().Content, "10000 of 10000") {
+			b.Fatal("not loaded")
+		}
+	}
+}
