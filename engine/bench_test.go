@@ -13,13 +13,19 @@ import (
 
 // BenchmarkPipeline measures events per second from a scripted runtime
 // through the session, the SQLite journal and one subscriber that reads
-// every event. The mix is mostly deltas, as in real streaming, with tool
-// calls and usage in between.
-func BenchmarkPipeline(b *testing.B) {
+// every event, on a tool-heavy mix: every ten events a tool call starts and
+// finishes and a response is billed.
+func BenchmarkPipeline(b *testing.B) { benchPipeline(b, 10) }
+
+// BenchmarkPipelineStreaming is a streaming answer: a tool call and a usage
+// update every hundred events, text deltas in between.
+func BenchmarkPipelineStreaming(b *testing.B) { benchPipeline(b, 100) }
+
+func benchPipeline(b *testing.B, group int) {
 	const perTurn = 10000
 	var sc strings.Builder
-	for i := range perTurn / 10 {
-		_, _ = fmt.Fprintf(&sc, `{"type":"text_delta","text":"tok ","repeat":6}`+"\n")
+	for i := range perTurn / group {
+		_, _ = fmt.Fprintf(&sc, `{"type":"text_delta","text":"tok ","repeat":%d}`+"\n", group-3)
 		_, _ = fmt.Fprintf(&sc, `{"type":"tool_call_started","tool_call_id":"c%d","tool":"read_file","input":{"path":"a.go"}}`+"\n", i)
 		_, _ = fmt.Fprintf(&sc, `{"type":"tool_call_finished","tool_call_id":"c%d","tool":"read_file","output":"package a"}`+"\n", i)
 		sc.WriteString(`{"type":"usage_updated","usage":{"input_tokens":10,"output_tokens":6},"cost_usd":0.0001}` + "\n")

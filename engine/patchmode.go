@@ -133,7 +133,8 @@ func (s *Session) proposalLoop(ctx context.Context, ts *turnState, attempts []at
 		}
 		ts.turn.Prompt = fb
 		s.mu.Lock()
-		ts.history = append([]TranscriptEntry(nil), s.transcript.Entries...)
+		n := len(s.transcript.Entries)
+		ts.history = s.transcript.Entries[:n:n]
 		s.mu.Unlock()
 		next, err := s.runAttempts(ctx, ts, attempts[:1])
 		if err != nil {

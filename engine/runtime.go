@@ -55,7 +55,8 @@ type Turn struct {
 	Workspace      string
 	Limits         Limits
 	// History is the runtime-neutral conversation before this turn, for a
-	// runtime that has to be primed with it.
+	// runtime that has to be primed with it. It is shared: read it, never
+	// change it.
 	History []TranscriptEntry
 	// NativeID is this runtime's own session id to resume. It is set only
 	// when nothing happened on another runtime since this one last ran, so

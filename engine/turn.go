@@ -171,7 +171,11 @@ func (s *Session) beginTurn(ctx context.Context, prompt string) (*turnState, []a
 	s.cur = ts
 	// The history a runtime is primed with is the conversation before this
 	// turn; the prompt itself travels as Turn.Prompt.
-	ts.history = append([]TranscriptEntry(nil), s.transcript.Entries...)
+	// Entries before the turn never change once it starts (the previous
+	// turn closed its tool calls), so the history shares them, capped so
+	// that appends never reach it.
+	n := len(s.transcript.Entries)
+	ts.history = s.transcript.Entries[:n:n]
 	s.emitLocked(Event{Type: EventUserMessage, TurnID: ts.turn.ID, Text: prompt, Runtime: s.runtime, Model: s.model})
 	return ts, attempts, nil
 }
