@@ -18,7 +18,10 @@ run: build
 # ~/.cache/kz; a no-op once there).
 test:
 	$(GO) vet ./...
-	KZ_CLAUDE_BIN="$$(sh runtimes/claudecode/install-cli.sh)" $(GO) test -race -count=1 -timeout 20m ./...
+	KZ_CLAUDE_BIN="$$(sh runtimes/claudecode/install-cli.sh)" \
+	KZ_CODEX_BIN="$$(sh runtimes/codex/install-cli.sh $$HOME/.cache/kz/codex)" \
+	KZ_GEMINI_BIN="$$(sh runtimes/acp/install-gemini.sh $$HOME/.cache/kz/gemini-cli)" \
+	$(GO) test -race -count=1 -timeout 20m ./...
 
 # Speed and memory targets live in Go benchmarks, never in timed tests.
 bench:

@@ -364,7 +364,7 @@ func TestVersionAndRuntimes(t *testing.T) {
 		t.Fatalf("version: %q", out)
 	}
 	out, _, code = sb.kz("runtimes")
-	if code != 0 || !strings.Contains(out, "claude") || !strings.Contains(out, "not on PATH") || !strings.Contains(out, "set the environment variable ANTHROPIC_API_KEY") {
+	if code != 0 || !strings.Contains(out, "claude") || !strings.Contains(out, "claude not found") || !strings.Contains(out, "set the environment variable ANTHROPIC_API_KEY") {
 		t.Fatalf("runtimes:\n%s", out)
 	}
 	out, _, code = sb.kz("--help")

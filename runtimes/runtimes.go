@@ -16,7 +16,9 @@ import (
 	"github.com/kaizen-code/kz/engine"
 	"github.com/kaizen-code/kz/engine/config"
 	"github.com/kaizen-code/kz/patch"
+	"github.com/kaizen-code/kz/runtimes/acp"
 	"github.com/kaizen-code/kz/runtimes/claudecode"
+	"github.com/kaizen-code/kz/runtimes/codex"
 	"github.com/kaizen-code/kz/runtimes/completion"
 	"github.com/kaizen-code/kz/runtimes/llm"
 	"github.com/kaizen-code/kz/runtimes/native"
@@ -75,22 +77,32 @@ func Build(name string, rc config.Runtime, opt Options) (engine.RuntimeEntry, er
 		return engine.RuntimeEntry{Runtime: rt, Models: models}, nil
 	case config.KindNative, config.KindCompletion:
 		return buildLLM(name, rc, opt)
+	case config.KindCodex:
+		rt := codex.New(codex.Config{Name: name, Command: rc.Command, Args: rc.Args, Env: claudecode.EnvList(rc.Env),
+			Models: rc.Models, Workspace: opt.Workspace})
+		return cliEntry(rt, rc, opt), nil
+	case config.KindACP:
+		cfg := acp.Config{}
+		if filepath.Base(rc.Command) == "gemini" {
+			// Gemini CLI needs its flags, auth method and variables.
+			cfg = acp.GeminiPreset()
+		}
+		cfg.Name, cfg.Workspace = name, opt.Workspace
+		if rc.Command != "" {
+			cfg.Command = rc.Command
+		}
+		if len(rc.Args) > 0 {
+			cfg.Args = rc.Args
+		}
+		if len(rc.Models) > 0 {
+			cfg.Models = rc.Models
+		}
+		cfg.Env = append(cfg.Env, claudecode.EnvList(rc.Env)...)
+		return cliEntry(acp.New(cfg), rc, opt), nil
 	case config.KindClaudeCode:
 		rt := claudecode.New(claudecode.Config{Name: name, Command: rc.Command, Args: rc.Args, Env: claudecode.EnvList(rc.Env),
 			Models: rc.Models, Workspace: opt.Workspace, ProposalPrompt: patch.PromptText()})
-		e := engine.RuntimeEntry{Runtime: rt, Models: rc.Models}
-		// Asking the CLI its version starts a large binary: only kz
-		// runtimes does that; a turn only needs it on PATH.
-		if opt.Probe {
-			if v, err := rt.Available(); err != nil {
-				e.Unavailable = err.Error()
-			} else {
-				e.Version = v
-			}
-		} else if reason := availability(rc); reason != "" {
-			e.Unavailable = reason
-		}
-		return e, nil
+		return cliEntry(rt, rc, opt), nil
 	}
 	u := &unavailable{name: name, kind: rc.Kind}
 	u.reason = availability(rc)
@@ -143,6 +155,28 @@ type StoreSnapshots struct{ Store *store.Store }
 func (s StoreSnapshots) SaveSnapshot(ctx context.Context, sn tools.Snapshot) error {
 	return s.Store.SaveSnapshot(ctx, store.Snapshot{SessionID: sn.SessionID, ChangeID: "tool_" + sn.ToolCallID,
 		ToolCallID: sn.ToolCallID, Path: sn.Path, Existed: sn.Existed, Content: sn.Content, Mode: sn.Mode})
+}
+
+// versioned is a CLI runtime that can report its version.
+type versioned interface {
+	engine.Runtime
+	Available() (string, error)
+}
+
+// cliEntry builds the entry of a CLI runtime: only kz runtimes asks the CLI
+// its version (which starts it); a turn only needs it on PATH.
+func cliEntry(rt versioned, rc config.Runtime, opt Options) engine.RuntimeEntry {
+	e := engine.RuntimeEntry{Runtime: rt, Models: rc.Models}
+	if opt.Probe {
+		if v, err := rt.Available(); err != nil {
+			e.Unavailable = err.Error()
+		} else {
+			e.Version = v
+		}
+	} else if reason := availability(rc); reason != "" {
+		e.Unavailable = reason
+	}
+	return e
 }
 
 // Close stops every runtime that keeps processes between turns.

@@ -1,0 +1,197 @@
+// Package acp drives any Agent Client Protocol agent (JSON-RPC 2.0 over
+// stdio; Gemini CLI with --acp first) as a kz runtime. Every turn starts
+// the agent in its own process group, opens a session (loading the stored
+// one where the agent offers it, else a new one primed with kz's
+// transcript), sends the prompt and maps session/update notifications to
+// kz events. Permission requests go through kz's gate and are answered
+// with the matching offered option; kz offers the client file-system
+// capability for writes and serves them through its own workspace
+// (confined, gated, atomic).
+package acp
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os/exec"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/kaizen-code/kz/engine"
+)
+
+// Config configures one ACP runtime. The lead maps
+// `[runtimes.NAME] kind = "acp"` to it.
+type Config struct {
+	// Name is the runtime's name in kz. Required (there is no default
+	// agent); GeminiPreset fills it.
+	Name string
+	// Command is the agent: a name looked up on PATH or a path.
+	Command string
+	// Args are the agent's arguments (e.g. "--acp").
+	Args []string
+	// Env adds to the minimal environment the agent gets: "K=V" sets, a
+	// bare "K" passes K through from kz's environment (how credentials
+	// are handed over).
+	Env []string
+	// Models lists the models; the first is the default. A turn's model
+	// is selected with session/set_model when the agent offers it.
+	Models []string
+	// Workspace is the directory used when a turn names none.
+	Workspace string
+	// AuthMethod is the id of the authMethods entry to authenticate with
+	// after initialize (e.g. "gemini-api-key"); empty skips authenticate.
+	AuthMethod string
+	// SessionMode is a session mode to set on every session (e.g.
+	// "default", which asks permission for every risky tool call); empty
+	// keeps the agent's own.
+	SessionMode string
+	// PlanMode is the agent's read-only mode, set for kz's analysis-only
+	// mode when offered. Empty means "plan".
+	PlanMode string
+	// HandshakeTimeout bounds start-up (initialize, authenticate, session
+	// creation). Zero means 60 seconds (agents can be slow to start).
+	HandshakeTimeout time.Duration
+	// KillGrace is how long an interrupt waits for the agent to wind down
+	// before its processes are killed. Zero means 2 seconds.
+	KillGrace time.Duration
+	// Logger receives what kz skips. Nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// GeminiPreset is the configuration for Gemini CLI (`gemini --acp`,
+// protocol notes §2–§3): one process (no relaunch child), API-key
+// authentication and the credentials and endpoint variables passed
+// through from kz's environment.
+func GeminiPreset() Config {
+	return Config{
+		Name:       "gemini",
+		Command:    "gemini",
+		Args:       []string{"--acp"},
+		AuthMethod: "gemini-api-key",
+		Env: []string{"GEMINI_CLI_NO_RELAUNCH=true", "GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GEMINI_BASE_URL",
+			"GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION", "GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_APPLICATION_CREDENTIALS"},
+	}
+}
+
+// Runtime is an ACP runtime. It implements engine.Runtime; it is safe for
+// concurrent use, each turn running its own agent process.
+type Runtime struct {
+	cfg Config
+	log *slog.Logger
+}
+
+// New returns a runtime for cfg. It starts nothing.
+func New(cfg Config) *Runtime {
+	if cfg.Name == "" {
+		cfg.Name = "acp"
+	}
+	if cfg.PlanMode == "" {
+		cfg.PlanMode = "plan"
+	}
+	if cfg.HandshakeTimeout <= 0 {
+		cfg.HandshakeTimeout = 60 * time.Second
+	}
+	if cfg.KillGrace <= 0 {
+		cfg.KillGrace = 2 * time.Second
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Runtime{cfg: cfg, log: log.With("runtime", cfg.Name)}
+}
+
+// Name implements engine.Runtime.
+func (r *Runtime) Name() string { return r.cfg.Name }
+
+// Capabilities implements engine.Runtime. An ACP agent runs its own tool
+// loop with file and shell tools, streams, and can be cancelled. Resume is
+// not declared: kz tries session/load where the agent offers it, but
+// Gemini CLI 0.61.0 refuses to load its own sessions, so kz primes a new
+// session with its transcript instead (nothing is lost, but it is not the
+// agent's own resume).
+func (r *Runtime) Capabilities(string) engine.Capabilities {
+	return engine.Capabilities{
+		Set: engine.NewCapSet(engine.CapTextCompletion, engine.CapStreamingText, engine.CapNativeToolLoop,
+			engine.CapFilesystemRead, engine.CapFilesystemEdit, engine.CapShell, engine.CapInterrupt),
+	}
+}
+
+var versionRE = regexp.MustCompile(`\d+\.\d+\.\d+\S*`)
+
+// Available reports the agent's version (from --version), or a
+// *engine.RuntimeError of kind runtime_missing saying what to do.
+func (r *Runtime) Available() (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	path, err := exec.LookPath(r.cfg.Command)
+	if err != nil {
+		return "", r.missing(err)
+	}
+	cmd := exec.CommandContext(ctx, path, "--version")
+	cmd.Env = buildEnv(nil, r.cfg.Env)
+	out, err := cmd.Output()
+	if err != nil {
+		return "", &engine.RuntimeError{Kind: engine.ErrRuntimeMissing, Runtime: r.cfg.Name,
+			Message: fmt.Sprintf("%s --version failed (%v)%s", path, err, r.installHint()), Err: err}
+	}
+	if v := versionRE.FindString(string(out)); v != "" {
+		return v, nil
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+func (r *Runtime) installHint() string {
+	if r.cfg.Command == "gemini" {
+		return ": install it with `npm install -g @google/gemini-cli`"
+	}
+	return ""
+}
+
+func (r *Runtime) missing(err error) error {
+	return &engine.RuntimeError{Kind: engine.ErrRuntimeMissing, Runtime: r.cfg.Name,
+		Message: fmt.Sprintf("%s not found%s (or set command = \"/path/to/agent\"): %v", r.cfg.Command, r.installHint(), err),
+		Err:     err}
+}
+
+// Run implements engine.Runtime.
+func (r *Runtime) Run(ctx context.Context, t *engine.Turn) (engine.Result, error) {
+	model := t.Model
+	if model == "" && len(r.cfg.Models) > 0 {
+		model = r.cfg.Models[0]
+	}
+	dir := t.Workspace
+	if dir == "" {
+		dir = r.cfg.Workspace
+	}
+	if r.cfg.Command == "" {
+		return engine.Result{Status: engine.StatusError, Model: model},
+			&engine.RuntimeError{Kind: engine.ErrRuntimeMissing, Runtime: r.cfg.Name, Message: "no command configured for this ACP agent"}
+	}
+	if _, err := exec.LookPath(r.cfg.Command); err != nil {
+		return engine.Result{Status: engine.StatusError, Model: model}, r.missing(err)
+	}
+	c, err := startConn(r.cfg.Command, r.cfg.Args, dir, buildEnv(nil, r.cfg.Env), r.log)
+	if err != nil {
+		return engine.Result{Status: engine.StatusError, Model: model},
+			&engine.RuntimeError{Kind: engine.ErrCrashed, Runtime: r.cfg.Name, Model: model, Message: "start agent: " + err.Error(), Err: err}
+	}
+	tr := &turnRun{rt: r, t: t, c: c, model: model, dir: dir, tools: map[string]*toolState{},
+		allowedWrites: map[string]allowedWrite{}, written: map[string]bool{}}
+	res, err := tr.run(ctx)
+	if tr.ws != nil {
+		_ = tr.ws.Close()
+	}
+	if ctx.Err() != nil {
+		c.killNow()
+	} else {
+		c.stop(r.cfg.KillGrace)
+	}
+	return res, err
+}
+
+func (r *Runtime) errorf(kind engine.ErrorKind, model string, err error, format string, args ...any) *engine.RuntimeError {
+	return &engine.RuntimeError{Kind: kind, Runtime: r.cfg.Name, Model: model, Message: fmt.Sprintf(format, args...), Err: err}
+}

@@ -1,0 +1,484 @@
+package acp
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/kaizen-code/kz/engine"
+)
+
+func single(f *fake) []engine.RuntimeEntry { return []engine.RuntimeEntry{{Runtime: f.rt}} }
+
+const (
+	sampleSession = "280ef341-b9f7-4bb9-9a07-dd2bc4be4380"
+	sampleCmd     = "echo hello-from-fake > hello.txt && cat hello.txt"
+	sampleAnswer  = "Done: fake model final answer (step 2)."
+)
+
+// permissions records the permission requests a person saw.
+type permissions struct {
+	mu   sync.Mutex
+	evs  []engine.Event
+	resp func(engine.Event) engine.Answer
+}
+
+func (p *permissions) answer(ev engine.Event) engine.Answer {
+	p.mu.Lock()
+	p.evs = append(p.evs, ev)
+	p.mu.Unlock()
+	return p.resp(ev)
+}
+
+func (p *permissions) seen() []engine.Event {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]engine.Event(nil), p.evs...)
+}
+
+// The recorded allow session replays through kz: the handshake is the one
+// the real agent accepted, both permissions go through the person (the
+// command from the title, the edit with its path and diff) and are answered
+// with the offered allow-once option, and updates map to events.
+func TestReplayApprovalAllow(t *testing.T) {
+	f := newFake(t, sample(t, "gemini-acp.approval-allow.jsonl"))
+	perms := &permissions{resp: allowOnce}
+	h := newHarness(t, f.ws, single(f), harnessOpts{answer: perms.answer})
+	final := h.run(t, context.Background(), "do the task")
+	if n := f.checkReport(); n != 6 {
+		t.Errorf("fake checked %d host lines, want 6 (initialize, authenticate, session/new, prompt, 2 answers)", n)
+	}
+	if final.Status != string(engine.StatusComplete) || final.NativeID != sampleSession || final.Output != sampleAnswer {
+		t.Fatalf("final %+v", final)
+	}
+	if final.Usage == nil || final.Usage.InputTokens != 300 || final.Usage.OutputTokens != 60 {
+		t.Errorf("final usage %+v", final.Usage)
+	}
+	st := h.journal.ofType(engine.EventSessionStarted)
+	if len(st) != 1 || st[0].NativeID != sampleSession || st[0].Version != "0.61.0" || st[0].Model != "gemini-2.5-flash" {
+		t.Errorf("session_started %+v", st)
+	}
+	ps := perms.seen()
+	if len(ps) != 2 {
+		t.Fatalf("permission requests %+v", ps)
+	}
+	if ps[0].Command != sampleCmd || ps[0].Tool != "run_shell_command" {
+		t.Errorf("shell permission %+v", ps[0])
+	}
+	want := filepath.Join(f.ws, "written_by_fake.txt")
+	if !slices.Equal(ps[1].Paths, []string{want}) || ps[1].Tool != "write_file" ||
+		!strings.Contains(ps[1].Diff, "--- /dev/null\n+++ b/written_by_fake.txt\n@@ -0,0 +1,2 @@\n+line one\n+line two\n") {
+		t.Errorf("edit permission %+v", ps[1])
+	}
+	cs := h.journal.ofType(engine.EventCommandStarted)
+	cf := h.journal.ofType(engine.EventCommandFinished)
+	if len(cs) != 1 || cs[0].Command != sampleCmd || len(cf) != 1 || cf[0].IsError || cf[0].ExitCode != nil {
+		t.Errorf("command events %+v %+v", cs, cf)
+	}
+	fe := h.journal.ofType(engine.EventFileEdited)
+	if len(fe) != 1 || fe[0].Path != "written_by_fake.txt" || !strings.Contains(fe[0].Diff, "+line two") {
+		t.Errorf("file_edited %+v", fe)
+	}
+	msgs := h.journal.ofType(engine.EventAssistantMessage)
+	if len(msgs) != 1 || msgs[0].Text != sampleAnswer {
+		t.Errorf("assistant messages %+v", msgs)
+	}
+}
+
+// Denials pick the offered reject option; the agent sends no update for a
+// rejected call, so kz closes both calls as errors itself.
+func TestReplayApprovalDeny(t *testing.T) {
+	f := newFake(t, sample(t, "gemini-acp.approval-deny.jsonl"))
+	h := newHarness(t, f.ws, single(f), harnessOpts{answer: func(engine.Event) engine.Answer {
+		return engine.Answer{Decision: engine.DecisionDeny, Feedback: "not now"}
+	}})
+	final := h.run(t, context.Background(), "do the task")
+	if n := f.checkReport(); n != 6 {
+		t.Errorf("fake checked %d host lines, want 6", n)
+	}
+	if final.Status != string(engine.StatusComplete) {
+		t.Errorf("status %q", final.Status)
+	}
+	tf := h.journal.ofType(engine.EventToolCallFinished)
+	if len(tf) != 2 || !tf[0].IsError || !tf[1].IsError || tf[0].Output != "denied by kz: not now" {
+		t.Errorf("tool_call_finished %+v", tf)
+	}
+	if fe := h.journal.ofType(engine.EventFileEdited); len(fe) != 0 {
+		t.Errorf("file_edited for a rejected write: %+v", fe)
+	}
+}
+
+func handshake(prompt string) []scriptLine {
+	return []scriptLine{
+		host(`{"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{"fs":{"readTextFile":false,"writeTextFile":true}}}}`),
+		cli(`{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1,"agentInfo":{"name":"fake","version":"9.9.9"},"agentCapabilities":{"loadSession":true}}}`),
+		host(`{"method":"authenticate","params":{"methodId":"gemini-api-key"}}`),
+		cli(`{"jsonrpc":"2.0","id":2,"result":{}}`),
+		host(`{"method":"session/new","params":{"mcpServers":[]}}`),
+		cli(`{"jsonrpc":"2.0","id":3,"result":{"sessionId":"s-1","modes":{"availableModes":[{"id":"default"},{"id":"plan"}],"currentModeId":"default"}}}`),
+		host(`{"method":"session/prompt","params":{"sessionId":"s-1","prompt":[{"type":"text","text":` + jsonString(prompt) + `}]}}`),
+	}
+}
+
+func jsonString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+func upd(u string) scriptLine {
+	return cli(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s-1","update":` + u + `}}`)
+}
+
+const promptDone = `{"jsonrpc":"2.0","id":4,"result":{"stopReason":"end_turn"}}`
+
+// A write the person allowed as an edit is served through kz's workspace
+// without a second question; a write nobody allowed is asked and, denied,
+// refused; a write outside the workspace is refused without asking.
+func TestFileWritesThroughKz(t *testing.T) {
+	lines := append(handshake("write"),
+		cli(`{"jsonrpc":"2.0","id":0,"method":"session/request_permission","params":{"sessionId":"s-1","options":[{"optionId":"always","kind":"allow_always"},{"optionId":"once","kind":"allow_once"},{"optionId":"no","kind":"reject_once"}],"toolCall":{"toolCallId":"write_file__1","status":"pending","title":"Writing to a.txt","kind":"edit","content":[{"type":"diff","path":"<workdir>/a.txt","oldText":"","newText":"hello\n"}],"locations":[{"path":"<workdir>/a.txt"}]}}}`),
+		host(`{"id":0,"result":{"outcome":{"outcome":"selected","optionId":"once"}}}`),
+		cli(`{"jsonrpc":"2.0","id":1,"method":"fs/write_text_file","params":{"sessionId":"s-1","path":"<workdir>/a.txt","content":"hello\n"}}`),
+		host(`{"id":1,"result":null}`),
+		upd(`{"sessionUpdate":"tool_call_update","toolCallId":"write_file__1","status":"completed","content":[{"type":"diff","path":"<workdir>/a.txt","oldText":"","newText":"hello\n"}]}`),
+		cli(`{"jsonrpc":"2.0","id":2,"method":"fs/write_text_file","params":{"sessionId":"s-1","path":"<workdir>/b.txt","content":"sneaky\n"}}`),
+		host(`{"id":2,"error":{"code":-32001,"message":"~kz denied the write to b.txt"}}`),
+		cli(`{"jsonrpc":"2.0","id":3,"method":"fs/write_text_file","params":{"sessionId":"s-1","path":"/etc/kz-test-outside","content":"x"}}`),
+		host(`{"id":3,"error":{"code":-32001}}`),
+		cli(`{"jsonrpc":"2.0","id":4,"method":"fs/read_text_file","params":{"sessionId":"s-1","path":"<workdir>/a.txt"}}`),
+		host(`{"id":4,"result":{"content":"hello\n"}}`),
+		cli(promptDone))
+	f := newFake(t, lines)
+	perms := &permissions{resp: func(ev engine.Event) engine.Answer {
+		if slices.Contains(ev.Paths, filepath.Join(f.ws, "b.txt")) {
+			return engine.Answer{Decision: engine.DecisionDeny}
+		}
+		return engine.Answer{Decision: engine.DecisionAllow}
+	}}
+	h := newHarness(t, f.ws, single(f), harnessOpts{answer: perms.answer})
+	final := h.run(t, context.Background(), "write")
+	if n := f.checkReport(); n != 9 {
+		t.Errorf("fake checked %d host lines, want 9", n)
+	}
+	if final.Status != string(engine.StatusComplete) {
+		t.Errorf("status %q", final.Status)
+	}
+	if b, err := os.ReadFile(filepath.Join(f.ws, "a.txt")); err != nil || string(b) != "hello\n" {
+		t.Errorf("a.txt = %q, %v", b, err)
+	}
+	if _, err := os.Stat(filepath.Join(f.ws, "b.txt")); err == nil {
+		t.Error("a denied write reached the disk")
+	}
+	ps := perms.seen()
+	if len(ps) != 2 || ps[1].Tool != "write_text_file" || !strings.Contains(ps[1].Diff, "+sneaky") {
+		t.Errorf("permission requests %+v", ps)
+	}
+	if fe := h.journal.ofType(engine.EventFileEdited); len(fe) != 1 || fe[0].Path != "a.txt" || fe[0].ToolCallID != "write_file__1" {
+		t.Errorf("file_edited %+v", fe)
+	}
+}
+
+// Cancelling the turn sends session/cancel, and the agent and a child
+// that left its process group (as Gemini's shells do) are killed.
+func TestImmediateCancelKillsChildren(t *testing.T) {
+	lines := append(handshake("go"), op("child"),
+		upd(`{"sessionUpdate":"tool_call","toolCallId":"run_shell_command__1","status":"in_progress","title":"sleep 30","kind":"execute"}`),
+		host(`{"method":"session/cancel","params":{"sessionId":"s-1"}}`),
+		op("hang"))
+	f := newFake(t, lines)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	h := newHarness(t, f.ws, single(f), harnessOpts{onEvent: func(h *harness, ev engine.Event) {
+		if ev.Type == engine.EventCommandStarted {
+			cancel()
+		}
+	}})
+	final := h.run(t, ctx, "go")
+	if final.Status != string(engine.StatusInterrupted) {
+		t.Errorf("status %q", final.Status)
+	}
+	if n := f.checkReport(); n != 5 {
+		t.Errorf("fake checked %d host lines, want 5", n)
+	}
+	pid := f.childPid()
+	deadline := time.Now().Add(time.Second)
+	for !processGone(pid) && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !processGone(pid) {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+		t.Errorf("child %d outlived the interrupt", pid)
+	}
+}
+
+// The graceful interrupt sends session/cancel and waits for the prompt to
+// end "cancelled"; a permission asked meanwhile is answered cancelled.
+func TestGracefulCancel(t *testing.T) {
+	lines := append(handshake("go"),
+		upd(`{"sessionUpdate":"tool_call","toolCallId":"run_shell_command__1","status":"in_progress","title":"sleep 30","kind":"execute"}`),
+		host(`{"method":"session/cancel","params":{"sessionId":"s-1"}}`),
+		upd(`{"sessionUpdate":"tool_call_update","toolCallId":"run_shell_command__1","status":"completed","content":[{"type":"content","content":{"type":"text","text":"Command cancelled by user."}}]}`),
+		cli(`{"jsonrpc":"2.0","id":4,"result":{"stopReason":"cancelled"}}`))
+	f := newFake(t, lines)
+	h := newHarness(t, f.ws, single(f), harnessOpts{onEvent: func(h *harness, ev engine.Event) {
+		if ev.Type == engine.EventCommandStarted {
+			h.s.Interrupt(false)
+		}
+	}})
+	final := h.run(t, context.Background(), "go")
+	if final.Status != string(engine.StatusInterrupted) {
+		t.Errorf("status %q", final.Status)
+	}
+	if n := f.checkReport(); n != 5 {
+		t.Errorf("fake checked %d host lines, want 5", n)
+	}
+	if tf := h.journal.ofType(engine.EventToolCallFinished); len(tf) != 1 || tf[0].Status != engine.ToolStatusInterrupted {
+		t.Errorf("tool_call_finished %+v", tf)
+	}
+}
+
+// Unknown update kinds, notifications, requests and non-JSON lines are
+// skipped; the mode echo is not taken for model text; thoughts and plans
+// are reasoning.
+func TestUnknownSkippedAndKinds(t *testing.T) {
+	k := kinds(t, "gemini-acp.kinds.jsonl")
+	lines := append(handshake("go"),
+		cli(string(k["session/update available_commands_update"])),
+		upd(`{"sessionUpdate":"future_kind","x":1}`),
+		cli(`{"jsonrpc":"2.0","method":"future/notice","params":{}}`),
+		scriptLine{Dir: "fake", Op: "raw", Text: "garbage {"},
+		cli(`{"jsonrpc":"2.0","id":9,"method":"terminal/create","params":{"command":"ls"}}`),
+		host(`{"id":9,"error":{"code":-32601}}`),
+		upd(`{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"[MODE_UPDATE] yolo"}}`),
+		upd(`{"sessionUpdate":"agent_thought_chunk","content":{"type":"text","text":"thinking"}}`),
+		upd(`{"sessionUpdate":"plan","entries":[{"content":"step one","status":"pending","priority":"high"}]}`),
+		upd(`{"sessionUpdate":"tool_call","toolCallId":"read_file__1","status":"in_progress","title":"a.txt","kind":"read","locations":[{"path":"<workdir>/a.txt"}]}`),
+		upd(`{"sessionUpdate":"tool_call_update","toolCallId":"read_file__1","status":"failed","content":[{"type":"content","content":{"type":"text","text":"no such file"}}]}`),
+		upd(`{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"ok"}}`),
+		cli(promptDone))
+	f := newFake(t, lines)
+	h := newHarness(t, f.ws, single(f), harnessOpts{})
+	final := h.run(t, context.Background(), "go")
+	f.checkReport()
+	if final.Status != string(engine.StatusComplete) || final.Output != "ok" {
+		t.Errorf("final %+v", final)
+	}
+	var text, reasoning string
+	for _, ev := range h.journal.events() {
+		switch ev.Type {
+		case engine.EventTextDelta:
+			text += ev.Text
+		case engine.EventReasoningDelta:
+			reasoning += ev.Text
+		case engine.EventError:
+			t.Errorf("unexpected %+v", ev)
+		}
+	}
+	if text != "ok" || !strings.Contains(reasoning, "thinking") || !strings.Contains(reasoning, "[pending] step one") {
+		t.Errorf("text %q reasoning %q", text, reasoning)
+	}
+	tf := h.journal.ofType(engine.EventToolCallFinished)
+	ts := h.journal.ofType(engine.EventToolCallStarted)
+	if len(ts) != 1 || ts[0].Tool != "read_file" || !slices.Equal(ts[0].Paths, []string{filepath.Join(f.ws, "a.txt")}) ||
+		len(tf) != 1 || !tf[0].IsError || tf[0].Output != "no such file" {
+		t.Errorf("tool events %+v %+v", ts, tf)
+	}
+}
+
+// A crash mid-turn is retryable and fails over; its stderr is in the error.
+func TestCrashFailsOver(t *testing.T) {
+	f := newFake(t, append(handshake("go"), op("child"), scriptLine{Dir: "fake", Op: "exit", Code: 3, Stderr: "FATAL heap out of memory"}))
+	backup := newFake(t, append(handshake("go"),
+		upd(`{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"from backup"}}`), cli(promptDone)))
+	backup.rt.cfg.Name = "backup"
+	h := newHarness(t, f.ws, []engine.RuntimeEntry{{Runtime: f.rt}, {Runtime: backup.rt}},
+		harnessOpts{failover: []engine.ChainLink{{Runtime: "backup"}}})
+	final := h.run(t, context.Background(), "go")
+	if final.Status != string(engine.StatusComplete) || final.Output != "from backup" || final.Runtime != "backup" {
+		t.Errorf("final %+v", final)
+	}
+	errs := h.journal.ofType(engine.EventError)
+	if len(errs) != 1 || errs[0].ErrorKind != engine.ErrCrashed || !strings.Contains(errs[0].Text, "heap out of memory") {
+		t.Errorf("errors %+v", errs)
+	}
+	pid := f.childPid()
+	if !processGone(pid) {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+		t.Errorf("child %d survived the crash", pid)
+	}
+}
+
+// Authentication and provider failures are classified so that failover
+// knows what to do.
+func TestErrorsClassified(t *testing.T) {
+	f := newFake(t, []scriptLine{
+		host(`{"method":"initialize"}`), cli(`{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1}}`),
+		host(`{"method":"authenticate"}`), cli(`{"jsonrpc":"2.0","id":2,"error":{"code":-32000,"message":"Authentication required"}}`),
+	})
+	h := newHarness(t, f.ws, single(f), harnessOpts{})
+	h.run(t, context.Background(), "go")
+	f.checkReport()
+	if e := h.journal.ofType(engine.EventError); len(e) != 1 || e[0].ErrorKind != engine.ErrAuth {
+		t.Errorf("auth errors %+v", e)
+	}
+
+	g := newFake(t, append(handshake("go"),
+		cli(`{"jsonrpc":"2.0","id":4,"error":{"code":-32603,"message":"Internal error","data":{"details":"[API Error: 429 Resource exhausted: quota]"}}}`)))
+	h2 := newHarness(t, g.ws, single(g), harnessOpts{})
+	final := h2.run(t, context.Background(), "go")
+	g.checkReport()
+	if e := h2.journal.ofType(engine.EventError); final.Status != string(engine.StatusError) || len(e) != 1 || e[0].ErrorKind != engine.ErrRateLimit {
+		t.Errorf("prompt errors %+v", e)
+	}
+}
+
+func TestMissingBinary(t *testing.T) {
+	cfg := GeminiPreset()
+	cfg.Command = "/nonexistent/gemini-kz-test"
+	cfg.Workspace = t.TempDir()
+	rt := New(cfg)
+	if _, err := rt.Available(); engine.KindOf(err) != engine.ErrRuntimeMissing {
+		t.Errorf("Available: %v", err)
+	}
+	h := newHarness(t, cfg.Workspace, []engine.RuntimeEntry{{Runtime: rt}}, harnessOpts{})
+	final := h.run(t, context.Background(), "go")
+	if e := h.journal.ofType(engine.EventError); final.Status != string(engine.StatusError) || len(e) != 1 || e[0].ErrorKind != engine.ErrRuntimeMissing {
+		t.Errorf("status %q errors %+v", final.Status, e)
+	}
+}
+
+// A stored session is loaded (its replayed history is not re-emitted); a
+// failed load falls back to a new session primed with kz's transcript.
+func TestLoadAndPriming(t *testing.T) {
+	start := []scriptLine{
+		host(`{"method":"initialize"}`),
+		cli(`{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1,"agentCapabilities":{"loadSession":true}}}`),
+		host(`{"method":"authenticate"}`), cli(`{"jsonrpc":"2.0","id":2,"result":{}}`),
+		host(`{"method":"session/load","params":{"sessionId":"old-s","mcpServers":[]}}`),
+	}
+	f := newFake(t, append(append([]scriptLine(nil), start...),
+		cli(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"old-s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"OLD REPLAY"}}}}`),
+		cli(`{"jsonrpc":"2.0","id":3,"result":{}}`),
+		host(`{"method":"session/prompt","params":{"sessionId":"old-s","prompt":[{"type":"text","text":"again"}]}}`),
+		cli(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"old-s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"new"}}}}`),
+		cli(promptDone)))
+	prior := &engine.Prior{LastTurn: 1, LastRuntime: "gemini", Natives: map[string]engine.NativeRef{"gemini": {ID: "old-s", TurnID: 1}},
+		Transcript: []engine.TranscriptEntry{{Kind: engine.EntryUser, Text: "hi"}}}
+	h := newHarness(t, f.ws, single(f), harnessOpts{prior: prior})
+	final := h.run(t, context.Background(), "again")
+	if n := f.checkReport(); n != 4 {
+		t.Errorf("fake checked %d host lines, want 4", n)
+	}
+	if final.NativeID != "old-s" || final.Output != "new" {
+		t.Errorf("final %+v", final)
+	}
+	for _, ev := range h.journal.events() {
+		if strings.Contains(ev.Text, "OLD REPLAY") {
+			t.Errorf("replayed history re-emitted: %+v", ev)
+		}
+	}
+
+	g := newFake(t, append(append([]scriptLine(nil), start...),
+		cli(`{"jsonrpc":"2.0","id":3,"error":{"code":-32002,"message":"session not found"}}`),
+		host(`{"method":"session/new"}`),
+		cli(`{"jsonrpc":"2.0","id":4,"result":{"sessionId":"s-2"}}`),
+		host(`{"method":"session/prompt","params":{"sessionId":"s-2","prompt":[{"type":"text","text":"~<kz-conversation>\n[user] hi\n</kz-conversation>\n\nagain"}]}}`),
+		cli(`{"jsonrpc":"2.0","id":5,"result":{"stopReason":"end_turn"}}`)))
+	h2 := newHarness(t, g.ws, single(g), harnessOpts{prior: prior})
+	if final := h2.run(t, context.Background(), "again"); final.NativeID != "s-2" || final.Status != string(engine.StatusComplete) {
+		t.Errorf("primed final %+v", final)
+	}
+	if n := g.checkReport(); n != 5 {
+		t.Errorf("fake checked %d host lines, want 5", n)
+	}
+}
+
+// Analysis-only mode puts the agent in its plan mode when offered.
+func TestAnalysisOnlySetsPlanMode(t *testing.T) {
+	lines := handshake("look")
+	lines = append(lines[:len(lines)-1],
+		host(`{"method":"session/set_mode","params":{"sessionId":"s-1","modeId":"plan"}}`),
+		cli(`{"jsonrpc":"2.0","id":4,"result":{}}`),
+		upd(`{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"[MODE_UPDATE] plan"}}`),
+		host(`{"method":"session/prompt","params":{"sessionId":"s-1"}}`),
+		cli(`{"jsonrpc":"2.0","id":5,"result":{"stopReason":"end_turn"}}`))
+	f := newFake(t, lines)
+	j := &memJournal{}
+	s, err := engine.NewSession(engine.Config{Workspace: f.ws, Journal: j, Runtimes: single(f), Mode: engine.ModeAnalysisOnly})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close(context.Background())
+	if _, err := s.RunTurn(context.Background(), "look"); err != nil {
+		t.Fatal(err)
+	}
+	if n := f.checkReport(); n != 5 {
+		t.Errorf("fake checked %d host lines, want 5", n)
+	}
+}
+
+func TestUnifiedDiff(t *testing.T) {
+	old := "a\nb\nc\n"
+	for _, tc := range []struct {
+		old  *string
+		new  string
+		want string
+	}{
+		{nil, "x\ny\n", "--- /dev/null\n+++ b/f\n@@ -0,0 +1,2 @@\n+x\n+y\n"},
+		{&old, "a\nB\nc\n", "--- a/f\n+++ b/f\n@@ -2,1 +2,1 @@\n-b\n+B\n"},
+		{&old, "a\nc\n", "--- a/f\n+++ b/f\n@@ -2,1 +1,0 @@\n-b\n"},
+		{&old, "a\nb\nc", "--- a/f\n+++ b/f\n@@ -3,1 +3,1 @@\n-c\n+c\n\\ No newline at end of file\n"},
+		{&old, old, ""},
+	} {
+		if got := unifiedDiff("f", tc.old, tc.new); got != tc.want {
+			t.Errorf("unifiedDiff(%q) =\n%q\nwant\n%q", tc.new, got, tc.want)
+		}
+	}
+}
+
+// A permission pending when the turn is cancelled is answered with the
+// cancelled outcome, then the prompt is cancelled and the agent stopped.
+func TestCancelDuringPermission(t *testing.T) {
+	lines := append(handshake("go"),
+		cli(`{"jsonrpc":"2.0","id":0,"method":"session/request_permission","params":{"sessionId":"s-1","options":[{"optionId":"y","kind":"allow_once"},{"optionId":"n","kind":"reject_once"}],"toolCall":{"toolCallId":"run_shell_command__2","status":"pending","title":"rm -rf build","kind":"execute"}}}`),
+		host(`{"id":0,"result":{"outcome":{"outcome":"cancelled"}}}`),
+		host(`{"method":"session/cancel","params":{"sessionId":"s-1"}}`),
+		op("hang"))
+	f := newFake(t, lines)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	h := newHarness(t, f.ws, single(f), harnessOpts{onEvent: func(h *harness, ev engine.Event) {
+		if ev.Type == engine.EventPermissionRequested {
+			cancel()
+		}
+	}})
+	final := h.run(t, ctx, "go")
+	if final.Status != string(engine.StatusInterrupted) {
+		t.Errorf("status %q", final.Status)
+	}
+	if n := f.checkReport(); n != 6 {
+		t.Errorf("fake checked %d host lines, want 6", n)
+	}
+}
+
+// Only the offered kinds are used: an agent offering allow-always but no
+// allow-once gets allow-always; one offering no reject gets cancelled.
+func TestPickOptions(t *testing.T) {
+	opts := []permissionOption{{OptionID: "a", Kind: "allow_always"}, {OptionID: "r", Kind: "reject_always"}}
+	if got := pick(opts, "allow_once", "allow_always"); got != "a" {
+		t.Errorf("allow picked %q", got)
+	}
+	if got := pick(opts, "reject_once", "reject_always"); got != "r" {
+		t.Errorf("reject picked %q", got)
+	}
+	if got := pick(opts[:1], "reject_once", "reject_always"); got != "" {
+		t.Errorf("reject without a reject option picked %q", got)
+	}
+}

@@ -1,0 +1,500 @@
+package acp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/runtimes/scripted"
+)
+
+// These tests run the real Gemini CLI (`gemini --acp`) against a fake
+// Gemini API on 127.0.0.1. They skip when the CLI is missing, unless
+// KZ_REQUIRE_CLIS is set (CI), where they fail. The CLI is found through
+// KZ_GEMINI_BIN or where install-gemini.sh puts it.
+
+const pinnedGemini = "0.61.0"
+
+func realGemini(t testing.TB) string {
+	t.Helper()
+	if testing.Short() && os.Getenv("KZ_REQUIRE_CLIS") == "" {
+		t.Skip("real gemini CLI tests skipped in -short mode")
+	}
+	if p := os.Getenv("KZ_GEMINI_BIN"); p != "" {
+		if _, err := os.Stat(p); err != nil {
+			t.Fatalf("KZ_GEMINI_BIN=%s: %v", p, err)
+		}
+		return p
+	}
+	_, file, _, _ := runtime.Caller(0)
+	p := filepath.Join(filepath.Dir(file), "..", "..", ".cache", "gemini-cli-"+pinnedGemini, "node_modules", ".bin", "gemini")
+	if _, err := os.Stat(p); err == nil {
+		return p
+	}
+	msg := "the gemini CLI is not installed: run runtimes/acp/install-gemini.sh or set KZ_GEMINI_BIN"
+	if os.Getenv("KZ_REQUIRE_CLIS") != "" {
+		t.Fatal(msg + " (KZ_REQUIRE_CLIS is set, so this fails instead of skipping)")
+	}
+	t.Skip(msg)
+	return ""
+}
+
+// ---- fake Gemini API ----
+
+// gstep is what the fake model answers: text or one function call.
+type gstep struct {
+	Text string
+	Call string
+	Args map[string]any
+}
+
+type geminiAPI struct {
+	srv    *httptest.Server
+	mu     sync.Mutex
+	bodies []map[string]any
+	script func(calls int, lastUser string) gstep
+}
+
+func newGeminiAPI(t testing.TB, script func(calls int, lastUser string) gstep) *geminiAPI {
+	a := &geminiAPI{script: script}
+	a.srv = httptest.NewServer(http.HandlerFunc(a.serve))
+	t.Cleanup(a.srv.Close)
+	return a
+}
+
+func (a *geminiAPI) requests() []map[string]any {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return append([]map[string]any(nil), a.bodies...)
+}
+
+func (a *geminiAPI) serve(w http.ResponseWriter, r *http.Request) {
+	switch {
+	case strings.HasSuffix(r.URL.Path, ":countTokens"):
+		fmt.Fprint(w, `{"totalTokens":10}`)
+		return
+	case !strings.Contains(r.URL.Path, ":streamGenerateContent") && !strings.Contains(r.URL.Path, ":generateContent"):
+		http.NotFound(w, r)
+		return
+	}
+	var body map[string]any
+	if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	a.mu.Lock()
+	a.bodies = append(a.bodies, body)
+	a.mu.Unlock()
+	// Function responses since the last user text: earlier turns of a
+	// loaded session are in the history too.
+	calls, last := 0, ""
+	contents, _ := body["contents"].([]any)
+	for _, c := range contents {
+		m, _ := c.(map[string]any)
+		parts, _ := m["parts"].([]any)
+		for _, p := range parts {
+			pm, _ := p.(map[string]any)
+			if _, ok := pm["functionResponse"]; ok {
+				calls++
+			} else if txt, ok := pm["text"].(string); ok && m["role"] == "user" {
+				calls, last = 0, txt
+			}
+		}
+	}
+	st := a.script(calls, last)
+	var part map[string]any
+	if st.Call != "" {
+		part = map[string]any{"functionCall": map[string]any{"name": st.Call, "args": st.Args}}
+	} else {
+		part = map[string]any{"text": st.Text}
+	}
+	chunk := map[string]any{
+		"candidates":    []any{map[string]any{"content": map[string]any{"role": "model", "parts": []any{part}}, "index": 0, "finishReason": "STOP"}},
+		"usageMetadata": map[string]any{"promptTokenCount": 100, "candidatesTokenCount": 20, "totalTokenCount": 120},
+		"modelVersion":  "gemini-2.5-flash", "responseId": "r1",
+	}
+	b, _ := json.Marshal(chunk)
+	if strings.Contains(r.URL.Path, ":generateContent") {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(b)
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	fmt.Fprintf(w, "data: %s\r\n\r\n", b)
+}
+
+// lastFunctionResponse returns the last function response of a request.
+func lastFunctionResponse(body map[string]any) string {
+	contents, _ := body["contents"].([]any)
+	out := ""
+	for _, c := range contents {
+		m, _ := c.(map[string]any)
+		parts, _ := m["parts"].([]any)
+		for _, p := range parts {
+			pm, _ := p.(map[string]any)
+			if fr, ok := pm["functionResponse"]; ok {
+				b, _ := json.Marshal(fr)
+				out = string(b)
+			}
+		}
+	}
+	return out
+}
+
+// ---- setup ----
+
+func realSetup(t testing.TB, api *geminiAPI) (*Runtime, string) {
+	bin := realGemini(t)
+	dir := t.TempDir()
+	ws := filepath.Join(dir, "ws")
+	home := filepath.Join(dir, "home")
+	tmp := filepath.Join(dir, "tmp")
+	for _, d := range []string{ws, filepath.Join(home, ".gemini"), tmp} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if out, err := exec.Command("git", "init", "-q", ws).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v %s", err, out)
+	}
+	settings := `{
+  "security": { "auth": { "selectedType": "gemini-api-key" }, "folderTrust": { "enabled": false } },
+  "general": { "disableAutoUpdate": true, "disableUpdateNag": true, "enableAutoUpdate": false,
+               "enableAutoUpdateNotification": false, "maxAttempts": 2 },
+  "privacy": { "usageStatisticsEnabled": false },
+  "telemetry": { "enabled": false },
+  "model": { "name": "gemini-2.5-flash" }
+}`
+	if err := os.WriteFile(filepath.Join(home, ".gemini", "settings.json"), []byte(settings), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := GeminiPreset()
+	cfg.Command = bin
+	cfg.Workspace = ws
+	cfg.KillGrace = time.Second
+	cfg.Env = append(cfg.Env, "HOME="+home, "TMPDIR="+tmp, "GEMINI_API_KEY=dummy", "GOOGLE_GEMINI_BASE_URL="+api.srv.URL)
+	return New(cfg), ws
+}
+
+// denyGate denies commands containing a marker and writes into .git, and
+// asks about the rest.
+type denyGate struct{ marker string }
+
+func (g denyGate) Check(_ context.Context, q engine.GateQuery) engine.Verdict {
+	if g.marker != "" && strings.Contains(q.Request.Command, g.marker) {
+		return engine.Verdict{Decision: engine.DecisionDeny, Stage: "rules", Rule: "deny " + g.marker}
+	}
+	for _, p := range q.Request.Paths {
+		if strings.Contains(p, "/.git/") {
+			return engine.Verdict{Decision: engine.DecisionDeny, Stage: "safety", Reason: "writes to .git are refused"}
+		}
+	}
+	return engine.Verdict{Decision: engine.DecisionAsk}
+}
+
+func (denyGate) Remember(context.Context, engine.GateQuery, engine.AnswerScope) error { return nil }
+
+func TestRealGeminiTextAndLoad(t *testing.T) {
+	api := newGeminiAPI(t, func(int, string) gstep { return gstep{Text: "Hello from the fake model."} })
+	rt, ws := realSetup(t, api)
+	h := newHarness(t, ws, []engine.RuntimeEntry{{Runtime: rt}}, harnessOpts{})
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	final := h.run(t, ctx, "Say hello")
+	if final.Status != string(engine.StatusComplete) || final.Output != "Hello from the fake model." || final.NativeID == "" {
+		t.Fatalf("final %+v", final)
+	}
+	sid := final.NativeID
+	final = h.run(t, ctx, "Say it again")
+	if final.Status != string(engine.StatusComplete) {
+		t.Errorf("second turn %+v", final)
+	}
+	// Gemini CLI 0.61.0 advertises loadSession but fails it ("No previous
+	// sessions found for this project") although the chat is on disk;
+	// kz then primes a new session with its transcript, so the model
+	// still sees the first turn either way.
+	if final.NativeID != sid {
+		t.Logf("session/load of %s was refused; the turn ran on a primed new session %s", sid, final.NativeID)
+	}
+	reqs := api.requests()
+	b, _ := json.Marshal(reqs[len(reqs)-1]["contents"])
+	if !strings.Contains(string(b), "Say hello") || !strings.Contains(string(b), "Say it again") {
+		t.Errorf("the second turn's model request lacks the first turn: %s", b)
+	}
+}
+
+func TestRealGeminiShellApprovedAndDenied(t *testing.T) {
+	api := newGeminiAPI(t, func(calls int, last string) gstep {
+		switch {
+		case calls == 0 && strings.Contains(last, "DENYME"):
+			return gstep{Call: "run_shell_command", Args: map[string]any{"command": "echo no > denied.txt", "description": "d"}}
+		case calls == 0:
+			return gstep{Call: "run_shell_command", Args: map[string]any{"command": "echo hi > approved.txt", "description": "d"}}
+		}
+		return gstep{Text: "done"}
+	})
+	rt, ws := realSetup(t, api)
+	var mu sync.Mutex
+	var asked []string
+	h := newHarness(t, ws, []engine.RuntimeEntry{{Runtime: rt}}, harnessOpts{gate: denyGate{marker: "denied.txt"},
+		answer: func(ev engine.Event) engine.Answer {
+			mu.Lock()
+			asked = append(asked, ev.Command)
+			mu.Unlock()
+			return engine.Answer{Decision: engine.DecisionAllow}
+		}})
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	if final := h.run(t, ctx, "make a file"); final.Status != string(engine.StatusComplete) {
+		t.Fatalf("final %+v", final)
+	}
+	if b, err := os.ReadFile(filepath.Join(ws, "approved.txt")); err != nil || string(b) != "hi\n" {
+		t.Errorf("approved.txt = %q, %v", b, err)
+	}
+	mu.Lock()
+	if len(asked) != 1 || asked[0] != "echo hi > approved.txt" {
+		t.Errorf("the person was asked about %q", asked)
+	}
+	mu.Unlock()
+	if final := h.run(t, ctx, "DENYME please"); final.Status != string(engine.StatusComplete) {
+		t.Fatalf("final %+v", final)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "denied.txt")); err == nil {
+		t.Error("a command denied by a rule ran")
+	}
+	reqs := api.requests()
+	if out := lastFunctionResponse(reqs[len(reqs)-1]); !strings.Contains(out, "cancel") {
+		t.Errorf("the model was told %s", out)
+	}
+}
+
+func TestRealGeminiWriteThroughKzAndGitRefused(t *testing.T) {
+	api := newGeminiAPI(t, func(calls int, last string) gstep {
+		switch {
+		case calls == 0 && strings.Contains(last, "HOOK"):
+			return gstep{Call: "write_file", Args: map[string]any{"file_path": ".git/hooks/pre-commit", "content": "#!/bin/sh\necho pwned\n"}}
+		case calls == 0:
+			return gstep{Call: "write_file", Args: map[string]any{"file_path": "new.txt", "content": "line one\nline two\n"}}
+		}
+		return gstep{Text: "written"}
+	})
+	rt, ws := realSetup(t, api)
+	var mu sync.Mutex
+	var diffs []string
+	h := newHarness(t, ws, []engine.RuntimeEntry{{Runtime: rt}}, harnessOpts{gate: denyGate{},
+		answer: func(ev engine.Event) engine.Answer {
+			mu.Lock()
+			diffs = append(diffs, ev.Diff)
+			mu.Unlock()
+			return engine.Answer{Decision: engine.DecisionAllow}
+		}})
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	if final := h.run(t, ctx, "write a new file"); final.Status != string(engine.StatusComplete) {
+		t.Fatalf("final %+v", final)
+	}
+	mu.Lock()
+	if len(diffs) != 1 || !strings.Contains(diffs[0], "+line one\n+line two\n") {
+		t.Errorf("the person saw %d questions, diffs %q (want one, with the diff)", len(diffs), diffs)
+	}
+	mu.Unlock()
+	if b, err := os.ReadFile(filepath.Join(ws, "new.txt")); err != nil || string(b) != "line one\nline two\n" {
+		t.Errorf("new.txt = %q, %v", b, err)
+	}
+	if fe := h.journal.ofType(engine.EventFileEdited); len(fe) != 1 || fe[0].Path != "new.txt" {
+		t.Errorf("file_edited %+v", fe)
+	}
+	if final := h.run(t, ctx, "HOOK"); final.Status != string(engine.StatusComplete) {
+		t.Fatalf("final %+v", final)
+	}
+	if _, err := os.Stat(filepath.Join(ws, ".git", "hooks", "pre-commit")); err == nil {
+		t.Error("a write to .git/ went through")
+	}
+}
+
+func sleepPids(arg string) []int {
+	ents, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if err == nil && string(b) == "sleep\x00"+arg+"\x00" {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+func TestRealGeminiCancelLongCommand(t *testing.T) {
+	api := newGeminiAPI(t, func(calls int, last string) gstep {
+		if calls == 0 && strings.HasSuffix(strings.TrimSpace(last), "LONG") {
+			return gstep{Call: "run_shell_command", Args: map[string]any{"command": "sleep 38.5", "description": "d"}}
+		}
+		return gstep{Text: "ok"}
+	})
+	rt, ws := realSetup(t, api)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	h := newHarness(t, ws, []engine.RuntimeEntry{{Runtime: rt}}, harnessOpts{answer: allowOnce})
+	go func() {
+		deadline := time.Now().Add(90 * time.Second)
+		for time.Now().Before(deadline) && len(sleepPids("38.5")) == 0 {
+			time.Sleep(20 * time.Millisecond)
+		}
+		cancel()
+	}()
+	start := time.Now()
+	final := h.run(t, ctx, "LONG")
+	t.Logf("cancelled turn took %v", time.Since(start))
+	if final.Status != string(engine.StatusInterrupted) {
+		t.Errorf("status %q", final.Status)
+	}
+	deadline := time.Now().Add(time.Second)
+	for len(sleepPids("38.5")) > 0 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if p := sleepPids("38.5"); len(p) > 0 {
+		for _, pid := range p {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+		t.Errorf("the command outlived the cancel by a second: %v", p)
+	}
+	tctx, tcancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer tcancel()
+	start = time.Now()
+	if final := h.run(t, tctx, "next"); final.Status != string(engine.StatusComplete) || final.Output != "ok" {
+		t.Errorf("the next turn %+v", final)
+	}
+	t.Logf("next turn took %v", time.Since(start))
+}
+
+// otherRuntime is a stand-in for the next runtime of a failover chain.
+type otherRuntime struct{}
+
+func (otherRuntime) Name() string { return "other" }
+func (otherRuntime) Capabilities(string) engine.Capabilities {
+	return engine.Capabilities{Set: engine.NewCapSet(engine.CapTextCompletion, engine.CapNativeToolLoop, engine.CapShell, engine.CapFilesystemEdit)}
+}
+func (otherRuntime) Run(context.Context, *engine.Turn) (engine.Result, error) {
+	return engine.Result{Status: engine.StatusComplete, Output: "from other"}, nil
+}
+
+// cliPids lists the processes whose command line holds all of argv and
+// whose environment holds env.
+func cliPids(env string, argv ...string) []int {
+	ents, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		cmd, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if err != nil {
+			continue
+		}
+		ok := true
+		for _, a := range argv {
+			if !strings.Contains(string(cmd), a) {
+				ok = false
+			}
+		}
+		envb, _ := os.ReadFile("/proc/" + e.Name() + "/environ")
+		if ok && strings.Contains(string(envb), env) {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// The CLI killed mid-turn is a crash: an error event, then failover to the
+// next runtime; the command it ran does not survive it.
+func TestRealGeminiKilledMidTurnFailsOver(t *testing.T) {
+	api := newGeminiAPI(t, func(calls int, last string) gstep {
+		if calls == 0 {
+			return gstep{Call: "run_shell_command", Args: map[string]any{"command": "sleep 39.5", "description": "d"}}
+		}
+		return gstep{Text: "ok"}
+	})
+	rt, ws := realSetup(t, api)
+	h := newHarness(t, ws, []engine.RuntimeEntry{{Runtime: rt}, {Runtime: otherRuntime{}}},
+		harnessOpts{answer: allowOnce, failover: []engine.ChainLink{{Runtime: "other"}}})
+	home := "HOME=" + filepath.Join(filepath.Dir(ws), "home")
+	go func() {
+		deadline := time.Now().Add(60 * time.Second)
+		for time.Now().Before(deadline) && len(sleepPids("39.5")) == 0 {
+			time.Sleep(20 * time.Millisecond)
+		}
+		for _, pid := range cliPids(home, "--acp") {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	final := h.run(t, ctx, "run it")
+	if final.Runtime != "other" || final.Output != "from other" {
+		t.Errorf("final %+v", final)
+	}
+	if e := h.journal.ofType(engine.EventError); len(e) != 1 || e[0].ErrorKind != engine.ErrCrashed || !e[0].Retryable {
+		t.Errorf("errors %+v", e)
+	}
+	deadline := time.Now().Add(time.Second)
+	for len(sleepPids("39.5")) > 0 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if p := sleepPids("39.5"); len(p) > 0 {
+		for _, pid := range p {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+		t.Errorf("the command outlived the killed CLI: %v", p)
+	}
+}
+
+// A mid-session switch from the scripted runtime primes a new session:
+// kz's transcript reaches the CLI's first model request.
+func TestRealGeminiPrimedFromOtherRuntime(t *testing.T) {
+	api := newGeminiAPI(t, func(int, string) gstep { return gstep{Text: "6"} })
+	rt, ws := realSetup(t, api)
+	sc, err := scripted.Parse("scripted", "inline", strings.NewReader(
+		`{"type":"assistant_message","text":"4 (scripted answer)"}`+"\n"+
+			`{"type":"final_result","status":"complete","output":"4 (scripted answer)"}`+"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, ws, []engine.RuntimeEntry{{Runtime: sc}, {Runtime: rt}}, harnessOpts{})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if final := h.run(t, ctx, "what is 2+2?"); final.Runtime != "scripted" {
+		t.Fatalf("first turn %+v", final)
+	}
+	if err := h.s.SwitchRuntime("gemini", ""); err != nil {
+		t.Fatal(err)
+	}
+	if final := h.run(t, ctx, "and 3+3?"); final.Status != string(engine.StatusComplete) || final.Runtime != "gemini" {
+		t.Fatalf("final %+v", final)
+	}
+	reqs := api.requests()
+	if len(reqs) == 0 {
+		t.Fatal("no model request")
+	}
+	b, _ := json.Marshal(reqs[0]["contents"])
+	if !strings.Contains(string(b), "what is 2+2?") || !strings.Contains(string(b), "4 (scripted answer)") {
+		t.Errorf("the first model request lacks kz's transcript: %s", b)
+	}
+}

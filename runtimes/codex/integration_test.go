@@ -1,0 +1,573 @@
+package codex
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/runtimes/scripted"
+)
+
+// These tests run the real `codex app-server` against a fake OpenAI
+// Responses API on 127.0.0.1. They skip when the CLI is missing, unless
+// KZ_REQUIRE_CLIS is set (CI), where they fail. The CLI is found through
+// KZ_CODEX_BIN or where install-cli.sh puts it.
+
+const pinnedVersion = "0.169.0"
+
+func realCodex(t testing.TB) string {
+	t.Helper()
+	if testing.Short() && os.Getenv("KZ_REQUIRE_CLIS") == "" {
+		t.Skip("real codex CLI tests skipped in -short mode")
+	}
+	if p := os.Getenv("KZ_CODEX_BIN"); p != "" {
+		if _, err := os.Stat(p); err != nil {
+			t.Fatalf("KZ_CODEX_BIN=%s: %v", p, err)
+		}
+		return p
+	}
+	_, file, _, _ := runtime.Caller(0)
+	repo := filepath.Join(filepath.Dir(file), "..", "..")
+	matches, _ := filepath.Glob(filepath.Join(repo, ".cache", "codex-"+pinnedVersion, "node_modules", "@openai", "codex-*", "vendor", "*", "bin", "codex"))
+	if len(matches) > 0 {
+		return matches[0]
+	}
+	msg := "the codex CLI is not installed: run runtimes/codex/install-cli.sh or set KZ_CODEX_BIN"
+	if os.Getenv("KZ_REQUIRE_CLIS") != "" {
+		t.Fatal(msg + " (KZ_REQUIRE_CLIS is set, so this fails instead of skipping)")
+	}
+	t.Skip(msg)
+	return ""
+}
+
+// ---- fake Responses API ----
+
+// step is what the fake model answers: text, a shell command or a patch.
+type step struct {
+	Text  string
+	Shell string
+	Patch string
+}
+
+type respAPI struct {
+	srv    *httptest.Server
+	mu     sync.Mutex
+	bodies []map[string]any
+	script func(outputs int, body map[string]any) step
+}
+
+func newRespAPI(t testing.TB, script func(outputs int, body map[string]any) step) *respAPI {
+	a := &respAPI{script: script}
+	a.srv = httptest.NewServer(http.HandlerFunc(a.serve))
+	t.Cleanup(a.srv.Close)
+	return a
+}
+
+func (a *respAPI) requests() []map[string]any {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return append([]map[string]any(nil), a.bodies...)
+}
+
+func (a *respAPI) serve(w http.ResponseWriter, r *http.Request) {
+	if !strings.HasSuffix(r.URL.Path, "/responses") {
+		http.NotFound(w, r)
+		return
+	}
+	var body map[string]any
+	if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	a.mu.Lock()
+	a.bodies = append(a.bodies, body)
+	a.mu.Unlock()
+	outputs := 0
+	input, _ := body["input"].([]any)
+	// Outputs since the last user message: a resumed thread carries the
+	// earlier turns' outputs too.
+	for _, it := range input {
+		m, _ := it.(map[string]any)
+		typ, _ := m["type"].(string)
+		switch {
+		case strings.HasSuffix(typ, "_output"):
+			outputs++
+		case typ == "message" && m["role"] == "user":
+			outputs = 0
+		}
+	}
+	st := a.script(outputs, body)
+	w.Header().Set("Content-Type", "text/event-stream")
+	send := func(typ string, v map[string]any) {
+		v["type"] = typ
+		b, _ := json.Marshal(v)
+		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", typ, b)
+	}
+	send("response.created", map[string]any{"response": map[string]any{"id": "resp_1"}})
+	var item map[string]any
+	switch {
+	case st.Shell != "":
+		args, _ := json.Marshal(map[string]any{"cmd": st.Shell, "yield_time_ms": 60000})
+		item = map[string]any{"type": "function_call", "id": "fc_1", "call_id": fmt.Sprintf("call_%d", outputs), "name": shellTool(body),
+			"arguments": string(args), "status": "completed"}
+	case st.Patch != "":
+		item = map[string]any{"type": "custom_tool_call", "id": "ctc_1", "call_id": fmt.Sprintf("call_%d", outputs), "name": "apply_patch",
+			"input": st.Patch, "status": "completed"}
+	default:
+		send("response.output_item.added", map[string]any{"output_index": 0, "item": map[string]any{"type": "message", "id": "msg_1",
+			"role": "assistant", "status": "in_progress", "content": []any{}}})
+		send("response.output_text.delta", map[string]any{"item_id": "msg_1", "output_index": 0, "content_index": 0, "delta": st.Text})
+		item = map[string]any{"type": "message", "id": "msg_1", "role": "assistant", "status": "completed",
+			"content": []any{map[string]any{"type": "output_text", "text": st.Text, "annotations": []any{}}}}
+	}
+	if st.Shell != "" || st.Patch != "" {
+		send("response.output_item.added", map[string]any{"output_index": 0, "item": item})
+	}
+	send("response.output_item.done", map[string]any{"output_index": 0, "item": item})
+	send("response.completed", map[string]any{"response": map[string]any{"id": "resp_1", "status": "completed",
+		"usage": map[string]any{"input_tokens": 100, "input_tokens_details": map[string]any{"cached_tokens": 0}, "output_tokens": 20,
+			"output_tokens_details": map[string]any{"reasoning_tokens": 0}, "total_tokens": 120}}})
+}
+
+// shellTool picks the shell tool the CLI advertised.
+func shellTool(body map[string]any) string {
+	tools, _ := body["tools"].([]any)
+	names := map[string]bool{}
+	for _, t := range tools {
+		m, _ := t.(map[string]any)
+		if n, _ := m["name"].(string); n != "" {
+			names[n] = true
+		}
+	}
+	for _, n := range []string{"exec_command", "shell_command", "shell"} {
+		if names[n] {
+			return n
+		}
+	}
+	return "exec_command"
+}
+
+// lastUser returns the last user message of a request as JSON text.
+func lastUser(body map[string]any) string {
+	input, _ := body["input"].([]any)
+	for i := len(input) - 1; i >= 0; i-- {
+		m, _ := input[i].(map[string]any)
+		if m["type"] == "message" && m["role"] == "user" {
+			b, _ := json.Marshal(m["content"])
+			return string(b)
+		}
+	}
+	return ""
+}
+
+// lastOutput returns the text of the last tool output in a request.
+func lastOutput(body map[string]any) string {
+	input, _ := body["input"].([]any)
+	for i := len(input) - 1; i >= 0; i-- {
+		m, _ := input[i].(map[string]any)
+		if typ, _ := m["type"].(string); strings.HasSuffix(typ, "_output") {
+			b, _ := json.Marshal(m["output"])
+			return string(b)
+		}
+	}
+	return ""
+}
+
+// ---- setup ----
+
+// realSetup writes the offline configuration of protocol notes §3 and
+// returns a runtime driving the real CLI against api, and its workspace.
+func realSetup(t testing.TB, api *respAPI) (*Runtime, string) {
+	bin := realCodex(t)
+	dir := t.TempDir()
+	ws := filepath.Join(dir, "ws")
+	home := filepath.Join(dir, "home")
+	codexHome := filepath.Join(home, ".codex")
+	for _, d := range []string{ws, codexHome} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if out, err := exec.Command("git", "init", "-q", ws).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v %s", err, out)
+	}
+	env := []string{"HOME=" + home, "CODEX_HOME=" + codexHome, "FAKE_OPENAI_API_KEY=dummy"}
+	cmd := exec.Command(bin, "debug", "models", "--bundled")
+	cmd.Env = buildEnv(nil, env)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("codex debug models: %v", err)
+	}
+	var cat struct {
+		Models []map[string]any `json:"models"`
+	}
+	if err := json.Unmarshal(out, &cat); err != nil || len(cat.Models) == 0 {
+		t.Fatalf("bundled model catalog: %v", err)
+	}
+	entry := cat.Models[0]
+	for _, m := range cat.Models {
+		if m["slug"] == "gpt-5.5" {
+			entry = m
+		}
+	}
+	entry["slug"], entry["display_name"] = "fake-model", "fake-model"
+	catalog := filepath.Join(dir, "catalog.json")
+	b, _ := json.Marshal(map[string]any{"models": []any{entry}})
+	if err := os.WriteFile(catalog, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	config := fmt.Sprintf(`model = "fake-model"
+model_provider = "fake"
+approval_policy = "never"
+sandbox_mode = "read-only"
+check_for_update_on_startup = false
+model_catalog_json = %q
+
+[model_providers.fake]
+name = "fake"
+base_url = "%s/v1"
+env_key = "FAKE_OPENAI_API_KEY"
+wire_api = "responses"
+request_max_retries = 0
+stream_max_retries = 0
+stream_idle_timeout_ms = 60000
+
+[analytics]
+enabled = false
+
+[features]
+plugins = false
+remote_plugin = false
+plugin_sharing = false
+apps = false
+tool_suggest = false
+skill_mcp_dependency_install = false
+image_generation = false
+daemon_auto_start = false
+in_app_updates = false
+goals = false
+
+[agents]
+enabled = false
+
+[projects.%q]
+trust_level = "trusted"
+`, catalog, api.srv.URL, ws)
+	if err := os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(config), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rt := New(Config{Name: "codex", Command: bin, Workspace: ws, Env: env, KillGrace: time.Second})
+	return rt, ws
+}
+
+// denyGate denies commands containing a marker and asks about the rest.
+type denyGate struct{ marker string }
+
+func (g denyGate) Check(_ context.Context, q engine.GateQuery) engine.Verdict {
+	if g.marker != "" && strings.Contains(q.Request.Command, g.marker) {
+		return engine.Verdict{Decision: engine.DecisionDeny, Stage: "rules", Rule: "deny " + g.marker}
+	}
+	for _, p := range q.Request.Paths {
+		if strings.Contains(p, "/.git/") {
+			return engine.Verdict{Decision: engine.DecisionDeny, Stage: "safety", Reason: "writes to .git are refused"}
+		}
+	}
+	return engine.Verdict{Decision: engine.DecisionAsk}
+}
+
+func (denyGate) Remember(context.Context, engine.GateQuery, engine.AnswerScope) error { return nil }
+
+func TestRealTextAndResume(t *testing.T) {
+	api := newRespAPI(t, func(int, map[string]any) step { return step{Text: "Hello from the fake model."} })
+	rt, ws := realSetup(t, api)
+	h := newHarness(t, ws, []engine.RuntimeEntry{{Runtime: rt}}, harnessOpts{})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	final := h.run(t, ctx, "Say hello")
+	if final.Status != string(engine.StatusComplete) || final.Output != "Hello from the fake model." || final.NativeID == "" {
+		t.Fatalf("final %+v", final)
+	}
+	thread := final.NativeID
+	final = h.run(t, ctx, "Say it again")
+	if final.Status != string(engine.StatusComplete) || final.NativeID != thread {
+		t.Errorf("second turn did not resume thread %s: %+v", thread, final)
+	}
+	reqs := api.requests()
+	b, _ := json.Marshal(reqs[len(reqs)-1]["input"])
+	if !strings.Contains(string(b), "Say hello") || !strings.Contains(string(b), "Say it again") {
+		t.Errorf("the resumed thread's request lacks the first turn: %s", b)
+	}
+}
+
+func TestRealShellApprovedAndDenied(t *testing.T) {
+	api := newRespAPI(t, func(outputs int, body map[string]any) step {
+		switch {
+		case outputs == 0 && strings.Contains(lastUser(body), "DENYME"):
+			return step{Shell: "echo no > denied.txt"}
+		case outputs == 0:
+			return step{Shell: "echo hi > approved.txt"}
+		}
+		return step{Text: "done"}
+	})
+	rt, ws := realSetup(t, api)
+	var mu sync.Mutex
+	var asked []string
+	h := newHarness(t, ws, []engine.RuntimeEntry{{Runtime: rt}}, harnessOpts{gate: denyGate{marker: "denied.txt"},
+		answer: func(ev engine.Event) engine.Answer {
+			mu.Lock()
+			asked = append(asked, ev.Command)
+			mu.Unlock()
+			return engine.Answer{Decision: engine.DecisionAllow}
+		}})
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	if final := h.run(t, ctx, "make a file"); final.Status != string(engine.StatusComplete) {
+		t.Fatalf("final %+v", final)
+	}
+	if b, err := os.ReadFile(filepath.Join(ws, "approved.txt")); err != nil || string(b) != "hi\n" {
+		t.Errorf("approved.txt = %q, %v", b, err)
+	}
+	mu.Lock()
+	if len(asked) != 1 || asked[0] != "echo hi > approved.txt" {
+		t.Errorf("the person was asked about %q", asked)
+	}
+	mu.Unlock()
+	if final := h.run(t, ctx, "DENYME please"); final.Status != string(engine.StatusComplete) {
+		t.Fatalf("final %+v", final)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "denied.txt")); err == nil {
+		t.Error("a command denied by a rule ran")
+	}
+	reqs := api.requests()
+	if out := lastOutput(reqs[len(reqs)-1]); !strings.Contains(out, "rejected") {
+		t.Errorf("the model was told %s", out)
+	}
+}
+
+func TestRealPatchDiffBeforeApprovalAndGitRefused(t *testing.T) {
+	api := newRespAPI(t, func(outputs int, body map[string]any) step {
+		switch {
+		case outputs == 0 && strings.Contains(lastUser(body), "HOOK"):
+			return step{Patch: "*** Begin Patch\n*** Add File: .git/hooks/pre-commit\n+#!/bin/sh\n+echo pwned\n*** End Patch\n"}
+		case outputs == 0:
+			return step{Patch: "*** Begin Patch\n*** Add File: a.txt\n+line one\n+line two\n*** End Patch\n"}
+		}
+		return step{Text: "patched"}
+	})
+	rt, ws := realSetup(t, api)
+	var mu sync.Mutex
+	var diffs []string
+	h := newHarness(t, ws, []engine.RuntimeEntry{{Runtime: rt}}, harnessOpts{gate: denyGate{},
+		answer: func(ev engine.Event) engine.Answer {
+			mu.Lock()
+			diffs = append(diffs, ev.Diff)
+			mu.Unlock()
+			return engine.Answer{Decision: engine.DecisionAllow}
+		}})
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	if final := h.run(t, ctx, "add a file"); final.Status != string(engine.StatusComplete) {
+		t.Fatalf("final %+v", final)
+	}
+	mu.Lock()
+	if len(diffs) != 1 || !strings.Contains(diffs[0], "+line one\n+line two\n") {
+		t.Errorf("diffs the person saw: %q", diffs)
+	}
+	mu.Unlock()
+	if b, err := os.ReadFile(filepath.Join(ws, "a.txt")); err != nil || string(b) != "line one\nline two\n" {
+		t.Errorf("a.txt = %q, %v", b, err)
+	}
+	if fe := h.journal.ofType(engine.EventFileEdited); len(fe) != 1 || fe[0].Path != "a.txt" {
+		t.Errorf("file_edited %+v", fe)
+	}
+	if final := h.run(t, ctx, "HOOK"); final.Status != string(engine.StatusComplete) {
+		t.Fatalf("final %+v", final)
+	}
+	if _, err := os.Stat(filepath.Join(ws, ".git", "hooks", "pre-commit")); err == nil {
+		t.Error("a write to .git/ went through")
+	}
+}
+
+// sleepPids lists processes running `sleep <arg>`.
+func sleepPids(arg string) []int {
+	ents, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if err == nil && string(b) == "sleep\x00"+arg+"\x00" {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+func TestRealCancelLongCommand(t *testing.T) {
+	api := newRespAPI(t, func(outputs int, body map[string]any) step {
+		if outputs == 0 && strings.Contains(lastUser(body), "LONG") {
+			return step{Shell: "sleep 37.5"}
+		}
+		return step{Text: "ok"}
+	})
+	rt, ws := realSetup(t, api)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	h := newHarness(t, ws, []engine.RuntimeEntry{{Runtime: rt}}, harnessOpts{answer: allowOnce})
+	go func() {
+		deadline := time.Now().Add(60 * time.Second)
+		for time.Now().Before(deadline) && len(sleepPids("37.5")) == 0 {
+			time.Sleep(20 * time.Millisecond)
+		}
+		cancel()
+	}()
+	final := h.run(t, ctx, "LONG")
+	if final.Status != string(engine.StatusInterrupted) {
+		t.Errorf("status %q", final.Status)
+	}
+	deadline := time.Now().Add(time.Second)
+	for len(sleepPids("37.5")) > 0 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if p := sleepPids("37.5"); len(p) > 0 {
+		for _, pid := range p {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+		t.Errorf("the command outlived the cancel by a second: %v", p)
+	}
+	tctx, tcancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer tcancel()
+	if final := h.run(t, tctx, "next"); final.Status != string(engine.StatusComplete) || final.Output != "ok" {
+		t.Errorf("the next turn %+v", final)
+	}
+}
+
+// otherRuntime is a stand-in for the next runtime of a failover chain.
+type otherRuntime struct{}
+
+func (otherRuntime) Name() string { return "other" }
+func (otherRuntime) Capabilities(string) engine.Capabilities {
+	return engine.Capabilities{Set: engine.NewCapSet(engine.CapTextCompletion, engine.CapNativeToolLoop, engine.CapShell, engine.CapFilesystemEdit)}
+}
+func (otherRuntime) Run(context.Context, *engine.Turn) (engine.Result, error) {
+	return engine.Result{Status: engine.StatusComplete, Output: "from other"}, nil
+}
+
+// cliPids lists the processes whose command line holds all of argv and
+// whose environment holds env.
+func cliPids(env string, argv ...string) []int {
+	ents, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		cmd, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if err != nil {
+			continue
+		}
+		ok := true
+		for _, a := range argv {
+			if !strings.Contains(string(cmd), a) {
+				ok = false
+			}
+		}
+		envb, _ := os.ReadFile("/proc/" + e.Name() + "/environ")
+		if ok && strings.Contains(string(envb), env) {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// The CLI killed mid-turn is a crash: an error event, then failover to the
+// next runtime; the command it ran does not survive it.
+func TestRealKilledMidTurnFailsOver(t *testing.T) {
+	api := newRespAPI(t, func(outputs int, body map[string]any) step {
+		if outputs == 0 {
+			return step{Shell: "sleep 39.5"}
+		}
+		return step{Text: "ok"}
+	})
+	rt, ws := realSetup(t, api)
+	h := newHarness(t, ws, []engine.RuntimeEntry{{Runtime: rt}, {Runtime: otherRuntime{}}},
+		harnessOpts{answer: allowOnce, failover: []engine.ChainLink{{Runtime: "other"}}})
+	home := "HOME=" + filepath.Join(filepath.Dir(ws), "home")
+	go func() {
+		deadline := time.Now().Add(60 * time.Second)
+		for time.Now().Before(deadline) && len(sleepPids("39.5")) == 0 {
+			time.Sleep(20 * time.Millisecond)
+		}
+		for _, pid := range cliPids(home, "app-server") {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	final := h.run(t, ctx, "run it")
+	if final.Runtime != "other" || final.Output != "from other" {
+		t.Errorf("final %+v", final)
+	}
+	if e := h.journal.ofType(engine.EventError); len(e) != 1 || e[0].ErrorKind != engine.ErrCrashed || !e[0].Retryable {
+		t.Errorf("errors %+v", e)
+	}
+	deadline := time.Now().Add(time.Second)
+	for len(sleepPids("39.5")) > 0 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if p := sleepPids("39.5"); len(p) > 0 {
+		for _, pid := range p {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+		t.Errorf("the command outlived the killed CLI: %v", p)
+	}
+}
+
+// A mid-session switch from the scripted runtime primes a new session:
+// kz's transcript reaches the CLI's first model request.
+func TestRealPrimedFromOtherRuntime(t *testing.T) {
+	api := newRespAPI(t, func(int, map[string]any) step { return step{Text: "6"} })
+	rt, ws := realSetup(t, api)
+	sc, err := scripted.Parse("scripted", "inline", strings.NewReader(
+		`{"type":"assistant_message","text":"4 (scripted answer)"}`+"\n"+
+			`{"type":"final_result","status":"complete","output":"4 (scripted answer)"}`+"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, ws, []engine.RuntimeEntry{{Runtime: sc}, {Runtime: rt}}, harnessOpts{})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if final := h.run(t, ctx, "what is 2+2?"); final.Runtime != "scripted" {
+		t.Fatalf("first turn %+v", final)
+	}
+	if err := h.s.SwitchRuntime("codex", ""); err != nil {
+		t.Fatal(err)
+	}
+	if final := h.run(t, ctx, "and 3+3?"); final.Status != string(engine.StatusComplete) || final.Runtime != "codex" {
+		t.Fatalf("final %+v", final)
+	}
+	reqs := api.requests()
+	if len(reqs) == 0 {
+		t.Fatal("no model request")
+	}
+	b, _ := json.Marshal(reqs[0]["input"])
+	if !strings.Contains(string(b), "what is 2+2?") || !strings.Contains(string(b), "4 (scripted answer)") {
+		t.Errorf("the first model request lacks kz's transcript: %s", b)
+	}
+}

@@ -1,0 +1,495 @@
+package codex
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/kaizen-code/kz/engine"
+)
+
+// turnRun is one turn on one CLI process.
+type turnRun struct {
+	rt    *Runtime
+	t     *engine.Turn
+	c     *conn
+	model string
+	dir   string
+
+	threadID string
+	turnID   string
+	// items are the tool items started in this turn, by item id: a file
+	// approval carries no diff, so it is taken from here.
+	items map[string]*item
+	// output is the last complete agent message.
+	output string
+	// failMsg is the last non-retried error Codex reported.
+	failMsg string
+	// stopping is set once kz asked Codex to stop the turn; approvals
+	// still pending are then answered "cancel".
+	stopping bool
+}
+
+// item is the part of a Codex thread item kz reads.
+type item struct {
+	Type             string          `json:"type"`
+	ID               string          `json:"id"`
+	Text             string          `json:"text"`
+	Command          string          `json:"command"`
+	Cwd              string          `json:"cwd"`
+	Status           string          `json:"status"`
+	AggregatedOutput *string         `json:"aggregatedOutput"`
+	ExitCode         *int            `json:"exitCode"`
+	Changes          []fileChange    `json:"changes"`
+	raw              json.RawMessage // the whole item, as tool input
+}
+
+type fileChange struct {
+	Path string `json:"path"`
+	Kind struct {
+		Type string `json:"type"`
+	} `json:"kind"`
+	Diff string `json:"diff"`
+}
+
+// params is the union of the notification parameters kz reads.
+type params struct {
+	ThreadID   string          `json:"threadId"`
+	TurnID     string          `json:"turnId"`
+	ItemID     string          `json:"itemId"`
+	Delta      string          `json:"delta"`
+	Item       json.RawMessage `json:"item"`
+	Turn       *turnInfo       `json:"turn"`
+	TokenUsage *struct {
+		Last *tokenCount `json:"last"`
+	} `json:"tokenUsage"`
+	Error *struct {
+		Message string `json:"message"`
+	} `json:"error"`
+	WillRetry bool `json:"willRetry"`
+}
+
+type turnInfo struct {
+	ID     string `json:"id"`
+	Status string `json:"status"`
+	Error  *struct {
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+type tokenCount struct {
+	InputTokens           int64 `json:"inputTokens"`
+	CachedInputTokens     int64 `json:"cachedInputTokens"`
+	CacheWriteInputTokens int64 `json:"cacheWriteInputTokens"`
+	OutputTokens          int64 `json:"outputTokens"`
+}
+
+type threadResult struct {
+	Thread struct {
+		ID    string `json:"id"`
+		Model string `json:"model"`
+	} `json:"thread"`
+	Model string `json:"model"`
+}
+
+func (tr *turnRun) fail(kind engine.ErrorKind, err error, format string, args ...any) (engine.Result, error) {
+	return engine.Result{Status: engine.StatusError, Model: tr.model, NativeID: tr.threadID},
+		tr.rt.errorf(kind, tr.model, err, format, args...)
+}
+
+// handshakeFailed classifies a failure before the turn started.
+func (tr *turnRun) handshakeFailed(ctx context.Context, step string, err error) (engine.Result, error) {
+	switch {
+	case ctx.Err() != nil:
+		return engine.Result{Status: engine.StatusInterrupted, Model: tr.model, NativeID: tr.threadID},
+			tr.rt.errorf(engine.ErrInterrupted, tr.model, context.Cause(ctx), "interrupted")
+	case tr.c.exited() || isExited(err):
+		<-tr.c.done
+		msg := tr.c.exitText("codex")
+		kind := classify(tr.c.stderr.String())
+		if kind == engine.ErrBadRequest || kind == engine.ErrContextTooLong {
+			kind = engine.ErrCrashed
+		}
+		return tr.fail(kind, err, "%s during %s", msg, step)
+	case errors.Is(err, context.DeadlineExceeded):
+		return tr.fail(engine.ErrCrashed, err, "codex did not answer %s within %s", step, tr.rt.cfg.HandshakeTimeout)
+	}
+	var re *rpcError
+	if errors.As(err, &re) && step == "thread/start" {
+		// A release that no longer takes approvalPolicy "untrusted" must
+		// not silently run commands unapproved.
+		return tr.fail(engine.ErrCapability, err, "codex refused a thread with every command approved by kz (approvalPolicy \"untrusted\", sandbox read-only): %v", err)
+	}
+	return tr.fail(classify(err.Error()), err, "codex %s failed: %v", step, err)
+}
+
+func isExited(err error) bool {
+	var re *rpcError
+	return errors.As(err, &re) && re.Message == "the CLI exited"
+}
+
+var clientInfo = map[string]any{"name": "kz", "title": "kz", "version": "0.1.0"}
+
+func (tr *turnRun) run(ctx context.Context) (engine.Result, error) {
+	hctx, cancel := context.WithTimeout(ctx, tr.rt.cfg.HandshakeTimeout)
+	defer cancel()
+	// experimentalApi is needed for thread/backgroundTerminals/clean, the
+	// only way to kill commands an interrupt leaves running.
+	res, err := tr.c.call(hctx, "initialize", map[string]any{"clientInfo": clientInfo,
+		"capabilities": map[string]any{"experimentalApi": true}})
+	if err != nil {
+		return tr.handshakeFailed(ctx, "initialize", err)
+	}
+	var init struct {
+		UserAgent string `json:"userAgent"`
+	}
+	_ = json.Unmarshal(res, &init)
+	if err := tr.c.notify("initialized", nil); err != nil {
+		return tr.handshakeFailed(ctx, "initialize", err)
+	}
+
+	opts := map[string]any{"cwd": tr.dir, "approvalPolicy": "untrusted", "sandbox": "read-only"}
+	if tr.model != "" {
+		opts["model"] = tr.model
+	}
+	prompt := tr.t.Prompt
+	resumed := false
+	if tr.t.NativeID != "" {
+		p := map[string]any{"threadId": tr.t.NativeID}
+		for k, v := range opts {
+			p[k] = v
+		}
+		res, err = tr.c.call(hctx, "thread/resume", p)
+		if err == nil {
+			resumed = true
+		} else if ctx.Err() != nil || tr.c.exited() {
+			return tr.handshakeFailed(ctx, "thread/resume", err)
+		} else {
+			tr.rt.log.Info("codex: resume failed, starting a new thread primed with kz's transcript", "thread", tr.t.NativeID, "err", err)
+		}
+	}
+	if !resumed {
+		res, err = tr.c.call(hctx, "thread/start", opts)
+		if err != nil {
+			return tr.handshakeFailed(ctx, "thread/start", err)
+		}
+		prompt = primePrompt(tr.t.History, prompt, primeBudget)
+	}
+	var th threadResult
+	if err := json.Unmarshal(res, &th); err != nil || th.Thread.ID == "" {
+		return tr.fail(engine.ErrProtocol, err, "codex thread result without a thread id: %s", truncate(string(res), 300))
+	}
+	tr.threadID = th.Thread.ID
+	if m := th.Thread.Model; m != "" {
+		tr.model = m
+	} else if th.Model != "" {
+		tr.model = th.Model
+	}
+	tr.t.Emit(engine.Event{Type: engine.EventSessionStarted, NativeID: tr.threadID, Model: tr.model,
+		Version: versionRE.FindString(init.UserAgent), PermissionMode: "untrusted"})
+
+	if err := tr.t.StartCycle(); err != nil {
+		return engine.Result{Status: engine.StatusMaxCycles, Model: tr.model, NativeID: tr.threadID}, err
+	}
+	tp := map[string]any{"threadId": tr.threadID, "input": []map[string]any{{"type": "text", "text": prompt}}}
+	res, err = tr.c.call(ctx, "turn/start", tp)
+	if err != nil {
+		return tr.handshakeFailed(ctx, "turn/start", err)
+	}
+	var ts struct {
+		Turn turnInfo `json:"turn"`
+	}
+	if err := json.Unmarshal(res, &ts); err != nil || ts.Turn.ID == "" {
+		return tr.fail(engine.ErrProtocol, err, "codex turn/start result without a turn id: %s", truncate(string(res), 300))
+	}
+	tr.turnID = ts.Turn.ID
+	return tr.loop(ctx)
+}
+
+// loop maps the CLI's messages to events until the turn completes.
+func (tr *turnRun) loop(ctx context.Context) (engine.Result, error) {
+	graceful := tr.t.Graceful
+	for {
+		select {
+		case <-ctx.Done():
+			tr.interrupt(true)
+			return engine.Result{Status: engine.StatusInterrupted, Model: tr.model, NativeID: tr.threadID, Output: tr.output},
+				tr.rt.errorf(engine.ErrInterrupted, tr.model, context.Cause(ctx), "interrupted")
+		case <-graceful:
+			graceful = nil
+			tr.interrupt(false)
+		case m, ok := <-tr.c.in:
+			if !ok {
+				msg := tr.c.exitText("codex")
+				return tr.fail(engine.ErrCrashed, tr.c.waitErr, "%s in the middle of a turn", msg)
+			}
+			if m.ID != nil {
+				tr.request(ctx, m)
+				continue
+			}
+			if done, res, err := tr.notification(m); done {
+				return res, err
+			}
+		}
+	}
+}
+
+// interrupt asks Codex to stop the turn and kills the background terminals
+// an interrupt would leave running (protocol notes §7). When wait is set
+// (the immediate interrupt) it waits briefly for the terminals to be
+// cleaned before the caller kills the process group.
+func (tr *turnRun) interrupt(wait bool) {
+	tr.stopping = true
+	if tr.c.exited() {
+		return
+	}
+	_, _, _ = tr.c.start("turn/interrupt", map[string]any{"threadId": tr.threadID, "turnId": tr.turnID})
+	_, ch, err := tr.c.start("thread/backgroundTerminals/clean", map[string]any{"threadId": tr.threadID})
+	if !wait || err != nil {
+		return
+	}
+	grace := min(tr.rt.cfg.KillGrace, 500*time.Millisecond)
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case <-ch:
+	case <-t.C:
+	case <-tr.c.done:
+	}
+}
+
+// notification handles one notification; done reports the end of the turn.
+func (tr *turnRun) notification(m wire) (done bool, res engine.Result, err error) {
+	var p params
+	if len(m.Params) > 0 {
+		if err := json.Unmarshal(m.Params, &p); err != nil {
+			tr.rt.log.Warn("codex: malformed notification", "method", m.Method, "err", err)
+			return false, res, nil
+		}
+	}
+	// Commands left running by an earlier interrupt report late, tagged
+	// with their old turn (protocol notes §7): they are not this turn's.
+	if p.TurnID != "" && tr.turnID != "" && p.TurnID != tr.turnID {
+		return false, res, nil
+	}
+	switch m.Method {
+	case "item/agentMessage/delta":
+		if p.Delta != "" {
+			tr.t.Emit(engine.Event{Type: engine.EventTextDelta, Text: p.Delta})
+		}
+	case "item/reasoning/summaryTextDelta", "item/reasoning/textDelta":
+		if p.Delta != "" {
+			tr.t.Emit(engine.Event{Type: engine.EventReasoningDelta, Text: p.Delta})
+		}
+	case "item/commandExecution/outputDelta":
+		if p.Delta != "" {
+			tr.t.Emit(engine.Event{Type: engine.EventToolCallProgress, ToolCallID: p.ItemID, Tool: "shell", Output: p.Delta})
+		}
+	case "item/started":
+		tr.itemStarted(p.Item)
+	case "item/completed":
+		tr.itemCompleted(p.Item)
+	case "thread/tokenUsage/updated":
+		if p.TokenUsage != nil && p.TokenUsage.Last != nil {
+			l := p.TokenUsage.Last
+			// OpenAI counts cached input inside input_tokens; kz counts
+			// them apart.
+			u := engine.Usage{InputTokens: max(l.InputTokens-l.CachedInputTokens, 0), OutputTokens: l.OutputTokens,
+				CacheReadTokens: l.CachedInputTokens, CacheWriteTokens: l.CacheWriteInputTokens}
+			tr.t.Emit(engine.Event{Type: engine.EventUsageUpdated, Usage: &u})
+		}
+	case "error":
+		if p.Error != nil && !p.WillRetry {
+			tr.failMsg = p.Error.Message
+		}
+	case "turn/completed":
+		if p.Turn == nil || p.Turn.ID != tr.turnID {
+			return false, res, nil
+		}
+		return true, tr.completed(p.Turn), tr.completedErr(p.Turn)
+	default:
+		// thread/started, turn/started, status changes, diffs, rate
+		// limits, warnings and kinds newer than this code: nothing to map.
+	}
+	return false, res, nil
+}
+
+func (tr *turnRun) completed(t *turnInfo) engine.Result {
+	r := engine.Result{Status: engine.StatusComplete, Output: tr.output, Model: tr.model, NativeID: tr.threadID}
+	switch t.Status {
+	case "interrupted":
+		r.Status = engine.StatusInterrupted
+	case "failed":
+		r.Status = engine.StatusError
+	}
+	return r
+}
+
+func (tr *turnRun) completedErr(t *turnInfo) error {
+	if t.Status != "failed" {
+		return nil
+	}
+	msg := tr.failMsg
+	if t.Error != nil && t.Error.Message != "" {
+		msg = t.Error.Message
+	}
+	if msg == "" {
+		msg = "codex reported the turn as failed"
+	}
+	return tr.rt.errorf(classify(msg), tr.model, nil, "%s", msg)
+}
+
+func decodeItem(raw json.RawMessage) (*item, bool) {
+	if len(raw) == 0 {
+		return nil, false
+	}
+	var it item
+	if err := json.Unmarshal(raw, &it); err != nil || it.ID == "" {
+		return nil, false
+	}
+	it.raw = raw
+	return &it, true
+}
+
+// toolItem reports whether an item type is a tool call in kz's sense.
+func toolItem(typ string) bool {
+	switch typ {
+	case "userMessage", "agentMessage", "reasoning", "plan", "contextCompaction", "enteredReviewMode", "exitedReviewMode":
+		return false
+	}
+	return true
+}
+
+func (tr *turnRun) itemStarted(raw json.RawMessage) {
+	it, ok := decodeItem(raw)
+	if !ok || !toolItem(it.Type) {
+		return
+	}
+	tr.items[it.ID] = it
+	switch it.Type {
+	case "commandExecution":
+		in, _ := json.Marshal(map[string]string{"command": it.Command, "cwd": it.Cwd})
+		tr.t.Emit(engine.Event{Type: engine.EventToolCallStarted, ToolCallID: it.ID, Tool: "shell", Input: in})
+		tr.t.Emit(engine.Event{Type: engine.EventCommandStarted, ToolCallID: it.ID, Tool: "shell", Command: unwrapShell(it.Command)})
+	case "fileChange":
+		in, _ := json.Marshal(map[string]any{"changes": it.Changes})
+		tr.t.Emit(engine.Event{Type: engine.EventToolCallStarted, ToolCallID: it.ID, Tool: "apply_patch", Input: in,
+			Paths: tr.paths(it)})
+	default:
+		tr.t.Emit(engine.Event{Type: engine.EventToolCallStarted, ToolCallID: it.ID, Tool: it.Type, Input: it.raw})
+	}
+}
+
+func (tr *turnRun) itemCompleted(raw json.RawMessage) {
+	it, ok := decodeItem(raw)
+	if !ok {
+		return
+	}
+	switch it.Type {
+	case "agentMessage":
+		tr.output = it.Text
+		tr.t.Emit(engine.Event{Type: engine.EventAssistantMessage, Text: it.Text})
+		return
+	case "commandExecution":
+		out := ""
+		if it.AggregatedOutput != nil {
+			out = *it.AggregatedOutput
+		}
+		isErr := it.Status != "completed" || (it.ExitCode != nil && *it.ExitCode != 0)
+		if it.Status == "declined" && out == "" {
+			out = "declined"
+		}
+		tr.t.Emit(engine.Event{Type: engine.EventToolCallFinished, ToolCallID: it.ID, Tool: "shell", Output: out, IsError: isErr})
+		tr.t.Emit(engine.Event{Type: engine.EventCommandFinished, ToolCallID: it.ID, Tool: "shell",
+			Command: unwrapShell(it.Command), ExitCode: it.ExitCode, Output: out, IsError: isErr})
+	case "fileChange":
+		isErr := it.Status != "completed"
+		tr.t.Emit(engine.Event{Type: engine.EventToolCallFinished, ToolCallID: it.ID, Tool: "apply_patch",
+			Output: it.Status, IsError: isErr, Paths: tr.paths(it)})
+		if !isErr {
+			for _, ch := range it.Changes {
+				tr.t.Emit(engine.Event{Type: engine.EventFileEdited, ToolCallID: it.ID, Tool: "apply_patch",
+					Path: tr.rel(ch.Path), Diff: renderDiff(tr.rel(ch.Path), ch)})
+			}
+		}
+	default:
+		if !toolItem(it.Type) {
+			return
+		}
+		isErr := it.Status == "failed" || it.Status == "declined"
+		tr.t.Emit(engine.Event{Type: engine.EventToolCallFinished, ToolCallID: it.ID, Tool: it.Type, Output: it.Status, IsError: isErr})
+	}
+	delete(tr.items, it.ID)
+}
+
+// paths returns the absolute paths of every file of a change.
+func (tr *turnRun) paths(it *item) []string {
+	out := make([]string, 0, len(it.Changes))
+	for _, ch := range it.Changes {
+		out = append(out, tr.abs(ch.Path))
+	}
+	return out
+}
+
+func (tr *turnRun) abs(p string) string {
+	if p == "" {
+		return ""
+	}
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(tr.dir, p)
+	}
+	return filepath.Clean(p)
+}
+
+// rel renders p relative to the workspace when it is inside it.
+func (tr *turnRun) rel(p string) string {
+	a := tr.abs(p)
+	if r, err := filepath.Rel(tr.dir, a); err == nil && r != ".." && !strings.HasPrefix(r, "../") {
+		return r
+	}
+	return a
+}
+
+// renderDiff gives a change as a unified diff. Codex sends the content of
+// an added or deleted file and a bare hunk for an update.
+func renderDiff(rel string, ch fileChange) string {
+	d := ch.Diff
+	if strings.HasPrefix(d, "--- ") || strings.HasPrefix(d, "diff ") {
+		return d
+	}
+	switch ch.Kind.Type {
+	case "add":
+		return "--- /dev/null\n+++ b/" + rel + "\n" + prefixLines(d, "+")
+	case "delete":
+		return "--- a/" + rel + "\n+++ /dev/null\n" + prefixLines(d, "-")
+	}
+	return "--- a/" + rel + "\n+++ b/" + rel + "\n" + d
+}
+
+func prefixLines(s, pfx string) string {
+	if s == "" {
+		return ""
+	}
+	lines := strings.SplitAfter(s, "\n")
+	var b strings.Builder
+	n := 0
+	for _, l := range lines {
+		if l == "" {
+			continue
+		}
+		n++
+		b.WriteString(pfx + l)
+	}
+	if !strings.HasSuffix(s, "\n") {
+		b.WriteString("\n\\ No newline at end of file\n")
+	}
+	hdr := fmt.Sprintf("@@ -0,0 +1,%d @@\n", n)
+	if pfx == "-" {
+		hdr = fmt.Sprintf("@@ -1,%d +0,0 @@\n", n)
+	}
+	return hdr + b.String()
+}
