@@ -531,14 +531,30 @@ func TestFullAutonomousBashIsSandboxed(t *testing.T) {
 	if !tools.ProbeSandbox().Available {
 		t.Skip("Landlock is not available on this kernel")
 	}
-	// The sandbox leaves the temp dir writable, so the outside target lives
-	// next to the test instead.
-	outside, err := os.MkdirTemp(".", "outside-")
-	if err != nil {
-		t.Fatal(err)
+	// The sandbox leaves the temp dir writable, so the outside target must
+	// live elsewhere: the home or the working directory, whichever is not
+	// under the temp dir.
+	var outside string
+	tmp, _ := filepath.EvalSymlinks(os.TempDir())
+	home, _ := os.UserHomeDir()
+	wd, _ := os.Getwd()
+	for _, base := range []string{home, wd} {
+		real, err := filepath.EvalSymlinks(base)
+		if err != nil || real == "" {
+			continue
+		}
+		if rel, err := filepath.Rel(tmp, real); err == nil && !strings.HasPrefix(rel, "..") {
+			continue
+		}
+		if dir, err := os.MkdirTemp(real, ".kz-sandbox-test-"); err == nil {
+			outside = dir
+			break
+		}
+	}
+	if outside == "" {
+		t.Skip("no writable directory outside the temp dir to test the sandbox against")
 	}
 	t.Cleanup(func() { _ = os.RemoveAll(outside) })
-	outside, _ = filepath.Abs(outside)
 	target := filepath.Join(outside, "escaped")
 	dir := t.TempDir()
 	run := PerSessionTools(tools.NewBuiltinRegistry(), sandboxSnapshots{}, nil)
