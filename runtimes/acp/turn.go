@@ -327,7 +327,11 @@ func (tr *turnRun) prompt(ctx context.Context, text string) (engine.Result, erro
 		case m, ok := <-tr.c.in:
 			if !ok {
 				tr.flush(true)
-				return tr.fail(engine.ErrCrashed, tr.c.waitErr, "%s in the middle of a turn", tr.c.exitText(tr.rt.cfg.Name))
+				// A CLI that dies mid-turn cuts the turn short: it ends
+				// interrupted, with the crash as its (retryable) error.
+				res, err := tr.fail(engine.ErrCrashed, tr.c.waitErr, "%s in the middle of a turn", tr.c.exitText(tr.rt.cfg.Name))
+				res.Status = engine.StatusInterrupted
+				return res, err
 			}
 			tr.handle(ctx, m)
 		case m := <-ch:

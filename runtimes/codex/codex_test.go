@@ -425,3 +425,17 @@ func TestRenderHistoryBounded(t *testing.T) {
 		t.Error("an empty history must leave the prompt alone")
 	}
 }
+
+// Without a failover chain, a CLI that dies mid-turn ends the turn
+// interrupted, with a crashed error event.
+func TestCrashWithoutFailoverEndsInterrupted(t *testing.T) {
+	f := newFake(t, append(handshake("go"), scriptLine{Dir: "fake", Op: "exit", Code: 2, Stderr: "boom"}))
+	h := newHarness(t, f.ws, []engine.RuntimeEntry{{Runtime: f.rt}}, harnessOpts{})
+	final := h.run(t, context.Background(), "go")
+	if final.Status != string(engine.StatusInterrupted) {
+		t.Errorf("status %s", final.Status)
+	}
+	if errs := h.journal.ofType(engine.EventError); len(errs) != 1 || errs[0].ErrorKind != engine.ErrCrashed {
+		t.Errorf("error events %+v", errs)
+	}
+}

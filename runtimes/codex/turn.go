@@ -225,7 +225,11 @@ func (tr *turnRun) loop(ctx context.Context) (engine.Result, error) {
 		case m, ok := <-tr.c.in:
 			if !ok {
 				msg := tr.c.exitText("codex")
-				return tr.fail(engine.ErrCrashed, tr.c.waitErr, "%s in the middle of a turn", msg)
+				// A CLI that dies mid-turn cuts the turn short: it ends
+				// interrupted, with the crash as its (retryable) error.
+				res, err := tr.fail(engine.ErrCrashed, tr.c.waitErr, "%s in the middle of a turn", msg)
+				res.Status = engine.StatusInterrupted
+				return res, err
 			}
 			if m.ID != nil {
 				tr.request(ctx, m)
