@@ -353,7 +353,7 @@ func cmdMain(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		// The TUI still opens without a usable runtime: it shows what kz
 		// found and how to enable each one.
 		name, model = entries[0].Runtime.Name(), ""
-		welcome = tui.FirstRunText(runtimeInfos(entries))
+		welcome = tui.FirstRunText(runtimes.Infos(entries))
 		if !errors.Is(err, engine.ErrNoCandidate) {
 			welcome = err.Error() + "\n\n" + welcome
 		}
@@ -394,7 +394,7 @@ func cmdMain(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	sess, err := engine.NewSession(engine.Config{
 		ID: id, Workspace: e.workspace, Journal: w, Runtimes: entries, Runtime: name, Model: model,
 		Mode: mode, PermissionMode: pmode, Interactive: interactive, Limits: limits,
-		Failover: failoverChain(e.cfg, entries, name), Prior: prior, Patcher: reviewer, Gate: gate,
+		Failover: runtimes.Failover(e.cfg.Failover, entries, name), Prior: prior, Patcher: reviewer, Gate: gate,
 	})
 	if err != nil {
 		return err
@@ -523,27 +523,7 @@ type undoer struct {
 }
 
 func (u undoer) UndoLast(ctx context.Context) (string, error) {
-	return undoLast(ctx, u.e, u.st, u.ws, u.sessionID)
-}
-
-// undoLast undoes the newest applied change of a session and forgets it, so
-// the next undo reaches the one before.
-func undoLast(ctx context.Context, e *env, st *store.Store, ws *workspace.Workspace, sessionID string) (string, error) {
-	change, err := st.LastChange(ctx, sessionID)
-	if err != nil {
-		return "", err
-	}
-	if change == "" {
-		return "", fmt.Errorf("session %s has no change to undo", sessionID)
-	}
-	snaps := patch.StoreSnapshots{Store: st, SessionID: sessionID}
-	if err := e.applier(ws, st, sessionID).Undo(ctx, snaps, change); err != nil {
-		return "", fmt.Errorf("undo %s: %w", change, err)
-	}
-	if err := st.DeleteChange(ctx, change); err != nil {
-		return "", err
-	}
-	return "undid " + change, nil
+	return patch.UndoLast(ctx, u.e.applier(u.ws, u.st, u.sessionID), u.st, u.sessionID)
 }
 
 // cmdUndo restores every file of the last applied change of a session (the
@@ -578,7 +558,7 @@ func cmdUndo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	defer func() { _ = ws.Close() }()
-	msg, err := undoLast(ctx, e, st, ws, si.ID)
+	msg, err := patch.UndoLast(ctx, e.applier(ws, st, si.ID), st, si.ID)
 	if err != nil {
 		return err
 	}
@@ -586,28 +566,11 @@ func cmdUndo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	return nil
 }
 
-func runtimeInfos(entries []engine.RuntimeEntry) []engine.RuntimeInfo {
-	out := make([]engine.RuntimeInfo, 0, len(entries))
-	for _, x := range entries {
-		out = append(out, engine.RuntimeInfo{Name: x.Runtime.Name(), Models: x.Models, Unavailable: x.Unavailable})
-	}
-	return out
-}
-
 func firstNonEmpty(a, b string) string {
 	if a != "" {
 		return a
 	}
 	return b
-}
-
-func entryOf(entries []engine.RuntimeEntry, name string) engine.RuntimeEntry {
-	for _, e := range entries {
-		if e.Runtime.Name() == name {
-			return e
-		}
-	}
-	return engine.RuntimeEntry{}
 }
 
 // runtimeEntries builds every runtime; --script adds (or replaces) the
@@ -622,7 +585,7 @@ func (e *env) runtimeEntries(script, runtimeFlag string, st *store.Store, probe 
 		return nil, err
 	}
 	if script == "" {
-		if runtimeFlag == "scripted" && entryOf(entries, "scripted").Runtime == nil {
+		if runtimeFlag == "scripted" && runtimes.Entry(entries, "scripted").Runtime == nil {
 			return nil, usagef("the scripted runtime needs --script FILE")
 		}
 		return entries, nil
@@ -682,19 +645,6 @@ func choose(cfg *config.Config, entries []engine.RuntimeEntry, o *options, mode 
 		model = resumed.Model
 	}
 	return c.Runtime, model, nil
-}
-
-// failoverChain turns the configured chain into links, leaving out the
-// runtime the turn starts on (its own models come first anyway).
-func failoverChain(cfg *config.Config, entries []engine.RuntimeEntry, first string) []engine.ChainLink {
-	var out []engine.ChainLink
-	for _, n := range cfg.Failover {
-		if n == first || entryOf(entries, n).Runtime == nil {
-			continue
-		}
-		out = append(out, engine.ChainLink{Runtime: n, Models: entryOf(entries, n).Models})
-	}
-	return out
 }
 
 func cmdTrust(args []string, stdout io.Writer) error {
@@ -824,13 +774,7 @@ func cmdSessions(ctx context.Context, args []string, stdout io.Writer) error {
 		if *asJSON {
 			return json.NewEncoder(stdout).Encode(list)
 		}
-		tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
-		_, _ = fmt.Fprintln(tw, "ID\tUPDATED\tTURNS\tRUNTIME\tCOST\tTITLE")
-		for _, s := range list {
-			_, _ = fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t$%.4f\t%s\n", s.ID, s.Updated.Local().Format("2006-01-02 15:04"), s.Turns,
-				strings.Trim(s.Runtime+"/"+s.Model, "/"), s.CostUSD, s.Title)
-		}
-		return tw.Flush()
+		return store.WriteSessionList(stdout, list)
 	case "show":
 		id, err := needID()
 		if err != nil {
@@ -843,20 +787,7 @@ func cmdSessions(ctx context.Context, args []string, stdout io.Writer) error {
 		if *asJSON {
 			return x.WriteJSON(stdout)
 		}
-		s := x.Session
-		_, _ = fmt.Fprintf(stdout, "session   %s\ntitle     %s\nworkspace %s\nruntime   %s\nmode      %s\ncreated   %s\nupdated   %s\nevents    %d\ncost      $%.4f\n",
-			s.ID, s.Title, s.Workspace, strings.Trim(s.Runtime+"/"+s.Model, "/"), s.Mode,
-			s.Created.Local().Format(time.RFC3339), s.Updated.Local().Format(time.RFC3339), s.LastSeq, s.CostUSD)
-		tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
-		_, _ = fmt.Fprintln(tw, "\nTURN\tSTATUS\tRUNTIME\tCYCLES\tCOST\tPROMPT")
-		for _, t := range x.Turns {
-			status := t.Status
-			if status == "" {
-				status = "running"
-			}
-			_, _ = fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t$%.4f\t%s\n", t.TurnID, status, strings.Trim(t.Runtime+"/"+t.Model, "/"), t.Cycles, t.CostUSD, firstLine(t.Prompt, 60))
-		}
-		return tw.Flush()
+		return x.WriteSummary(stdout)
 	case "export":
 		id, err := needID()
 		if err != nil {
@@ -889,14 +820,4 @@ func cmdSessions(ctx context.Context, args []string, stdout io.Writer) error {
 		return nil
 	}
 	return usagef("unknown sessions command %q (list, show, export, delete)", sub)
-}
-
-func firstLine(s string, n int) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i] + "…"
-	}
-	if r := []rune(s); len(r) > n {
-		return string(r[:n-1]) + "…"
-	}
-	return s
 }

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strings"
 	"testing"
@@ -79,7 +79,7 @@ func gorootPairs(t testing.TB) []corpusPair {
 		"net/url/url.go", "strconv/quote.go"}
 	var out []corpusPair
 	for i, f := range files {
-		b, err := os.ReadFile(filepath.Join(runtime.GOROOT(), "src", f))
+		b, err := os.ReadFile(filepath.Join(goroot(t), "src", f))
 		if err != nil {
 			t.Logf("skip %s: %v", f, err)
 			continue
@@ -558,4 +558,14 @@ func writeHunkLines(b *strings.Builder, h corpusHunk) {
 	for _, l := range h.search[len(h.search)-s:] {
 		b.WriteString(" " + l + "\n")
 	}
+}
+
+// goroot asks the go command where the standard library is.
+func goroot(t testing.TB) string {
+	t.Helper()
+	out, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		t.Skipf("go env GOROOT: %v", err)
+	}
+	return strings.TrimSpace(string(out))
 }

@@ -14,7 +14,7 @@ func openWorkspace(t testing.TB, dir string) *workspace.Workspace {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { w.Close() })
+	t.Cleanup(func() { _ = w.Close() })
 	return w
 }
 

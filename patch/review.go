@@ -96,6 +96,26 @@ func changes(diffs []FileDiff, only []string) []engine.FileChange {
 	return out
 }
 
+// UndoLast undoes the newest applied change of a session (exact bytes,
+// modes and files it created removed) and forgets it, so the next undo
+// reaches the change before.
+func UndoLast(ctx context.Context, a *Applier, st *store.Store, sessionID string) (string, error) {
+	change, err := st.LastChange(ctx, sessionID)
+	if err != nil {
+		return "", err
+	}
+	if change == "" {
+		return "", fmt.Errorf("session %s has no change to undo", sessionID)
+	}
+	if err := a.Undo(ctx, StoreSnapshots{Store: st, SessionID: sessionID}, change); err != nil {
+		return "", fmt.Errorf("undo %s: %w", change, err)
+	}
+	if err := st.DeleteChange(ctx, change); err != nil {
+		return "", err
+	}
+	return "undid " + change, nil
+}
+
 // StoreSnapshots keeps a session's patch snapshots in kz's store, so undo
 // works across restarts.
 type StoreSnapshots struct {

@@ -179,6 +179,40 @@ func cliEntry(rt versioned, rc config.Runtime, opt Options) engine.RuntimeEntry 
 	return e
 }
 
+// Entry returns the entry of the named runtime, or a zero entry.
+func Entry(entries []engine.RuntimeEntry, name string) engine.RuntimeEntry {
+	for _, e := range entries {
+		if e.Runtime.Name() == name {
+			return e
+		}
+	}
+	return engine.RuntimeEntry{}
+}
+
+// Infos describes the entries for the TUI's first-run text and pickers.
+func Infos(entries []engine.RuntimeEntry) []engine.RuntimeInfo {
+	out := make([]engine.RuntimeInfo, 0, len(entries))
+	for _, x := range entries {
+		out = append(out, engine.RuntimeInfo{Name: x.Runtime.Name(), Models: x.Models, Unavailable: x.Unavailable})
+	}
+	return out
+}
+
+// Failover turns the configured chain into links, leaving out the runtime
+// a turn starts on (its own models come first anyway) and names that are
+// not configured.
+func Failover(chain []string, entries []engine.RuntimeEntry, first string) []engine.ChainLink {
+	var out []engine.ChainLink
+	for _, n := range chain {
+		e := Entry(entries, n)
+		if n == first || e.Runtime == nil {
+			continue
+		}
+		out = append(out, engine.ChainLink{Runtime: n, Models: e.Models})
+	}
+	return out
+}
+
 // Close stops every runtime that keeps processes between turns.
 func Close(entries []engine.RuntimeEntry) {
 	for _, e := range entries {

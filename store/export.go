@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"text/tabwriter"
+	"time"
 
 	"github.com/kaizen-code/kz/engine"
 )
@@ -84,6 +86,46 @@ func (x *Export) WriteMarkdown(w io.Writer) error {
 		return fmt.Errorf("export markdown: %w", err)
 	}
 	return nil
+}
+
+// WriteSessionList writes sessions as a table, newest first.
+func WriteSessionList(w io.Writer, list []SessionInfo) error {
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	_, _ = fmt.Fprintln(tw, "ID\tUPDATED\tTURNS\tRUNTIME\tCOST\tTITLE")
+	for _, s := range list {
+		_, _ = fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t$%.4f\t%s\n", s.ID, s.Updated.Local().Format("2006-01-02 15:04"), s.Turns,
+			label(s.Runtime, s.Model), s.CostUSD, s.Title)
+	}
+	return tw.Flush()
+}
+
+// WriteSummary writes the session's facts and a table of its turns; a turn
+// whose status is still empty is shown as running.
+func (x *Export) WriteSummary(w io.Writer) error {
+	s := x.Session
+	_, _ = fmt.Fprintf(w, "session   %s\ntitle     %s\nworkspace %s\nruntime   %s\nmode      %s\ncreated   %s\nupdated   %s\nevents    %d\ncost      $%.4f\n",
+		s.ID, s.Title, s.Workspace, label(s.Runtime, s.Model), s.Mode,
+		s.Created.Local().Format(time.RFC3339), s.Updated.Local().Format(time.RFC3339), s.LastSeq, s.CostUSD)
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	_, _ = fmt.Fprintln(tw, "\nTURN\tSTATUS\tRUNTIME\tCYCLES\tCOST\tPROMPT")
+	for _, t := range x.Turns {
+		status := t.Status
+		if status == "" {
+			status = "running"
+		}
+		_, _ = fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t$%.4f\t%s\n", t.TurnID, status, label(t.Runtime, t.Model), t.Cycles, t.CostUSD, firstLine(t.Prompt, 60))
+	}
+	return tw.Flush()
+}
+
+func firstLine(s string, n int) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i] + "…"
+	}
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
 }
 
 func label(runtime, model string) string {

@@ -415,7 +415,7 @@ func TestAnalysisOnlySetsPlanMode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close(context.Background())
+	defer func() { _ = s.Close(context.Background()) }()
 	if _, err := s.RunTurn(context.Background(), "look"); err != nil {
 		t.Fatal(err)
 	}

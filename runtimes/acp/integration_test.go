@@ -84,7 +84,7 @@ func (a *geminiAPI) requests() []map[string]any {
 func (a *geminiAPI) serve(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case strings.HasSuffix(r.URL.Path, ":countTokens"):
-		fmt.Fprint(w, `{"totalTokens":10}`)
+		_, _ = fmt.Fprint(w, `{"totalTokens":10}`)
 		return
 	case !strings.Contains(r.URL.Path, ":streamGenerateContent") && !strings.Contains(r.URL.Path, ":generateContent"):
 		http.NotFound(w, r)
@@ -129,11 +129,11 @@ func (a *geminiAPI) serve(w http.ResponseWriter, r *http.Request) {
 	b, _ := json.Marshal(chunk)
 	if strings.Contains(r.URL.Path, ":generateContent") {
 		w.Header().Set("Content-Type", "application/json")
-		w.Write(b)
+		_, _ = w.Write(b)
 		return
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
-	fmt.Fprintf(w, "data: %s\r\n\r\n", b)
+	_, _ = fmt.Fprintf(w, "data: %s\r\n\r\n", b)
 }
 
 // lastFunctionResponse returns the last function response of a request.

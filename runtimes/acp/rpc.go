@@ -3,7 +3,6 @@ package acp
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -221,24 +220,6 @@ func (c *conn) forget(id int64) {
 	c.pmu.Lock()
 	delete(c.pending, id)
 	c.pmu.Unlock()
-}
-
-// call sends a request and waits for its result.
-func (c *conn) call(ctx context.Context, method string, params any) (json.RawMessage, error) {
-	id, ch, err := c.start(method, params)
-	if err != nil {
-		return nil, err
-	}
-	select {
-	case m := <-ch:
-		if m.Error != nil {
-			return nil, fmt.Errorf("%s: %w", method, m.Error)
-		}
-		return m.Result, nil
-	case <-ctx.Done():
-		c.forget(id)
-		return nil, ctx.Err()
-	}
 }
 
 // notify sends a notification.

@@ -627,7 +627,7 @@ func TestBuildEnvMinimal(t *testing.T) {
 	t.Setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:1")
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "aws")
 	t.Setenv("CLAUDE_CODE_MAX_RETRIES", "")
-	os.Unsetenv("CLAUDE_CODE_MAX_RETRIES")
+	_ = os.Unsetenv("CLAUDE_CODE_MAX_RETRIES")
 	env := buildEnv([]string{"AWS_SECRET_ACCESS_KEY", "EXTRA=1"})
 	has := func(kv string) bool { return slices.Contains(env, kv) }
 	if !has("ANTHROPIC_API_KEY=sk") || !has("ANTHROPIC_BASE_URL=http://127.0.0.1:1") || !has("EXTRA=1") ||

@@ -55,7 +55,7 @@ func fakeMain(script, report string) int {
 	rep, _ := os.OpenFile(report, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
 	logf := func(format string, args ...any) {
 		if rep != nil {
-			fmt.Fprintf(rep, format+"\n", args...)
+			_, _ = fmt.Fprintf(rep, format+"\n", args...)
 		}
 	}
 	logf("argv %s", strings.Join(os.Args[1:], "\x1f"))
@@ -84,8 +84,8 @@ func fakeMain(script, report string) int {
 			// script wants to see it.
 			if req, _ := got["request"].(map[string]any); got["type"] == "control_request" && req["subtype"] == "initialize" {
 				if os.Getenv("KZ_FAKE_EXPECT_INIT") == "" {
-					fmt.Fprintf(out, `{"type":"control_response","response":{"subtype":"success","request_id":%q,"response":{"pid":%d}}}`+"\n", got["request_id"], os.Getpid())
-					out.Flush()
+					_, _ = fmt.Fprintf(out, `{"type":"control_response","response":{"subtype":"success","request_id":%q,"response":{"pid":%d}}}`+"\n", got["request_id"], os.Getpid())
+					_ = out.Flush()
 					continue
 				}
 			}
@@ -104,8 +104,8 @@ func fakeMain(script, report string) int {
 			for rec, real := range ids {
 				msg = strings.ReplaceAll(msg, `"request_id":"`+rec+`"`, `"request_id":"`+real+`"`)
 			}
-			out.WriteString(msg + "\n")
-			out.Flush()
+			_, _ = out.WriteString(msg + "\n")
+			_ = out.Flush()
 		case "->":
 			got, ok := readLine()
 			if !ok {
@@ -127,8 +127,8 @@ func fakeMain(script, report string) int {
 		case "fake":
 			switch l.Op {
 			case "exit":
-				out.Flush()
-				fmt.Fprint(os.Stderr, l.Stderr)
+				_ = out.Flush()
+				_, _ = fmt.Fprint(os.Stderr, l.Stderr)
 				return l.Code
 			case "sleep":
 				time.Sleep(time.Duration(l.MS) * time.Millisecond)
@@ -141,7 +141,7 @@ func fakeMain(script, report string) int {
 				logf("child %d", c.Process.Pid)
 			case "exit_if_resume":
 				if slices.Contains(os.Args, "--resume") {
-					fmt.Fprint(os.Stderr, l.Stderr)
+					_, _ = fmt.Fprint(os.Stderr, l.Stderr)
 					return 1
 				}
 			case "ignore_sigint":
@@ -153,8 +153,8 @@ func fakeMain(script, report string) int {
 				select {}
 			case "stream":
 				for n := 0; n < l.Count; n++ {
-					fmt.Fprintf(out, `{"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"%d;"}},"session_id":"s","parent_tool_use_id":null}`+"\n", time.Now().UnixNano())
-					out.Flush()
+					_, _ = fmt.Fprintf(out, `{"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"%d;"}},"session_id":"s","parent_tool_use_id":null}`+"\n", time.Now().UnixNano())
+					_ = out.Flush()
 					if l.Every > 0 {
 						time.Sleep(time.Duration(l.Every) * time.Microsecond)
 					}

@@ -144,7 +144,7 @@ func (f *fakeAPI) serve(w http.ResponseWriter, r *http.Request) {
 	if rep.Status != 0 {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(rep.Status)
-		fmt.Fprintf(w, `{"type":"error","error":{"type":"rate_limit_error","message":"fake: status %d"}}`, rep.Status)
+		_, _ = fmt.Fprintf(w, `{"type":"error","error":{"type":"rate_limit_error","message":"fake: status %d"}}`, rep.Status)
 		return
 	}
 	stop := "end_turn"

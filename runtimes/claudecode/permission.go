@@ -200,7 +200,7 @@ func readBounded(path string) (string, bool) {
 	if err != nil {
 		return "", true
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	b, _ := io.ReadAll(io.LimitReader(f, maxPreviewRead+1))
 	return string(b), true
 }
@@ -235,9 +235,9 @@ func editedDiff(raw json.RawMessage, fallback, ws string) (string, string) {
 	if r.Type == "create" && len(r.StructuredPatch) == 0 {
 		return path, tools.UnifiedDiff(rel, nil, []byte(r.Content), false)
 	}
-	fmt.Fprintf(&b, "--- a/%s\n+++ b/%s\n", rel, rel)
+	_, _ = fmt.Fprintf(&b, "--- a/%s\n+++ b/%s\n", rel, rel)
 	for _, h := range r.StructuredPatch {
-		fmt.Fprintf(&b, "@@ -%d,%d +%d,%d @@\n", h.OldStart, h.OldLines, h.NewStart, h.NewLines)
+		_, _ = fmt.Fprintf(&b, "@@ -%d,%d +%d,%d @@\n", h.OldStart, h.OldLines, h.NewStart, h.NewLines)
 		for _, l := range h.Lines {
 			b.WriteString(l)
 			b.WriteByte('\n')

@@ -55,7 +55,7 @@ func fakeMain(script, report string) int {
 	rep, _ := os.OpenFile(report, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
 	logf := func(format string, args ...any) {
 		if rep != nil {
-			fmt.Fprintf(rep, format+"\n", args...)
+			_, _ = fmt.Fprintf(rep, format+"\n", args...)
 		}
 	}
 	run := 0
@@ -107,9 +107,9 @@ func fakeMain(script, report string) int {
 				b, _ := json.Marshal(m)
 				l.Msg = b
 			}
-			out.Write(l.Msg)
-			out.WriteByte('\n')
-			out.Flush()
+			_, _ = out.Write(l.Msg)
+			_ = out.WriteByte('\n')
+			_ = out.Flush()
 		case "->":
 			got, ok := readLine()
 			if !ok {
@@ -131,8 +131,8 @@ func fakeMain(script, report string) int {
 		case "fake":
 			switch l.Op {
 			case "exit":
-				out.Flush()
-				fmt.Fprint(os.Stderr, l.Stderr)
+				_ = out.Flush()
+				_, _ = fmt.Fprint(os.Stderr, l.Stderr)
 				return l.Code
 			case "sleep":
 				time.Sleep(time.Duration(l.MS) * time.Millisecond)
@@ -149,12 +149,12 @@ func fakeMain(script, report string) int {
 			case "hang":
 				select {}
 			case "raw":
-				out.WriteString(l.Text + "\n")
-				out.Flush()
+				_, _ = out.WriteString(l.Text + "\n")
+				_ = out.Flush()
 			case "stream":
 				for n := 0; n < l.Count; n++ {
-					fmt.Fprintf(out, streamLine+"\n", time.Now().UnixNano())
-					out.Flush()
+					_, _ = fmt.Fprintf(out, streamLine+"\n", time.Now().UnixNano())
+					_ = out.Flush()
 					if l.Every > 0 {
 						time.Sleep(time.Duration(l.Every) * time.Microsecond)
 					}

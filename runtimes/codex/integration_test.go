@@ -114,7 +114,7 @@ func (a *respAPI) serve(w http.ResponseWriter, r *http.Request) {
 	send := func(typ string, v map[string]any) {
 		v["type"] = typ
 		b, _ := json.Marshal(v)
-		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", typ, b)
+		_, _ = fmt.Fprintf(w, "event: %s\ndata: %s\n\n", typ, b)
 	}
 	send("response.created", map[string]any{"response": map[string]any{"id": "resp_1"}})
 	var item map[string]any

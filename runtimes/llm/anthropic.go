@@ -57,7 +57,7 @@ type anthropicBlock struct {
 
 func (a *anthropicClient) attempt(ctx context.Context, params anthropic.MessageNewParams, opts []option.RequestOption, onDelta func(Delta)) (Response, bool, error) {
 	s := a.c.Messages.NewStreaming(ctx, params, opts...)
-	defer s.Close()
+	defer func() { _ = s.Close() }()
 	var (
 		r        Response
 		streamed bool

@@ -67,7 +67,7 @@ type openaiCall struct {
 
 func (o *openaiClient) attempt(ctx context.Context, params openai.ChatCompletionNewParams, onDelta func(Delta)) (Response, bool, error) {
 	s := o.c.Chat.Completions.NewStreaming(ctx, params)
-	defer s.Close()
+	defer func() { _ = s.Close() }()
 	var (
 		r        Response
 		text     strings.Builder

@@ -46,7 +46,7 @@ type responsesCall struct {
 
 func (o *responsesClient) attempt(ctx context.Context, params responses.ResponseNewParams, onDelta func(Delta)) (Response, bool, error) {
 	s := o.c.Responses.NewStreaming(ctx, params)
-	defer s.Close()
+	defer func() { _ = s.Close() }()
 	var (
 		r        Response
 		text     strings.Builder

@@ -167,7 +167,7 @@ func (t *recordingTransport) RoundTrip(req *http.Request) (*http.Response, error
 // must arrive within the timeout; the body (the stream) has no deadline of
 // its own because the turn's context bounds it.
 func newHTTPClient(cfg Config) *http.Client {
-	var base http.RoundTripper = cfg.Transport
+	base := cfg.Transport
 	if base == nil {
 		tr := http.DefaultTransport.(*http.Transport).Clone()
 		tr.ResponseHeaderTimeout = cfg.timeout()

@@ -143,7 +143,7 @@ func bareSDK(b *testing.B, p llm.Provider, body []byte) int {
 		if s.Err() != nil {
 			b.Fatal(s.Err())
 		}
-		s.Close()
+		_ = s.Close()
 	default:
 		c := openai.NewClient(oopt.WithAPIKey("k"), oopt.WithBaseURL("http://replay.invalid/"), oopt.WithHTTPClient(hc), oopt.WithMaxRetries(0))
 		s := c.Chat.Completions.NewStreaming(context.Background(), openai.ChatCompletionNewParams{Model: "gpt-4o",
@@ -156,7 +156,7 @@ func bareSDK(b *testing.B, p llm.Provider, body []byte) int {
 		if s.Err() != nil {
 			b.Fatal(s.Err())
 		}
-		s.Close()
+		_ = s.Close()
 	}
 	return sb.Len()
 }

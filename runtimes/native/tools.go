@@ -53,7 +53,7 @@ func PerSessionTools(reg *tools.Registry, snapshots tools.SnapshotSaver, artifac
 		}
 		e, err := tools.NewExecutor(tools.ExecutorConfig{Registry: reg, Env: tools.NewEnv(ws, t.SessionID, snapshots), Artifacts: artifacts})
 		if err != nil {
-			ws.Close()
+			_ = ws.Close()
 			return nil, err
 		}
 		e.Env().SetSandbox(sandbox)

@@ -163,9 +163,6 @@ func (c gateCase) query(ws string) engine.GateQuery {
 
 func allow(r ...string) Rules { return Rules{Allow: r} }
 
-const (
-	allowDeny = "allow-deny"
-)
 
 var (
 	rmRules = Rules{Allow: []string{"Bash(git status:*)"}, Deny: []string{"Bash(rm:*)"}}

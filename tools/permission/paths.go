@@ -216,7 +216,7 @@ func readGitFile(p, home string) string {
 	if err != nil {
 		return ""
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	line, _ := bufio.NewReader(f).ReadString('\n')
 	gd, ok := strings.CutPrefix(strings.TrimSpace(line), "gitdir:")
 	if !ok {

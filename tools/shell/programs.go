@@ -295,7 +295,6 @@ func classifyCopy(base string, args []string, dyn []bool) classInfo {
 		return info
 	}
 	sources := ops
-	dest := -1
 	if targetDir == "" {
 		if len(ops) == 0 {
 			return info
@@ -305,7 +304,7 @@ func classifyCopy(base string, args []string, dyn []bool) classInfo {
 			info.targets = append(info.targets, Target{Path: path.Base(args[ops[0]]), Op: OpWrite, Dynamic: dyn[ops[0]]})
 			return info
 		}
-		dest = ops[len(ops)-1]
+		dest := ops[len(ops)-1]
 		sources = ops[:len(ops)-1]
 		targetDir, targetDirDyn = args[dest], dyn[dest]
 		info.targets = append(info.targets, Target{Path: targetDir, Op: OpWrite, Dynamic: targetDirDyn})
@@ -639,7 +638,12 @@ func sedScriptSafe(s string) bool {
 			}
 			d := s[i]
 			i++
-			if !delimited(d) || !delimited(d) {
+			// delimited consumes up to the next delimiter: once for the
+			// pattern, once more for the replacement.
+			if !delimited(d) {
+				return false
+			}
+			if !delimited(d) {
 				return false
 			}
 			for i < len(s) && strings.IndexByte(";\n}", s[i]) < 0 {
@@ -658,7 +662,12 @@ func sedScriptSafe(s string) bool {
 			}
 			d := s[i]
 			i++
-			if !delimited(d) || !delimited(d) {
+			// delimited consumes up to the next delimiter: once for the
+			// pattern, once more for the replacement.
+			if !delimited(d) {
+				return false
+			}
+			if !delimited(d) {
 				return false
 			}
 		case 'r', 'R', 'a', 'i', 'c':

@@ -57,8 +57,7 @@ func scanOpts(words []string, dyn []bool, i int, spec optSpec, onOpt func(opt, a
 			name, val, hasVal := strings.Cut(w[2:], "=")
 			if !hasVal && spec.long[name] && i+1 < len(words) {
 				i++
-				val, hasVal = words[i], true
-				onOpt("--"+name, val, dyn[i])
+				onOpt("--"+name, words[i], dyn[i])
 			} else {
 				onOpt("--"+name, val, false)
 			}

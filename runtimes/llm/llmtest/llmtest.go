@@ -204,15 +204,15 @@ func (e *emitter) event(name string, v any) {
 		panic(err)
 	}
 	if name != "" {
-		fmt.Fprintf(e.w, "event: %s\ndata: %s\n\n", name, b)
+		_, _ = fmt.Fprintf(e.w, "event: %s\ndata: %s\n\n", name, b)
 	} else {
-		fmt.Fprintf(e.w, "data: %s\n\n", b)
+		_, _ = fmt.Fprintf(e.w, "data: %s\n\n", b)
 	}
 	e.fl.Flush()
 }
 
 func (e *emitter) raw(s string) {
-	io.WriteString(e.w, s)
+	_, _ = io.WriteString(e.w, s)
 	e.fl.Flush()
 }
 
@@ -263,7 +263,7 @@ func (s *Server) writeError(w http.ResponseWriter, rep Reply) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(rep.Status)
-	io.WriteString(w, body)
+	_, _ = io.WriteString(w, body)
 }
 
 func defaultErrorBody(p llm.Provider, status int) string {
@@ -319,7 +319,7 @@ type ReplayTransport struct{ Body []byte }
 func (t ReplayTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.Body != nil {
 		_, _ = io.Copy(io.Discard, req.Body)
-		req.Body.Close()
+		_ = req.Body.Close()
 	}
 	return &http.Response{StatusCode: 200, Status: "200 OK", Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
 		Header: http.Header{"Content-Type": []string{"text/event-stream"}},
