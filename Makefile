@@ -32,6 +32,16 @@ bench:
 bench-process: build
 	sh testdata/bench/process.sh $(BIN)
 
+# Short fuzz runs of every proposal parser and the shell analyser: parsing
+# must never panic. A fixed count (not a duration) avoids the fuzzer's
+# end-of-time race.
+FUZZ_RUNS ?= 150000x
+fuzz:
+	for t in FuzzParseSearchReplace FuzzParseEnvelope FuzzParseUnified FuzzParseWholeFile FuzzParseAuto FuzzValidate; do \
+		$(GO) test -run '^$$' -fuzz="^$$t\$$" -fuzztime=$(FUZZ_RUNS) -timeout 5m ./patch/ || exit 1; \
+	done
+	$(GO) test -run '^$$' -fuzz='^FuzzAnalyze$$' -fuzztime=$(FUZZ_RUNS) -timeout 5m ./tools/shell/
+
 lint:
 	$(GO) vet ./...
 	$(GO) run $(GOLANGCI) run ./...
