@@ -185,9 +185,9 @@ func (r *Runtime) Run(ctx context.Context, t *engine.Turn) (engine.Result, error
 		_ = tr.ws.Close()
 	}
 	if ctx.Err() != nil {
-		c.killNow()
+		c.KillNow()
 	} else {
-		c.stop(r.cfg.KillGrace)
+		c.Stop(r.cfg.KillGrace)
 	}
 	return res, err
 }

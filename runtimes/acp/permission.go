@@ -36,7 +36,7 @@ func (tr *turnRun) request(ctx context.Context, m wire) {
 		err = tr.readFile(m)
 	default:
 		tr.rt.log.Info("acp: request kz does not serve", "method", m.Method)
-		err = tr.c.replyError(m.ID, codeMethodNotFound, "kz does not support "+m.Method)
+		err = tr.c.ReplyError(m.ID, codeMethodNotFound, "kz does not support "+m.Method)
 	}
 	if err != nil {
 		tr.rt.log.Warn("acp: could not answer a request", "method", m.Method, "err", err)
@@ -71,7 +71,7 @@ func (tr *turnRun) permission(ctx context.Context, m wire) error {
 		ToolCall toolCall           `json:"toolCall"`
 	}
 	if err := json.Unmarshal(m.Params, &p); err != nil || p.ToolCall.ToolCallID == "" {
-		return tr.c.replyError(m.ID, codeInvalidParams, "malformed session/request_permission")
+		return tr.c.ReplyError(m.ID, codeInvalidParams, "malformed session/request_permission")
 	}
 	st := tr.tool(p.ToolCall)
 	tr.start(st)
@@ -92,7 +92,7 @@ func (tr *turnRun) permission(ctx context.Context, m wire) error {
 	}
 	ans := tr.t.RequestPermission(ctx, req)
 	if ctx.Err() != nil || tr.stopping {
-		return tr.c.reply(m.ID, map[string]any{"outcome": map[string]string{"outcome": "cancelled"}})
+		return tr.c.Reply(m.ID, map[string]any{"outcome": map[string]string{"outcome": "cancelled"}})
 	}
 	var id string
 	if ans.Allowed() {
@@ -113,9 +113,9 @@ func (tr *turnRun) permission(ctx context.Context, m wire) error {
 		defer tr.finishTool(st, true, why)
 	}
 	if id == "" {
-		return tr.c.reply(m.ID, map[string]any{"outcome": map[string]string{"outcome": "cancelled"}})
+		return tr.c.Reply(m.ID, map[string]any{"outcome": map[string]string{"outcome": "cancelled"}})
 	}
-	return tr.c.reply(m.ID, map[string]any{"outcome": map[string]string{"outcome": "selected", "optionId": id}})
+	return tr.c.Reply(m.ID, map[string]any{"outcome": map[string]string{"outcome": "selected", "optionId": id}})
 }
 
 func (tr *turnRun) workspace() (*workspace.Workspace, error) {
@@ -139,15 +139,15 @@ func (tr *turnRun) writeFile(ctx context.Context, m wire) error {
 		Content string `json:"content"`
 	}
 	if err := json.Unmarshal(m.Params, &p); err != nil || p.Path == "" {
-		return tr.c.replyError(m.ID, codeInvalidParams, "fs/write_text_file needs a path and content")
+		return tr.c.ReplyError(m.ID, codeInvalidParams, "fs/write_text_file needs a path and content")
 	}
 	ws, err := tr.workspace()
 	if err != nil {
-		return tr.c.replyError(m.ID, codeInternal, err.Error())
+		return tr.c.ReplyError(m.ID, codeInternal, err.Error())
 	}
 	rel, err := ws.Rel(p.Path)
 	if err != nil {
-		return tr.c.replyError(m.ID, codeRefused, "kz refused the write: "+err.Error())
+		return tr.c.ReplyError(m.ID, codeRefused, "kz refused the write: "+err.Error())
 	}
 	abs, _ := ws.Abs(rel)
 	var old *string
@@ -167,16 +167,16 @@ func (tr *turnRun) writeFile(ctx context.Context, m wire) error {
 			if ans.Feedback != "" {
 				msg += ": " + ans.Feedback
 			}
-			return tr.c.replyError(m.ID, codeRefused, msg)
+			return tr.c.ReplyError(m.ID, codeRefused, msg)
 		}
 	}
 	delete(tr.allowedWrites, rel)
 	if err := ws.WriteFile(rel, []byte(p.Content), 0o644); err != nil {
-		return tr.c.replyError(m.ID, codeInternal, "write "+rel+": "+err.Error())
+		return tr.c.ReplyError(m.ID, codeInternal, "write "+rel+": "+err.Error())
 	}
 	tr.written[rel] = true
 	tr.t.Emit(engine.Event{Type: engine.EventFileEdited, ToolCallID: want.toolID, Tool: "write_text_file", Path: rel, Diff: diff})
-	return tr.c.reply(m.ID, nil)
+	return tr.c.Reply(m.ID, nil)
 }
 
 // readFile serves fs/read_text_file from the workspace (kz does not offer
@@ -188,22 +188,22 @@ func (tr *turnRun) readFile(m wire) error {
 		Limit int    `json:"limit"`
 	}
 	if err := json.Unmarshal(m.Params, &p); err != nil || p.Path == "" {
-		return tr.c.replyError(m.ID, codeInvalidParams, "fs/read_text_file needs a path")
+		return tr.c.ReplyError(m.ID, codeInvalidParams, "fs/read_text_file needs a path")
 	}
 	ws, err := tr.workspace()
 	if err != nil {
-		return tr.c.replyError(m.ID, codeInternal, err.Error())
+		return tr.c.ReplyError(m.ID, codeInternal, err.Error())
 	}
 	rel, err := ws.Rel(p.Path)
 	if err != nil {
-		return tr.c.replyError(m.ID, codeRefused, "kz refused the read: "+err.Error())
+		return tr.c.ReplyError(m.ID, codeRefused, "kz refused the read: "+err.Error())
 	}
 	b, _, err := ws.ReadFile(rel, maxFileRead)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return tr.c.replyError(m.ID, -32002, "Resource not found: "+rel)
+			return tr.c.ReplyError(m.ID, -32002, "Resource not found: "+rel)
 		}
-		return tr.c.replyError(m.ID, codeInternal, err.Error())
+		return tr.c.ReplyError(m.ID, codeInternal, err.Error())
 	}
 	text := string(b)
 	if p.Line > 0 || p.Limit > 0 {
@@ -216,5 +216,5 @@ func (tr *turnRun) readFile(m wire) error {
 		}
 		text = strings.Join(lines[from:to], "")
 	}
-	return tr.c.reply(m.ID, map[string]string{"content": text})
+	return tr.c.Reply(m.ID, map[string]string{"content": text})
 }

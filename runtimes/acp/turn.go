@@ -141,13 +141,13 @@ func (tr *turnRun) stepFailed(ctx context.Context, step string, err error) (engi
 	switch {
 	case ctx.Err() != nil:
 		return tr.interrupted(ctx)
-	case tr.c.exited() || isExited(err):
-		<-tr.c.done
-		kind := classify(tr.c.stderr.String())
+	case tr.c.Exited() || isExited(err):
+		<-tr.c.Done
+		kind := classify(tr.c.Stderr.String())
 		if !kind.Retryable() {
 			kind = engine.ErrCrashed
 		}
-		return tr.fail(kind, err, "%s during %s", tr.c.exitText(tr.rt.cfg.Name), step)
+		return tr.fail(kind, err, "%s during %s", tr.c.ExitText(tr.rt.cfg.Name), step)
 	case errors.Is(err, context.DeadlineExceeded):
 		return tr.fail(engine.ErrCrashed, err, "the agent did not answer %s within %s", step, tr.rt.cfg.HandshakeTimeout)
 	case step == "authenticate":
@@ -164,7 +164,7 @@ func isExited(err error) bool {
 // await sends a request and waits for its result while handling what the
 // agent sends meanwhile (updates, file requests), in order.
 func (tr *turnRun) await(ctx context.Context, method string, params any) (json.RawMessage, error) {
-	id, ch, err := tr.c.start(method, params)
+	id, ch, err := tr.c.Begin(method, params)
 	if err != nil {
 		return nil, err
 	}
@@ -176,14 +176,14 @@ func (tr *turnRun) await(ctx context.Context, method string, params any) (json.R
 				return nil, m.Error
 			}
 			return m.Result, nil
-		case m, ok := <-tr.c.in:
+		case m, ok := <-tr.c.In:
 			if !ok {
-				tr.c.forget(id)
+				tr.c.Forget(id)
 				return nil, &rpcError{Code: -32000, Message: "the CLI exited"}
 			}
 			tr.handle(ctx, m)
 		case <-ctx.Done():
-			tr.c.forget(id)
+			tr.c.Forget(id)
 			return nil, ctx.Err()
 		}
 	}
@@ -194,7 +194,7 @@ func (tr *turnRun) await(ctx context.Context, method string, params any) (json.R
 func (tr *turnRun) drain(ctx context.Context) {
 	for {
 		select {
-		case m, ok := <-tr.c.in:
+		case m, ok := <-tr.c.In:
 			if !ok {
 				return
 			}
@@ -241,7 +241,7 @@ func (tr *turnRun) run(ctx context.Context) (engine.Result, error) {
 			loaded = true
 			_ = json.Unmarshal(res, &sess)
 			sess.SessionID = id
-		case ctx.Err() != nil || tr.c.exited():
+		case ctx.Err() != nil || tr.c.Exited():
 			return tr.stepFailed(ctx, "session/load", err)
 		default:
 			tr.rt.log.Info("acp: session/load failed, starting a new session primed with kz's transcript", "session", id, "err", err)
@@ -300,7 +300,7 @@ type promptResult struct {
 
 // prompt sends the prompt and maps what the agent sends until its result.
 func (tr *turnRun) prompt(ctx context.Context, text string) (engine.Result, error) {
-	_, ch, err := tr.c.start("session/prompt", map[string]any{"sessionId": tr.sessionID,
+	_, ch, err := tr.c.Begin("session/prompt", map[string]any{"sessionId": tr.sessionID,
 		"prompt": []map[string]string{{"type": "text", "text": text}}})
 	if err != nil {
 		return tr.stepFailed(ctx, "session/prompt", err)
@@ -316,7 +316,7 @@ func (tr *turnRun) prompt(ctx context.Context, text string) (engine.Result, erro
 			select {
 			case <-ch:
 			case <-t.C:
-			case <-tr.c.done:
+			case <-tr.c.Done:
 			}
 			t.Stop()
 			tr.flush(true)
@@ -324,12 +324,12 @@ func (tr *turnRun) prompt(ctx context.Context, text string) (engine.Result, erro
 		case <-graceful:
 			graceful = nil
 			tr.cancel()
-		case m, ok := <-tr.c.in:
+		case m, ok := <-tr.c.In:
 			if !ok {
 				tr.flush(true)
 				// A CLI that dies mid-turn cuts the turn short: it ends
 				// interrupted, with the crash as its (retryable) error.
-				res, err := tr.fail(engine.ErrCrashed, tr.c.waitErr, "%s in the middle of a turn", tr.c.exitText(tr.rt.cfg.Name))
+				res, err := tr.fail(engine.ErrCrashed, tr.c.WaitErr, "%s in the middle of a turn", tr.c.ExitText(tr.rt.cfg.Name))
 				res.Status = engine.StatusInterrupted
 				return res, err
 			}
@@ -344,16 +344,16 @@ func (tr *turnRun) prompt(ctx context.Context, text string) (engine.Result, erro
 
 func (tr *turnRun) cancel() {
 	tr.stopping = true
-	if !tr.c.exited() {
-		_ = tr.c.notify("session/cancel", map[string]string{"sessionId": tr.sessionID})
+	if !tr.c.Exited() {
+		_ = tr.c.Notify("session/cancel", map[string]string{"sessionId": tr.sessionID})
 	}
 }
 
 func (tr *turnRun) finish(m wire) (engine.Result, error) {
 	if m.Error != nil {
 		if isExited(m.Error) {
-			<-tr.c.done
-			return tr.fail(engine.ErrCrashed, m.Error, "%s in the middle of a turn", tr.c.exitText(tr.rt.cfg.Name))
+			<-tr.c.Done
+			return tr.fail(engine.ErrCrashed, m.Error, "%s in the middle of a turn", tr.c.ExitText(tr.rt.cfg.Name))
 		}
 		msg := m.Error.Message
 		if len(m.Error.Data) > 0 {

@@ -615,7 +615,7 @@ func TestRenderHistoryBounded(t *testing.T) {
 	if !strings.HasPrefix(s, "[") || !strings.Contains(s, "earlier entries omitted") || !strings.Contains(s, "u199") || strings.Contains(s, "u0\n") {
 		t.Errorf("rendering keeps the wrong end:\n%s", s[:200])
 	}
-	if !strings.Contains(s, "[tool call Bash") || strings.Count(s, "o") > maxToolOutput+50 {
+	if !strings.Contains(s, "[tool call Bash") || strings.Count(s, "o") > 1500+50 {
 		t.Error("tool output not clipped")
 	}
 }

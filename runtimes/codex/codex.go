@@ -157,9 +157,9 @@ func (r *Runtime) Run(ctx context.Context, t *engine.Turn) (engine.Result, error
 	tr := &turnRun{rt: r, t: t, c: c, model: model, dir: dir, items: map[string]*item{}}
 	res, err := tr.run(ctx)
 	if ctx.Err() != nil {
-		c.killNow()
+		c.KillNow()
 	} else {
-		c.stop(r.cfg.KillGrace)
+		c.Stop(r.cfg.KillGrace)
 	}
 	return res, err
 }

@@ -1,177 +1,21 @@
 package codex
 
 import (
-	"fmt"
-	"os"
-	"strings"
-
 	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/runtimes/agentcli"
 )
 
-// passEnv are variables the CLI gets from kz's environment. Credentials
-// are never passed implicitly (SECURITY.md rule 5): a config names them
-// with a bare "NAME" entry in Env.
-var passEnv = []string{
-	"PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LC_ALL", "LC_CTYPE", "TERM", "TMPDIR", "TZ",
-	"XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME", "XDG_RUNTIME_DIR",
-	"HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy",
-	"NODE_EXTRA_CA_CERTS", "SSL_CERT_FILE", "SSL_CERT_DIR",
-}
+// primeBudget bounds the transcript a fresh CLI session is primed with.
+const primeBudget = agentcli.PrimeBudget
 
-// buildEnv returns the CLI's environment: the allowed part of kz's, then
-// defaults, then cfgEnv ("K=V" sets, bare "K" passes K through from kz's
-// environment).
-func buildEnv(defaults, cfgEnv []string) []string {
-	vals := map[string]string{}
-	var order []string
-	set := func(k, v string) {
-		if _, ok := vals[k]; !ok {
-			order = append(order, k)
-		}
-		vals[k] = v
-	}
-	for _, k := range passEnv {
-		if v, ok := os.LookupEnv(k); ok {
-			set(k, v)
-		}
-	}
-	for _, kv := range defaults {
-		k, v, _ := strings.Cut(kv, "=")
-		set(k, v)
-	}
-	for _, kv := range cfgEnv {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok {
-			if v, ok = os.LookupEnv(k); !ok {
-				continue
-			}
-		}
-		set(k, v)
-	}
-	out := make([]string, 0, len(order))
-	for _, k := range order {
-		out = append(out, k+"="+vals[k])
-	}
-	return out
-}
+func buildEnv(defaults, cfgEnv []string) []string { return agentcli.BuildEnv(defaults, cfgEnv) }
 
-// classify maps a failure message of the CLI or its model provider to an
-// error kind, so that only failures another runtime could get past fail
-// over. Unrecognised failures count as crashes (retryable): a CLI that
-// cannot finish a turn is as good as a dead one.
-func classify(msg string) engine.ErrorKind {
-	m := strings.ToLower(msg)
-	switch {
-	case containsAny(m, "401", "403", "unauthorized", "unauthenticated", "api key", "api_key", "authentication", "permission_denied", "login"):
-		return engine.ErrAuth
-	case containsAny(m, "429", "rate limit", "rate_limit", "ratelimit", "quota", "resource_exhausted", "usage limit"):
-		return engine.ErrRateLimit
-	case containsAny(m, "overloaded", "high demand", "503", "502", "500", "unavailable", "server_error", "internal error"):
-		return engine.ErrOverloaded
-	case containsAny(m, "context window", "context_length", "too long", "maximum context"):
-		return engine.ErrContextTooLong
-	case containsAny(m, "400", "invalid_argument", "bad request", "invalid request"):
-		return engine.ErrBadRequest
-	}
-	return engine.ErrCrashed
-}
+func classify(msg string) engine.ErrorKind { return agentcli.Classify(msg) }
 
-func containsAny(s string, subs ...string) bool {
-	for _, x := range subs {
-		if strings.Contains(s, x) {
-			return true
-		}
-	}
-	return false
-}
-
-// primeBudget bounds the rendered transcript a fresh CLI session is primed
-// with, in bytes: the most recent entries are kept.
-const primeBudget = 32 << 10
-
-const (
-	maxEntryText  = 4000
-	maxToolInput  = 400
-	maxToolOutput = 1500
-)
-
-// primePrompt prefixes the prompt with a bounded rendering of kz's
-// runtime-neutral transcript, for a CLI session that did not see the
-// earlier turns.
 func primePrompt(history []engine.TranscriptEntry, prompt string, budget int) string {
-	body := renderHistory(history, budget)
-	if body == "" {
-		return prompt
-	}
-	return "This conversation started earlier in kz, partly with other assistants. " +
-		"Here is what was said and done so far; continue from it and do not repeat work already done.\n\n" +
-		"<kz-conversation>\n" + body + "</kz-conversation>\n\n" + prompt
+	return agentcli.PrimePrompt(history, prompt, budget)
 }
 
-// renderHistory renders the newest entries that fit in budget bytes, oldest
-// first, and says how many older ones were left out.
 func renderHistory(history []engine.TranscriptEntry, budget int) string {
-	var parts []string
-	size, omitted := 0, 0
-	for i := len(history) - 1; i >= 0; i-- {
-		s := renderEntry(history[i])
-		if s == "" {
-			continue
-		}
-		if size+len(s) > budget {
-			omitted = i + 1
-			break
-		}
-		size += len(s)
-		parts = append(parts, s)
-	}
-	var b strings.Builder
-	if omitted > 0 {
-		fmt.Fprintf(&b, "[%d earlier entries omitted]\n", omitted)
-	}
-	for i := len(parts) - 1; i >= 0; i-- {
-		b.WriteString(parts[i])
-	}
-	return b.String()
-}
-
-func renderEntry(e engine.TranscriptEntry) string {
-	who := e.Runtime
-	if e.Model != "" {
-		who += "/" + e.Model
-	}
-	switch e.Kind {
-	case engine.EntryUser:
-		return "[user] " + clip(e.Text, maxEntryText) + "\n"
-	case engine.EntryAssistant:
-		return "[assistant " + who + "] " + clip(e.Text, maxEntryText) + "\n"
-	case engine.EntryToolCall:
-		s := fmt.Sprintf("[tool call %s %s → %s]", e.Tool, clip(string(e.Input), maxToolInput), e.Status)
-		if e.Output != "" {
-			s += " " + clip(e.Output, maxToolOutput)
-		}
-		return s + "\n"
-	case engine.EntryDecision:
-		return fmt.Sprintf("[permission %s for %s] %s\n", e.Status, e.Tool, clip(e.Text, maxToolInput))
-	case engine.EntryPatch:
-		return fmt.Sprintf("[patch %s] %s\n", strings.TrimPrefix(e.Status, "patch_"), clip(e.Text, maxToolOutput))
-	case engine.EntryError:
-		return fmt.Sprintf("[error %s] %s\n", e.Status, clip(e.Text, maxToolInput))
-	case engine.EntryTurnEnd:
-		if e.Status != "" && e.Status != string(engine.StatusComplete) {
-			return "[turn ended: " + e.Status + "]\n"
-		}
-	}
-	return ""
-}
-
-func clip(s string, n int) string {
-	s = strings.TrimSpace(s)
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && n < len(s) && (s[n]&0xC0) == 0x80 {
-		n--
-	}
-	return s[:n] + "…"
+	return agentcli.RenderHistory(history, budget)
 }

@@ -42,12 +42,12 @@ func (tr *turnRun) request(ctx context.Context, m wire) {
 		if req, ok = tr.fileRequest(p); !ok {
 			// Without the change kz cannot judge it; refusing is safe.
 			tr.rt.log.Warn("codex: file approval for an unknown item, declined", "item", p.ItemID)
-			_ = tr.c.reply(m.ID, map[string]string{"decision": decisionDecline})
+			_ = tr.c.Reply(m.ID, map[string]string{"decision": decisionDecline})
 			return
 		}
 	default:
 		tr.rt.log.Info("codex: request kz does not serve", "method", m.Method)
-		_ = tr.c.replyError(m.ID, -32601, "kz does not support "+m.Method)
+		_ = tr.c.ReplyError(m.ID, -32601, "kz does not support "+m.Method)
 		return
 	}
 	ans := tr.t.RequestPermission(ctx, req)
@@ -58,7 +58,7 @@ func (tr *turnRun) request(ctx context.Context, m wire) {
 	case ans.Allowed():
 		decision = decisionAccept
 	}
-	if err := tr.c.reply(m.ID, map[string]string{"decision": decision}); err != nil {
+	if err := tr.c.Reply(m.ID, map[string]string{"decision": decision}); err != nil {
 		tr.rt.log.Warn("codex: could not answer an approval", "err", err)
 	}
 }

@@ -107,10 +107,10 @@ func (tr *turnRun) handshakeFailed(ctx context.Context, step string, err error) 
 	case ctx.Err() != nil:
 		return engine.Result{Status: engine.StatusInterrupted, Model: tr.model, NativeID: tr.threadID},
 			tr.rt.errorf(engine.ErrInterrupted, tr.model, context.Cause(ctx), "interrupted")
-	case tr.c.exited() || isExited(err):
-		<-tr.c.done
-		msg := tr.c.exitText("codex")
-		kind := classify(tr.c.stderr.String())
+	case tr.c.Exited() || isExited(err):
+		<-tr.c.Done
+		msg := tr.c.ExitText("codex")
+		kind := classify(tr.c.Stderr.String())
 		if kind == engine.ErrBadRequest || kind == engine.ErrContextTooLong {
 			kind = engine.ErrCrashed
 		}
@@ -139,7 +139,7 @@ func (tr *turnRun) run(ctx context.Context) (engine.Result, error) {
 	defer cancel()
 	// experimentalApi is needed for thread/backgroundTerminals/clean, the
 	// only way to kill commands an interrupt leaves running.
-	res, err := tr.c.call(hctx, "initialize", map[string]any{"clientInfo": clientInfo,
+	res, err := tr.c.Call(hctx, "initialize", map[string]any{"clientInfo": clientInfo,
 		"capabilities": map[string]any{"experimentalApi": true}})
 	if err != nil {
 		return tr.handshakeFailed(ctx, "initialize", err)
@@ -148,7 +148,7 @@ func (tr *turnRun) run(ctx context.Context) (engine.Result, error) {
 		UserAgent string `json:"userAgent"`
 	}
 	_ = json.Unmarshal(res, &init)
-	if err := tr.c.notify("initialized", nil); err != nil {
+	if err := tr.c.Notify("initialized", nil); err != nil {
 		return tr.handshakeFailed(ctx, "initialize", err)
 	}
 
@@ -163,17 +163,17 @@ func (tr *turnRun) run(ctx context.Context) (engine.Result, error) {
 		for k, v := range opts {
 			p[k] = v
 		}
-		res, err = tr.c.call(hctx, "thread/resume", p)
+		res, err = tr.c.Call(hctx, "thread/resume", p)
 		if err == nil {
 			resumed = true
-		} else if ctx.Err() != nil || tr.c.exited() {
+		} else if ctx.Err() != nil || tr.c.Exited() {
 			return tr.handshakeFailed(ctx, "thread/resume", err)
 		} else {
 			tr.rt.log.Info("codex: resume failed, starting a new thread primed with kz's transcript", "thread", tr.t.NativeID, "err", err)
 		}
 	}
 	if !resumed {
-		res, err = tr.c.call(hctx, "thread/start", opts)
+		res, err = tr.c.Call(hctx, "thread/start", opts)
 		if err != nil {
 			return tr.handshakeFailed(ctx, "thread/start", err)
 		}
@@ -196,7 +196,7 @@ func (tr *turnRun) run(ctx context.Context) (engine.Result, error) {
 		return engine.Result{Status: engine.StatusMaxCycles, Model: tr.model, NativeID: tr.threadID}, err
 	}
 	tp := map[string]any{"threadId": tr.threadID, "input": []map[string]any{{"type": "text", "text": prompt}}}
-	res, err = tr.c.call(ctx, "turn/start", tp)
+	res, err = tr.c.Call(ctx, "turn/start", tp)
 	if err != nil {
 		return tr.handshakeFailed(ctx, "turn/start", err)
 	}
@@ -222,12 +222,12 @@ func (tr *turnRun) loop(ctx context.Context) (engine.Result, error) {
 		case <-graceful:
 			graceful = nil
 			tr.interrupt(false)
-		case m, ok := <-tr.c.in:
+		case m, ok := <-tr.c.In:
 			if !ok {
-				msg := tr.c.exitText("codex")
+				msg := tr.c.ExitText("codex")
 				// A CLI that dies mid-turn cuts the turn short: it ends
 				// interrupted, with the crash as its (retryable) error.
-				res, err := tr.fail(engine.ErrCrashed, tr.c.waitErr, "%s in the middle of a turn", msg)
+				res, err := tr.fail(engine.ErrCrashed, tr.c.WaitErr, "%s in the middle of a turn", msg)
 				res.Status = engine.StatusInterrupted
 				return res, err
 			}
@@ -248,11 +248,11 @@ func (tr *turnRun) loop(ctx context.Context) (engine.Result, error) {
 // cleaned before the caller kills the process group.
 func (tr *turnRun) interrupt(wait bool) {
 	tr.stopping = true
-	if tr.c.exited() {
+	if tr.c.Exited() {
 		return
 	}
-	_, _, _ = tr.c.start("turn/interrupt", map[string]any{"threadId": tr.threadID, "turnId": tr.turnID})
-	_, ch, err := tr.c.start("thread/backgroundTerminals/clean", map[string]any{"threadId": tr.threadID})
+	_, _, _ = tr.c.Begin("turn/interrupt", map[string]any{"threadId": tr.threadID, "turnId": tr.turnID})
+	_, ch, err := tr.c.Begin("thread/backgroundTerminals/clean", map[string]any{"threadId": tr.threadID})
 	if !wait || err != nil {
 		return
 	}
@@ -262,7 +262,7 @@ func (tr *turnRun) interrupt(wait bool) {
 	select {
 	case <-ch:
 	case <-t.C:
-	case <-tr.c.done:
+	case <-tr.c.Done:
 	}
 }
 

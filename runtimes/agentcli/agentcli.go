@@ -1,0 +1,193 @@
+// Package agentcli holds what the runtimes that drive an agent CLI share:
+// the child's minimal environment, the classification of its error
+// messages, and the bounded rendering of kz's transcript that primes a
+// fresh CLI session.
+package agentcli
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/kaizen-code/kz/engine"
+)
+
+// passEnv are variables the CLI gets from kz's environment. Credentials
+// are never passed implicitly (SECURITY.md rule 5): a config names them
+// with a bare "NAME" entry in Env.
+var passEnv = []string{
+	"PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LC_ALL", "LC_CTYPE", "TERM", "TMPDIR", "TZ",
+	"XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME", "XDG_RUNTIME_DIR",
+	"HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy",
+	"NODE_EXTRA_CA_CERTS", "SSL_CERT_FILE", "SSL_CERT_DIR",
+}
+
+// BuildEnv returns the CLI's environment: the allowed part of kz's, then
+// defaults, then cfgEnv ("K=V" sets, bare "K" passes K through from kz's
+// environment).
+func BuildEnv(defaults, cfgEnv []string) []string {
+	vals := map[string]string{}
+	var order []string
+	set := func(k, v string) {
+		if _, ok := vals[k]; !ok {
+			order = append(order, k)
+		}
+		vals[k] = v
+	}
+	for _, k := range passEnv {
+		if v, ok := os.LookupEnv(k); ok {
+			set(k, v)
+		}
+	}
+	for _, kv := range defaults {
+		k, v, _ := strings.Cut(kv, "=")
+		set(k, v)
+	}
+	for _, kv := range cfgEnv {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			if v, ok = os.LookupEnv(k); !ok {
+				continue
+			}
+		}
+		set(k, v)
+	}
+	out := make([]string, 0, len(order))
+	for _, k := range order {
+		out = append(out, k+"="+vals[k])
+	}
+	return out
+}
+
+// Classify maps a failure message of the CLI or its model provider to an
+// error kind, so that only failures another runtime could get past fail
+// over. Unrecognised failures count as crashes (retryable): a CLI that
+// cannot finish a turn is as good as a dead one.
+func Classify(msg string) engine.ErrorKind {
+	m := strings.ToLower(msg)
+	switch {
+	case containsAny(m, "401", "403", "unauthorized", "unauthenticated", "api key", "api_key", "authentication", "permission_denied", "login"):
+		return engine.ErrAuth
+	case containsAny(m, "429", "rate limit", "rate_limit", "ratelimit", "quota", "resource_exhausted", "usage limit"):
+		return engine.ErrRateLimit
+	case containsAny(m, "overloaded", "high demand", "503", "502", "500", "unavailable", "server_error", "internal error"):
+		return engine.ErrOverloaded
+	case containsAny(m, "context window", "context_length", "too long", "maximum context"):
+		return engine.ErrContextTooLong
+	case containsAny(m, "400", "invalid_argument", "bad request", "invalid request"):
+		return engine.ErrBadRequest
+	}
+	return engine.ErrCrashed
+}
+
+func containsAny(s string, subs ...string) bool {
+	for _, x := range subs {
+		if strings.Contains(s, x) {
+			return true
+		}
+	}
+	return false
+}
+
+// PrimeBudget bounds the rendered transcript a fresh CLI session is primed
+// with, in bytes: the most recent entries are kept.
+const PrimeBudget = 32 << 10
+
+const (
+	maxEntryText  = 4000
+	maxToolInput  = 400
+	maxToolOutput = 1500
+)
+
+// PrimePrompt prefixes the prompt with a bounded rendering of kz's
+// runtime-neutral transcript, for a CLI session that did not see the
+// earlier turns (they ran on another runtime, or the CLI's own session
+// could not be resumed).
+func PrimePrompt(history []engine.TranscriptEntry, prompt string, budget int) string {
+	body := RenderHistory(history, budget)
+	if body == "" {
+		return prompt
+	}
+	return "This conversation started earlier in kz, partly with other assistants. " +
+		"Here is what was said and done so far; continue from it and do not repeat work already done.\n\n" +
+		"<kz-conversation>\n" + body + "</kz-conversation>\n\n" + prompt
+}
+
+// RenderHistory renders the newest entries that fit in budget bytes, oldest
+// first, and says how many older ones were left out.
+func RenderHistory(history []engine.TranscriptEntry, budget int) string {
+	var parts []string
+	size, omitted := 0, 0
+	for i := len(history) - 1; i >= 0; i-- {
+		s := renderEntry(history[i])
+		if s == "" {
+			continue
+		}
+		if size+len(s) > budget {
+			omitted = i + 1
+			break
+		}
+		size += len(s)
+		parts = append(parts, s)
+	}
+	var b strings.Builder
+	if omitted > 0 {
+		fmt.Fprintf(&b, "[%d earlier entries omitted]\n", omitted)
+	}
+	for i := len(parts) - 1; i >= 0; i-- {
+		b.WriteString(parts[i])
+	}
+	return b.String()
+}
+
+func renderEntry(e engine.TranscriptEntry) string {
+	who := e.Runtime
+	if e.Model != "" {
+		who += "/" + e.Model
+	}
+	switch e.Kind {
+	case engine.EntryUser:
+		return "[user] " + clip(e.Text, maxEntryText) + "\n"
+	case engine.EntryAssistant:
+		s := "[assistant " + who + "]"
+		if e.Status == "partial" {
+			s += " (cut short)"
+		}
+		return s + " " + clip(e.Text, maxEntryText) + "\n"
+	case engine.EntryToolCall:
+		s := fmt.Sprintf("[tool call %s %s → %s]", e.Tool, clip(string(e.Input), maxToolInput), e.Status)
+		if e.Output != "" {
+			s += " " + clip(e.Output, maxToolOutput)
+		}
+		return s + "\n"
+	case engine.EntryDecision:
+		s := fmt.Sprintf("[permission %s for %s]", e.Status, e.Tool)
+		if e.Text != "" {
+			s += " " + clip(e.Text, maxToolInput)
+		}
+		return s + "\n"
+	case engine.EntryPatch:
+		return fmt.Sprintf("[patch %s] %s\n", strings.TrimPrefix(e.Status, "patch_"), clip(e.Text, maxToolOutput))
+	case engine.EntryMarker:
+		return "[note] " + clip(e.Text, maxToolInput) + "\n"
+	case engine.EntryError:
+		return fmt.Sprintf("[error %s] %s\n", e.Status, clip(e.Text, maxToolInput))
+	case engine.EntryTurnEnd:
+		if e.Status != "" && e.Status != string(engine.StatusComplete) {
+			return "[turn ended: " + e.Status + "]\n"
+		}
+	}
+	return ""
+}
+
+func clip(s string, n int) string {
+	s = strings.TrimSpace(s)
+	if len(s) <= n {
+		return s
+	}
+	// Cut on a rune boundary.
+	for n > 0 && n < len(s) && (s[n]&0xC0) == 0x80 {
+		n--
+	}
+	return s[:n] + "…"
+}

@@ -1,0 +1,380 @@
+// Package jsonrpc drives an agent CLI that speaks JSON-RPC 2.0 over its
+// stdin and stdout (Codex's app-server, any ACP agent): one process in its
+// own process group, requests with ids, notifications, the CLI's own
+// requests, and a kill that also reaches children which left the group.
+package jsonrpc
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// Message is one JSON-RPC message in either direction. Codex omits the
+// "jsonrpc" member on what it sends, and its request ids overlap kz's, so
+// messages are routed on the presence of Method: id+method is a request
+// from the CLI, method alone a notification, id alone a response.
+type Message struct {
+	JSONRPC string          `json:"jsonrpc,omitempty"`
+	ID      json.RawMessage `json:"id,omitempty"`
+	Method  string          `json:"method,omitempty"`
+	Params  json.RawMessage `json:"params,omitempty"`
+	Result  json.RawMessage `json:"result,omitempty"`
+	Error   *Error          `json:"error,omitempty"`
+	// recv is when the reader decoded the line (for latency figures).
+	recv time.Time
+}
+
+// Error is a JSON-RPC error object.
+type Error struct {
+	Code    int             `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data,omitempty"`
+}
+
+func (e *Error) Error() string {
+	if len(e.Data) > 0 && string(e.Data) != "null" {
+		return fmt.Sprintf("%s (code %d): %s", e.Message, e.Code, Truncate(string(e.Data), 500))
+	}
+	return fmt.Sprintf("%s (code %d)", e.Message, e.Code)
+}
+
+// Conn is one running CLI speaking JSON-RPC on stdio. The reader goroutine
+// owns stdout; writes are serialised by wmu.
+type Conn struct {
+	cmd    *exec.Cmd
+	pgid   int
+	marker string
+	log    *slog.Logger
+
+	wmu   sync.Mutex
+	stdin io.WriteCloser
+
+	nextID  atomic.Int64
+	pmu     sync.Mutex
+	pending map[int64]chan Message
+
+	// In carries notifications and requests from the CLI; it is closed
+	// after the process has been reaped.
+	In chan Message
+	// Done is closed once the process has been reaped; WaitErr is then
+	// set and must not be read before.
+	Done    chan struct{}
+	WaitErr error
+	quit    chan struct{}
+	qonce   sync.Once
+	Stderr  *TailBuffer
+}
+
+// Start spawns command in dir in its own process group.
+func Start(command string, args []string, dir string, env []string, markerVar string, log *slog.Logger) (*Conn, error) {
+	path, err := exec.LookPath(command)
+	if err != nil {
+		return nil, err
+	}
+	var rnd [12]byte
+	_, _ = rand.Read(rnd[:])
+	marker := markerVar + "=" + hex.EncodeToString(rnd[:])
+	cmd := exec.Command(path, args...)
+	cmd.Dir = dir
+	cmd.Env = append(env[:len(env):len(env)], marker)
+	// Its own group, so that a Ctrl-C in kz's terminal does not reach it
+	// and one signal reaches every child that stayed in the group.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.WaitDelay = 2 * time.Second
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, fmt.Errorf("stdin pipe: %w", err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, fmt.Errorf("stdout pipe: %w", err)
+	}
+	c := &Conn{cmd: cmd, stdin: stdin, log: log, marker: marker, pending: map[int64]chan Message{},
+		In: make(chan Message, 256), Done: make(chan struct{}), quit: make(chan struct{}), Stderr: &TailBuffer{max: 16 << 10}}
+	cmd.Stderr = c.Stderr
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	c.pgid = cmd.Process.Pid
+	go c.read(stdout)
+	return c, nil
+}
+
+// read decodes stdout line by line until EOF, then reaps the process and
+// kills whatever is left of it, so no child outlives the CLI.
+func (c *Conn) read(stdout io.Reader) {
+	defer func() {
+		c.WaitErr = c.cmd.Wait()
+		c.KillAll(syscall.SIGKILL)
+		c.failPending()
+		close(c.In)
+		close(c.Done)
+	}()
+	br := bufio.NewReaderSize(stdout, 64<<10)
+	for {
+		line, err := br.ReadBytes('\n')
+		if len(bytes.TrimSpace(line)) > 0 {
+			c.dispatch(line)
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+func (c *Conn) dispatch(line []byte) {
+	var m Message
+	if err := json.Unmarshal(line, &m); err != nil {
+		c.log.Warn("skipping a line that is not JSON", "err", err, "line", Truncate(string(line), 200))
+		return
+	}
+	m.recv = time.Now()
+	if m.Method == "" {
+		id, err := strconv.ParseInt(string(m.ID), 10, 64)
+		if err != nil {
+			c.log.Warn("response with an unknown id", "id", string(m.ID))
+			return
+		}
+		c.pmu.Lock()
+		ch := c.pending[id]
+		delete(c.pending, id)
+		c.pmu.Unlock()
+		if ch != nil {
+			ch <- m
+		}
+		return
+	}
+	select {
+	case c.In <- m:
+	case <-c.quit:
+	}
+}
+
+func (c *Conn) failPending() {
+	c.pmu.Lock()
+	defer c.pmu.Unlock()
+	for id, ch := range c.pending {
+		ch <- Message{Error: &Error{Code: -32000, Message: "the CLI exited"}}
+		delete(c.pending, id)
+	}
+}
+
+// send writes one JSON line to the CLI's stdin.
+func (c *Conn) Send(v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("encode message: %w", err)
+	}
+	b = append(b, '\n')
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if _, err := c.stdin.Write(b); err != nil {
+		return fmt.Errorf("write to the CLI: %w", err)
+	}
+	return nil
+}
+
+type outMsg struct {
+	JSONRPC string `json:"jsonrpc"`
+	ID      any    `json:"id,omitempty"`
+	Method  string `json:"method,omitempty"`
+	Params  any    `json:"params,omitempty"`
+}
+
+// start sends a request and returns the channel its response arrives on.
+func (c *Conn) Begin(method string, params any) (int64, <-chan Message, error) {
+	id := c.nextID.Add(1)
+	ch := make(chan Message, 1)
+	c.pmu.Lock()
+	c.pending[id] = ch
+	c.pmu.Unlock()
+	select {
+	case <-c.Done:
+		c.Forget(id)
+		return id, nil, errors.New("the CLI has exited")
+	default:
+	}
+	if err := c.Send(outMsg{JSONRPC: "2.0", ID: id, Method: method, Params: params}); err != nil {
+		c.Forget(id)
+		return id, nil, err
+	}
+	return id, ch, nil
+}
+
+func (c *Conn) Forget(id int64) {
+	c.pmu.Lock()
+	delete(c.pending, id)
+	c.pmu.Unlock()
+}
+
+// call sends a request and waits for its result.
+func (c *Conn) Call(ctx context.Context, method string, params any) (json.RawMessage, error) {
+	id, ch, err := c.Begin(method, params)
+	if err != nil {
+		return nil, err
+	}
+	select {
+	case m := <-ch:
+		if m.Error != nil {
+			return nil, fmt.Errorf("%s: %w", method, m.Error)
+		}
+		return m.Result, nil
+	case <-ctx.Done():
+		c.Forget(id)
+		return nil, ctx.Err()
+	}
+}
+
+// notify sends a notification.
+func (c *Conn) Notify(method string, params any) error {
+	return c.Send(outMsg{JSONRPC: "2.0", Method: method, Params: params})
+}
+
+// reply answers a request of the CLI.
+func (c *Conn) Reply(id json.RawMessage, result any) error {
+	return c.Send(struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Result  any             `json:"result"`
+	}{"2.0", id, result})
+}
+
+// replyError refuses a request of the CLI.
+func (c *Conn) ReplyError(id json.RawMessage, code int, msg string) error {
+	return c.Send(struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   Error           `json:"error"`
+	}{"2.0", id, Error{Code: code, Message: msg}})
+}
+
+// stop ends the CLI: stdin is closed (the polite way out), then after grace
+// the process group and every marked descendant get SIGKILL. It returns
+// once the process is reaped.
+func (c *Conn) Stop(grace time.Duration) {
+	c.qonce.Do(func() { close(c.quit) })
+	c.wmu.Lock()
+	_ = c.stdin.Close()
+	c.wmu.Unlock()
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case <-c.Done:
+	case <-t.C:
+		c.KillAll(syscall.SIGKILL)
+		<-c.Done
+	}
+	// Children that left the group and outlived their parent.
+	c.KillAll(syscall.SIGKILL)
+}
+
+// killNow kills at once, for an immediate interrupt.
+func (c *Conn) KillNow() {
+	c.qonce.Do(func() { close(c.quit) })
+	c.KillAll(syscall.SIGKILL)
+	<-c.Done
+	c.KillAll(syscall.SIGKILL)
+}
+
+// killAll signals the CLI's process group and every process that carries
+// this CLI's marker.
+func (c *Conn) KillAll(sig syscall.Signal) {
+	_ = syscall.Kill(-c.pgid, sig)
+	for _, pid := range MarkedPids(c.marker) {
+		_ = syscall.Kill(pid, sig)
+	}
+}
+
+// MarkedPids lists the processes whose environment holds marker, by
+// reading /proc (nothing is found where there is none; the group kill
+// remains).
+func MarkedPids(marker string) []int {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	want := []byte("\x00" + marker + "\x00")
+	self := os.Getpid()
+	var out []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == self {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/environ")
+		if err != nil || len(b) == 0 {
+			continue
+		}
+		if bytes.Contains(append([]byte{0}, b...), want) {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+func (c *Conn) Exited() bool {
+	select {
+	case <-c.Done:
+		return true
+	default:
+		return false
+	}
+}
+
+// exitText describes how the process ended, with the end of its stderr.
+func (c *Conn) ExitText(name string) string {
+	msg := "the " + name + " CLI exited"
+	if c.WaitErr != nil {
+		msg += " (" + c.WaitErr.Error() + ")"
+	}
+	if s := strings.TrimSpace(c.Stderr.String()); s != "" {
+		msg += ": " + Truncate(s, 2000)
+	}
+	return msg
+}
+
+// TailBuffer keeps the last max bytes written to it.
+type TailBuffer struct {
+	mu  sync.Mutex
+	max int
+	b   []byte
+}
+
+func (t *TailBuffer) Write(b []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.b = append(t.b, b...)
+	if len(t.b) > t.max {
+		t.b = append([]byte(nil), t.b[len(t.b)-t.max:]...)
+	}
+	return len(b), nil
+}
+
+func (t *TailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.b)
+}
+
+func Truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
