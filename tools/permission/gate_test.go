@@ -163,7 +163,6 @@ func (c gateCase) query(ws string) engine.GateQuery {
 
 func allow(r ...string) Rules { return Rules{Allow: r} }
 
-
 var (
 	rmRules = Rules{Allow: []string{"Bash(git status:*)"}, Deny: []string{"Bash(rm:*)"}}
 	allPM   = []engine.PermissionMode{engine.PermissionAsk, engine.PermissionAcceptEdits, engine.PermissionYolo, engine.PermissionDeny}
