@@ -82,6 +82,11 @@ type renderCtx struct {
 	expand    bool // tool cards show their whole output
 	reasoning bool // reasoning is shown in full
 	force     bool // streaming text is rendered now, not at the next frame
+	// deferCold shows a finished message that was never rendered at this
+	// width as plain text and leaves glamour to a background render, so a
+	// frame never waits for it (the program sets it; tests that need the
+	// styled render at once do not).
+	deferCold bool
 }
 
 // lines renders the item. Only items that are still changing (streaming
@@ -89,7 +94,7 @@ type renderCtx struct {
 func (it *item) lines(rc *renderCtx) []string {
 	switch it.kind {
 	case kindAssistant:
-		return it.md.Lines(rc.md, rc.width, rc.now, rc.force)
+		return it.md.Lines(rc.md, rc.width, rc.now, rc.force, rc.deferCold)
 	case kindTool:
 		if it.card.status == engine.ToolStatusRunning {
 			return it.card.render(rc)

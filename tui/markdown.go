@@ -139,6 +139,10 @@ type mdDoc struct {
 	tailDone   bool // the tail was rendered as markdown
 	rendered   bool
 	lastRender time.Time
+	// ph is the plain-text stand-in shown while a cold message renders in
+	// the background (see renderCtx.deferCold), for width phWidth.
+	ph      []string
+	phWidth int
 }
 
 // Append adds streamed text and finds new stable boundaries.
@@ -218,6 +222,10 @@ func fenceOpener(l string) string {
 	return ""
 }
 
+// cold reports a complete message with no render at width yet: what a
+// background prerender is for.
+func (d *mdDoc) cold(width int) bool { return d.done && !(d.rendered && d.width == width) }
+
 // stale reports whether the rendered lines lag behind the source.
 func (d *mdDoc) stale() bool {
 	return !d.rendered || d.tailLen != d.src.Len() || d.chunksDone != len(d.cuts) || d.tailDone != d.done
@@ -228,7 +236,13 @@ func (d *mdDoc) stale() bool {
 // interval has passed since the last refresh; otherwise the previous
 // render is returned and stale() stays true, so the caller schedules a
 // frame to catch up. The result is only valid until the next call.
-func (d *mdDoc) Lines(r *mdRenderer, width int, now time.Time, force bool) []string {
+func (d *mdDoc) Lines(r *mdRenderer, width int, now time.Time, force, deferCold bool) []string {
+	if deferCold && d.cold(width) {
+		if d.ph == nil || d.phWidth != width {
+			d.ph, d.phWidth = plainLines(strings.TrimRight(d.src.String(), "\n"), width), width
+		}
+		return d.ph
+	}
 	if width != d.width {
 		d.width = width
 		d.all, d.stableLen, d.chunksDone, d.rendered = d.all[:0], 0, 0, false
@@ -321,6 +335,7 @@ func (d *mdDoc) install(p prerendered) bool {
 	}
 	d.width, d.all, d.stableLen = p.width, p.all, p.stableLen
 	d.chunksDone, d.tailLen, d.tailDone, d.rendered = len(d.cuts), p.srcLen, true, true
+	d.ph = nil
 	return true
 }
 

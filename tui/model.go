@@ -123,9 +123,12 @@ type Model struct {
 	// prerendering is set while a message above the view is being rendered
 	// on another goroutine (one at a time).
 	prerendering bool
-	submitting   bool
-	interrupts   int
-	modeCursor   engine.Mode
+	// scrolled marks an update that moved the transcript, whose next frame
+	// may show plain stand-ins to replace.
+	scrolled   bool
+	submitting bool
+	interrupts int
+	modeCursor engine.Mode
 
 	// Memoized parts of the frame: they change far less often than the
 	// transcript, and rendering them costs more than comparing a key.
@@ -215,6 +218,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			cmds = append(cmds, cmd)
 		}
 	case tea.MouseWheelMsg:
+		m.scrolled = true
 		// The wheel scrolls what is in front: a diff, else the transcript.
 		if dv, h := m.frontDiff(); dv != nil {
 			switch msg.Button {
@@ -333,7 +337,10 @@ func (m *Model) afterUpdate() tea.Cmd {
 			cmds = append(cmds, func() tea.Msg { return prerenderedMsg{job()} })
 		}
 	}
-	if !m.frameDue && m.tr.streaming() {
+	// A frame follows every scroll and every background render, so plain
+	// stand-ins on screen are replaced as soon as their render is ready.
+	if !m.frameDue && (m.tr.streaming() || m.tr.coldNear(m.width) || m.scrolled) {
+		m.scrolled = false
 		m.frameDue = true
 		cmds = append(cmds, tea.Tick(frameInterval, func(time.Time) tea.Msg { return frameMsg{} }))
 	}
@@ -486,10 +493,12 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 		m.input.MoveToEnd()
 		return nil
 	case key.Matches(msg, k.ScrollUp):
+		m.scrolled = true
 		h := m.transcriptHeight()
 		m.tr.scroll(m.renderCtx(), h, -max(h-2, 1))
 		return nil
 	case key.Matches(msg, k.ScrollDown):
+		m.scrolled = true
 		h := m.transcriptHeight()
 		m.tr.scroll(m.renderCtx(), h, max(h-2, 1))
 		return nil
@@ -659,7 +668,7 @@ func (m *Model) onEvents(msg eventsMsg) tea.Cmd {
 func (m *Model) renderCtx() *renderCtx {
 	return &renderCtx{
 		theme: &m.theme, md: m.md, width: m.width, now: m.now(), spinner: m.spin.View(),
-		expand: m.tr.expand, reasoning: m.tr.reasoning,
+		expand: m.tr.expand, reasoning: m.tr.reasoning, deferCold: !m.quiet,
 	}
 }
 

@@ -361,8 +361,8 @@ func TestStreamingChunksDoNotDependOnDeltaBoundaries(t *testing.T) {
 	}
 	r := newMDRenderer(themes.MustResolve("dark", true).Markdown)
 	now := time.Now()
-	a := whole.Lines(r, 80, now, true)
-	b := pieces.Lines(r, 80, now, true)
+	a := whole.Lines(r, 80, now, true, false)
+	b := pieces.Lines(r, 80, now, true, false)
 	if !reflect.DeepEqual(a, b) {
 		t.Fatal("renders differ")
 	}
@@ -381,12 +381,12 @@ func TestStreamingTailIsThrottledToTheFrameRate(t *testing.T) {
 	d := &mdDoc{}
 	t0 := time.Now()
 	d.Append("hello")
-	d.Lines(r, 80, t0, false)
+	d.Lines(r, 80, t0, false, false)
 	d.Append(" world")
-	if got := ansi.Strip(strings.Join(d.Lines(r, 80, t0.Add(time.Millisecond), false), "\n")); strings.Contains(got, "world") || !d.stale() {
+	if got := ansi.Strip(strings.Join(d.Lines(r, 80, t0.Add(time.Millisecond), false, false), "\n")); strings.Contains(got, "world") || !d.stale() {
 		t.Fatalf("re-rendered within a frame: %q", got)
 	}
-	if got := ansi.Strip(strings.Join(d.Lines(r, 80, t0.Add(frameInterval), false), "\n")); !strings.Contains(got, "hello world") {
+	if got := ansi.Strip(strings.Join(d.Lines(r, 80, t0.Add(frameInterval), false, false), "\n")); !strings.Contains(got, "hello world") {
 		t.Fatalf("not re-rendered after a frame: %q", got)
 	}
 }
@@ -497,24 +497,11 @@ func TestQuitKeys(t *testing.T) {
 // session: one renders messages when they come into view, the other has
 // them rendered ahead on other goroutines. Every frame must be the same.
 func TestRenderAheadMatchesRenderOnDemand(t *testing.T) {
-	build := func(quiet bool) *Model {
-		m := testModel(t, newFake(), 100, 30)
-		m.quiet = quiet
-		for i := 1; i <= 30; i++ {
-			m.Update(eventsMsg{events: []engine.Event{
-				{Type: engine.EventUserMessage, TurnID: int64(i), Text: fmt.Sprintf("question %d", i)},
-				{Type: engine.EventAssistantMessage, TurnID: int64(i), Text: benchMarkdown(300 + 10*i)},
-				{Type: engine.EventFinalResult, TurnID: int64(i), Status: "complete"},
-			}})
-		}
-		return m
-	}
-	onDemand, ahead := build(true), build(false)
 	installed := 0
-	for step := 0; step < 200; step++ {
-		// Let the render-ahead jobs run on their own goroutines and finish
-		// before the frame, as they would between a person's wheel ticks.
-		_, cmd := ahead.Update(mouseWheel(true))
+	// settle runs cmd and everything it leads to, drawing a frame after
+	// every update as the program does: that is where plain stand-ins
+	// appear and get queued for their styled render.
+	settle := func(m *Model, cmd tea.Cmd) {
 		for cmd != nil {
 			done := make(chan []tea.Msg)
 			go func(c tea.Cmd) { done <- runCmd(c) }(cmd)
@@ -523,11 +510,36 @@ func TestRenderAheadMatchesRenderOnDemand(t *testing.T) {
 				if _, ok := msg.(prerenderedMsg); ok {
 					installed++
 				}
-				_, c := ahead.Update(msg)
+				_, c := m.Update(msg)
+				_ = m.View()
 				next = append(next, c)
 			}
 			cmd = tea.Batch(next...)
 		}
+	}
+	build := func(quiet bool) *Model {
+		m := testModel(t, newFake(), 100, 30)
+		m.quiet = quiet
+		for i := 1; i <= 30; i++ {
+			_, cmd := m.Update(eventsMsg{events: []engine.Event{
+				{Type: engine.EventUserMessage, TurnID: int64(i), Text: fmt.Sprintf("question %d", i)},
+				{Type: engine.EventAssistantMessage, TurnID: int64(i), Text: benchMarkdown(300 + 10*i)},
+				{Type: engine.EventFinalResult, TurnID: int64(i), Status: "complete"},
+			}})
+			_ = m.View()
+			if !quiet {
+				settle(m, cmd)
+			}
+		}
+		return m
+	}
+	onDemand, ahead := build(true), build(false)
+	for step := 0; step < 200; step++ {
+		// Let the render-ahead jobs run on their own goroutines and finish
+		// before the frame, as they would between a person's wheel ticks.
+		_, cmd := ahead.Update(mouseWheel(true))
+		_ = ahead.View()
+		settle(ahead, cmd)
 		onDemand.Update(mouseWheel(true))
 		if a, b := ahead.screen(), onDemand.screen(); a != b {
 			t.Fatalf("step %d: frames differ:\n--- ahead\n%s\n--- on demand\n%s", step, a, b)
@@ -535,5 +547,18 @@ func TestRenderAheadMatchesRenderOnDemand(t *testing.T) {
 	}
 	if installed < 5 {
 		t.Fatalf("only %d messages were rendered ahead", installed)
+	}
+	// A resize makes every message cold: the first frame shows plain
+	// stand-ins at once, and once the background renders are in, the
+	// frame is the one rendering on demand draws.
+	before := installed
+	_, cmd := ahead.Update(tea.WindowSizeMsg{Width: 120, Height: 30})
+	onDemand.Update(tea.WindowSizeMsg{Width: 120, Height: 30})
+	if ahead.screen() == onDemand.screen() {
+		t.Fatal("a cold frame waited for glamour instead of showing plain text")
+	}
+	settle(ahead, cmd)
+	if a, b := ahead.screen(), onDemand.screen(); a != b || installed == before {
+		t.Fatalf("after the background renders (%d installed) frames differ:\n--- ahead\n%s\n--- on demand\n%s", installed-before, a, b)
 	}
 }
