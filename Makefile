@@ -31,6 +31,7 @@ bench:
 # Whole-process timings: kz version and the scripted hello kz -p.
 bench-process: build
 	sh testdata/bench/process.sh $(BIN)
+	sh testdata/bench/firstframe.sh $(BIN)
 
 # Short fuzz runs of every proposal parser and the shell analyser: parsing
 # must never panic. A fixed count (not a duration) avoids the fuzzer's
