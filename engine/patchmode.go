@@ -44,9 +44,19 @@ const ToolApplyPatch = "apply_patch"
 // that did not apply or did not verify.
 const DefaultPatchRetries = 2
 
-// patchSelection is the UpdatedInput a reviewer sends to accept some files.
+// HunkApplier is implemented by a PreparedPatch that can apply part of a
+// file: only the listed hunks (0-based, in the order of the file's diff
+// in Files) of the files named in hunks, with the files in paths (all
+// when empty). It returns the diffs of what it wrote.
+type HunkApplier interface {
+	ApplyHunks(ctx context.Context, paths []string, hunks map[string][]int) ([]FileChange, error)
+}
+
+// patchSelection is the UpdatedInput a reviewer sends to accept some files
+// and, within them, some hunks; a file absent from Hunks is taken whole.
 type patchSelection struct {
-	Files []string `json:"files"`
+	Files []string         `json:"files"`
+	Hunks map[string][]int `json:"hunks,omitempty"`
 }
 
 // reviewPatch takes a patch-proposal answer through review, apply and
@@ -84,7 +94,18 @@ func (s *Session) reviewPatch(ctx context.Context, ts *turnState, text string) s
 			return ""
 		}
 	}
-	applied, err := p.Apply(ctx, sel.Files)
+	var applied []FileChange
+	if len(sel.Hunks) > 0 {
+		ha, ok := p.(HunkApplier)
+		if !ok {
+			s.emit(Event{Type: EventPatchRejected, TurnID: t.ID, PatchID: p.ID(), Reason: "bad selection",
+				Text: "this change cannot be applied hunk by hunk"})
+			return ""
+		}
+		applied, err = ha.ApplyHunks(ctx, sel.Files, sel.Hunks)
+	} else {
+		applied, err = p.Apply(ctx, sel.Files)
+	}
 	if err != nil {
 		fb := s.patcher.Feedback(err)
 		s.emit(Event{Type: EventPatchRejected, TurnID: t.ID, PatchID: p.ID(), Reason: "apply failed", Text: fb})
