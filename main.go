@@ -381,6 +381,9 @@ func cmdMain(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	defer func() { _ = ws.Close() }()
 	applier := e.applier(ws, st, id)
+	// Proposals are validated against the gate's safety checks path by
+	// path (both sides of a rename, symlinks resolved) before any preview.
+	applier.Guard = patch.GateGuard{Gate: gate, Workspace: ws.Dir()}
 	if restored, err := applier.Recover(ctx); err != nil {
 		_, _ = fmt.Fprintf(stderr, "kz: warning: could not recover an interrupted change: %v\n", err)
 	} else if len(restored) > 0 {
@@ -415,7 +418,8 @@ func cmdMain(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			_, _ = fmt.Fprintf(stderr, "kz: warning: custom commands: %v\n", cerr)
 		}
 		err := tui.Run(ctx, tui.Options{Session: sess, Theme: firstNonEmpty(o.theme, e.cfg.Theme), Welcome: welcome,
-			Undo: undoer{e: e, st: st, ws: ws, sessionID: id}, Sessions: st, Workspace: e.workspace, Commands: commands})
+			Undo: undoer{e: e, st: st, ws: ws, sessionID: id}, Sessions: st, Workspace: e.workspace, Commands: commands,
+			HunkSelection: true})
 		if cerr := sess.Close(context.WithoutCancel(ctx)); err == nil {
 			err = cerr
 		}
@@ -496,7 +500,7 @@ func cmdPolicy(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	rep, err := g.PolicyCheck(ctx, permission.PolicyInput{Tool: *tool, Input: json.RawMessage(*input), Mode: mode, PermissionMode: pmode, Workspace: e.workspace})
+	rep, err := tools.PolicyCheck(ctx, g, permission.PolicyInput{Tool: *tool, Input: json.RawMessage(*input), Mode: mode, PermissionMode: pmode, Workspace: e.workspace})
 	if err != nil {
 		return err
 	}

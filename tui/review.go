@@ -23,9 +23,12 @@ import (
 // For a patch proposal each file can be accepted or rejected; the answer
 // then allows the request with UpdatedInput {"files": [...accepted]}, the
 // selection engine/patchmode.go applies. Rejecting every file denies.
-// Hunks can be marked too, but a selection of hunks is only sent when the
-// engine says it applies one (Options.HunkSelection): until then a hunk
-// mark is refused with a message rather than silently ignored.
+// Hunks can be rejected too: the answer then carries {"hunks": {path:
+// [kept indexes]}}, which the engine hands to the patcher's ApplyHunks
+// (patch/hunkselect.go rebuilds the file from the validated old content
+// and checks it again). A selection of hunks is only sent when the caller
+// says the engine applies one (Options.HunkSelection, set by main.go);
+// otherwise a hunk mark is refused with a message rather than ignored.
 type review struct {
 	ev       engine.Event
 	patch    bool // a patch proposal: files are selectable
@@ -241,8 +244,8 @@ func (r *review) allow(scope engine.AnswerScope) *answerAction {
 
 // patchSelection is the UpdatedInput of a partial acceptance. Hunks maps
 // a path to the indexes (0-based, in diff order) of its accepted hunks; a
-// path absent from Hunks is accepted whole. The engine applies Files
-// today; Hunks is the proposed extension (see the package report).
+// path absent from Hunks is accepted whole. It mirrors the engine's
+// patchSelection.
 type patchSelection struct {
 	Files []string         `json:"files"`
 	Hunks map[string][]int `json:"hunks,omitempty"`

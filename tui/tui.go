@@ -56,8 +56,9 @@ type Options struct {
 	Width, Height int
 
 	// HunkSelection says the engine applies a per-hunk selection
-	// (UpdatedInput "hunks", see patchSelection). Until it does, the
-	// review accepts and rejects whole files only.
+	// (UpdatedInput "hunks", see patchSelection): true for an engine whose
+	// Patcher implements engine.HunkApplier, as main.go's does. Without
+	// it the review accepts and rejects whole files only.
 	HunkSelection bool
 	// Undo undoes the last applied change (/undo); nil disables it.
 	Undo Undoer

@@ -1,0 +1,163 @@
+package tui
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/patch"
+	"github.com/kaizen-code/kz/runtimes/scripted"
+	"github.com/kaizen-code/kz/store"
+	"github.com/kaizen-code/kz/tools/workspace"
+)
+
+// storeUndoer is main.go's undoer: patch.UndoLast over the store's
+// snapshots of one session.
+type storeUndoer struct {
+	a  *patch.Applier
+	st *store.Store
+	id string
+}
+
+func (u storeUndoer) UndoLast(ctx context.Context) (string, error) {
+	return patch.UndoLast(ctx, u.a, u.st, u.id)
+}
+
+// patchSession is a real interactive session in patch-proposal mode over
+// the scripted runtime, with kz's real patch reviewer writing into work
+// through the real workspace and snapshots in a real store, as main.go
+// wires it.
+func patchSession(t *testing.T, work, script string) (*engine.Session, *engine.Subscription, storeUndoer) {
+	t.Helper()
+	ctx := context.Background()
+	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "kz.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, err := workspace.Open(work)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt, err := scripted.Parse("scripted", "test.jsonl", strings.NewReader(script))
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := engine.NewID()
+	if err := st.CreateSession(ctx, id, work, "scripted", "m", engine.ModePatchProposal); err != nil {
+		t.Fatal(err)
+	}
+	a := &patch.Applier{FS: ws, Snapshots: patch.StoreSnapshots{Store: st, SessionID: id},
+		JournalDir: filepath.Join(t.TempDir(), "journal"), Root: ws.Dir()}
+	w := st.NewWriter()
+	sess, err := engine.NewSession(engine.Config{ID: id, Journal: w, Workspace: work, Runtime: "scripted", Interactive: true,
+		Runtimes: []engine.RuntimeEntry{{Runtime: rt, Models: []string{"m"}}}, Mode: engine.ModePatchProposal,
+		Patcher: &patch.Reviewer{Applier: a}, PatchRetries: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub := sess.Subscribe()
+	t.Cleanup(func() {
+		sub.Close()
+		if err := sess.Close(ctx); err != nil {
+			t.Error(err)
+		}
+		if err := w.Close(); err != nil {
+			t.Error(err)
+		}
+		_ = ws.Close()
+		if err := st.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	return sess, sub, storeUndoer{a: a, st: st, id: id}
+}
+
+// crlfSource is a CRLF file of 30 numbered lines whose last line has no
+// newline.
+func crlfSource() string {
+	var b strings.Builder
+	for i := 1; i <= 30; i++ {
+		b.WriteString("line " + strconv.Itoa(i) + "\r\n")
+	}
+	return b.String() + "end"
+}
+
+// proposalScript answers with a SEARCH/REPLACE proposal of two edits far
+// apart in app.txt: two hunks in the review.
+func proposalScript() string {
+	text := "SUMMARY: two edits\n\napp.txt\n<<<<<<< SEARCH\nline 3\r\n=======\nline three\r\n>>>>>>> REPLACE\n" +
+		"app.txt\n<<<<<<< SEARCH\nline 28\r\n=======\nline twenty-eight\r\n>>>>>>> REPLACE\n"
+	q := strconv.Quote(text)
+	return `{"type":"text_delta","text":` + q + `}` + "\n" + `{"type":"assistant_message","text":` + q + `}` + "\n"
+}
+
+// TestReviewAcceptHunkOneRejectHunkTwoOnDisk drives the review of a real
+// two-hunk proposal: hunk 1 accepted, hunk 2 rejected, then checks the file
+// on disk byte for byte; /undo then restores the exact bytes, mode and
+// CRLF line endings from the store's snapshots.
+func TestReviewAcceptHunkOneRejectHunkTwoOnDisk(t *testing.T) {
+	work := t.TempDir()
+	file := filepath.Join(work, "app.txt")
+	orig := crlfSource()
+	if err := os.WriteFile(file, []byte(orig), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(file, 0o755); err != nil { // umask-proof
+		t.Fatal(err)
+	}
+	sess, sub, undo := patchSession(t, work, proposalScript())
+	m := testModel(t, sess, 120, 40)
+	m.hunkSelect = true
+	m.ext.undo = undo
+
+	m.typeText("edit app.txt")
+	m.press("enter")
+	pumpUntil(t, m, sub, "the review", func(s string) bool { return strings.Contains(s, "Permission needed: apply_patch") })
+	if s := m.screen(); !strings.Contains(s, "M app.txt  +2 −2") || !strings.Contains(s, "+line three␍") {
+		t.Fatalf("review:\n%s", s)
+	}
+	m.press("]", "]")
+	if s := m.screen(); !strings.Contains(s, "hunk 2/2") {
+		t.Fatalf("not on hunk 2:\n%s", s)
+	}
+	m.press("x", "y")
+	pumpUntil(t, m, sub, "the applied patch", func(s string) bool { return strings.Contains(s, "patch applied") && !m.status.running })
+
+	got, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := strings.Replace(orig, "line 3\r\n", "line three\r\n", 1)
+	if string(got) != want {
+		t.Fatalf("file after a partial apply:\n%q\nwant\n%q", got, want)
+	}
+	if fi, err := os.Stat(file); err != nil || fi.Mode().Perm() != 0o755 {
+		t.Fatalf("mode after apply: %v %v", fi.Mode(), err)
+	}
+	// The change log holds what was really written: one hunk.
+	if n := len(m.changes); n != 1 || strings.Count(m.changes[0].files[0].Diff, "@@ -") != 1 {
+		t.Fatalf("change log: %+v", m.changes)
+	}
+
+	m.command("/undo")
+	if s := m.screen(); !strings.Contains(s, "undone: undid") {
+		t.Fatalf("undo not reported:\n%s", s)
+	}
+	got, err = os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != orig {
+		t.Fatalf("undo did not restore the exact bytes:\n%q\nwant\n%q", got, orig)
+	}
+	if fi, err := os.Stat(file); err != nil || fi.Mode().Perm() != 0o755 {
+		t.Fatalf("mode after undo: %v %v", fi.Mode(), err)
+	}
+	if !m.changes[0].undone {
+		t.Error("the change log does not mark the change undone")
+	}
+}
