@@ -344,6 +344,8 @@ type harnessOpts struct {
 	answer   func(ev engine.Event) engine.Answer
 	onEvent  func(h *harness, ev engine.Event)
 	prior    *engine.Prior
+	// patcher reviews proposals in patch-proposal mode.
+	patcher engine.Patcher
 }
 
 func newHarness(t *testing.T, runtimes []engine.RuntimeEntry, o harnessOpts) *harness {
@@ -354,7 +356,7 @@ func newHarness(t *testing.T, runtimes []engine.RuntimeEntry, o harnessOpts) *ha
 		ws = rt.cfg.Workspace
 	}
 	s, err := engine.NewSession(engine.Config{Workspace: ws, Journal: j, Runtimes: runtimes, Gate: o.gate,
-		Interactive: true, PermissionMode: o.pmode, Mode: o.mode, Failover: o.failover, Prior: o.prior})
+		Interactive: true, PermissionMode: o.pmode, Mode: o.mode, Failover: o.failover, Prior: o.prior, Patcher: o.patcher})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,6 +31,27 @@ type apiRequest struct {
 		Name string `json:"name"`
 	} `json:"tools"`
 	Stream bool `json:"stream"`
+	// System is the system prompt: text blocks (or a plain string).
+	System json.RawMessage `json:"system"`
+}
+
+// systemText joins the system prompt's blocks.
+func (r *apiRequest) systemText() string {
+	var b strings.Builder
+	for _, s := range blocks(r.System) {
+		b.WriteString(s.Text)
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// toolNames lists the tools the request offers the model.
+func (r *apiRequest) toolNames() []string {
+	out := make([]string, 0, len(r.Tools))
+	for _, tl := range r.Tools {
+		out = append(out, tl.Name)
+	}
+	return out
 }
 
 type apiMsgBody struct {

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -149,6 +150,9 @@ func TestRealPlainText(t *testing.T) {
 	if final.NativeID != st[0].NativeID || final.Cycles != 1 {
 		t.Errorf("final native %q cycles %d", final.NativeID, final.Cycles)
 	}
+	if u := h.journal.ofType(engine.EventUsageUpdated); len(u) != 1 || u[0].Usage == nil || *u[0].Usage != *final.Usage || u[0].CostUSD != final.CostUSD {
+		t.Errorf("usage_updated %+v, final usage %+v cost %v", u, final.Usage, final.CostUSD)
+	}
 	first := final
 	final = h.run(t, context.Background(), "Say hello again")
 	t.Logf("turn 1 cost %v usage %+v; turn 2 cost %v usage %+v", first.CostUSD, *first.Usage, final.CostUSD, *final.Usage)
@@ -203,6 +207,19 @@ func TestRealBashPersonAndRules(t *testing.T) {
 		}})
 	exists := func(name string) bool { _, err := os.Stat(filepath.Join(ws, name)); return err == nil }
 	asked := func() int { return len(h.journal.ofType(engine.EventPermissionRequested)) }
+	decided := func(id string) engine.Event {
+		for _, ev := range h.journal.ofType(engine.EventPermissionDecided) {
+			if ev.ToolCallID == id {
+				return ev
+			}
+		}
+		t.Errorf("no permission_decided for %s", id)
+		return engine.Event{}
+	}
+	// The deny rule's command would remove this directory.
+	if err := os.MkdirAll(filepath.Join(ws, "build", "keep"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 
 	final := h.run(t, context.Background(), "KZ:person-ok")
 	if final.Status != string(engine.StatusComplete) || !exists("person.txt") || asked() != 1 {
@@ -218,15 +235,28 @@ func TestRealBashPersonAndRules(t *testing.T) {
 		t.Errorf("answer after the denial %q", final.Output)
 	}
 
-	h.run(t, context.Background(), "KZ:rule-no")
+	final = h.run(t, context.Background(), "KZ:rule-no")
+	// The model's next request carries the denial as the call's result.
 	res = lastToolResult(t, api)
-	if asked() != 2 || !res.IsError || !strings.Contains(contentText(res.Content), "rm -rf build") {
+	if asked() != 2 || !res.IsError || res.ToolUseID != "toolu_rule-no" || !strings.Contains(contentText(res.Content), "rm -rf build") {
 		t.Errorf("denied by a rule: asked %d, model saw %+v", asked(), res)
+	}
+	if d := decided("toolu_rule-no"); d.Decision != engine.DecisionDeny || d.Stage != "deny_rule" {
+		t.Errorf("denied by a rule: permission_decided %+v", d)
+	}
+	if !exists("build/keep") || !strings.HasPrefix(final.Output, "saw: ") {
+		t.Errorf("denied by a rule: build exists %v, answer %q", exists("build/keep"), final.Output)
 	}
 
 	h.run(t, context.Background(), "KZ:rule-ok")
 	if !exists("rule.txt") || asked() != 2 {
 		t.Errorf("allowed by a rule: file %v, asked %d", exists("rule.txt"), asked())
+	}
+	if d := decided("toolu_rule-ok"); d.Decision != engine.DecisionAllow || d.Stage != "allow" {
+		t.Errorf("allowed by a rule: permission_decided %+v", d)
+	}
+	if res := lastToolResult(t, api); res.ToolUseID != "toolu_rule-ok" || res.IsError {
+		t.Errorf("allowed by a rule: model saw %+v", res)
 	}
 }
 
@@ -273,11 +303,22 @@ func TestRealAllowForSession(t *testing.T) {
 		}
 		return fakeReply{Text: "done"}
 	})
-	rt, _ := realSetup(t, api)
+	rt, ws := realSetup(t, api)
 	h := newHarness(t, []engine.RuntimeEntry{{Runtime: rt}}, harnessOpts{answer: func(engine.Event) engine.Answer {
 		return engine.Answer{Decision: engine.DecisionAllow, Scope: engine.ScopeSession}
 	}})
 	final := h.run(t, context.Background(), "KZ:session")
+	// destination "session" keeps the grant in the CLI's memory: no
+	// settings file of Claude's is written, in the project or in HOME.
+	for _, dir := range []string{filepath.Join(ws, ".claude"), filepath.Join(filepath.Dir(ws), "home", ".claude")} {
+		_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && strings.HasPrefix(d.Name(), "settings") {
+				b, _ := os.ReadFile(p)
+				t.Errorf("Claude settings written: %s: %s", p, b)
+			}
+			return nil
+		})
+	}
 	var asked []string
 	for _, ev := range h.journal.ofType(engine.EventPermissionRequested) {
 		asked = append(asked, ev.Command)
@@ -339,23 +380,44 @@ func TestRealGracefulInterruptDuringTool(t *testing.T) {
 		return fakeReply{Tools: []fakeTool{{ID: "toolu_sleep", Name: "Bash", Input: map[string]string{"command": "sleep 37.25", "description": "wait"}}}}
 	})
 	rt, _ := realSetup(t, api)
+	var mu sync.Mutex
+	var sleeps []int
+	var interruptedAt time.Time
 	h := newHarness(t, []engine.RuntimeEntry{{Runtime: rt}}, harnessOpts{answer: allowOnce,
 		onEvent: func(h *harness, ev engine.Event) {
 			if ev.Type == engine.EventPermissionDecided && ev.Decision == engine.DecisionAllow {
-				whenRunning(func() { h.s.Interrupt(false) }, "sleep", "37.25")
+				whenRunning(func() {
+					mu.Lock()
+					sleeps, interruptedAt = procsRunning("sleep", "37.25"), time.Now()
+					mu.Unlock()
+					h.s.Interrupt(false)
+				}, "sleep", "37.25")
 			}
 		}})
-	start := time.Now()
 	final := h.run(t, context.Background(), "KZ:sleep")
 	if final.Status != string(engine.StatusInterrupted) {
 		t.Fatalf("status %s, want interrupted", final.Status)
 	}
-	if d := time.Since(start); d > 20*time.Second {
+	mu.Lock()
+	if len(sleeps) == 0 {
+		t.Fatal("the long tool call never ran")
+	}
+	if d := time.Since(interruptedAt); d > 10*time.Second {
 		t.Errorf("the interrupt took %v", d)
 	}
-	time.Sleep(200 * time.Millisecond)
-	if left := procsRunning("sleep", "37.25"); len(left) > 0 {
-		t.Errorf("the tool's child survived the interrupt: %v", left)
+	// The very processes that ran the tool are gone.
+	deadline := time.Now().Add(3 * time.Second)
+	for _, pid := range sleeps {
+		for !processGone(pid) && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+		}
+		if !processGone(pid) {
+			t.Errorf("the tool's child %d survived the interrupt", pid)
+		}
+	}
+	mu.Unlock()
+	if fin := h.journal.ofType(engine.EventToolCallFinished); len(fin) != 1 || fin[0].Status != engine.ToolStatusInterrupted {
+		t.Errorf("tool_call_finished %+v", fin)
 	}
 	pid := cliPid(rt, h.s.ID())
 	if pid == 0 {

@@ -27,7 +27,9 @@ type turnRun struct {
 	lastModel        string
 	// interrupted says kz sent the graceful interrupt.
 	interrupted bool
-	limitErr    error
+	// eof says the CLI's stdout ended before its result line.
+	eof      bool
+	limitErr error
 
 	permMu sync.Mutex
 	perms  map[string]*pendingPerm
@@ -73,6 +75,7 @@ func (tr *turnRun) attempt(ctx context.Context, s *slot, noResume bool) (res eng
 	}
 	tr.tools = map[string]toolCall{}
 	tr.perms = map[string]*pendingPerm{}
+	tr.eof = false
 	prompt := tr.t.Prompt
 	if fresh && len(tr.t.History) > 0 {
 		prompt = primePrompt(tr.t.History, prompt, primeBudget)
@@ -81,13 +84,17 @@ func (tr *turnRun) attempt(ctx context.Context, s *slot, noResume bool) (res eng
 		tr.p.kill(tr.rt.cfg.KillGrace)
 	}
 	res, err = tr.loop(ctx)
-	if err != nil && tr.p.alive() {
-		// The loop can see the end of stdout before the process is
-		// reaped; give the exit a moment so a refused --resume is told
-		// apart from a CLI that still runs.
+	if tr.eof {
+		// msgs is closed right after the process was reaped, just before
+		// done: wait for done so that a refused --resume is told apart
+		// from a CLI that still runs. A turn that ended any other way
+		// (an API error in the result line) must not wait here: its CLI
+		// stays alive and the failover chain is waiting. A CLI that
+		// closed its stdout but lingers is stopped.
 		select {
 		case <-tr.p.done:
 		case <-time.After(2 * time.Second):
+			tr.p.kill(tr.rt.cfg.KillGrace)
 		}
 	}
 	if !tr.p.alive() {
@@ -181,6 +188,7 @@ func (tr *turnRun) loop(ctx context.Context) (engine.Result, error) {
 		select {
 		case m, ok := <-tr.p.msgs:
 			if !ok {
+				tr.eof = true
 				return tr.exited(ctx)
 			}
 			if m.Type == "result" {
@@ -284,7 +292,11 @@ func (tr *turnRun) system(m wireMsg) {
 		tr.t.Emit(engine.Event{Type: engine.EventPermissionDecided, ToolCallID: m.ToolUseID, Tool: m.ToolName,
 			Decision: engine.DecisionDeny, Stage: "claude", Reason: msg})
 	case "api_retry":
-		tr.rt.log.Info("claude: API retry", "attempt", m.Attempt, "max", m.MaxRetries, "status", m.ErrorStatus, "error", m.Error)
+		status := 0
+		if m.ErrorStatus != nil {
+			status = *m.ErrorStatus
+		}
+		tr.rt.log.Info("claude: API retry", "attempt", m.Attempt, "max", m.MaxRetries, "status", status, "error", m.Error)
 	case "status", "thinking_tokens", "task_started", "task_updated", "task_notification", "compact_boundary", "hook_response":
 	default:
 		tr.rt.log.Info("claude: skipping unknown system message", "subtype", m.Subtype)
