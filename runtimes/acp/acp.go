@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/tools"
 )
 
 // Config configures one ACP runtime. The lead maps
@@ -56,6 +57,10 @@ type Config struct {
 	// KillGrace is how long an interrupt waits for the agent to wind down
 	// before its processes are killed. Zero means 2 seconds.
 	KillGrace time.Duration
+	// Snapshots stores the old content of every file kz writes for the
+	// agent (fs/write_text_file), so that the write can be undone. Nil
+	// refuses delegated writes: kz never changes a file it could not undo.
+	Snapshots tools.SnapshotSaver
 	// Logger receives what kz skips. Nil means slog.Default().
 	Logger *slog.Logger
 }

@@ -180,8 +180,71 @@ func TestFileWritesThroughKz(t *testing.T) {
 	if len(ps) != 2 || ps[1].Tool != "write_text_file" || !strings.Contains(ps[1].Diff, "+sneaky") {
 		t.Errorf("permission requests %+v", ps)
 	}
+	// The read passed kz's gate too (allowed without asking).
+	reads := 0
+	for _, ev := range h.journal.ofType(engine.EventPermissionDecided) {
+		if ev.Tool == "read_file" && ev.Decision == engine.DecisionAllow {
+			reads++
+		}
+	}
+	if reads != 1 {
+		t.Errorf("%d gate decisions about the read, want 1", reads)
+	}
 	if fe := h.journal.ofType(engine.EventFileEdited); len(fe) != 1 || fe[0].Path != "a.txt" || fe[0].ToolCallID != "write_file__1" {
 		t.Errorf("file_edited %+v", fe)
+	}
+	// The write is undoable: kz saved what a.txt was (nothing) first.
+	if sn := f.snaps.all(); len(sn) != 1 || sn[0].Path != "a.txt" || sn[0].Existed || sn[0].ToolCallID != "write_file__1" {
+		t.Errorf("snapshots %+v", sn)
+	}
+}
+
+// Without a snapshot store kz writes nothing for the agent: a write it
+// could not undo is refused.
+func TestFileWriteWithoutSnapshotsRefused(t *testing.T) {
+	lines := append(handshake("write"),
+		cli(`{"jsonrpc":"2.0","id":1,"method":"fs/write_text_file","params":{"sessionId":"s-1","path":"<workdir>/a.txt","content":"hello\n"}}`),
+		host(`{"id":1,"error":{"code":-32603,"message":"~no snapshot store"}}`),
+		cli(promptDone))
+	f := newFake(t, lines)
+	f.rt.cfg.Snapshots = nil
+	h := newHarness(t, f.ws, single(f), harnessOpts{answer: allowOnce})
+	h.run(t, context.Background(), "write")
+	f.checkReport()
+	if _, err := os.Stat(filepath.Join(f.ws, "a.txt")); err == nil {
+		t.Error("a write kz could not undo reached the disk")
+	}
+}
+
+// A write replacing a file snapshots the old content and is atomic: the
+// file holds the old or the new content, never a mix, and a symlink out
+// of the workspace is not followed.
+func TestFileWriteSnapshotsOldContent(t *testing.T) {
+	lines := append(handshake("write"),
+		cli(`{"jsonrpc":"2.0","id":1,"method":"fs/write_text_file","params":{"sessionId":"s-1","path":"<workdir>/old.txt","content":"new\n"}}`),
+		host(`{"id":1,"result":null}`),
+		cli(`{"jsonrpc":"2.0","id":2,"method":"fs/write_text_file","params":{"sessionId":"s-1","path":"<workdir>/link/x.txt","content":"escape\n"}}`),
+		host(`{"id":2,"error":{"code":-32001}}`),
+		cli(promptDone))
+	f := newFake(t, lines)
+	if err := os.WriteFile(filepath.Join(f.ws, "old.txt"), []byte("old\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	outside := t.TempDir()
+	if err := os.Symlink(outside, filepath.Join(f.ws, "link")); err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, f.ws, single(f), harnessOpts{answer: allowOnce})
+	h.run(t, context.Background(), "write")
+	f.checkReport()
+	if b, _ := os.ReadFile(filepath.Join(f.ws, "old.txt")); string(b) != "new\n" {
+		t.Errorf("old.txt = %q", b)
+	}
+	if sn := f.snaps.all(); len(sn) != 1 || sn[0].Path != "old.txt" || !sn[0].Existed || string(sn[0].Content) != "old\n" {
+		t.Errorf("snapshots %+v", sn)
+	}
+	if _, err := os.Stat(filepath.Join(outside, "x.txt")); err == nil {
+		t.Error("a write followed a symlink out of the workspace")
 	}
 }
 
@@ -366,6 +429,8 @@ func TestLoadAndPriming(t *testing.T) {
 	f := newFake(t, append(append([]scriptLine(nil), start...),
 		cli(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"old-s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"OLD REPLAY"}}}}`),
 		cli(`{"jsonrpc":"2.0","id":3,"result":{}}`),
+		// Like Gemini CLI 0.61: more of the replay after the result.
+		cli(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"old-s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"OLD REPLAY LATE"}}}}`),
 		host(`{"method":"session/prompt","params":{"sessionId":"old-s","prompt":[{"type":"text","text":"again"}]}}`),
 		cli(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"old-s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"new"}}}}`),
 		cli(promptDone)))

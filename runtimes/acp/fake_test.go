@@ -19,6 +19,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/tools"
 )
 
 // The test binary doubles as the fake CLI: with KZ_FAKE_SCRIPT set it
@@ -265,6 +266,7 @@ type fake struct {
 	dir    string
 	ws     string
 	report string
+	snaps  *memSnapshots
 	rt     *Runtime
 }
 
@@ -284,6 +286,25 @@ func writeScript(t testing.TB, path string, lines []scriptLine) {
 	}
 }
 
+// memSnapshots keeps the snapshots kz saves before each write.
+type memSnapshots struct {
+	mu    sync.Mutex
+	snaps []tools.Snapshot
+}
+
+func (m *memSnapshots) SaveSnapshot(_ context.Context, s tools.Snapshot) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.snaps = append(m.snaps, s)
+	return nil
+}
+
+func (m *memSnapshots) all() []tools.Snapshot {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]tools.Snapshot(nil), m.snaps...)
+}
+
 // newFake sets up a fake CLI; runs after the first use more[k-1] when given.
 func newFake(t testing.TB, lines []scriptLine, more ...[]scriptLine) *fake {
 	t.Helper()
@@ -297,9 +318,9 @@ func newFake(t testing.TB, lines []scriptLine, more ...[]scriptLine) *fake {
 	if err := os.MkdirAll(ws, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	f := &fake{t: t, dir: dir, ws: ws, report: filepath.Join(dir, "report.txt")}
+	f := &fake{t: t, dir: dir, ws: ws, report: filepath.Join(dir, "report.txt"), snaps: &memSnapshots{}}
 	f.rt = New(Config{Name: "gemini", Command: os.Args[0], Workspace: ws, KillGrace: 300 * time.Millisecond, AuthMethod: "gemini-api-key",
-		HandshakeTimeout: 10 * time.Second,
+		HandshakeTimeout: 10 * time.Second, Snapshots: f.snaps,
 		Env:              []string{"KZ_FAKE_SCRIPT=" + script, "KZ_FAKE_REPORT=" + f.report}})
 	return f
 }

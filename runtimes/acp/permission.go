@@ -4,10 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
+	"path/filepath"
 	"strings"
 
 	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/tools"
 	"github.com/kaizen-code/kz/tools/workspace"
 )
 
@@ -33,7 +36,7 @@ func (tr *turnRun) request(ctx context.Context, m wire) {
 	case "fs/write_text_file":
 		err = tr.writeFile(ctx, m)
 	case "fs/read_text_file":
-		err = tr.readFile(m)
+		err = tr.readFile(ctx, m)
 	default:
 		tr.rt.log.Info("acp: request kz does not serve", "method", m.Method)
 		err = tr.c.ReplyError(m.ID, codeMethodNotFound, "kz does not support "+m.Method)
@@ -118,21 +121,28 @@ func (tr *turnRun) permission(ctx context.Context, m wire) error {
 	return tr.c.Reply(m.ID, map[string]any{"outcome": map[string]string{"outcome": "selected", "optionId": id}})
 }
 
-func (tr *turnRun) workspace() (*workspace.Workspace, error) {
-	if tr.ws != nil {
-		return tr.ws, nil
+// env returns the tools environment kz's own file tools run in for this
+// turn: the workspace (opened once) and the snapshot store that makes
+// every write undoable.
+func (tr *turnRun) env() (*tools.Env, error) {
+	if tr.tenv != nil {
+		return tr.tenv, nil
 	}
 	ws, err := workspace.Open(tr.dir)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("open the workspace: %w", err)
 	}
 	tr.ws = ws
-	return ws, nil
+	tr.tenv = tools.NewEnv(ws, tr.t.SessionID, tr.rt.cfg.Snapshots)
+	return tr.tenv, nil
 }
 
-// writeFile serves fs/write_text_file through kz's workspace: confined to
-// it, asked through the gate as a write (unless the person just allowed
-// exactly this content for this path), and atomic.
+// writeFile serves fs/write_text_file through kz's write_file tool: the
+// path is confined to the workspace (symlinks resolved), the write is
+// judged by the gate like any other (unless the person just allowed
+// exactly this content for this path through session/request_permission),
+// the old content is snapshotted so the write can be undone, and the file
+// is replaced atomically.
 func (tr *turnRun) writeFile(ctx context.Context, m wire) error {
 	var p struct {
 		Path    string `json:"path"`
@@ -141,28 +151,33 @@ func (tr *turnRun) writeFile(ctx context.Context, m wire) error {
 	if err := json.Unmarshal(m.Params, &p); err != nil || p.Path == "" {
 		return tr.c.ReplyError(m.ID, codeInvalidParams, "fs/write_text_file needs a path and content")
 	}
-	ws, err := tr.workspace()
+	env, err := tr.env()
 	if err != nil {
 		return tr.c.ReplyError(m.ID, codeInternal, err.Error())
 	}
-	rel, err := ws.Rel(p.Path)
+	input, _ := json.Marshal(map[string]string{"path": p.Path, "content": p.Content})
+	call, err := tools.WriteFile{}.Prepare(ctx, env, input)
 	if err != nil {
 		return tr.c.ReplyError(m.ID, codeRefused, "kz refused the write: "+err.Error())
 	}
-	abs, _ := ws.Abs(rel)
-	var old *string
-	if b, _, err := ws.ReadFile(rel, maxFileRead); err == nil {
-		s := string(b)
-		old = &s
+	rel, err := env.WS.Rel(p.Path)
+	if err != nil {
+		return tr.c.ReplyError(m.ID, codeRefused, "kz refused the write: "+err.Error())
 	}
-	diff := unifiedDiff(rel, old, p.Content)
+	rel = filepath.ToSlash(rel)
 	want, ok := tr.allowedWrites[rel]
+	toolID := want.toolID
 	if !ok || want.content != p.Content {
-		want = allowedWrite{}
-		in, _ := json.Marshal(map[string]string{"path": abs})
-		ans := tr.t.RequestPermission(ctx, engine.PermissionRequest{Tool: "write_text_file", Input: in,
-			Paths: []string{abs}, Write: true, Diff: diff})
-		if !ans.Allowed() {
+		tr.nwrites++
+		toolID = fmt.Sprintf("acp_write_%d", tr.nwrites)
+		req := call.Request()
+		req.ToolCallID, req.Tool, req.Input = toolID, "write_text_file", tr.writeInput(p.Path)
+		// Absolute like the paths of the agent's own permission requests
+		// (the named path, then the symlink-resolved one).
+		for i, rp := range req.Paths {
+			req.Paths[i] = tr.abs(rp)
+		}
+		if ans := tr.t.RequestPermission(ctx, req); !ans.Allowed() {
 			msg := "kz denied the write to " + rel
 			if ans.Feedback != "" {
 				msg += ": " + ans.Feedback
@@ -171,17 +186,27 @@ func (tr *turnRun) writeFile(ctx context.Context, m wire) error {
 		}
 	}
 	delete(tr.allowedWrites, rel)
-	if err := ws.WriteFile(rel, []byte(p.Content), 0o644); err != nil {
+	rc := &tools.RunContext{Env: env, ToolCallID: toolID, Emit: func(ev engine.Event) {
+		ev.ToolCallID, ev.Tool = toolID, "write_text_file"
+		tr.t.Emit(ev)
+	}}
+	if _, err := call.Run(ctx, rc); err != nil {
 		return tr.c.ReplyError(m.ID, codeInternal, "write "+rel+": "+err.Error())
 	}
 	tr.written[rel] = true
-	tr.t.Emit(engine.Event{Type: engine.EventFileEdited, ToolCallID: want.toolID, Tool: "write_text_file", Path: rel, Diff: diff})
 	return tr.c.Reply(m.ID, nil)
+}
+
+// writeInput is the tool input shown for a delegated write: the path only,
+// the content is in the diff.
+func (tr *turnRun) writeInput(path string) json.RawMessage {
+	b, _ := json.Marshal(map[string]string{"path": tr.abs(path)})
+	return b
 }
 
 // readFile serves fs/read_text_file from the workspace (kz does not offer
 // it, but an agent may still ask).
-func (tr *turnRun) readFile(m wire) error {
+func (tr *turnRun) readFile(ctx context.Context, m wire) error {
 	var p struct {
 		Path  string `json:"path"`
 		Line  int    `json:"line"`
@@ -190,15 +215,30 @@ func (tr *turnRun) readFile(m wire) error {
 	if err := json.Unmarshal(m.Params, &p); err != nil || p.Path == "" {
 		return tr.c.ReplyError(m.ID, codeInvalidParams, "fs/read_text_file needs a path")
 	}
-	ws, err := tr.workspace()
+	env, err := tr.env()
 	if err != nil {
 		return tr.c.ReplyError(m.ID, codeInternal, err.Error())
 	}
-	rel, err := ws.Rel(p.Path)
+	rel, err := env.WS.Rel(p.Path)
 	if err != nil {
 		return tr.c.ReplyError(m.ID, codeRefused, "kz refused the read: "+err.Error())
 	}
-	b, _, err := ws.ReadFile(rel, maxFileRead)
+	res, err := env.WS.Resolve(rel)
+	if err != nil {
+		return tr.c.ReplyError(m.ID, codeRefused, "kz refused the read: "+err.Error())
+	}
+	// Reads pass the gate too (a read of a credential file inside the
+	// workspace may need the person's consent), judged on both the named
+	// and the symlink-resolved path.
+	paths := []string{tr.abs(rel)}
+	if res != rel {
+		paths = append(paths, tr.abs(res))
+	}
+	in, _ := json.Marshal(map[string]string{"path": tr.abs(p.Path)})
+	if ans := tr.t.RequestPermission(ctx, engine.PermissionRequest{Tool: "read_file", Input: in, Paths: paths}); !ans.Allowed() {
+		return tr.c.ReplyError(m.ID, codeRefused, "kz denied the read of "+rel)
+	}
+	b, _, err := env.WS.ReadFile(res, maxFileRead)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return tr.c.ReplyError(m.ID, -32002, "Resource not found: "+rel)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/tools"
 	"github.com/kaizen-code/kz/tools/workspace"
 )
 
@@ -23,6 +24,12 @@ type turnRun struct {
 	model string
 	dir   string
 	ws    *workspace.Workspace
+	// tenv is the environment kz's file tools run in, opened on the first
+	// file request of the agent.
+	tenv *tools.Env
+	// nwrites numbers the delegated writes that came without a permission
+	// request, to name their snapshots.
+	nwrites int
 
 	sessionID string
 	// replaying is set while session/load runs: the agent then replays the
@@ -205,6 +212,45 @@ func (tr *turnRun) drain(ctx context.Context) {
 	}
 }
 
+// Bounds of the wait for a loaded session's replay: the replay is over
+// once the agent has been quiet for replayQuiet, and kz waits at most
+// replayMax for that.
+const (
+	replayQuiet = 150 * time.Millisecond
+	replayMax   = 3 * time.Second
+)
+
+// awaitReplayEnd skips the updates replaying a loaded session. ACP says
+// the replay comes before the session/load result, but Gemini CLI 0.61
+// starts it without waiting and answers at once, so replayed messages
+// arrive after the result; counted as the new turn's, they would repeat
+// the old answers. Requests of the agent are still served.
+func (tr *turnRun) awaitReplayEnd(ctx context.Context) {
+	limit := time.NewTimer(replayMax)
+	defer limit.Stop()
+	quiet := time.NewTimer(replayQuiet)
+	defer quiet.Stop()
+	for {
+		select {
+		case m, ok := <-tr.c.In:
+			if !ok {
+				return
+			}
+			tr.handle(ctx, m)
+			if !quiet.Stop() {
+				<-quiet.C
+			}
+			quiet.Reset(replayQuiet)
+		case <-quiet.C:
+			return
+		case <-limit.C:
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
 func (tr *turnRun) run(ctx context.Context) (engine.Result, error) {
 	hctx, cancel := context.WithTimeout(ctx, tr.rt.cfg.HandshakeTimeout)
 	defer cancel()
@@ -235,6 +281,9 @@ func (tr *turnRun) run(ctx context.Context) (engine.Result, error) {
 	if id := tr.t.NativeID; id != "" && init.AgentCapabilities.LoadSession {
 		tr.replaying = true
 		res, err = tr.await(hctx, "session/load", map[string]any{"sessionId": id, "cwd": tr.dir, "mcpServers": []any{}})
+		if err == nil {
+			tr.awaitReplayEnd(hctx)
+		}
 		tr.replaying = false
 		switch {
 		case err == nil:

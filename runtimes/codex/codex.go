@@ -1,9 +1,18 @@
 // Package codex drives the OpenAI Codex CLI (`codex app-server`, JSON-RPC
 // over stdio) as a kz runtime. Every turn starts the CLI in its own process
-// group, opens or resumes a thread with approval policy "untrusted" and the
-// read-only sandbox, so that every shell command and every file change is
-// sent to kz for approval first, and maps Codex's item and turn
-// notifications to kz events.
+// group, opens or resumes a thread with approval policy "untrusted", so that
+// every shell command (ls and cat included) and every file change is sent
+// to kz for approval first, and maps Codex's item and turn notifications to
+// kz events.
+//
+// The thread's sandbox is workspace-write by default, not read-only:
+// Codex 0.169.0 asks for every command under "untrusted" whatever the
+// sandbox, and where its sandbox works (bubblewrap with user namespaces)
+// an approved command still runs inside it, so under read-only an approved
+// `echo hi > f` fails with "Read-only file system" and is not re-run.
+// workspace-write lets approved commands change the workspace and nothing
+// else, and keeps input a model types into an approved interactive
+// command (write_stdin, never approved again) inside the workspace.
 //
 // An approved command may be re-run by Codex outside its sandbox without a
 // second prompt, so kz's gate judges every command as unsandboxed. kz never
@@ -44,6 +53,11 @@ type Config struct {
 	Models []string
 	// Workspace is the directory used when a turn names none.
 	Workspace string
+	// Sandbox is the Codex sandbox of every thread: "read-only",
+	// "workspace-write" or "danger-full-access". Empty means
+	// workspace-write (see the package comment). Every command is sent to
+	// kz for approval whatever the sandbox.
+	Sandbox Sandbox
 	// HandshakeTimeout bounds start-up (initialize and thread start).
 	// Zero means 60 seconds.
 	HandshakeTimeout time.Duration
@@ -53,6 +67,16 @@ type Config struct {
 	// Logger receives what kz skips. Nil means slog.Default().
 	Logger *slog.Logger
 }
+
+// Sandbox is a Codex sandbox mode.
+type Sandbox string
+
+// The sandbox modes Codex accepts on thread/start.
+const (
+	SandboxReadOnly       Sandbox = "read-only"
+	SandboxWorkspaceWrite Sandbox = "workspace-write"
+	SandboxFullAccess     Sandbox = "danger-full-access"
+)
 
 // Runtime is a Codex runtime. It implements engine.Runtime; it is safe for
 // concurrent use, each turn running its own CLI process.
@@ -71,6 +95,9 @@ func New(cfg Config) *Runtime {
 	}
 	if cfg.HandshakeTimeout <= 0 {
 		cfg.HandshakeTimeout = 60 * time.Second
+	}
+	if cfg.Sandbox == "" {
+		cfg.Sandbox = SandboxWorkspaceWrite
 	}
 	if cfg.KillGrace <= 0 {
 		cfg.KillGrace = 2 * time.Second
@@ -144,6 +171,12 @@ func (r *Runtime) Run(ctx context.Context, t *engine.Turn) (engine.Result, error
 	dir := t.Workspace
 	if dir == "" {
 		dir = r.cfg.Workspace
+	}
+	switch r.cfg.Sandbox {
+	case SandboxReadOnly, SandboxWorkspaceWrite, SandboxFullAccess:
+	default:
+		return engine.Result{Status: engine.StatusError, Model: model}, r.errorf(engine.ErrCapability, model, nil,
+			"unknown codex sandbox %q (want read-only, workspace-write or danger-full-access)", r.cfg.Sandbox)
 	}
 	if _, err := exec.LookPath(r.cfg.Command); err != nil {
 		return engine.Result{Status: engine.StatusError, Model: model}, r.missing(err)

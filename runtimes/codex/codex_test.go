@@ -439,3 +439,19 @@ func TestCrashWithoutFailoverEndsInterrupted(t *testing.T) {
 		t.Errorf("error events %+v", errs)
 	}
 }
+
+// The default sandbox lets approved commands write the workspace; an
+// unknown one is refused before anything starts.
+func TestSandboxDefaultAndUnknown(t *testing.T) {
+	if got := New(Config{}).cfg.Sandbox; got != SandboxWorkspaceWrite {
+		t.Errorf("default sandbox %q", got)
+	}
+	f := newFake(t, nil)
+	f.rt.cfg.Sandbox = "wide-open"
+	h := newHarness(t, f.ws, single(f), harnessOpts{})
+	final := h.run(t, context.Background(), "hi")
+	if e := h.journal.ofType(engine.EventError); final.Status != string(engine.StatusError) || len(e) != 1 ||
+		e[0].ErrorKind != engine.ErrCapability || !strings.Contains(e[0].Text, "wide-open") {
+		t.Errorf("final %+v, errors %+v", final, e)
+	}
+}

@@ -298,7 +298,9 @@ func newFake(t testing.TB, lines []scriptLine, more ...[]scriptLine) *fake {
 		t.Fatal(err)
 	}
 	f := &fake{t: t, dir: dir, ws: ws, report: filepath.Join(dir, "report.txt")}
-	f.rt = New(Config{Name: "codex", Command: os.Args[0], Workspace: ws, KillGrace: 300 * time.Millisecond,
+	// The recorded samples were taken with the read-only sandbox; the
+	// real-CLI tests run the default.
+	f.rt = New(Config{Name: "codex", Command: os.Args[0], Workspace: ws, KillGrace: 300 * time.Millisecond, Sandbox: SandboxReadOnly,
 		HandshakeTimeout: 10 * time.Second,
 		Env:              []string{"KZ_FAKE_SCRIPT=" + script, "KZ_FAKE_REPORT=" + f.report}})
 	return f

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/kaizen-code/kz/engine"
 	"github.com/kaizen-code/kz/runtimes/scripted"
+	"github.com/kaizen-code/kz/tools/permission"
 )
 
 // These tests run the real `codex app-server` against a fake OpenAI
@@ -273,22 +275,27 @@ trust_level = "trusted"
 	return rt, ws
 }
 
-// denyGate denies commands containing a marker and asks about the rest.
-type denyGate struct{ marker string }
-
-func (g denyGate) Check(_ context.Context, q engine.GateQuery) engine.Verdict {
-	if g.marker != "" && strings.Contains(q.Request.Command, g.marker) {
-		return engine.Verdict{Decision: engine.DecisionDeny, Stage: "rules", Rule: "deny " + g.marker}
+// realGate is kz's permission gate with the given rules, as a session
+// uses it.
+func realGate(t testing.TB, rules permission.Rules) engine.Gate {
+	t.Helper()
+	g, err := permission.New(permission.Options{User: rules, Home: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, p := range q.Request.Paths {
-		if strings.Contains(p, "/.git/") {
-			return engine.Verdict{Decision: engine.DecisionDeny, Stage: "safety", Reason: "writes to .git are refused"}
-		}
-	}
-	return engine.Verdict{Decision: engine.DecisionAsk}
+	return g
 }
 
-func (denyGate) Remember(context.Context, engine.GateQuery, engine.AnswerScope) error { return nil }
+// decided returns the permission_decided events about a command.
+func decided(h *harness, command string) []engine.Event {
+	var out []engine.Event
+	for _, ev := range h.journal.ofType(engine.EventPermissionDecided) {
+		if ev.Command == command {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
 
 func TestRealTextAndResume(t *testing.T) {
 	api := newRespAPI(t, func(int, map[string]any) step { return step{Text: "Hello from the fake model."} })
@@ -312,12 +319,16 @@ func TestRealTextAndResume(t *testing.T) {
 	}
 }
 
+// Every command, ls included, is sent to kz's gate; one the person allows
+// runs, one a deny rule refuses never runs and the person is not asked.
 func TestRealShellApprovedAndDenied(t *testing.T) {
 	api := newRespAPI(t, func(outputs int, body map[string]any) step {
 		switch {
 		case outputs == 0 && strings.Contains(lastUser(body), "DENYME"):
-			return step{Shell: "echo no > denied.txt"}
+			return step{Shell: "touch denied.txt"}
 		case outputs == 0:
+			return step{Shell: "ls"}
+		case outputs == 1 && !strings.Contains(lastUser(body), "DENYME"):
 			return step{Shell: "echo hi > approved.txt"}
 		}
 		return step{Text: "done"}
@@ -325,7 +336,7 @@ func TestRealShellApprovedAndDenied(t *testing.T) {
 	rt, ws := realSetup(t, api)
 	var mu sync.Mutex
 	var asked []string
-	h := newHarness(t, ws, []engine.RuntimeEntry{{Runtime: rt}}, harnessOpts{gate: denyGate{marker: "denied.txt"},
+	h := newHarness(t, ws, []engine.RuntimeEntry{{Runtime: rt}}, harnessOpts{gate: realGate(t, permission.Rules{Deny: []string{"Bash(touch:*)"}}),
 		answer: func(ev engine.Event) engine.Answer {
 			mu.Lock()
 			asked = append(asked, ev.Command)
@@ -337,8 +348,13 @@ func TestRealShellApprovedAndDenied(t *testing.T) {
 	if final := h.run(t, ctx, "make a file"); final.Status != string(engine.StatusComplete) {
 		t.Fatalf("final %+v", final)
 	}
+	// Codex asked kz even about ls, which kz's gate allows by itself.
+	if d := decided(h, "ls"); len(d) != 1 || d[0].Decision != engine.DecisionAllow {
+		t.Errorf("kz's decisions about ls: %+v", d)
+	}
 	if b, err := os.ReadFile(filepath.Join(ws, "approved.txt")); err != nil || string(b) != "hi\n" {
-		t.Errorf("approved.txt = %q, %v", b, err)
+		reqs := api.requests()
+		t.Errorf("approved.txt = %q, %v; the model saw %s", b, err, lastOutput(reqs[len(reqs)-1]))
 	}
 	mu.Lock()
 	if len(asked) != 1 || asked[0] != "echo hi > approved.txt" {
@@ -351,6 +367,14 @@ func TestRealShellApprovedAndDenied(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(ws, "denied.txt")); err == nil {
 		t.Error("a command denied by a rule ran")
 	}
+	if d := decided(h, "touch denied.txt"); len(d) != 1 || d[0].Decision != engine.DecisionDeny || d[0].Stage != string(permission.StageDenyRule) {
+		t.Errorf("kz's decisions about the denied command: %+v", d)
+	}
+	mu.Lock()
+	if len(asked) != 1 {
+		t.Errorf("the person was asked about a command a rule denies: %q", asked)
+	}
+	mu.Unlock()
 	reqs := api.requests()
 	if out := lastOutput(reqs[len(reqs)-1]); !strings.Contains(out, "rejected") {
 		t.Errorf("the model was told %s", out)
@@ -370,10 +394,14 @@ func TestRealPatchDiffBeforeApprovalAndGitRefused(t *testing.T) {
 	rt, ws := realSetup(t, api)
 	var mu sync.Mutex
 	var diffs []string
-	h := newHarness(t, ws, []engine.RuntimeEntry{{Runtime: rt}}, harnessOpts{gate: denyGate{},
+	existedWhenAsked := false
+	h := newHarness(t, ws, []engine.RuntimeEntry{{Runtime: rt}}, harnessOpts{gate: realGate(t, permission.Rules{}),
 		answer: func(ev engine.Event) engine.Answer {
 			mu.Lock()
 			diffs = append(diffs, ev.Diff)
+			if _, err := os.Stat(filepath.Join(ws, "a.txt")); err == nil {
+				existedWhenAsked = true
+			}
 			mu.Unlock()
 			return engine.Answer{Decision: engine.DecisionAllow}
 		}})
@@ -385,6 +413,9 @@ func TestRealPatchDiffBeforeApprovalAndGitRefused(t *testing.T) {
 	mu.Lock()
 	if len(diffs) != 1 || !strings.Contains(diffs[0], "+line one\n+line two\n") {
 		t.Errorf("diffs the person saw: %q", diffs)
+	}
+	if existedWhenAsked {
+		t.Error("a.txt was written before the person approved the change")
 	}
 	mu.Unlock()
 	if b, err := os.ReadFile(filepath.Join(ws, "a.txt")); err != nil || string(b) != "line one\nline two\n" {
@@ -399,6 +430,20 @@ func TestRealPatchDiffBeforeApprovalAndGitRefused(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(ws, ".git", "hooks", "pre-commit")); err == nil {
 		t.Error("a write to .git/ went through")
 	}
+	var git []engine.Event
+	for _, ev := range h.journal.ofType(engine.EventPermissionDecided) {
+		if slices.ContainsFunc(ev.Paths, func(p string) bool { return strings.Contains(p, ".git/hooks/pre-commit") }) {
+			git = append(git, ev)
+		}
+	}
+	if len(git) != 1 || git[0].Decision != engine.DecisionDeny || git[0].Stage != string(permission.StageSafety) {
+		t.Errorf("kz's decisions about the .git write: %+v", git)
+	}
+	mu.Lock()
+	if len(diffs) != 1 {
+		t.Errorf("the person was asked about the .git write: %d questions", len(diffs))
+	}
+	mu.Unlock()
 }
 
 // sleepPids lists processes running `sleep <arg>`.
@@ -429,26 +474,30 @@ func TestRealCancelLongCommand(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	h := newHarness(t, ws, []engine.RuntimeEntry{{Runtime: rt}}, harnessOpts{answer: allowOnce})
+	cancelled := make(chan time.Time, 1)
 	go func() {
 		deadline := time.Now().Add(60 * time.Second)
 		for time.Now().Before(deadline) && len(sleepPids("37.5")) == 0 {
 			time.Sleep(20 * time.Millisecond)
 		}
+		cancelled <- time.Now()
 		cancel()
 	}()
 	final := h.run(t, ctx, "LONG")
 	if final.Status != string(engine.StatusInterrupted) {
 		t.Errorf("status %q", final.Status)
 	}
-	deadline := time.Now().Add(time.Second)
-	for len(sleepPids("37.5")) > 0 && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
+	at := <-cancelled
+	for len(sleepPids("37.5")) > 0 && time.Since(at) < time.Second {
+		time.Sleep(10 * time.Millisecond)
 	}
 	if p := sleepPids("37.5"); len(p) > 0 {
 		for _, pid := range p {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
 		t.Errorf("the command outlived the cancel by a second: %v", p)
+	} else {
+		t.Logf("the command was gone %v after the cancel", time.Since(at).Round(time.Millisecond))
 	}
 	tctx, tcancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer tcancel()
@@ -496,8 +545,38 @@ func cliPids(env string, argv ...string) []int {
 	return out
 }
 
-// The CLI killed mid-turn is a crash: an error event, then failover to the
-// next runtime; the command it ran does not survive it.
+// killWhenSleeping SIGKILLs the CLI of ws (found by its HOME) once the
+// command `sleep arg` it started is running.
+func killWhenSleeping(ws, arg string) {
+	home := "HOME=" + filepath.Join(filepath.Dir(ws), "home")
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) && len(sleepPids(arg)) == 0 {
+		time.Sleep(20 * time.Millisecond)
+	}
+	for _, pid := range cliPids(home, "app-server") {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+}
+
+// checkSleepGone fails the test when `sleep arg` outlives the CLI by a
+// second.
+func checkSleepGone(t *testing.T, arg string) {
+	t.Helper()
+	deadline := time.Now().Add(time.Second)
+	for len(sleepPids(arg)) > 0 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if p := sleepPids(arg); len(p) > 0 {
+		for _, pid := range p {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+		t.Errorf("the command outlived the killed CLI: %v", p)
+	}
+}
+
+// The CLI killed mid-turn is a crash: without failover the turn ends
+// interrupted with a retryable error event; with failover configured the
+// next runtime takes the turn. The command it ran does not survive it.
 func TestRealKilledMidTurnFailsOver(t *testing.T) {
 	api := newRespAPI(t, func(outputs int, body map[string]any) step {
 		if outputs == 0 {
@@ -505,38 +584,33 @@ func TestRealKilledMidTurnFailsOver(t *testing.T) {
 		}
 		return step{Text: "ok"}
 	})
-	rt, ws := realSetup(t, api)
-	h := newHarness(t, ws, []engine.RuntimeEntry{{Runtime: rt}, {Runtime: otherRuntime{}}},
-		harnessOpts{answer: allowOnce, failover: []engine.ChainLink{{Runtime: "other"}}})
-	home := "HOME=" + filepath.Join(filepath.Dir(ws), "home")
-	go func() {
-		deadline := time.Now().Add(60 * time.Second)
-		for time.Now().Before(deadline) && len(sleepPids("39.5")) == 0 {
-			time.Sleep(20 * time.Millisecond)
-		}
-		for _, pid := range cliPids(home, "app-server") {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-		}
-	}()
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
+
+	rt, ws := realSetup(t, api)
+	h := newHarness(t, ws, []engine.RuntimeEntry{{Runtime: rt}}, harnessOpts{answer: allowOnce})
+	go killWhenSleeping(ws, "39.5")
 	final := h.run(t, ctx, "run it")
-	if final.Runtime != "other" || final.Output != "from other" {
-		t.Errorf("final %+v", final)
+	if final.Status != string(engine.StatusInterrupted) || final.Runtime != "codex" {
+		t.Errorf("without failover: final %+v", final)
 	}
 	if e := h.journal.ofType(engine.EventError); len(e) != 1 || e[0].ErrorKind != engine.ErrCrashed || !e[0].Retryable {
-		t.Errorf("errors %+v", e)
+		t.Errorf("without failover: errors %+v", e)
 	}
-	deadline := time.Now().Add(time.Second)
-	for len(sleepPids("39.5")) > 0 && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
+	checkSleepGone(t, "39.5")
+
+	rt, ws = realSetup(t, api)
+	h = newHarness(t, ws, []engine.RuntimeEntry{{Runtime: rt}, {Runtime: otherRuntime{}}},
+		harnessOpts{answer: allowOnce, failover: []engine.ChainLink{{Runtime: "other"}}})
+	go killWhenSleeping(ws, "39.5")
+	final = h.run(t, ctx, "run it")
+	if final.Runtime != "other" || final.Output != "from other" {
+		t.Errorf("with failover: final %+v", final)
 	}
-	if p := sleepPids("39.5"); len(p) > 0 {
-		for _, pid := range p {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-		}
-		t.Errorf("the command outlived the killed CLI: %v", p)
+	if e := h.journal.ofType(engine.EventError); len(e) != 1 || e[0].ErrorKind != engine.ErrCrashed || !e[0].Retryable || e[0].Runtime != "codex" {
+		t.Errorf("with failover: errors %+v", e)
 	}
+	checkSleepGone(t, "39.5")
 }
 
 // A mid-session switch from the scripted runtime primes a new session:
