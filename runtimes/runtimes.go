@@ -32,7 +32,7 @@ import (
 var Presets = map[string]config.Runtime{
 	"claude":     {Kind: config.KindClaudeCode, Command: "claude"},
 	"codex":      {Kind: config.KindCodex, Command: "codex"},
-	"gemini":     {Kind: config.KindACP, Command: "gemini", Args: []string{"--experimental-acp"}},
+	"gemini":     {Kind: config.KindACP, Command: "gemini", Args: []string{"--acp"}},
 	"anthropic":  {Kind: config.KindNative, Provider: "anthropic", APIKeyEnv: "ANTHROPIC_API_KEY", Models: []string{"claude-sonnet-4-5"}},
 	"openai":     {Kind: config.KindNative, Provider: "openai", APIKeyEnv: "OPENAI_API_KEY", Models: []string{"gpt-5"}},
 	"gemini-api": {Kind: config.KindNative, Provider: "gemini", APIKeyEnv: "GEMINI_API_KEY", Models: []string{"gemini-2.5-pro"}},
@@ -88,6 +88,9 @@ func Build(name string, rc config.Runtime, opt Options) (engine.RuntimeEntry, er
 			cfg = acp.GeminiPreset()
 		}
 		cfg.Name, cfg.Workspace = name, opt.Workspace
+		// The agent's writes go through kz's write_file tool, which
+		// snapshots first so that they can be undone.
+		cfg.Snapshots = opt.Snapshots
 		if rc.Command != "" {
 			cfg.Command = rc.Command
 		}
