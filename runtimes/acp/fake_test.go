@@ -321,7 +321,7 @@ func newFake(t testing.TB, lines []scriptLine, more ...[]scriptLine) *fake {
 	f := &fake{t: t, dir: dir, ws: ws, report: filepath.Join(dir, "report.txt"), snaps: &memSnapshots{}}
 	f.rt = New(Config{Name: "gemini", Command: os.Args[0], Workspace: ws, KillGrace: 300 * time.Millisecond, AuthMethod: "gemini-api-key",
 		HandshakeTimeout: 10 * time.Second, Snapshots: f.snaps,
-		Env:              []string{"KZ_FAKE_SCRIPT=" + script, "KZ_FAKE_REPORT=" + f.report}})
+		Env: []string{"KZ_FAKE_SCRIPT=" + script, "KZ_FAKE_REPORT=" + f.report}})
 	return f
 }
 
