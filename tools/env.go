@@ -55,6 +55,10 @@ type Env struct {
 	KillGrace time.Duration
 
 	reads readState
+	// policyOnly marks the Env of `kz policy check`: calls are prepared
+	// to be judged, never run, and there is no session history, so
+	// edit_file's has-been-read check does not apply.
+	policyOnly bool
 	// sandbox is set while bash must run under the Landlock wrapper.
 	sandbox atomic.Bool
 }

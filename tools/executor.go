@@ -234,9 +234,7 @@ func (e *Executor) run(ctx context.Context, p Permitter, em Emitter, c ToolCall)
 		return fail("%s: %v; the call was not executed", c.Name, err)
 	}
 	if spec.RequiresPermission() {
-		req := call.Request()
-		req.ToolCallID, req.Tool, req.Input = c.ID, c.Name, eventInput(c.Input)
-		a := p.RequestPermission(ctx, req)
+		a := p.RequestPermission(ctx, gateRequest(call, c.ID, c.Name, c.Input))
 		if a.Allowed() && len(a.UpdatedInput) > 0 {
 			// The person edited the input: decode it as strictly as the
 			// model's and ask the gate about what will really run.
@@ -244,9 +242,7 @@ func (e *Executor) run(ctx context.Context, p Permitter, em Emitter, c ToolCall)
 			if err != nil {
 				return fail("%s: the edited input is invalid: %v; the call was not executed", c.Name, err)
 			}
-			req = call.Request()
-			req.ToolCallID, req.Tool, req.Input = c.ID, c.Name, eventInput(a.UpdatedInput)
-			if a2 := p.RequestPermission(ctx, req); !a2.Allowed() {
+			if a2 := p.RequestPermission(ctx, gateRequest(call, c.ID, c.Name, a.UpdatedInput)); !a2.Allowed() {
 				a = a2
 			}
 		}
@@ -281,6 +277,15 @@ func (e *Executor) run(ctx context.Context, p Permitter, em Emitter, c ToolCall)
 		res.Output, res.ArtifactRef = e.overLimit(ctx, c, out, spec.MaxResult())
 	}
 	return res, status
+}
+
+// gateRequest is the request the gate judges for a prepared call: the
+// call's own view of itself (decoded once, strictly) plus the call id, the
+// tool name and the raw input. kz policy check builds it the same way.
+func gateRequest(call Call, id, name string, input json.RawMessage) engine.PermissionRequest {
+	req := call.Request()
+	req.ToolCallID, req.Tool, req.Input = id, name, eventInput(input)
+	return req
 }
 
 // denialText is what the model reads when a call is denied: the reason and

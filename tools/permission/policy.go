@@ -20,6 +20,11 @@ type PolicyInput struct {
 	Workspace      string
 	Runtime        string
 	Capabilities   engine.Capabilities
+	// Request, when set, is the request exactly as the tool itself builds
+	// it from Input (kz's own tools decode strictly and resolve their
+	// paths; tools.PolicyCheck fills it). Without it, Input is decoded by
+	// RequestFromInput, which knows other runtimes' tool names.
+	Request *engine.PermissionRequest
 }
 
 // RequestFromInput decodes a tool's JSON input into the gate's request:
@@ -75,9 +80,15 @@ func (g *Gate) PolicyCheck(ctx context.Context, in PolicyInput) (Report, error) 
 	if in.Tool == "" {
 		return Report{}, fmt.Errorf("policy check: --tool is required")
 	}
-	req, err := RequestFromInput(in.Tool, in.Input)
-	if err != nil {
-		return Report{}, fmt.Errorf("policy check: %w", err)
+	var req engine.PermissionRequest
+	if in.Request != nil {
+		req = *in.Request
+		req.Tool = in.Tool
+	} else {
+		var err error
+		if req, err = RequestFromInput(in.Tool, in.Input); err != nil {
+			return Report{}, fmt.Errorf("policy check: %w", err)
+		}
 	}
 	if in.Mode == "" {
 		in.Mode = engine.ModeFullAutonomous
