@@ -25,6 +25,9 @@ type PreparedPatch interface {
 	ID() string
 	Summary() string
 	Files() []FileChange
+	// Paths lists every path the change writes, deletes or renames, both
+	// sides of a rename included: the gate judges each of them.
+	Paths() []string
 	Verification() []string
 	// Apply writes the files named in paths (all when empty), all or none.
 	Apply(ctx context.Context, paths []string) ([]FileChange, error)
@@ -74,10 +77,11 @@ func (s *Session) reviewPatch(ctx context.Context, ts *turnState, text string) s
 		return fb
 	}
 	files := p.Files()
-	paths := make([]string, 0, len(files))
+	// The gate sees every touched path, not only the displayed ones: a
+	// rename deletes its source, which must be judged like any write.
+	paths := p.Paths()
 	var diff strings.Builder
 	for _, f := range files {
-		paths = append(paths, f.Path)
 		diff.WriteString(f.Diff)
 	}
 	s.emit(Event{Type: EventPatchProposed, TurnID: t.ID, PatchID: p.ID(), Files: files, Text: p.Summary(),

@@ -45,6 +45,7 @@ func (p *fakePrepared) Summary() string { return "rename x" }
 func (p *fakePrepared) Files() []engine.FileChange {
 	return []engine.FileChange{{Path: "a.go", Operation: "modify", Diff: "-x\n+y\n", Added: 1, Removed: 1}, {Path: "b.go", Operation: "add", Diff: "+z\n", Added: 1}}
 }
+func (p *fakePrepared) Paths() []string        { return []string{"a.go", "b.go"} }
 func (p *fakePrepared) Verification() []string { return p.verify }
 func (p *fakePrepared) Apply(_ context.Context, paths []string) ([]engine.FileChange, error) {
 	p.f.mu.Lock()

@@ -57,6 +57,17 @@ func (p *prepared) Summary() string { return p.plan.Proposal.Summary }
 
 func (p *prepared) Verification() []string { return p.plan.Proposal.Verification }
 
+func (p *prepared) Paths() []string {
+	out := make([]string, 0, len(p.plan.Files))
+	for _, f := range p.plan.Files {
+		out = append(out, f.Path)
+		if f.NewPath != "" {
+			out = append(out, f.NewPath)
+		}
+	}
+	return out
+}
+
 func (p *prepared) Files() []engine.FileChange { return changes(p.diffs, nil) }
 
 func (p *prepared) Apply(ctx context.Context, paths []string) ([]engine.FileChange, error) {
