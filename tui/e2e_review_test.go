@@ -177,4 +177,3 @@ func sessionsOf(t *testing.T, data string) []store.SessionInfo {
 	}
 	return list
 }
-
