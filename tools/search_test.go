@@ -8,8 +8,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kaizen-code/kz/engine"
 	"github.com/kaizen-code/kz/tools/workspace"
@@ -211,6 +213,76 @@ func BenchmarkGrepGoroot(b *testing.B) {
 				n = bytes.Count(out, []byte("\n"))
 			}
 			b.ReportMetric(float64(n), "lines")
+		})
+	}
+}
+
+// BenchmarkGrepGorootSideBySide is the grep figure: kz's grep and
+// `grep -rn` on the same pattern over $(go env GOROOT)/src, alternating in
+// every iteration (the order swaps each time, so neither always runs on the
+// warmer cache or the quieter moment of a shared machine). It reports both
+// medians and their ratio; the target is kz/grep <= 1. Both must print the
+// same number of lines, so neither wins by searching less.
+func BenchmarkGrepGorootSideBySide(b *testing.B) {
+	src := filepath.Join(runtime_GOROOT(b), "src")
+	gnu, err := exec.LookPath("grep")
+	if err != nil {
+		b.Skip("no grep")
+	}
+	for _, pc := range []struct{ name, pattern string }{
+		{"literal", "EvalSymlinks"},
+		{"regexp", `func [A-Z][a-zA-Z]*Context\(`},
+	} {
+		b.Run(pc.name, func(b *testing.B) {
+			_, env := grepExecutor(b, src)
+			input, _ := json.Marshal(map[string]string{"pattern": pc.pattern})
+			call, err := Grep{}.Prepare(context.Background(), env, input)
+			if err != nil {
+				b.Fatal(err)
+			}
+			var kzT, grepT []time.Duration
+			kzLines, grepLines := 0, 0
+			runKz := func() {
+				start := time.Now()
+				out, err := call.Run(context.Background(), &RunContext{Env: env, Emit: func(engine.Event) {}})
+				kzT = append(kzT, time.Since(start))
+				if err != nil {
+					b.Fatal(err)
+				}
+				kzLines = strings.Count(out, "\n")
+			}
+			runGrep := func() {
+				cmd := exec.Command(gnu, "-rn", "-E", "--binary-files=without-match", pc.pattern, ".")
+				cmd.Dir = src
+				cmd.Env = append(os.Environ(), "LC_ALL=C")
+				start := time.Now()
+				out, _ := cmd.Output()
+				grepT = append(grepT, time.Since(start))
+				grepLines = bytes.Count(out, []byte("\n"))
+			}
+			i := 0
+			for b.Loop() {
+				if i%2 == 0 {
+					runKz()
+					runGrep()
+				} else {
+					runGrep()
+					runKz()
+				}
+				i++
+			}
+			if kzLines != grepLines {
+				b.Fatalf("kz printed %d lines, grep -rn %d", kzLines, grepLines)
+			}
+			med := func(d []time.Duration) float64 {
+				slices.Sort(d)
+				return float64(d[len(d)/2].Microseconds()) / 1e3
+			}
+			k, g := med(kzT), med(grepT)
+			b.ReportMetric(k, "kz-ms")
+			b.ReportMetric(g, "grep-ms")
+			b.ReportMetric(k/g, "kz/grep")
+			b.ReportMetric(float64(kzLines), "lines")
 		})
 	}
 }
