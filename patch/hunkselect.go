@@ -17,6 +17,7 @@ import (
 // byte for byte.
 type diffHunk struct {
 	oldStart int // 0-based index of the first old line the hunk covers
+	newStart int // the same on the new side
 	lines    []diffLine
 	added    int
 	removed  int
@@ -41,7 +42,11 @@ func parseHunks(diff string) ([]diffHunk, error) {
 			if oldCount > 0 {
 				start--
 			}
-			hunks = append(hunks, diffHunk{oldStart: start})
+			newStart, err := hunkNewStart(l)
+			if err != nil {
+				return nil, err
+			}
+			hunks = append(hunks, diffHunk{oldStart: start, newStart: newStart})
 		case len(hunks) == 0:
 			// Headers before the first hunk (---, +++, old mode, new mode).
 			continue
