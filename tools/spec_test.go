@@ -31,6 +31,15 @@ func TestDecodeStrict(t *testing.T) {
 		"null input":          `null`,
 		"empty input":         ``,
 		"truncated":           `{"path":"a"`,
+		"escaped duplicate":   `{"path":"a","p\u0061th":"../x"}`,
+		"object for string":   `{"path":{"x":"a"}}`,
+		"bool for int":        `{"path":"a","limit":true}`,
+		"int for bool":        `{"path":"a","replace_all":1}`,
+		"exponent for int":    `{"path":"a","limit":1e3}`,
+		"overflowing int":     `{"path":"a","limit":99999999999999999999}`,
+		"nested unknown":      `{"path":"a","extra":{"path":"b"}}`,
+		"comment":             `{"path":"a" /* x */}`,
+		"single quotes":       `{'path':'a'}`,
 	}
 	for name, s := range bad {
 		var v in

@@ -235,3 +235,43 @@ func TestDeniesTool(t *testing.T) {
 		}
 	}
 }
+
+// TestSessionGrantNeverCoversPatterns answers "allow for this session" on
+// commands that could only be remembered as a pattern: rm with a glob, a
+// variable, or a whole tool. Nothing broader than the exact command is
+// ever granted, and `rm *` stays not allowed.
+func TestSessionGrantNeverCoversPatterns(t *testing.T) {
+	f := newFixture(t)
+	g := f.gate(t, Options{})
+	ctx := context.Background()
+	for _, cmd := range []string{"rm *.o", "rm -f $f", "rm *", "bash -c \"$x\""} {
+		err := g.Remember(ctx, bashQuery(f.ws, cmd), engine.ScopeSession)
+		if err == nil {
+			t.Errorf("Remember(%q) granted something", cmd)
+		}
+	}
+	g.mu.RLock()
+	n := len(g.grants)
+	g.mu.RUnlock()
+	if n != 0 {
+		t.Fatalf("%d grants recorded", n)
+	}
+	for _, cmd := range []string{"rm *.o", "rm *", "rm -rf build", "ls"} {
+		if d := g.Check(ctx, bashQuery(f.ws, cmd)).Decision; d == engine.DecisionAllow && cmd != "ls" {
+			t.Errorf("%q allowed after refused grants", cmd)
+		}
+	}
+	// A grant on one command is exactly that command: not the program, not
+	// other arguments.
+	if err := g.Remember(ctx, bashQuery(f.ws, "rm build/out.o"), engine.ScopeSession); err != nil {
+		t.Fatal(err)
+	}
+	for cmd, want := range map[string]engine.Decision{
+		"rm build/out.o": engine.DecisionAllow, "rm -rf build": engine.DecisionAsk, "rm build/out.o README.md": engine.DecisionAsk,
+		"rm README.md": engine.DecisionAsk,
+	} {
+		if d := g.Check(ctx, bashQuery(f.ws, cmd)).Decision; d != want {
+			t.Errorf("%q after granting `rm build/out.o`: %s, want %s", cmd, d, want)
+		}
+	}
+}

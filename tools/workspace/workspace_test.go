@@ -346,3 +346,42 @@ func TestRacingSymlinkFlip(t *testing.T) {
 		t.Fatalf("files appeared outside: %v", names)
 	}
 }
+
+// TestInvalidNamesRejectedBeforeAnySyscall closes the workspace's root
+// first: an operation that reached the file system would fail with
+// os.ErrClosed, so getting ErrInvalidPath instead proves the name was
+// refused before any syscall. A valid name does reach the closed root, so
+// the check is not vacuous.
+func TestInvalidNamesRejectedBeforeAnySyscall(t *testing.T) {
+	w, _ := setup(t)
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Lstat("x"); !errors.Is(err, os.ErrClosed) {
+		t.Fatalf("a valid name on the closed root: %v, want os.ErrClosed", err)
+	}
+	for _, name := range []string{"a\x00b", "x/\x00/../../outside/x", "evil\nname", "cr\rname", "esc\x1b[2J", "bell\x07",
+		"del\x7f", "c1\u0085next", "bad\xffutf8", "", "/abs/\x00"} {
+		ops := map[string]func() error{
+			"Rel":       func() error { _, err := w.Rel(name); return err },
+			"Abs":       func() error { _, err := w.Abs(name); return err },
+			"Resolve":   func() error { _, err := w.Resolve(name); return err },
+			"Lstat":     func() error { _, err := w.Lstat(name); return err },
+			"Stat":      func() error { _, err := w.Stat(name); return err },
+			"ReadFile":  func() error { _, _, err := w.ReadFile(name, 10); return err },
+			"ReadDir":   func() error { _, err := w.ReadDir(name); return err },
+			"OpenRoot":  func() error { _, err := w.OpenRoot(name); return err },
+			"WriteFile": func() error { return w.WriteFile(name, []byte("x"), 0o644) },
+			"MkdirAll":  func() error { return w.MkdirAll(name, 0o755) },
+			"Remove":    func() error { return w.Remove(name) },
+			"RenameOld": func() error { return w.Rename(name, "y") },
+			"RenameNew": func() error { return w.Rename("x", name) },
+		}
+		for op, f := range ops {
+			err := f()
+			if !errors.Is(err, ErrInvalidPath) || errors.Is(err, os.ErrClosed) {
+				t.Errorf("%s(%q) = %v, want ErrInvalidPath before any syscall", op, name, err)
+			}
+		}
+	}
+}
