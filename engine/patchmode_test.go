@@ -154,3 +154,35 @@ func TestPatchProposalHeadlessDeniedAndInvalid(t *testing.T) {
 		t.Fatalf("accept-edits did not apply: %v", p.applied)
 	}
 }
+
+// TestPatchProposalRetriesAreBounded: a model that keeps proposing
+// something that does not apply is asked again DefaultPatchRetries times
+// by default, as many times as configured otherwise, and never when
+// retries are disabled; each failure is reported as a rejection.
+func TestPatchProposalRetriesAreBounded(t *testing.T) {
+	body := `{"kz_script":1,"capabilities":["text_completion"]}
+{"type":"assistant_message","text":"BROKEN"}
+`
+	for _, c := range []struct {
+		retries, wantPrepared int
+	}{{0, 1 + engine.DefaultPatchRetries}, {1, 2}, {4, 5}, {-1, 1}} {
+		p := &fakePatcher{}
+		s, j := newSession(t, engine.Config{Runtimes: []engine.RuntimeEntry{entry(script(t, "text", body))},
+			Mode: engine.ModePatchProposal, Patcher: p, Gate: allowAll{}, PatchRetries: c.retries})
+		if _, err := s.RunTurn(context.Background(), "go"); err != nil {
+			t.Fatal(err)
+		}
+		if len(p.prepared) != c.wantPrepared {
+			t.Errorf("PatchRetries %d: %d proposals reviewed, want %d", c.retries, len(p.prepared), c.wantPrepared)
+		}
+		n := 0
+		for _, ev := range j.all() {
+			if ev.Type == engine.EventPatchRejected && ev.Reason == "invalid" && strings.HasPrefix(ev.Text, "fix: ") {
+				n++
+			}
+		}
+		if n != c.wantPrepared || len(p.applied) != 0 {
+			t.Errorf("PatchRetries %d: %d rejections, %d applies", c.retries, n, len(p.applied))
+		}
+	}
+}

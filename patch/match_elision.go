@@ -2,6 +2,7 @@ package patch
 
 import (
 	"strings"
+	"unicode"
 )
 
 // locateElided handles a search text that skips lines with "..." or
@@ -142,36 +143,68 @@ func numbered(lines []string, from, to int) []NumberedLine {
 	return out
 }
 
-// nearestLines finds the window of the file that shares the most lines
-// (compared without surrounding whitespace) with the search text. It only
-// feeds the message to the model; nothing is ever applied from it.
+// nearestLines finds the window of the file most like the search text:
+// lines shared whole (compared without surrounding whitespace) count most,
+// then shared words, so a search whose every line was misremembered still
+// points at the right place. It only feeds the message to the model;
+// nothing is ever applied from it.
 func nearestLines(lines, search []string) []NumberedLine {
+	if len(lines) == 0 {
+		return nil
+	}
 	want := map[string]bool{}
+	words := map[string]bool{}
 	for _, s := range search {
 		if t := strings.TrimSpace(s); len(t) > 1 {
 			want[t] = true
 		}
-	}
-	if len(want) == 0 || len(lines) == 0 {
-		return nil
-	}
-	hit := make([]int, len(lines)+1)
-	for i, l := range lines {
-		hit[i+1] = hit[i]
-		if want[strings.TrimSpace(l)] {
-			hit[i+1]++
+		for _, w := range strings.FieldsFunc(s, notWordRune) {
+			if len(w) > 1 {
+				words[w] = true
+			}
 		}
 	}
-	w := min(max(len(search), 1), len(lines))
+	if len(want) == 0 && len(words) == 0 {
+		return nil
+	}
+	const wholeLine = 1000 // outweighs the words of any line
+	score := make([]int, len(lines))
+	for i, l := range lines {
+		if want[strings.TrimSpace(l)] {
+			score[i] = wholeLine
+		}
+		for _, w := range strings.FieldsFunc(l, notWordRune) {
+			if words[w] {
+				score[i]++
+			}
+		}
+	}
+	at := bestWindow(score, len(search))
+	if at < 0 {
+		return nil
+	}
+	return numbered(lines, at, at+min(max(len(search), 1), 12))
+}
+
+// bestWindow returns the start of the window of n lines with the highest
+// total score, preferring among equal totals one that starts on a scoring
+// line; -1 when every score is zero.
+func bestWindow(score []int, n int) int {
+	sum := make([]int, len(score)+1)
+	for i, s := range score {
+		sum[i+1] = sum[i] + s
+	}
+	w := min(max(n, 1), len(score))
 	best, bestAt := 0, -1
-	for i := 0; i+w <= len(lines); i++ {
-		if c := hit[i+w] - hit[i]; c > best {
+	for i := 0; i+w <= len(score); i++ {
+		c := sum[i+w] - sum[i]
+		if c > best || (c == best && c > 0 && score[bestAt] == 0 && score[i] > 0) {
 			best, bestAt = c, i
 		}
 	}
-	if bestAt < 0 {
-		return nil
-	}
-	end := min(bestAt+w, bestAt+12)
-	return numbered(lines, bestAt, end)
+	return bestAt
+}
+
+func notWordRune(r rune) bool {
+	return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '_'
 }

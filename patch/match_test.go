@@ -3,6 +3,7 @@ package patch
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -84,6 +85,28 @@ func TestFeedbackShowsNearestLines(t *testing.T) {
 		if !strings.Contains(fb, want) {
 			t.Errorf("feedback lacks %q:\n%s", want, fb)
 		}
+	}
+}
+
+// TestFeedbackNearestLinesWithoutSharedLines: when no line of the search
+// text is in the file (the model misremembered every line), the nearest
+// lines are the window sharing the most words. It is only shown.
+func TestFeedbackNearestLinesWithoutSharedLines(t *testing.T) {
+	file := lines("package a\n\n// Greeting says hello.\nfunc Greeting() string {\n\treturn \"hello moon\"\n}\n\nfunc Other() {}\n")
+	_, prob := locateEdit(file, Edit{Search: "func Greeting() string {\n\treturn \"hello mars\"\n}\n", Replace: "x\n"}, -1)
+	if prob == nil || prob.Kind != RefusedNoMatch {
+		t.Fatalf("want no_match, got %+v", prob)
+	}
+	var shown []string
+	for _, n := range prob.Nearest {
+		shown = append(shown, fmt.Sprintf("%d|%s", n.Line, n.Text))
+	}
+	if got := strings.Join(shown, "\n"); !strings.Contains(got, "4|func Greeting() string {") || !strings.Contains(got, "5|\treturn \"hello moon\"") {
+		t.Fatalf("nearest = %+v", prob.Nearest)
+	}
+	_, prob = locateEdit(file, Edit{Search: "zzz qqq\n", Replace: "x\n"}, -1)
+	if prob == nil || len(prob.Nearest) != 0 {
+		t.Fatalf("unrelated search got nearest lines %+v", prob)
 	}
 }
 
