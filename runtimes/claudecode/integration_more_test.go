@@ -400,3 +400,45 @@ func TestRealAvailableVersion(t *testing.T) {
 		t.Errorf("Available() = %q, %v; want %s", v, err, pinnedVersion)
 	}
 }
+
+// A mode change restarts the CLI with the new mode's flags (the tool lists
+// cannot change in a running CLI) and --resume, so Claude keeps the
+// conversation: the first request in analysis-only mode carries the earlier
+// answer and offers no write or shell tool.
+func TestRealModeChangeResumes(t *testing.T) {
+	api := newFakeAPI(t, func(r *apiRequest) fakeReply {
+		if strings.Contains(r.lastUserText(), "KZ:remember") {
+			return fakeReply{Text: "I will remember mango."}
+		}
+		return fakeReply{Text: "analysing"}
+	})
+	rt, _ := realSetup(t, api)
+	h := newHarness(t, []engine.RuntimeEntry{{Runtime: rt}}, harnessOpts{})
+	first := h.run(t, context.Background(), "KZ:remember")
+	pid := rt.Pid(h.s.ID())
+	if err := h.s.SetMode(engine.ModeAnalysisOnly); err != nil {
+		t.Fatal(err)
+	}
+	before := len(api.requests())
+	second := h.run(t, context.Background(), "KZ:analyse")
+	if second.Status != string(engine.StatusComplete) || second.NativeID != first.NativeID {
+		t.Errorf("after the mode change: %+v, want Claude session %s", second, first.NativeID)
+	}
+	if p := rt.Pid(h.s.ID()); p == pid || p == 0 {
+		t.Errorf("the CLI was not restarted for the new mode (pid %d, was %d)", p, pid)
+	}
+	st := h.journal.ofType(engine.EventSessionStarted)
+	if len(st) != 2 || st[1].PermissionMode != "plan" {
+		t.Errorf("session_started %+v", st)
+	}
+	reqs := api.requests()
+	if len(reqs) <= before {
+		t.Fatal("no request after the mode change")
+	}
+	if !strings.Contains(reqs[before].allText(), "I will remember mango.") {
+		t.Errorf("the resumed request lacks the earlier answer: %s", reqs[before].allText())
+	}
+	if names := reqs[before].toolNames(); slices.Contains(names, "Bash") || slices.Contains(names, "Write") {
+		t.Errorf("analysis-only offered %v", names)
+	}
+}

@@ -477,12 +477,17 @@ func TestRealResumeAndPrimeAfterOtherRuntime(t *testing.T) {
 	if err := h.s.SwitchRuntime("claude", ""); err != nil {
 		t.Fatal(err)
 	}
+	before := len(api.requests())
 	third := h.run(t, context.Background(), "KZ:back")
 	if third.NativeID == "" || third.NativeID == first.NativeID {
 		t.Errorf("back on claude after another runtime: session %q, want a new one", third.NativeID)
 	}
 	reqs = api.requests()
-	got := reqs[len(reqs)-1].allText()
+	if len(reqs) <= before {
+		t.Fatal("the new Claude session made no request")
+	}
+	// The new session's very first request.
+	got := reqs[before].allText()
 	for _, want := range []string{"<kz-conversation>", "KZ:remember the word", "I will remember pineapple.", "what is six times seven?", "scripted answer 42", "KZ:back"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("the new session's first request lacks %q:\n%s", want, got)
