@@ -378,6 +378,26 @@ func TestCrashFailsOver(t *testing.T) {
 	}
 }
 
+// Without failover a crash mid-turn ends the turn interrupted, with the
+// crash as a retryable error event and the partial message kept, however
+// the reader's two signals (the failed prompt, the closed stream) race.
+func TestCrashWithoutFailoverEndsInterrupted(t *testing.T) {
+	for i := range 5 {
+		f := newFake(t, append(handshake("go"),
+			upd(`{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"half an ans"}}`),
+			scriptLine{Dir: "fake", Op: "exit", Code: 137, Stderr: "Killed"}))
+		h := newHarness(t, f.ws, single(f), harnessOpts{})
+		final := h.run(t, context.Background(), "go")
+		errs := h.journal.ofType(engine.EventError)
+		if final.Status != string(engine.StatusInterrupted) || len(errs) != 1 || errs[0].ErrorKind != engine.ErrCrashed || !errs[0].Retryable {
+			t.Fatalf("run %d: final %q errors %+v", i, final.Status, errs)
+		}
+		if am := h.journal.ofType(engine.EventAssistantMessage); len(am) != 1 || am[0].Text != "half an ans" || !am[0].Partial {
+			t.Errorf("run %d: assistant messages %+v", i, am)
+		}
+	}
+}
+
 // Authentication and provider failures are classified so that failover
 // knows what to do.
 func TestErrorsClassified(t *testing.T) {

@@ -385,7 +385,7 @@ func (tr *turnRun) prompt(ctx context.Context, text string) (engine.Result, erro
 			tr.handle(ctx, m)
 		case m := <-ch:
 			tr.drain(ctx)
-			tr.flush(false)
+			tr.flush(m.Error != nil && isExited(m.Error))
 			return tr.finish(m)
 		}
 	}
@@ -401,8 +401,12 @@ func (tr *turnRun) cancel() {
 func (tr *turnRun) finish(m wire) (engine.Result, error) {
 	if m.Error != nil {
 		if isExited(m.Error) {
+			// The reader fails the pending prompt before it closes In, so
+			// a crash often arrives here: it cuts the turn short too.
 			<-tr.c.Done
-			return tr.fail(engine.ErrCrashed, m.Error, "%s in the middle of a turn", tr.c.ExitText(tr.rt.cfg.Name))
+			res, err := tr.fail(engine.ErrCrashed, m.Error, "%s in the middle of a turn", tr.c.ExitText(tr.rt.cfg.Name))
+			res.Status = engine.StatusInterrupted
+			return res, err
 		}
 		msg := m.Error.Message
 		if len(m.Error.Data) > 0 {

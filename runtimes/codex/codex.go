@@ -61,6 +61,12 @@ type Config struct {
 	// HandshakeTimeout bounds start-up (initialize and thread start).
 	// Zero means 60 seconds.
 	HandshakeTimeout time.Duration
+	// MaxRetries bounds the retries of a failing model request kz lets
+	// Codex make in one turn (each announced by an error notification with
+	// willRetry): past it kz interrupts the turn and fails it with the
+	// last error, so that a dead endpoint fails over in seconds whatever
+	// Codex's own retry settings. Zero means 2; negative means no bound.
+	MaxRetries int
 	// KillGrace is how long an interrupt waits for the CLI to wind down
 	// before the process group is killed. Zero means 2 seconds.
 	KillGrace time.Duration
@@ -95,6 +101,9 @@ func New(cfg Config) *Runtime {
 	}
 	if cfg.HandshakeTimeout <= 0 {
 		cfg.HandshakeTimeout = 60 * time.Second
+	}
+	if cfg.MaxRetries == 0 {
+		cfg.MaxRetries = 2
 	}
 	if cfg.Sandbox == "" {
 		cfg.Sandbox = SandboxWorkspaceWrite

@@ -3,6 +3,7 @@ package codex
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -453,5 +454,27 @@ func TestSandboxDefaultAndUnknown(t *testing.T) {
 	if e := h.journal.ofType(engine.EventError); final.Status != string(engine.StatusError) || len(e) != 1 ||
 		e[0].ErrorKind != engine.ErrCapability || !strings.Contains(e[0].Text, "wide-open") {
 		t.Errorf("final %+v, errors %+v", final, e)
+	}
+}
+
+// Retries are bounded by kz: past MaxRetries announced retries kz
+// interrupts the turn and fails it with the last error, retryable, so that
+// a dead endpoint fails over in seconds.
+func TestRetriesBounded(t *testing.T) {
+	retry := func(n int) scriptLine {
+		return cli(fmt.Sprintf(`{"method":"error","params":{"error":{"message":"Reconnecting... %d/5 (unexpected status 503 Service Unavailable)"},"threadId":"th-1","turnId":"tu-1","willRetry":true}}`, n))
+	}
+	f := newFake(t, append(handshake("go"), retry(1), retry(2), retry(3),
+		host(`{"method":"turn/interrupt","params":{"threadId":"th-1","turnId":"tu-1"}}`),
+		host(`{"method":"thread/backgroundTerminals/clean","params":{"threadId":"th-1"}}`),
+		cli(`{"method":"turn/completed","params":{"threadId":"th-1","turn":{"id":"tu-1","status":"interrupted"}}}`)))
+	h := newHarness(t, f.ws, single(f), harnessOpts{})
+	final := h.run(t, context.Background(), "go")
+	if n := f.checkReport(); n != 6 {
+		t.Errorf("fake checked %d host lines, want 6", n)
+	}
+	errs := h.journal.ofType(engine.EventError)
+	if final.Status != string(engine.StatusError) || len(errs) != 1 || !errs[0].Retryable || !strings.Contains(errs[0].Text, "after 2 retries") {
+		t.Errorf("final %q errors %+v", final.Status, errs)
 	}
 }

@@ -65,7 +65,10 @@ type step struct {
 }
 
 type respAPI struct {
-	srv    *httptest.Server
+	srv *httptest.Server
+	// down makes every request fail with HTTP 500, like a dead endpoint
+	// behind a proxy.
+	down   bool
 	mu     sync.Mutex
 	bodies []map[string]any
 	script func(outputs int, body map[string]any) step
@@ -97,6 +100,12 @@ func (a *respAPI) serve(w http.ResponseWriter, r *http.Request) {
 	a.mu.Lock()
 	a.bodies = append(a.bodies, body)
 	a.mu.Unlock()
+	if a.down {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusInternalServerError)
+		_, _ = fmt.Fprint(w, `{"error":{"message":"the fake endpoint is down","type":"server_error","code":"server_error"}}`)
+		return
+	}
 	outputs := 0
 	input, _ := body["input"].([]any)
 	// Outputs since the last user message: a resumed thread carries the
@@ -643,5 +652,41 @@ func TestRealPrimedFromOtherRuntime(t *testing.T) {
 	b, _ := json.Marshal(reqs[0]["input"])
 	if !strings.Contains(string(b), "what is 2+2?") || !strings.Contains(string(b), "4 (scripted answer)") {
 		t.Errorf("the first model request lacks kz's transcript: %s", b)
+	}
+}
+
+// A dead endpoint fails in seconds even when Codex itself is configured to
+// retry many times: kz stops the turn after its own bound, with a
+// retryable error that fails over.
+func TestRealDeadEndpointFailsFast(t *testing.T) {
+	api := newRespAPI(t, func(int, map[string]any) step { return step{Text: "never"} })
+	api.down = true
+	rt, ws := realSetup(t, api)
+	cfgPath := filepath.Join(filepath.Dir(ws), "home", ".codex", "config.toml")
+	b, err := os.ReadFile(cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Codex's own retry settings at their defaults, as a person has them.
+	b = []byte(strings.NewReplacer("request_max_retries = 0\n", "", "stream_max_retries = 0\n", "").Replace(string(b)))
+	if err := os.WriteFile(cfgPath, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, ws, []engine.RuntimeEntry{{Runtime: rt}, {Runtime: otherRuntime{}}},
+		harnessOpts{failover: []engine.ChainLink{{Runtime: "other"}}})
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	start := time.Now()
+	final := h.run(t, ctx, "hello?")
+	took := time.Since(start)
+	if final.Runtime != "other" || final.Output != "from other" {
+		t.Errorf("final %+v", final)
+	}
+	if e := h.journal.ofType(engine.EventError); len(e) != 1 || !e[0].Retryable || e[0].Runtime != "codex" {
+		t.Errorf("errors %+v", e)
+	}
+	t.Logf("failed over after %v and %d requests", took.Round(time.Millisecond), len(api.requests()))
+	if took > 30*time.Second {
+		t.Errorf("a dead endpoint took %v to fail", took)
 	}
 }

@@ -32,6 +32,10 @@ type turnRun struct {
 	// stopping is set once kz asked Codex to stop the turn; approvals
 	// still pending are then answered "cancel".
 	stopping bool
+	// retries counts the retries Codex announced in this turn; gaveUp is
+	// set once kz interrupted the turn because there were too many.
+	retries int
+	gaveUp  bool
 }
 
 // item is the part of a Codex thread item kz reads.
@@ -307,8 +311,18 @@ func (tr *turnRun) notification(m wire) (done bool, res engine.Result, err error
 			tr.t.Emit(engine.Event{Type: engine.EventUsageUpdated, Usage: &u})
 		}
 	case "error":
-		if p.Error != nil && !p.WillRetry {
+		switch {
+		case p.Error == nil:
+		case !p.WillRetry:
 			tr.failMsg = p.Error.Message
+		default:
+			tr.retries++
+			if max := tr.rt.cfg.MaxRetries; max >= 0 && tr.retries > max && !tr.gaveUp {
+				tr.rt.log.Info("codex: giving up after retries", "retries", max, "err", p.Error.Message)
+				tr.gaveUp = true
+				tr.failMsg = p.Error.Message
+				tr.interrupt(false)
+			}
 		}
 	case "turn/completed":
 		if p.Turn == nil || p.Turn.ID != tr.turnID {
@@ -324,16 +338,26 @@ func (tr *turnRun) notification(m wire) (done bool, res engine.Result, err error
 
 func (tr *turnRun) completed(t *turnInfo) engine.Result {
 	r := engine.Result{Status: engine.StatusComplete, Output: tr.output, Model: tr.model, NativeID: tr.threadID}
-	switch t.Status {
-	case "interrupted":
-		r.Status = engine.StatusInterrupted
-	case "failed":
+	switch {
+	case t.Status == "failed" || tr.gaveUp:
 		r.Status = engine.StatusError
+	case t.Status == "interrupted":
+		r.Status = engine.StatusInterrupted
 	}
 	return r
 }
 
 func (tr *turnRun) completedErr(t *turnInfo) error {
+	if tr.gaveUp {
+		msg := fmt.Sprintf("codex was still retrying after %d retries: %s", tr.rt.cfg.MaxRetries, tr.failMsg)
+		// What Codex retries is transient by its own judgement, so it
+		// fails over whatever its text looks like.
+		kind := classify(tr.failMsg)
+		if !kind.Retryable() {
+			kind = engine.ErrCrashed
+		}
+		return tr.rt.errorf(kind, tr.model, nil, "%s", msg)
+	}
 	if t.Status != "failed" {
 		return nil
 	}
