@@ -530,6 +530,12 @@ func (u undoer) UndoLast(ctx context.Context) (string, error) {
 	return patch.UndoLast(ctx, u.e.applier(u.ws, u.st, u.sessionID), u.st, u.sessionID)
 }
 
+// RevertChange undoes an older change of this session from the change log
+// (tui.ChangeReverter), as a new change /undo can take back.
+func (u undoer) RevertChange(ctx context.Context, files []engine.FileChange) (string, error) {
+	return patch.RevertChange(ctx, u.e.applier(u.ws, u.st, u.sessionID), files)
+}
+
 // cmdUndo restores every file of the last applied change of a session (the
 // latest of this folder by default) to its exact previous bytes.
 func cmdUndo(ctx context.Context, args []string, stdout, stderr io.Writer) error {

@@ -43,6 +43,11 @@ type commandMsg struct {
 	text   string
 	style  string // "" or warn
 	undone bool   // an undo succeeded
+	// change is the change log's number (1-based) of the change undone;
+	// 0 means the last one not undone yet (/undo).
+	change int
+	// revert is the change that undid an older one, logged in its turn.
+	revert *appliedChange
 }
 
 // commands are the built-in commands followed by the custom ones.
@@ -265,6 +270,7 @@ func cmdUndo(m *Model, _ string) tea.Cmd {
 
 func cmdChanges(m *Model, _ string) tea.Cmd {
 	m.changeLog = newChangeLog(m.changes, &m.theme)
+	m.changeLog.undo = m.undoChange
 	return nil
 }
 

@@ -252,7 +252,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 	case commandMsg:
 		if msg.undone {
-			m.markUndone()
+			m.onUndone(msg)
 		}
 		m.tr.notice(msg.text, msg.style)
 		m.tr.toBottom()
@@ -400,10 +400,11 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 		return m.onSessionKey(msg)
 	}
 	if m.changeLog != nil && !m.dialog.active() {
-		if m.changeLog.update(msg, m.width) {
+		closed, cmd := m.changeLog.update(msg, m.width)
+		if closed {
 			m.changeLog = nil
 		}
-		return nil
+		return cmd
 	}
 	if m.picker != nil {
 		chosen, closed := m.picker.update(msg)

@@ -161,3 +161,87 @@ func TestReviewAcceptHunkOneRejectHunkTwoOnDisk(t *testing.T) {
 		t.Error("the change log does not mark the change undone")
 	}
 }
+
+// revertUndoer is storeUndoer with main.go's RevertChange.
+type revertUndoer struct{ storeUndoer }
+
+func (u revertUndoer) RevertChange(ctx context.Context, files []engine.FileChange) (string, error) {
+	return patch.RevertChange(ctx, u.a, files)
+}
+
+// srTurn is one scripted turn answering with a SEARCH/REPLACE proposal.
+func srTurn(search, replace string) string {
+	text := "SUMMARY: " + replace + "\n\napp.txt\n<<<<<<< SEARCH\n" + search + "\r\n=======\n" + replace + "\r\n>>>>>>> REPLACE\n"
+	q := strconv.Quote(text)
+	return `{"type":"assistant_message","text":` + q + `}` + "\n" + `{"end_turn":true}` + "\n"
+}
+
+// TestChangeLogUndoOlderChange applies three changes through real
+// reviews, then undoes the first from the change log: refused, with the
+// reason, while the third touches its lines; allowed once the third is
+// undone, leaving the second in place.
+func TestChangeLogUndoOlderChange(t *testing.T) {
+	work := t.TempDir()
+	file := filepath.Join(work, "app.txt")
+	orig := crlfSource()
+	if err := os.WriteFile(file, []byte(orig), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	script := srTurn("line 3", "line three") + srTurn("line 28", "line twenty-eight") + srTurn("line 4", "line four")
+	sess, sub, undo := patchSession(t, work, script)
+	m := testModel(t, sess, 120, 40)
+	m.ext.undo = revertUndoer{undo}
+	for i, p := range []string{"one", "two", "three"} {
+		m.typeText(p)
+		m.press("enter")
+		pumpUntil(t, m, sub, "review "+p, func(s string) bool { return strings.Contains(s, "Permission needed: apply_patch") })
+		m.press("y")
+		pumpUntil(t, m, sub, "apply "+p, func(string) bool { return len(m.changes) == i+1 && !m.status.running })
+	}
+	read := func() string {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	all := strings.NewReplacer("line 3\r\n", "line three\r\n", "line 28\r\n", "line twenty-eight\r\n", "line 4\r\n", "line four\r\n").Replace(orig)
+	if read() != all {
+		t.Fatalf("after three changes: %q", read())
+	}
+
+	// The log shows newest first: shift+tab wraps to the oldest change.
+	m.command("/changes")
+	m.press("tab", "tab")
+	if s := m.screen(); !strings.Contains(s, "change 1 · patch") {
+		t.Fatalf("not on change 1:\n%s", s)
+	}
+	m.press("u")
+	if s, f := m.screen(), m.changeLog.flash; !strings.Contains(s, "undo of change 1 refused: change 3 (patch") ||
+		!strings.Contains(f, "changed lines 1–6 of app.txt after it; undo change 3 first") {
+		t.Fatalf("no refusal with its reason (%q):\n%s", f, s)
+	}
+	if read() != all || m.changes[0].undone {
+		t.Fatal("a refused undo changed something")
+	}
+
+	// Undo change 3 (the last), then change 1 goes, change 2 stays.
+	m.press("esc")
+	m.command("/undo")
+	m.command("/changes")
+	m.press("tab", "tab")
+	m.press("u")
+	want := strings.Replace(orig, "line 28\r\n", "line twenty-eight\r\n", 1)
+	if got := read(); got != want {
+		t.Fatalf("after undoing change 1:\n%q\nwant\n%q\nscreen:\n%s", got, want, m.screen())
+	}
+	if !m.changes[0].undone || m.changes[1].undone || len(m.changes) != 4 {
+		t.Fatalf("change log: %+v", m.changes)
+	}
+	// The revert is the newest change: /undo takes it back.
+	m.press("esc")
+	m.command("/undo")
+	if got := read(); got != strings.Replace(want, "line 3\r\n", "line three\r\n", 1) {
+		t.Fatalf("undoing the revert: %q", got)
+	}
+}
