@@ -164,8 +164,12 @@ func (f *fakeAPI) serve(w http.ResponseWriter, r *http.Request) {
 	f.mu.Unlock()
 	if rep.Status != 0 {
 		w.Header().Set("Content-Type", "application/json")
+		typ := map[int]string{401: "authentication_error", 403: "permission_error", 429: "rate_limit_error", 529: "overloaded_error"}[rep.Status]
+		if typ == "" {
+			typ = "api_error"
+		}
 		w.WriteHeader(rep.Status)
-		_, _ = fmt.Fprintf(w, `{"type":"error","error":{"type":"rate_limit_error","message":"fake: status %d"}}`, rep.Status)
+		_, _ = fmt.Fprintf(w, `{"type":"error","error":{"type":"%s","message":"fake: status %d"}}`, typ, rep.Status)
 		return
 	}
 	stop := "end_turn"

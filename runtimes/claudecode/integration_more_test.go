@@ -442,3 +442,36 @@ func TestRealModeChangeResumes(t *testing.T) {
 		t.Errorf("analysis-only offered %v", names)
 	}
 }
+
+// An auth failure and a rate limit from the API become classified error
+// events; being retryable, they fail over along the chain when one is
+// configured, and end the turn as an error when none is.
+func TestRealAPIErrorsFailOver(t *testing.T) {
+	for _, c := range []struct {
+		status   int
+		kind     engine.ErrorKind
+		failover bool
+	}{{401, engine.ErrAuth, true}, {429, engine.ErrRateLimit, true}, {429, engine.ErrRateLimit, false}} {
+		t.Run(strconv.Itoa(c.status)+map[bool]string{true: "_failover", false: "_alone"}[c.failover], func(t *testing.T) {
+			api := newFakeAPI(t, func(*apiRequest) fakeReply { return fakeReply{Status: c.status} })
+			rt, _ := realSetup(t, api)
+			other := &otherRuntime{answer: "the backup answered"}
+			o := harnessOpts{}
+			if c.failover {
+				o.failover = []engine.ChainLink{{Runtime: "other"}}
+			}
+			h := newHarness(t, []engine.RuntimeEntry{{Runtime: rt}, {Runtime: other}}, o)
+			final := h.run(t, context.Background(), "hello")
+			errs := h.journal.ofType(engine.EventError)
+			if len(errs) != 1 || errs[0].ErrorKind != c.kind || !errs[0].Retryable || !strings.Contains(errs[0].Text, strconv.Itoa(c.status)) {
+				t.Errorf("error events %+v", errs)
+			}
+			switch {
+			case c.failover && (final.Status != string(engine.StatusComplete) || final.Runtime != "other" || len(h.journal.ofType(engine.EventRuntimeSwitched)) != 1):
+				t.Errorf("no failover: %+v", final)
+			case !c.failover && final.Status != string(engine.StatusError):
+				t.Errorf("status %s, want error", final.Status)
+			}
+		})
+	}
+}
