@@ -690,3 +690,46 @@ func TestRealDeadEndpointFailsFast(t *testing.T) {
 		t.Errorf("a dead endpoint took %v to fail", took)
 	}
 }
+
+// A graceful interrupt (stop at the next safe point) leaves the CLI
+// running, so the command must be stopped by Codex itself: kz interrupts
+// the turn and cleans the background terminals, Codex reports the command
+// killed (exit -1) before the turn ends, and the process is gone.
+func TestRealGracefulInterruptCleansTerminals(t *testing.T) {
+	api := newRespAPI(t, func(outputs int, body map[string]any) step {
+		if outputs == 0 {
+			return step{Shell: "sleep 36.5"}
+		}
+		return step{Text: "ok"}
+	})
+	rt, ws := realSetup(t, api)
+	var once sync.Once
+	h := newHarness(t, ws, []engine.RuntimeEntry{{Runtime: rt}}, harnessOpts{answer: allowOnce,
+		onEvent: func(h *harness, ev engine.Event) {
+			if ev.Type == engine.EventCommandStarted {
+				go once.Do(func() {
+					deadline := time.Now().Add(60 * time.Second)
+					for time.Now().Before(deadline) && len(sleepPids("36.5")) == 0 {
+						time.Sleep(20 * time.Millisecond)
+					}
+					h.s.Interrupt(false)
+				})
+			}
+		}})
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	final := h.run(t, ctx, "run it")
+	if final.Status != string(engine.StatusInterrupted) {
+		t.Errorf("final %+v", final)
+	}
+	cf := h.journal.ofType(engine.EventCommandFinished)
+	if len(cf) != 1 || cf[0].ExitCode == nil || *cf[0].ExitCode != -1 {
+		t.Errorf("command_finished %+v", cf)
+	}
+	if p := sleepPids("36.5"); len(p) > 0 {
+		for _, pid := range p {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+		t.Errorf("the command outlived the interrupted turn: %v", p)
+	}
+}

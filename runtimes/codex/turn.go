@@ -32,6 +32,9 @@ type turnRun struct {
 	// stopping is set once kz asked Codex to stop the turn; approvals
 	// still pending are then answered "cancel".
 	stopping bool
+	// cleaned receives the answer to thread/backgroundTerminals/clean once
+	// kz asked for it.
+	cleaned <-chan wire
 	// retries counts the retries Codex announced in this turn; gaveUp is
 	// set once kz interrupted the turn because there were too many.
 	retries int
@@ -257,6 +260,9 @@ func (tr *turnRun) interrupt(wait bool) {
 	}
 	_, _, _ = tr.c.Begin("turn/interrupt", map[string]any{"threadId": tr.threadID, "turnId": tr.turnID})
 	_, ch, err := tr.c.Begin("thread/backgroundTerminals/clean", map[string]any{"threadId": tr.threadID})
+	if err == nil {
+		tr.cleaned = ch
+	}
 	if !wait || err != nil {
 		return
 	}
@@ -268,6 +274,51 @@ func (tr *turnRun) interrupt(wait bool) {
 	case <-t.C:
 	case <-tr.c.Done:
 	}
+}
+
+// awaitCleaned runs when an interrupted turn completes: Codex reports the
+// turn over before its background terminals are cleaned, so kz waits
+// (briefly) for the clean and for the commands it killed to complete, so
+// that no command of the turn is still running, or left unreported, when
+// the turn ends.
+func (tr *turnRun) awaitCleaned() {
+	if tr.cleaned == nil {
+		return
+	}
+	limit := time.NewTimer(min(tr.rt.cfg.KillGrace, time.Second))
+	defer limit.Stop()
+	ch := tr.cleaned
+	for ch != nil || tr.runningCommands() {
+		select {
+		case <-ch:
+			ch = nil
+		case m, ok := <-tr.c.In:
+			if !ok {
+				return
+			}
+			if m.ID != nil {
+				// Nothing more runs in a stopped turn.
+				_ = tr.c.Reply(m.ID, map[string]string{"decision": decisionCancel})
+				continue
+			}
+			var p params
+			if m.Method == "item/completed" && json.Unmarshal(m.Params, &p) == nil && p.TurnID == tr.turnID {
+				tr.itemCompleted(p.Item)
+			}
+		case <-limit.C:
+			return
+		}
+	}
+}
+
+// runningCommands reports whether a command of the turn has not completed.
+func (tr *turnRun) runningCommands() bool {
+	for _, it := range tr.items {
+		if it.Type == "commandExecution" {
+			return true
+		}
+	}
+	return false
 }
 
 // notification handles one notification; done reports the end of the turn.
@@ -328,6 +379,7 @@ func (tr *turnRun) notification(m wire) (done bool, res engine.Result, err error
 		if p.Turn == nil || p.Turn.ID != tr.turnID {
 			return false, res, nil
 		}
+		tr.awaitCleaned()
 		return true, tr.completed(p.Turn), tr.completedErr(p.Turn)
 	default:
 		// thread/started, turn/started, status changes, diffs, rate
