@@ -692,6 +692,27 @@ func TestAnalysisOnlyMode(t *testing.T) {
 	if asked {
 		t.Error("the person was asked")
 	}
+	if d := h.journal.ofType(engine.EventPermissionDecided); len(d) != 1 || d[0].ToolCallID != "tw" || d[0].Stage != "mode" || d[0].Decision != engine.DecisionDeny {
+		t.Errorf("the mode's denial is not logged: %+v", d)
+	}
+}
+
+// The result's permission_denials: a call kz denied is not logged twice;
+// one Claude refused on its own is logged as Claude's denial.
+func TestResultDenialsReconciled(t *testing.T) {
+	lines := bashTurn("ls", `{"type":"control_response","response":{"request_id":"req-1","response":{"behavior":"deny"}}}`)
+	lines[len(lines)-1] = cli(`{"type":"result","subtype":"success","is_error":false,"num_turns":2,"result":"done","session_id":"sess-1","permission_denials":[` +
+		`{"tool_name":"Bash","tool_use_id":"toolu_1","tool_input":{"command":"ls"}},{"tool_name":"WebFetch","tool_use_id":"toolu_web","tool_input":{"url":"https://example.com"}}]}`)
+	f := newFake(t, lines)
+	h := newHarness(t, single(f), harnessOpts{pmode: engine.PermissionDeny})
+	h.run(t, context.Background(), "go")
+	_ = f.rt.Close()
+	f.checkReport()
+	dec := h.journal.ofType(engine.EventPermissionDecided)
+	if len(dec) != 2 || dec[0].ToolCallID != "toolu_1" || dec[0].Stage != "permission_mode" ||
+		dec[1].ToolCallID != "toolu_web" || dec[1].Tool != "WebFetch" || dec[1].Stage != "claude" || dec[1].Decision != engine.DecisionDeny {
+		t.Errorf("permission_decided %+v", dec)
+	}
 }
 
 func TestEnvList(t *testing.T) {

@@ -258,6 +258,16 @@ func TestRealBashPersonAndRules(t *testing.T) {
 	if res := lastToolResult(t, api); res.ToolUseID != "toolu_rule-ok" || res.IsError {
 		t.Errorf("allowed by a rule: model saw %+v", res)
 	}
+	// Claude's result lists the denied calls again; kz logs each once.
+	seen := map[string]int{}
+	for _, ev := range h.journal.ofType(engine.EventPermissionDecided) {
+		seen[ev.ToolCallID]++
+	}
+	for id, n := range seen {
+		if n != 1 {
+			t.Errorf("%d decisions logged for %s", n, id)
+		}
+	}
 }
 
 func TestRealWriteToGitHookDeniedInYolo(t *testing.T) {

@@ -88,18 +88,25 @@ func (tr *turnRun) decide(ctx context.Context, req canUseTool) permissionResult 
 	deny := func(msg string) permissionResult {
 		return permissionResult{Behavior: "deny", Message: msg, ToolUseID: req.ToolUseID}
 	}
+	// refuse denies without asking anybody; the decision is logged like
+	// the gate's, so that every denial of the turn is in kz's log.
+	refuse := func(stage, msg string) permissionResult {
+		tr.t.Emit(engine.Event{Type: engine.EventPermissionDecided, ToolCallID: req.ToolUseID, Tool: req.ToolName,
+			Input: req.Input, Decision: engine.DecisionDeny, Stage: stage, Reason: msg})
+		return deny(msg)
+	}
 	if req.ToolName == "AskUserQuestion" {
-		return deny("kz cannot show interactive questions here. Ask the question in your reply and end your turn; the person answers in the next message.")
+		return refuse("runtime", "kz cannot show interactive questions here. Ask the question in your reply and end your turn; the person answers in the next message.")
 	}
 	if req.ToolName == "ExitPlanMode" && tr.t.Mode == engine.ModeAnalysisOnly {
-		return deny("kz keeps this session in analysis-only mode: present your analysis or plan as text.")
+		return refuse("mode", "kz keeps this session in analysis-only mode: present your analysis or plan as text.")
 	}
 	pr := tr.permissionRequest(req)
 	// Claude was started without these tools in these modes; one that
 	// still arrives is refused without asking anybody.
 	if (tr.t.Mode == engine.ModeAnalysisOnly && (pr.Write || pr.Command != "")) ||
 		(tr.t.Mode == engine.ModePatchProposal && pr.Write) {
-		return deny(fmt.Sprintf("%s is not allowed in %s mode.", req.ToolName, tr.t.Mode))
+		return refuse("mode", fmt.Sprintf("%s is not allowed in %s mode.", req.ToolName, tr.t.Mode))
 	}
 	a := tr.t.RequestPermission(ctx, pr)
 	if !a.Allowed() {

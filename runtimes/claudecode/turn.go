@@ -33,6 +33,9 @@ type turnRun struct {
 
 	permMu sync.Mutex
 	perms  map[string]*pendingPerm
+	// denied are the tool calls whose denial kz already recorded as a
+	// permission_decided event; guarded by permMu.
+	denied map[string]bool
 	permWG sync.WaitGroup
 }
 
@@ -75,6 +78,7 @@ func (tr *turnRun) attempt(ctx context.Context, s *slot, noResume bool) (res eng
 	}
 	tr.tools = map[string]toolCall{}
 	tr.perms = map[string]*pendingPerm{}
+	tr.denied = map[string]bool{}
 	tr.eof = false
 	prompt := tr.t.Prompt
 	if fresh && len(tr.t.History) > 0 {
@@ -289,6 +293,7 @@ func (tr *turnRun) system(m wireMsg) {
 		// A denial by Claude's own rules: no request reached kz.
 		var msg string
 		_ = json.Unmarshal(m.Message, &msg)
+		tr.noteDenied(m.ToolUseID)
 		tr.t.Emit(engine.Event{Type: engine.EventPermissionDecided, ToolCallID: m.ToolUseID, Tool: m.ToolName,
 			Decision: engine.DecisionDeny, Stage: "claude", Reason: msg})
 	case "api_retry":
@@ -460,6 +465,10 @@ func (tr *turnRun) controlRequest(ctx context.Context, m wireMsg) {
 		tr.permMu.Lock()
 		withdrawn := pp.byCLI
 		delete(tr.perms, m.RequestID)
+		if res.Behavior == "deny" || withdrawn {
+			// kz's gate or the session already logged this decision.
+			tr.denied[req.ToolUseID] = true
+		}
 		tr.permMu.Unlock()
 		cancel()
 		if withdrawn {
@@ -502,8 +511,44 @@ func (tr *turnRun) preToolUse(m wireMsg) {
 	}
 }
 
+func (tr *turnRun) noteDenied(toolUseID string) {
+	tr.permMu.Lock()
+	tr.denied[toolUseID] = true
+	tr.permMu.Unlock()
+}
+
+// permissionDenial is one entry of the result's permission_denials.
+type permissionDenial struct {
+	ToolName  string          `json:"tool_name"`
+	ToolUseID string          `json:"tool_use_id"`
+	ToolInput json.RawMessage `json:"tool_input"`
+}
+
+// reconcileDenials logs the calls the result lists as denied that kz has
+// no decision for (Claude refused them on its own, without a request or a
+// permission_denied line), so that kz's log names every denial of the turn.
+// Denials kz made are already permission_decided events and are not
+// repeated.
+func (tr *turnRun) reconcileDenials(raw []json.RawMessage) {
+	for _, r := range raw {
+		var d permissionDenial
+		if json.Unmarshal(r, &d) != nil || d.ToolUseID == "" {
+			continue
+		}
+		tr.permMu.Lock()
+		known := tr.denied[d.ToolUseID]
+		tr.denied[d.ToolUseID] = true
+		tr.permMu.Unlock()
+		if !known {
+			tr.t.Emit(engine.Event{Type: engine.EventPermissionDecided, ToolCallID: d.ToolUseID, Tool: d.ToolName,
+				Input: d.ToolInput, Decision: engine.DecisionDeny, Stage: "claude", Reason: "denied by Claude Code"})
+		}
+	}
+}
+
 // finish maps the result line to usage_updated and the turn's result.
 func (tr *turnRun) finish(m wireMsg) (engine.Result, error) {
+	tr.reconcileDenials(m.PermissionDenials)
 	var u engine.Usage
 	if m.Usage != nil {
 		u = engine.Usage{InputTokens: m.Usage.InputTokens, OutputTokens: m.Usage.OutputTokens,
