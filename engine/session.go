@@ -398,6 +398,11 @@ func (s *Session) emitLocked(ev Event) Event {
 	if ev.Time.IsZero() {
 		ev.Time = s.now()
 	}
+	// Every event names the runtime it belongs to; the session's own events
+	// (decisions, errors it raises) belong to the runtime in charge.
+	if ev.Runtime == "" {
+		ev.Runtime = s.runtime
+	}
 	if t := s.cur; t != nil && ev.TurnID == t.turn.ID {
 		t.observe(&ev, s.limits)
 	}

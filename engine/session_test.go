@@ -100,7 +100,7 @@ func TestTurnCompletesAndSequencesEvents(t *testing.T) {
 		t.Fatalf("journal types = %v, want %v", got, want)
 	}
 	for i, ev := range j.all() {
-		if ev.Seq != int64(i+1) || ev.SessionID != s.ID() || ev.Time.IsZero() || ev.TurnID != 1 {
+		if ev.Seq != int64(i+1) || ev.SessionID != s.ID() || ev.Time.IsZero() || ev.TurnID != 1 || ev.Runtime != "scripted" {
 			t.Fatalf("event %d badly stamped: %+v", i, ev)
 		}
 	}
@@ -244,7 +244,7 @@ func TestNonRetryableFailuresDoNotFailOver(t *testing.T) {
 				if ev.Type == engine.EventRuntimeSwitched {
 					t.Fatalf("switched on %s", kind)
 				}
-				if ev.Type == engine.EventError && ev.ErrorKind == kind && !ev.Retryable {
+				if ev.Type == engine.EventError && ev.ErrorKind == kind && !ev.Retryable && ev.Runtime == "a" {
 					sawErr = true
 				}
 			}
@@ -284,7 +284,9 @@ func TestHeadlessAskBecomesDenyAndDoesNotFailOver(t *testing.T) {
 			text += ev.Text
 		}
 	}
-	if decided.Decision != engine.DecisionDeny || decided.Stage != "headless" || decided.Command != "rm -rf build" {
+	// The session's own events name the runtime in charge, like the
+	// runtime's events do.
+	if decided.Decision != engine.DecisionDeny || decided.Stage != "headless" || decided.Command != "rm -rf build" || decided.Runtime != "a" {
 		t.Fatalf("decision = %+v", decided)
 	}
 	if text != "denied" {

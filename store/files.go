@@ -32,9 +32,9 @@ func (s *Store) SaveSnapshot(ctx context.Context, sn Snapshot) error {
 	if sn.ChangeID == "" || sn.Path == "" {
 		return errors.New("save snapshot: change id and path are required")
 	}
-	content := sn.Content
+	content := exactBytes(sn.Content)
 	if content == nil {
-		content = []byte{}
+		content = exactBytes{}
 	}
 	_, err := exec(ctx, s.db, `INSERT INTO snapshots(session_id, change_id, tool_call_id, path, existed, content, mode, after_exists, after_sha256, created_at) VALUES (?,?,?,?,?,?,?,?,?,?)`,
 		sn.SessionID, sn.ChangeID, sn.ToolCallID, sn.Path, sn.Existed, content, int64(sn.Mode), sn.AfterExists, sn.AfterSHA256, time.Now().UnixMilli())

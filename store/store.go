@@ -2,9 +2,9 @@
 // the runtime-neutral transcript, turns, runtimes' native session ids,
 // permission grants, file snapshots for undo, artifacts and usage.
 //
-// Every string that reaches the database passes through one function,
-// (*Store).exec's argument funnel, which redacts secrets. File snapshots are
-// bytes and are never redacted: undo must restore exact content.
+// Every string and byte slice that reaches the database passes through one
+// function, exec, which redacts secrets. File snapshots are the one
+// exception (exactBytes): undo must restore exact content.
 package store
 
 import (
@@ -202,13 +202,25 @@ type execer interface {
 	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
 }
 
+// exactBytes marks file content that must be stored byte for byte: a
+// snapshot that undo restores. It is the only text exec does not redact;
+// files the tools write are the person's own and never rewritten.
+type exactBytes []byte
+
 // exec is the one funnel through which kz writes to the database. Every
-// string argument is redacted here; []byte arguments (file snapshots and
-// artifacts kept for undo and exact retrieval) pass unchanged.
+// string and []byte argument (tool output kept as an artifact included) is
+// redacted here; only exactBytes pass unchanged.
 func exec(ctx context.Context, x execer, query string, args ...any) (sql.Result, error) {
 	for i, a := range args {
-		if str, ok := a.(string); ok {
-			args[i] = Redact(str)
+		switch v := a.(type) {
+		case string:
+			args[i] = Redact(v)
+		case []byte:
+			if r := Redact(string(v)); r != string(v) {
+				args[i] = []byte(r)
+			}
+		case exactBytes:
+			args[i] = []byte(v)
 		}
 	}
 	return x.ExecContext(ctx, query, args...)

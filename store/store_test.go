@@ -83,6 +83,45 @@ func TestOpenSetsModesAndPragmasOnEveryConnection(t *testing.T) {
 	}
 }
 
+// TestWriteTransactionsAreImmediate shows _txlock=immediate on pooled
+// connections: a transaction takes the write lock when it begins, so a
+// second writer waits at BEGIN (where the busy timeout applies) instead of
+// failing later at its first write with SQLITE_BUSY, which a deferred
+// transaction cannot retry.
+func TestWriteTransactionsAreImmediate(t *testing.T) {
+	st := openTemp(t)
+	ctx := context.Background()
+	first, err := st.db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = first.Rollback() }()
+	began := make(chan error, 1)
+	go func() {
+		second, err := st.db.BeginTx(ctx, nil)
+		if err == nil {
+			err = second.Commit()
+		}
+		began <- err
+	}()
+	select {
+	case err := <-began:
+		t.Fatalf("a second transaction began while the first held the write lock (%v): transactions are deferred", err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	if err := first.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-began:
+		if err != nil {
+			t.Fatalf("second transaction after the first ended: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the second transaction never began")
+	}
+}
+
 func TestMigrationsAreIdempotent(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "kz.db")
@@ -256,6 +295,15 @@ func TestSecretsAreRedactedAtPersistence(t *testing.T) {
 	}
 	if !strings.Contains(dump.String(), Redacted) || !strings.Contains(dump.String(), "Bearer "+Redacted) {
 		t.Error("no redaction marker")
+	}
+	// A tool result kept whole as an artifact is tool output, not a file:
+	// it is redacted like the event that refers to it.
+	ref, err := st.SaveArtifact(ctx, "s", "c1", []byte("big output\nOPENAI_API_KEY="+secrets[1]+"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if art, err := st.Artifact(ctx, ref); err != nil || strings.Contains(string(art), secrets[1]) || !strings.Contains(string(art), "OPENAI_API_KEY="+Redacted) {
+		t.Fatalf("artifact %q %v", art, err)
 	}
 	snaps, err := st.Snapshots(ctx, "ch1")
 	if err != nil || len(snaps) != 1 || string(snaps[0].Content) != string(content) || snaps[0].Mode != 0o644 {

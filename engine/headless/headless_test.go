@@ -1,0 +1,160 @@
+package headless
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/runtimes/scripted"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+type journal struct {
+	mu sync.Mutex
+	n  int
+}
+
+func (j *journal) Append(engine.Event) error   { j.mu.Lock(); j.n++; j.mu.Unlock(); return nil }
+func (j *journal) Flush(context.Context) error { return nil }
+
+const turn = `{"kz_script":1,"model":"m","capabilities":["text_completion","native_tool_loop","filesystem_edit","shell"]}
+{"type":"session_started"}
+{"type":"text_delta","text":"Hel"}
+{"type":"text_delta","text":"lo"}
+{"type":"assistant_message","text":"Hello"}
+{"type":"permission_requested","tool":"bash","command":"rm -rf build","tool_call_id":"t1"}
+{"type":"error","text":"disk almost full","error_kind":"internal"}
+{"type":"assistant_message","text":"Bye"}
+`
+
+func session(t *testing.T, body string, mode engine.Mode) *engine.Session {
+	t.Helper()
+	rt, err := scripted.Parse("scripted", "s.jsonl", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := engine.NewSession(engine.Config{Journal: &journal{}, Mode: mode,
+		Runtimes: []engine.RuntimeEntry{{Runtime: rt, Models: []string{"m"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close(context.Background()) })
+	return s
+}
+
+func TestFormats(t *testing.T) {
+	t.Run("text", func(t *testing.T) {
+		var out, errOut bytes.Buffer
+		final, err := Run(context.Background(), session(t, turn, ""), "hi", FormatText, &out, &errOut)
+		if err != nil || final.Status != "complete" {
+			t.Fatalf("%v %+v", err, final)
+		}
+		// Streamed text is printed once, a whole message without deltas
+		// is printed as it is, and problems go to the error stream.
+		if out.String() != "HelloBye\n" {
+			t.Fatalf("stdout %q", out.String())
+		}
+		for _, want := range []string{"kz: denied bash rm -rf build (headless:", "kz: error: disk almost full"} {
+			if !strings.Contains(errOut.String(), want) {
+				t.Errorf("stderr %q lacks %q", errOut.String(), want)
+			}
+		}
+	})
+	t.Run("json", func(t *testing.T) {
+		var out, errOut bytes.Buffer
+		if _, err := Run(context.Background(), session(t, turn, ""), "hi", FormatJSON, &out, &errOut); err != nil {
+			t.Fatal(err)
+		}
+		var ev engine.Event
+		if err := json.Unmarshal(out.Bytes(), &ev); err != nil || ev.Type != engine.EventFinalResult || ev.Output != "Bye" {
+			t.Fatalf("%v %q", err, out.String())
+		}
+		if !strings.Contains(errOut.String(), "disk almost full") {
+			t.Fatalf("stderr %q", errOut.String())
+		}
+	})
+	t.Run("stream-json", func(t *testing.T) {
+		var out, errOut bytes.Buffer
+		if _, err := Run(context.Background(), session(t, turn, ""), "hi", FormatStreamJSON, &out, &errOut); err != nil {
+			t.Fatal(err)
+		}
+		var types []string
+		var text string
+		prev := int64(0)
+		for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+			var ev engine.Event
+			if err := json.Unmarshal([]byte(line), &ev); err != nil {
+				t.Fatalf("%q: %v", line, err)
+			}
+			if ev.Seq <= prev || ev.SessionID == "" || ev.Runtime == "" {
+				t.Fatalf("badly stamped: %s", line)
+			}
+			prev = ev.Seq
+			// Deltas arrive merged or not, depending on how fast the
+			// printer reads; count a run of them once.
+			if n := len(types); n == 0 || ev.Type != engine.EventTextDelta || types[n-1] != string(ev.Type) {
+				types = append(types, string(ev.Type))
+			}
+			if ev.Type == engine.EventTextDelta {
+				text += ev.Text
+			}
+		}
+		got := strings.Join(types, ",")
+		want := "session_started,text_delta,assistant_message,permission_decided,error,assistant_message,final_result"
+		if got != want || text != "Hello" {
+			t.Fatalf("stream %s (text %q), want %s", got, text, want)
+		}
+		if errOut.Len() != 0 {
+			t.Fatalf("stream-json wrote to stderr: %q", errOut.String())
+		}
+	})
+}
+
+func TestRunReportsATurnThatCannotStart(t *testing.T) {
+	textOnly := `{"kz_script":1,"capabilities":["text_completion"]}` + "\n" + `{"type":"assistant_message","text":"x"}` + "\n"
+	var out, errOut bytes.Buffer
+	_, err := Run(context.Background(), session(t, textOnly, engine.ModeFullAutonomous), "hi", FormatStreamJSON, &out, &errOut)
+	var ce *engine.CapabilityError
+	if !errors.As(err, &ce) || out.Len() != 0 {
+		t.Fatalf("err %v, stdout %q", err, out.String())
+	}
+}
+
+type failWriter struct{}
+
+func (failWriter) Write([]byte) (int, error) { return 0, errors.New("broken pipe") }
+
+func TestRunReportsAnOutputThatCannotBeWritten(t *testing.T) {
+	final, err := Run(context.Background(), session(t, turn, ""), "hi", FormatStreamJSON, failWriter{}, &bytes.Buffer{})
+	if err == nil || !strings.Contains(err.Error(), "broken pipe") || final.Status != "complete" {
+		t.Fatalf("%v %+v", err, final)
+	}
+}
+
+func TestExitCodes(t *testing.T) {
+	want := map[engine.Status]int{
+		engine.StatusComplete: 0, engine.StatusError: 1, engine.StatusInterrupted: 3,
+		engine.StatusMaxCycles: 3, engine.StatusBudgetExceeded: 3, engine.StatusTimeout: 3, "": 1,
+	}
+	for st, code := range want {
+		if got := ExitCode(st); got != code {
+			t.Errorf("ExitCode(%q) = %d, want %d", st, got, code)
+		}
+	}
+	for _, f := range []string{"text", "json", "stream-json"} {
+		if _, err := ParseFormat(f); err != nil {
+			t.Error(err)
+		}
+	}
+	if _, err := ParseFormat("yaml"); err == nil {
+		t.Error("yaml accepted")
+	}
+}
