@@ -303,7 +303,7 @@ func (c *changeLog) view(t *themes.Theme, width, maxHeight int) string {
 	lines := []string{ansi.Truncate(head, inner, "…")}
 	if len(c.titles) == 0 {
 		lines = append(lines, t.Muted.Render("nothing applied yet"), t.Muted.Render("esc close"))
-		return t.Dialog.Width(width).Render(strings.Join(lines, "\n"))
+		return dialogBox(t, width, lines)
 	}
 	c.dv.ensure(inner)
 	cur := int(c.dv.current().file)
@@ -315,5 +315,5 @@ func (c *changeLog) view(t *themes.Theme, width, maxHeight int) string {
 		status = t.Warn.Render(ansi.Truncate(c.flash, inner, "…"))
 	}
 	lines = append(lines, status, t.Muted.Render(ansi.Truncate("u undo this change · tab/shift+tab file · ]/[ hunk · v unified/split · ↑↓ pgup pgdn scroll · esc close", inner, "…")))
-	return t.Dialog.Width(width).Render(strings.Join(lines, "\n"))
+	return dialogBox(t, width, lines)
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/alecthomas/chroma/v2"
+	"charm.land/lipgloss/v2"
 	"github.com/alecthomas/chroma/v2/styles"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/kaizen-code/kz/themes"
@@ -182,4 +183,62 @@ func rgbSGR(kind, h string) string {
 		return ""
 	}
 	return fmt.Sprintf("%s;2;%d;%d;%d", kind, n>>16&0xff, n>>8&0xff, n&0xff)
+}
+
+// dialogBox draws t.Dialog at width around lines, exactly as
+// t.Dialog.Width(width).Render(strings.Join(lines, "\n")) does when every
+// line fits the inner width (width-4), but without lipgloss's wrapping
+// pass over every cell, which was most of a review frame's time. A line
+// too wide falls back to lipgloss, so the output never differs.
+func dialogBox(t *themes.Theme, width int, lines []string) string {
+	inner := width - 4
+	st := t.Dialog
+	b := st.GetBorderStyle()
+	if inner < 1 || st.GetPaddingLeft() != 1 || st.GetPaddingRight() != 1 || st.GetPaddingTop() != 0 || st.GetPaddingBottom() != 0 ||
+		!st.GetBorderTop() || !st.GetBorderBottom() || !st.GetBorderLeft() || !st.GetBorderRight() {
+		return st.Width(width).Render(strings.Join(lines, "\n"))
+	}
+	widths := make([]int, len(lines))
+	for i, l := range lines {
+		if strings.ContainsAny(l, "\n\t") {
+			return st.Width(width).Render(strings.Join(lines, "\n"))
+		}
+		if widths[i] = ansi.StringWidth(l); widths[i] > inner {
+			return st.Width(width).Render(strings.Join(lines, "\n"))
+		}
+	}
+	edge := lipgloss.NewStyle().Foreground(st.GetBorderTopForeground())
+	left, right := edge.Render(b.Left)+" ", " "+edge.Render(b.Right)
+	var sb strings.Builder
+	sb.WriteString(edge.Render(b.TopLeft + strings.Repeat(b.Top, width-2) + b.TopRight))
+	for i, l := range lines {
+		sb.WriteByte('\n')
+		sb.WriteString(left)
+		sb.WriteString(l)
+		if openStyle(l) {
+			// A style spanning lines (a wrapped key line) must not
+			// colour the padding and the border.
+			sb.WriteString("\x1b[m")
+		}
+		sb.WriteString(strings.Repeat(" ", inner-widths[i]))
+		sb.WriteString(right)
+	}
+	sb.WriteByte('\n')
+	sb.WriteString(edge.Render(b.BottomLeft + strings.Repeat(b.Bottom, width-2) + b.BottomRight))
+	return sb.String()
+}
+
+// openStyle says whether the last SGR sequence of s leaves a style on.
+func openStyle(s string) bool {
+	i := strings.LastIndex(s, "\x1b[")
+	if i < 0 {
+		return false
+	}
+	rest := s[i+2:]
+	j := strings.IndexByte(rest, 'm')
+	if j < 0 {
+		return false
+	}
+	p := rest[:j]
+	return p != "" && p != "0"
 }

@@ -2,8 +2,10 @@ package tui
 
 import (
 	"fmt"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/alecthomas/chroma/v2"
@@ -513,6 +515,52 @@ func (v *diffView) lineCells(fi, hi, li, width int) []string {
 	return w.finish()
 }
 
+// lexerCache maps a file's extension ("*.go"), or its base name when a
+// lexer names such files whole (Makefile, CMakeLists.txt), to its lexer:
+// lexers.Match tries every lexer's glob patterns, a millisecond or more,
+// and a review opens many files of the same few kinds. Chroma lexers are
+// safe for concurrent use once built.
+var (
+	lexerCache   sync.Map // key → cachedLexer
+	wholeNames   []string
+	wholeNamesMu sync.Once
+)
+
+type cachedLexer struct{ lx chroma.Lexer }
+
+func lexerFor(path string) chroma.Lexer {
+	base := filepath.Base(path)
+	wholeNamesMu.Do(func() {
+		for _, l := range lexers.GlobalLexerRegistry.Lexers {
+			cfg := l.Config()
+			for _, g := range append(append([]string(nil), cfg.Filenames...), cfg.AliasFilenames...) {
+				if !strings.HasPrefix(g, "*.") || strings.ContainsAny(g[2:], "*?[") {
+					wholeNames = append(wholeNames, g)
+				}
+			}
+		}
+	})
+	key := base
+	if ext := filepath.Ext(base); ext != "" && ext != base {
+		key = "*" + ext
+		for _, g := range wholeNames {
+			if ok, _ := filepath.Match(g, base); ok {
+				key = base
+				break
+			}
+		}
+	}
+	if c, ok := lexerCache.Load(key); ok {
+		return c.(cachedLexer).lx
+	}
+	lx := lexers.Match(base)
+	if lx != nil {
+		lx = chroma.Coalesce(lx)
+	}
+	lexerCache.Store(key, cachedLexer{lx})
+	return lx
+}
+
 // highlight colours the runes of one line. Each line is tokenised on its
 // own, which is what makes lazy rendering possible; a multi-line string or
 // comment may be coloured wrongly, which a review can live with.
@@ -523,10 +571,7 @@ func (v *diffView) highlight(fi int, text string, n int) []string {
 	}
 	lx, ok := v.lexers[fi]
 	if !ok {
-		lx = lexers.Match(v.files[fi].path)
-		if lx != nil {
-			lx = chroma.Coalesce(lx)
-		}
+		lx = lexerFor(v.files[fi].path)
 		v.lexers[fi] = lx
 	}
 	if lx == nil {

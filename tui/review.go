@@ -283,6 +283,11 @@ const fileListRows = 6
 
 // view renders the review in at most maxHeight lines.
 func (r *review) view(t *themes.Theme, width, maxHeight, waiting int) string {
+	return dialogBox(t, width, r.lines(t, width, maxHeight, waiting))
+}
+
+// lines are the review's lines inside the dialog's border.
+func (r *review) lines(t *themes.Theme, width, maxHeight, waiting int) []string {
 	inner := max(width-4, 10)
 	title := t.Warn.Bold(true).Render("⚠ Permission needed: ") + t.Accent.Render(oneLine(r.ev.Tool))
 	if waiting > 0 {
@@ -326,7 +331,7 @@ func (r *review) view(t *themes.Theme, width, maxHeight, waiting int) string {
 	parts = append(parts, r.dv.view(inner, bodyH)...)
 	parts = append(parts, status)
 	parts = append(parts, foot...)
-	return t.Dialog.Width(width).Render(strings.Join(parts, "\n"))
+	return parts
 }
 
 // bodyHeight is the diff's height for a dialog of maxHeight lines, for

@@ -3,6 +3,7 @@ package tui
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kaizen-code/kz/engine"
 )
@@ -30,6 +31,7 @@ func BenchmarkReviewFirstFrame(b *testing.B) {
 		b.Fatalf("the change has %d lines, want at least 5,000", n)
 	}
 	b.ResetTimer()
+	cpu0 := cpuTime()
 	for range b.N {
 		m := testModel(b, newFake(), 200, 60)
 		m.update(eventsMsg{events: []engine.Event{prop, req}})
@@ -37,6 +39,14 @@ func BenchmarkReviewFirstFrame(b *testing.B) {
 			b.Fatal("no review on screen")
 		}
 	}
+	reportCPU(b, cpu0)
+}
+
+// reportCPU adds the process's CPU time per operation: on a machine shared
+// with other work, wall time (ns/op) also counts the time spent waiting
+// for a core.
+func reportCPU(b *testing.B, cpu0 time.Duration) {
+	b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N)/1e6, "cpu-ms/op")
 }
 
 // BenchmarkReviewHunkNav measures one hunk jump and its frame. Target:
@@ -48,6 +58,7 @@ func BenchmarkReviewHunkNav(b *testing.B) {
 	m.View()
 	next := keyMsg("]")
 	b.ResetTimer()
+	cpu0 := cpuTime()
 	for i := range b.N {
 		if i%500 == 499 {
 			m.review.dv.top = 0 // back to the start: 600 hunks in all
@@ -55,4 +66,5 @@ func BenchmarkReviewHunkNav(b *testing.B) {
 		m.update(next)
 		m.View()
 	}
+	reportCPU(b, cpu0)
 }

@@ -355,3 +355,32 @@ func TestReviewMouseWheelScrollsTheDiff(t *testing.T) {
 		t.Fatalf("wheel up did not come back: top %d sub %d", m.review.dv.top, m.review.dv.sub)
 	}
 }
+
+// TestDialogBoxMatchesLipgloss checks the fast dialog box against
+// lipgloss for every theme, with and without colour.
+func TestDialogBoxMatchesLipgloss(t *testing.T) {
+	prop, req := reviewProposal()
+	for _, name := range []string{"dark", "light", "high-contrast"} {
+		for _, nc := range []bool{false, true} {
+			th := themes.MustResolve(name, nc)
+			for _, w := range []int{60, 100, 160} {
+				r := newReview(req, &prop, &th, true, goldenT0)
+				lines := r.lines(&th, w, 40, 1)
+				want := th.Dialog.Width(w).Render(strings.Join(lines, "\n"))
+				// Byte for byte, except that a style spanning two lines
+				// (the wrapped key line) is closed and not reopened:
+				// the same text in the same cells.
+				got := dialogBox(&th, w, lines)
+				if ansi.Strip(got) != ansi.Strip(want) {
+					t.Fatalf("%s (no colour %v) at %d:\n%q\nwant\n%q", name, nc, w, got, want)
+				}
+				g, wl := strings.Split(got, "\n"), strings.Split(want, "\n")
+				for i := range len(wl) - 4 { // all but the key lines and the bottom border
+					if g[i] != wl[i] {
+						t.Fatalf("%s (no colour %v) at %d, line %d:\n%q\nwant\n%q", name, nc, w, i, g[i], wl[i])
+					}
+				}
+			}
+		}
+	}
+}

@@ -158,6 +158,7 @@ func BenchmarkSessionPickerOpen(b *testing.B) {
 	m := sessionModel(b, st)
 	m.ext.workspace = ""
 	b.ResetTimer()
+	cpu0 := cpuTime()
 	for range b.N {
 		m.sessions = nil
 		m.command("/sessions")
@@ -165,6 +166,7 @@ func BenchmarkSessionPickerOpen(b *testing.B) {
 			b.Fatal("not loaded")
 		}
 	}
+	reportCPU(b, cpu0)
 }
 
 // BenchmarkSessionPickerKeystroke measures one filter keystroke and its
@@ -183,10 +185,12 @@ func BenchmarkSessionPickerKeystroke(b *testing.B) {
 		keys = append(keys, keyMsg("ctrl+h"))
 	}
 	b.ResetTimer()
+	cpu0 := cpuTime()
 	for i := range b.N {
 		m.update(keys[i%len(keys)])
 		m.View()
 	}
+	reportCPU(b, cpu0)
 }
 
 // renamingSessions is a store that can rename.
@@ -263,6 +267,7 @@ func BenchmarkSessionPickerOpenStore(b *testing.B) {
 	}
 	m := sessionModel(b, st)
 	b.ResetTimer()
+	cpu0 := cpuTime()
 	for range b.N {
 		m.sessions = nil
 		m.command("/sessions")
@@ -270,4 +275,5 @@ func BenchmarkSessionPickerOpenStore(b *testing.B) {
 			b.Fatal("not loaded")
 		}
 	}
+	reportCPU(b, cpu0)
 }
