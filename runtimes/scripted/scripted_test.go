@@ -1,8 +1,10 @@
 package scripted
 
 import (
+	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 
@@ -51,5 +53,80 @@ func TestHeaderDeclaresCapabilitiesAndSegments(t *testing.T) {
 	plain, err := Parse("p", "p.jsonl", strings.NewReader(`{"type":"assistant_message","text":"x"}`))
 	if err != nil || plain.Capabilities("").Set != FullAgent {
 		t.Fatalf("headerless script: %v %v", err, plain.Capabilities(""))
+	}
+}
+
+type journal struct{ evs []engine.Event }
+
+func (j *journal) Append(ev engine.Event) error { j.evs = append(j.evs, ev); return nil }
+func (j *journal) Flush(context.Context) error  { return nil }
+
+// TestReplay plays a script through a real session: segments per turn,
+// delay_ms honoured, a final_result line ending the turn with its status,
+// a fail directive classified for the failover chain, and the branch taken
+// on the permission answer.
+func TestReplay(t *testing.T) {
+	rt, err := Parse("s", "s.jsonl", strings.NewReader(`{"kz_script":1,"model":"m","capabilities":["text_completion","native_tool_loop","filesystem_edit","shell"]}
+{"type":"text_delta","text":"slow","delay_ms":150}
+{"type":"final_result","status":"interrupted","output":"stopped early"}
+{"type":"text_delta","text":"never"}
+{"end_turn":true}
+{"type":"permission_requested","tool":"write_file","paths":["a.txt"],"tool_call_id":"w1"}
+{"type":"assistant_message","text":"wrote it","when":"allow"}
+{"type":"assistant_message","text":"was refused","when":"deny"}
+{"end_turn":true}
+{"fail":{"kind":"rate_limit","message":"429 slow down","retry_after_ms":2000}}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := &journal{}
+	s, err := engine.NewSession(engine.Config{Journal: j, Runtimes: []engine.RuntimeEntry{{Runtime: rt, Models: []string{"m"}}},
+		PermissionMode: engine.PermissionAcceptEdits})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = s.Close(context.Background()) }()
+	ctx := context.Background()
+
+	start := time.Now()
+	final, err := s.RunTurn(ctx, "one")
+	if err != nil || final.Status != "interrupted" || final.Output != "stopped early" {
+		t.Fatalf("turn 1: %v %+v", err, final)
+	}
+	if d := time.Since(start); d < 150*time.Millisecond {
+		t.Fatalf("delay_ms not honoured: turn took %v", d)
+	}
+	final, err = s.RunTurn(ctx, "two")
+	if err != nil || final.Status != "complete" || final.Output != "wrote it" {
+		t.Fatalf("turn 2 (accept-edits allows the write): %v %+v", err, final)
+	}
+	if err := s.SetPermissionMode(engine.PermissionDeny); err != nil {
+		t.Fatal(err)
+	}
+	final, err = s.RunTurn(ctx, "three")
+	if err != nil || final.Status != "error" {
+		t.Fatalf("turn 3: %v %+v", err, final)
+	}
+	var kinds []engine.ErrorKind
+	var text strings.Builder
+	for _, ev := range j.evs {
+		switch ev.Type {
+		case engine.EventError:
+			kinds = append(kinds, ev.ErrorKind)
+		case engine.EventTextDelta:
+			text.WriteString(ev.Text)
+		}
+	}
+	if len(kinds) != 1 || kinds[0] != engine.ErrRateLimit || text.String() != "slow" {
+		t.Fatalf("errors %v, text %q", kinds, text.String())
+	}
+	// The fourth turn wraps around to the first segment; with the write
+	// denied, the second segment takes the other branch.
+	if final, _ := s.RunTurn(ctx, "four"); final.Output != "stopped early" {
+		t.Fatalf("turn 4: %+v", final)
+	}
+	if final, _ := s.RunTurn(ctx, "five"); final.Output != "was refused" {
+		t.Fatalf("turn 5: %+v", final)
 	}
 }
