@@ -406,6 +406,11 @@ func TestUnwrapShell(t *testing.T) {
 		`ls -la`:                                                  "ls -la",
 		`/bin/bash -lc 'unbalanced`:                               `/bin/bash -lc 'unbalanced`,
 		`python -c 'print(1)'`:                                    `python -c 'print(1)'`,
+		`bash -lc "echo $HOME"`:                                   `bash -lc "echo $HOME"`,
+		`bash -lc 'a' > out`:                                      `bash -lc 'a' > out`,
+		`bash -lc 'a'; rm -rf /`:                                  `bash -lc 'a'; rm -rf /`,
+		`bash -c "a\\b \$x"`:                                      `a\b $x`,
+		`/bin/sh -c echo\ hi`:                                     `echo hi`,
 	} {
 		if got := unwrapShell(in); got != want {
 			t.Errorf("unwrapShell(%q) = %q, want %q", in, got, want)

@@ -6,6 +6,8 @@ import (
 	"path"
 	"strings"
 
+	"mvdan.cc/sh/v3/syntax"
+
 	"github.com/kaizen-code/kz/engine"
 )
 
@@ -100,11 +102,24 @@ func (tr *turnRun) fileRequest(p approvalParams) (engine.PermissionRequest, bool
 
 // unwrapShell returns the script of a `bash -lc '<script>'` command line,
 // which is how Codex reports every command, so that kz's shell rules judge
-// what actually runs. Anything else is returned unchanged.
+// what actually runs. The line is parsed with kz's shell parser
+// (mvdan.cc/sh); anything that is not exactly a shell, -c or -lc and one
+// literal script word is returned unchanged, to be judged as it is.
 func unwrapShell(cmd string) string {
-	w, ok := shellWords(cmd)
-	if !ok || len(w) != 3 {
+	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(cmd), "")
+	if err != nil || len(f.Stmts) != 1 {
 		return cmd
+	}
+	st := f.Stmts[0]
+	call, ok := st.Cmd.(*syntax.CallExpr)
+	if !ok || len(call.Assigns) > 0 || len(st.Redirs) > 0 || st.Negated || st.Background || len(call.Args) != 3 {
+		return cmd
+	}
+	var w [3]string
+	for i, a := range call.Args {
+		if w[i], ok = literalWord(a); !ok {
+			return cmd
+		}
 	}
 	switch path.Base(w[0]) {
 	case "bash", "sh", "zsh", "dash":
@@ -117,56 +132,53 @@ func unwrapShell(cmd string) string {
 	return w[2]
 }
 
-// shellWords splits a command line into words with POSIX quoting (single
-// quotes, double quotes with backslash escapes, bare backslashes). It
-// reports false on anything it does not understand (unbalanced quotes).
-func shellWords(s string) ([]string, bool) {
-	var words []string
-	var cur strings.Builder
-	inWord := false
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == ' ' || c == '\t' || c == '\n':
-			if inWord {
-				words = append(words, cur.String())
-				cur.Reset()
-				inWord = false
+// literalWord returns the value of a word made only of unquoted, single-
+// and double-quoted literal text (no expansions), with quoting removed.
+func literalWord(w *syntax.Word) (string, bool) {
+	var b strings.Builder
+	for _, part := range w.Parts {
+		switch p := part.(type) {
+		case *syntax.Lit:
+			b.WriteString(unescape(p.Value, ""))
+		case *syntax.SglQuoted:
+			if p.Dollar {
+				return "", false
 			}
-		case c == '\'':
-			j := strings.IndexByte(s[i+1:], '\'')
-			if j < 0 {
-				return nil, false
+			b.WriteString(p.Value)
+		case *syntax.DblQuoted:
+			if p.Dollar {
+				return "", false
 			}
-			cur.WriteString(s[i+1 : i+1+j])
-			i += j + 1
-			inWord = true
-		case c == '"':
-			i++
-			for ; i < len(s) && s[i] != '"'; i++ {
-				if s[i] == '\\' && i+1 < len(s) && strings.IndexByte("\"\\$`\n", s[i+1]) >= 0 {
-					i++
+			for _, q := range p.Parts {
+				lit, ok := q.(*syntax.Lit)
+				if !ok {
+					return "", false
 				}
-				cur.WriteByte(s[i])
+				b.WriteString(unescape(lit.Value, "\\\"$`\n"))
 			}
-			if i >= len(s) {
-				return nil, false
-			}
-			inWord = true
-		case c == '\\':
-			if i+1 >= len(s) {
-				return nil, false
-			}
-			i++
-			cur.WriteByte(s[i])
-			inWord = true
 		default:
-			cur.WriteByte(c)
-			inWord = true
+			return "", false
 		}
 	}
-	if inWord {
-		words = append(words, cur.String())
+	return b.String(), true
+}
+
+// unescape removes the backslashes that quote the next character: any
+// character outside quotes (only is ""), or one of only inside double
+// quotes. A backslash-newline is a line continuation and disappears.
+func unescape(s, only string) string {
+	if !strings.Contains(s, "\\") {
+		return s
 	}
-	return words, true
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) && (only == "" || strings.IndexByte(only, s[i+1]) >= 0) {
+			i++
+			if s[i] == '\n' {
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
 }
