@@ -305,6 +305,13 @@ func adversarialE2ECases(e *e2e) []e2eCase {
 		{name: "rm -rf . yolo", cmd: "rm -rf .", pm: engine.PermissionYolo, rules: allowAnyE, want: engine.DecisionDeny},
 		{name: "rm -rf .git yolo", cmd: "rm -rf .git", pm: engine.PermissionYolo, rules: allowAnyE, want: engine.DecisionDeny},
 		{name: "rm ~/x yolo", cmd: "rm ~/x", pm: engine.PermissionYolo, rules: allowAnyE, want: engine.DecisionDeny},
+		// Links created on the way: what they point to is judged.
+		{name: "ln -s .git/hooks then write yolo", cmd: "ln -s .git/hooks h && echo x > h/pre-commit", pm: engine.PermissionYolo, rules: allowAnyE, want: engine.DecisionDeny},
+		{name: "ln -s outside then write yolo", cmd: "ln -s ../outside o && echo pwned > o/new", pm: engine.PermissionYolo, rules: allowAnyE, want: engine.DecisionDeny},
+		{name: "ln hard link outside then write yolo", cmd: "ln ../outside/x hl && echo pwned > hl", pm: engine.PermissionYolo, rules: allowAnyE, want: engine.DecisionDeny},
+		{name: "cp -a a link then write yolo", cmd: "cp -a outbox o2 && echo pwned > o2/new", pm: engine.PermissionYolo, rules: allowAnyE, want: engine.DecisionAsk},
+		{name: "git config hooksPath yolo", cmd: "git config core.hooksPath hooks", pm: engine.PermissionYolo, rules: allowAnyE, want: engine.DecisionDeny},
+		{name: "git worktree outside yolo", cmd: "git worktree add ../evil", pm: engine.PermissionYolo, rules: allowAnyE, want: engine.DecisionDeny},
 		{name: "cd .claude settings yolo", cmd: "mkdir -p .claude && cd .claude && echo '{}' > settings.json", pm: engine.PermissionYolo, rules: allowAnyE, want: engine.DecisionDeny},
 	}
 	// Protected writes are denied in every mode and permission mode.

@@ -481,6 +481,9 @@ func (e *eval) validation() StageResult {
 				return ask("the command " + string(t.Op) + "s a path that is not a literal: " + t.Path)
 			}
 		}
+		if why := e.unforeseeableLinkTarget(); why != "" {
+			return ask(why)
+		}
 	case e.kind == KindRead || e.kind == KindEdit || e.kind == KindWrite || e.write:
 		if len(e.tgts) == 0 {
 			return ask("the request names no path")

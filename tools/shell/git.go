@@ -147,6 +147,9 @@ func classifyGit(args []string, dyn []bool) classInfo {
 	case "config":
 		info.readOnly = anyArgPrefix(g.args, "--get", "--list", "-l") || len(g.args) > 0 && (g.args[0] == "get" || g.args[0] == "list")
 		info.writes = !info.readOnly
+		if info.writes {
+			info.targets = gitConfigTargets(g.args, g.dyn)
+		}
 	case "stash":
 		info.readOnly = len(g.args) > 0 && (g.args[0] == "list" || g.args[0] == "show")
 		info.writes = !info.readOnly
@@ -156,11 +159,95 @@ func classifyGit(args []string, dyn []bool) classInfo {
 	case "worktree":
 		info.readOnly = len(g.args) > 0 && g.args[0] == "list"
 		info.writes = !info.readOnly
+		if len(g.args) > 0 && g.args[0] == "add" {
+			// The new worktree's directory is created: it must stay in
+			// the workspace.
+			if ops := operands(g.args[1:], g.dyn[1:], "bB", map[string]bool{"reason": true}); len(ops) > 0 {
+				info.targets = append(info.targets, tgt(g.args[1:], g.dyn[1:], ops[0], OpWrite))
+			}
+		}
+	case "clone":
+		info.writes = true
+		ops := operands(g.args, g.dyn, "obuj", map[string]bool{"origin": true, "branch": true, "upload-pack": true,
+			"reference": true, "reference-if-able": true, "separate-git-dir": true, "depth": true, "shallow-since": true,
+			"shallow-exclude": true, "jobs": true, "filter": true, "template": true, "config": true, "server-option": true, "bundle-uri": true})
+		switch {
+		case len(ops) >= 2:
+			info.targets = append(info.targets, tgt(g.args, g.dyn, ops[1], OpWrite))
+		case len(ops) == 1 && !g.dyn[ops[0]]:
+			name := strings.TrimSuffix(path.Base(strings.TrimSuffix(g.args[ops[0]], "/")), ".git")
+			info.targets = append(info.targets, Target{Path: name, Op: OpWrite})
+		case len(ops) == 1:
+			info.targets = append(info.targets, Target{Path: g.args[ops[0]], Op: OpWrite, Dynamic: true})
+		}
+		for i, a := range g.args {
+			if v, ok := strings.CutPrefix(a, "--separate-git-dir="); ok {
+				info.targets = append(info.targets, Target{Path: v, Op: OpWrite, Dynamic: g.dyn[i]})
+			} else if a == "--separate-git-dir" && i+1 < len(g.args) {
+				info.targets = append(info.targets, tgt(g.args, g.dyn, i+1, OpWrite))
+			}
+			if a == "--template" || strings.HasPrefix(a, "--template=") || a == "-c" || a == "--config" || strings.HasPrefix(a, "--config=") {
+				info.unprovable = "git clone " + a + " installs configuration or hooks that can run programs"
+			}
+		}
 	default:
 		info.readOnly = gitReadOnly[g.sub]
 		info.writes = !info.readOnly
 	}
 	return info
+}
+
+// gitConfigTargets returns the file a writing `git config` changes. A key
+// that can make git run programs (core.hooksPath, core.pager, alias.*,
+// core.fsmonitor, ...) written to the repository's config is a write to
+// .git/config, which the gate protects like any other write there; the
+// global, system and --file forms write the file they name.
+func gitConfigTargets(args []string, dyn []bool) []Target {
+	var out []Target
+	local := true
+	var ops []int
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case dyn[i] && strings.HasPrefix(a, "-"):
+			return []Target{{Path: a, Op: OpWrite, Dynamic: true}}
+		case a == "--global":
+			out, local = append(out, Target{Path: "~/.gitconfig", Op: OpWrite}), false
+		case a == "--system":
+			out, local = append(out, Target{Path: "/etc/gitconfig", Op: OpWrite}), false
+		case a == "--file" || a == "-f":
+			if i+1 < len(args) {
+				out, local = append(out, tgt(args, dyn, i+1, OpWrite)), false
+				i++
+			}
+		case strings.HasPrefix(a, "--file="):
+			out, local = append(out, Target{Path: a[len("--file="):], Op: OpWrite, Dynamic: dyn[i]}), false
+		case a == "--worktree":
+			out, local = append(out, Target{Path: ".git/config.worktree", Op: OpWrite}), false
+		case a == "--type" || a == "--default" || a == "--comment" || a == "--blob" || a == "--value":
+			i++
+		case !strings.HasPrefix(a, "-"):
+			ops = append(ops, i)
+		}
+	}
+	if !local {
+		return out
+	}
+	key := ""
+	if len(ops) > 0 {
+		key = args[ops[0]]
+		switch key {
+		case "set", "unset", "rename-section", "remove-section", "edit":
+			key = ""
+			if len(ops) > 1 && args[ops[0]] != "edit" {
+				key = args[ops[1]]
+			}
+		}
+	}
+	if key == "" || !gitConfigSafe(key) {
+		out = append(out, Target{Path: ".git/config", Op: OpWrite})
+	}
+	return out
 }
 
 func gitBranchIsList(args []string) bool {
