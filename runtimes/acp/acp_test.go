@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/tools/permission"
 )
 
 func single(f *fake) []engine.RuntimeEntry { return []engine.RuntimeEntry{{Runtime: f.rt}} }
@@ -565,5 +566,35 @@ func TestPickOptions(t *testing.T) {
 	}
 	if got := pick(opts[:1], "reject_once", "reject_always"); got != "" {
 		t.Errorf("reject without a reject option picked %q", got)
+	}
+}
+
+// A delegated write into .git is refused by kz's safety check (real gate)
+// even when the person would allow everything: nothing is written and no
+// snapshot is taken.
+func TestFileWriteIntoGitRefusedBySafety(t *testing.T) {
+	lines := append(handshake("write"),
+		cli(`{"jsonrpc":"2.0","id":1,"method":"fs/write_text_file","params":{"sessionId":"s-1","path":"<workdir>/.git/hooks/pre-commit","content":"#!/bin/sh\necho pwned\n"}}`),
+		host(`{"id":1,"error":{"code":-32001,"message":"~kz denied the write"}}`),
+		cli(promptDone))
+	f := newFake(t, lines)
+	if err := os.MkdirAll(filepath.Join(f.ws, ".git", "hooks"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, f.ws, single(f), harnessOpts{gate: realGate(t, permission.Rules{}), answer: allowOnce})
+	h.run(t, context.Background(), "write")
+	f.checkReport()
+	if _, err := os.Stat(filepath.Join(f.ws, ".git", "hooks", "pre-commit")); err == nil {
+		t.Error("the hook was written")
+	}
+	dec := h.journal.ofType(engine.EventPermissionDecided)
+	if len(dec) != 1 || dec[0].Decision != engine.DecisionDeny || dec[0].Stage != string(permission.StageSafety) {
+		t.Errorf("permission_decided %+v", dec)
+	}
+	if n := len(h.journal.ofType(engine.EventPermissionRequested)); n != 0 {
+		t.Errorf("the person was asked %d times", n)
+	}
+	if sn := f.snaps.all(); len(sn) != 0 {
+		t.Errorf("snapshots %+v", sn)
 	}
 }

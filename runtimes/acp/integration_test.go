@@ -19,6 +19,7 @@ import (
 
 	"github.com/kaizen-code/kz/engine"
 	"github.com/kaizen-code/kz/runtimes/scripted"
+	"github.com/kaizen-code/kz/tools/permission"
 )
 
 // These tests run the real Gemini CLI (`gemini --acp`) against a fake
@@ -62,7 +63,10 @@ type gstep struct {
 }
 
 type geminiAPI struct {
-	srv    *httptest.Server
+	srv *httptest.Server
+	// down makes every model request fail with HTTP 500 (retried by
+	// Gemini CLI).
+	down   bool
 	mu     sync.Mutex
 	bodies []map[string]any
 	script func(calls int, lastUser string) gstep
@@ -98,6 +102,12 @@ func (a *geminiAPI) serve(w http.ResponseWriter, r *http.Request) {
 	a.mu.Lock()
 	a.bodies = append(a.bodies, body)
 	a.mu.Unlock()
+	if a.down {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusInternalServerError)
+		_, _ = fmt.Fprint(w, `{"error":{"code":500,"message":"the fake endpoint is down","status":"INTERNAL"}}`)
+		return
+	}
 	// Function responses since the last user text: earlier turns of a
 	// loaded session are in the history too.
 	calls, last := 0, ""
@@ -186,29 +196,34 @@ func realSetup(t testing.TB, api *geminiAPI) (*Runtime, string) {
 	cfg.Workspace = ws
 	cfg.KillGrace = time.Second
 	cfg.Env = append(cfg.Env, "HOME="+home, "TMPDIR="+tmp, "GEMINI_API_KEY=dummy", "GOOGLE_GEMINI_BASE_URL="+api.srv.URL)
+	cfg.Snapshots = &memSnapshots{}
 	return New(cfg), ws
 }
 
-// denyGate denies commands containing a marker and writes into .git, and
-// asks about the rest.
-type denyGate struct{ marker string }
-
-func (g denyGate) Check(_ context.Context, q engine.GateQuery) engine.Verdict {
-	if g.marker != "" && strings.Contains(q.Request.Command, g.marker) {
-		return engine.Verdict{Decision: engine.DecisionDeny, Stage: "rules", Rule: "deny " + g.marker}
+// realGate is kz's permission gate with the given rules, as a session
+// uses it.
+func realGate(t testing.TB, rules permission.Rules) engine.Gate {
+	t.Helper()
+	g, err := permission.New(permission.Options{User: rules, Home: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, p := range q.Request.Paths {
-		if strings.Contains(p, "/.git/") {
-			return engine.Verdict{Decision: engine.DecisionDeny, Stage: "safety", Reason: "writes to .git are refused"}
-		}
-	}
-	return engine.Verdict{Decision: engine.DecisionAsk}
+	return g
 }
 
-func (denyGate) Remember(context.Context, engine.GateQuery, engine.AnswerScope) error { return nil }
-
+// The second turn continues the conversation: kz asks the agent to load
+// its own session (session/load, offered by Gemini CLI); when the agent
+// refuses, as Gemini CLI 0.61.0 does for a session a previous process just
+// wrote ("No previous sessions found for this project"), kz primes a new
+// session with its transcript. Either way the model sees the first turn
+// and the replayed history is not taken for the new answer.
 func TestRealGeminiTextAndLoad(t *testing.T) {
-	api := newGeminiAPI(t, func(int, string) gstep { return gstep{Text: "Hello from the fake model."} })
+	api := newGeminiAPI(t, func(_ int, last string) gstep {
+		if strings.Contains(last, "again") {
+			return gstep{Text: "Second answer."}
+		}
+		return gstep{Text: "Hello from the fake model."}
+	})
 	rt, ws := realSetup(t, api)
 	h := newHarness(t, ws, []engine.RuntimeEntry{{Runtime: rt}}, harnessOpts{})
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
@@ -219,28 +234,34 @@ func TestRealGeminiTextAndLoad(t *testing.T) {
 	}
 	sid := final.NativeID
 	final = h.run(t, ctx, "Say it again")
-	if final.Status != string(engine.StatusComplete) {
+	if final.Status != string(engine.StatusComplete) || final.Output != "Second answer." {
 		t.Errorf("second turn %+v", final)
-	}
-	// Gemini CLI 0.61.0 advertises loadSession but fails it ("No previous
-	// sessions found for this project") although the chat is on disk;
-	// kz then primes a new session with its transcript, so the model
-	// still sees the first turn either way.
-	if final.NativeID != sid {
-		t.Logf("session/load of %s was refused; the turn ran on a primed new session %s", sid, final.NativeID)
 	}
 	reqs := api.requests()
 	b, _ := json.Marshal(reqs[len(reqs)-1]["contents"])
 	if !strings.Contains(string(b), "Say hello") || !strings.Contains(string(b), "Say it again") {
 		t.Errorf("the second turn's model request lacks the first turn: %s", b)
 	}
+	if final.NativeID == sid {
+		if strings.Contains(string(b), "kz-conversation") {
+			t.Errorf("the loaded session was primed as well: %s", b)
+		}
+		t.Logf("session %s was loaded", sid)
+	} else {
+		if !strings.Contains(string(b), "kz-conversation") {
+			t.Errorf("a new session was not primed: %s", b)
+		}
+		t.Logf("session/load of %s was refused; the turn ran on a primed new session %s", sid, final.NativeID)
+	}
 }
 
+// A command the person allows runs; one a deny rule refuses never runs,
+// the person is not asked and the model is told.
 func TestRealGeminiShellApprovedAndDenied(t *testing.T) {
 	api := newGeminiAPI(t, func(calls int, last string) gstep {
 		switch {
 		case calls == 0 && strings.Contains(last, "DENYME"):
-			return gstep{Call: "run_shell_command", Args: map[string]any{"command": "echo no > denied.txt", "description": "d"}}
+			return gstep{Call: "run_shell_command", Args: map[string]any{"command": "touch denied.txt", "description": "d"}}
 		case calls == 0:
 			return gstep{Call: "run_shell_command", Args: map[string]any{"command": "echo hi > approved.txt", "description": "d"}}
 		}
@@ -249,7 +270,7 @@ func TestRealGeminiShellApprovedAndDenied(t *testing.T) {
 	rt, ws := realSetup(t, api)
 	var mu sync.Mutex
 	var asked []string
-	h := newHarness(t, ws, []engine.RuntimeEntry{{Runtime: rt}}, harnessOpts{gate: denyGate{marker: "denied.txt"},
+	h := newHarness(t, ws, []engine.RuntimeEntry{{Runtime: rt}}, harnessOpts{gate: realGate(t, permission.Rules{Deny: []string{"Bash(touch:*)"}}),
 		answer: func(ev engine.Event) engine.Answer {
 			mu.Lock()
 			asked = append(asked, ev.Command)
@@ -275,6 +296,20 @@ func TestRealGeminiShellApprovedAndDenied(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(ws, "denied.txt")); err == nil {
 		t.Error("a command denied by a rule ran")
 	}
+	var dec []engine.Event
+	for _, ev := range h.journal.ofType(engine.EventPermissionDecided) {
+		if ev.Command == "touch denied.txt" {
+			dec = append(dec, ev)
+		}
+	}
+	if len(dec) != 1 || dec[0].Decision != engine.DecisionDeny || dec[0].Stage != string(permission.StageDenyRule) {
+		t.Errorf("kz's decisions about the denied command: %+v", dec)
+	}
+	mu.Lock()
+	if len(asked) != 1 {
+		t.Errorf("the person was asked about a command a rule denies: %q", asked)
+	}
+	mu.Unlock()
 	reqs := api.requests()
 	if out := lastFunctionResponse(reqs[len(reqs)-1]); !strings.Contains(out, "cancel") {
 		t.Errorf("the model was told %s", out)
@@ -285,7 +320,10 @@ func TestRealGeminiWriteThroughKzAndGitRefused(t *testing.T) {
 	api := newGeminiAPI(t, func(calls int, last string) gstep {
 		switch {
 		case calls == 0 && strings.Contains(last, "HOOK"):
-			return gstep{Call: "write_file", Args: map[string]any{"file_path": ".git/hooks/pre-commit", "content": "#!/bin/sh\necho pwned\n"}}
+			// Gemini's own write_file refuses paths in .git ("Path not in
+			// workspace") before asking, so the shell is the route that
+			// reaches kz's safety check.
+			return gstep{Call: "run_shell_command", Args: map[string]any{"command": "echo pwned > .git/hooks/pre-commit", "description": "d"}}
 		case calls == 0:
 			return gstep{Call: "write_file", Args: map[string]any{"file_path": "new.txt", "content": "line one\nline two\n"}}
 		}
@@ -294,10 +332,14 @@ func TestRealGeminiWriteThroughKzAndGitRefused(t *testing.T) {
 	rt, ws := realSetup(t, api)
 	var mu sync.Mutex
 	var diffs []string
-	h := newHarness(t, ws, []engine.RuntimeEntry{{Runtime: rt}}, harnessOpts{gate: denyGate{},
+	existedWhenAsked := false
+	h := newHarness(t, ws, []engine.RuntimeEntry{{Runtime: rt}}, harnessOpts{gate: realGate(t, permission.Rules{}),
 		answer: func(ev engine.Event) engine.Answer {
 			mu.Lock()
 			diffs = append(diffs, ev.Diff)
+			if _, err := os.Stat(filepath.Join(ws, "new.txt")); err == nil {
+				existedWhenAsked = true
+			}
 			mu.Unlock()
 			return engine.Answer{Decision: engine.DecisionAllow}
 		}})
@@ -310,7 +352,15 @@ func TestRealGeminiWriteThroughKzAndGitRefused(t *testing.T) {
 	if len(diffs) != 1 || !strings.Contains(diffs[0], "+line one\n+line two\n") {
 		t.Errorf("the person saw %d questions, diffs %q (want one, with the diff)", len(diffs), diffs)
 	}
+	if existedWhenAsked {
+		t.Error("new.txt was written before the person approved it")
+	}
 	mu.Unlock()
+	// kz wrote the new file itself (fs/write_text_file) after a snapshot,
+	// so the write can be undone.
+	if sn := rt.cfg.Snapshots.(*memSnapshots).all(); len(sn) != 1 || sn[0].Path != "new.txt" || sn[0].Existed {
+		t.Errorf("snapshots %+v", sn)
+	}
 	if b, err := os.ReadFile(filepath.Join(ws, "new.txt")); err != nil || string(b) != "line one\nline two\n" {
 		t.Errorf("new.txt = %q, %v", b, err)
 	}
@@ -323,6 +373,21 @@ func TestRealGeminiWriteThroughKzAndGitRefused(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(ws, ".git", "hooks", "pre-commit")); err == nil {
 		t.Error("a write to .git/ went through")
 	}
+	var git []engine.Event
+	for _, ev := range h.journal.ofType(engine.EventPermissionDecided) {
+		if strings.Contains(ev.Command, ".git/hooks/pre-commit") {
+			git = append(git, ev)
+		}
+	}
+	if len(git) == 0 || git[0].Decision != engine.DecisionDeny || git[0].Stage != string(permission.StageSafety) {
+		reqs := api.requests()
+		t.Errorf("kz's decisions about the .git write: %+v; the model was told %s", git, lastFunctionResponse(reqs[len(reqs)-1]))
+	}
+	mu.Lock()
+	if len(diffs) != 1 {
+		t.Errorf("the person was asked about the .git write: %d questions", len(diffs))
+	}
+	mu.Unlock()
 }
 
 func sleepPids(arg string) []int {
@@ -352,32 +417,34 @@ func TestRealGeminiCancelLongCommand(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	h := newHarness(t, ws, []engine.RuntimeEntry{{Runtime: rt}}, harnessOpts{answer: allowOnce})
+	cancelled := make(chan time.Time, 1)
 	go func() {
 		deadline := time.Now().Add(90 * time.Second)
 		for time.Now().Before(deadline) && len(sleepPids("38.5")) == 0 {
 			time.Sleep(20 * time.Millisecond)
 		}
+		cancelled <- time.Now()
 		cancel()
 	}()
-	start := time.Now()
 	final := h.run(t, ctx, "LONG")
-	t.Logf("cancelled turn took %v", time.Since(start))
 	if final.Status != string(engine.StatusInterrupted) {
 		t.Errorf("status %q", final.Status)
 	}
-	deadline := time.Now().Add(time.Second)
-	for len(sleepPids("38.5")) > 0 && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
+	at := <-cancelled
+	for len(sleepPids("38.5")) > 0 && time.Since(at) < time.Second {
+		time.Sleep(10 * time.Millisecond)
 	}
 	if p := sleepPids("38.5"); len(p) > 0 {
 		for _, pid := range p {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
 		t.Errorf("the command outlived the cancel by a second: %v", p)
+	} else {
+		t.Logf("the command was gone %v after the cancel", time.Since(at).Round(time.Millisecond))
 	}
 	tctx, tcancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer tcancel()
-	start = time.Now()
+	start := time.Now()
 	if final := h.run(t, tctx, "next"); final.Status != string(engine.StatusComplete) || final.Output != "ok" {
 		t.Errorf("the next turn %+v", final)
 	}
@@ -423,8 +490,39 @@ func cliPids(env string, argv ...string) []int {
 	return out
 }
 
-// The CLI killed mid-turn is a crash: an error event, then failover to the
-// next runtime; the command it ran does not survive it.
+// killWhenSleeping SIGKILLs the agent of ws (found by its HOME) once the
+// command `sleep arg` it started is running.
+func killWhenSleeping(ws, arg string) {
+	home := "HOME=" + filepath.Join(filepath.Dir(ws), "home")
+	deadline := time.Now().Add(90 * time.Second)
+	for time.Now().Before(deadline) && len(sleepPids(arg)) == 0 {
+		time.Sleep(20 * time.Millisecond)
+	}
+	for _, pid := range cliPids(home, "--acp") {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+}
+
+// checkSleepGone fails the test when `sleep arg` outlives the agent by a
+// second.
+func checkSleepGone(t *testing.T, arg string) {
+	t.Helper()
+	deadline := time.Now().Add(time.Second)
+	for len(sleepPids(arg)) > 0 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if p := sleepPids(arg); len(p) > 0 {
+		for _, pid := range p {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+		t.Errorf("the command outlived the killed CLI: %v", p)
+	}
+}
+
+// The CLI killed mid-turn is a crash: without failover the turn ends
+// interrupted with a retryable error event; with failover configured the
+// next runtime takes the turn. The command it ran does not survive it
+// (Gemini starts shells in their own session, outside its group).
 func TestRealGeminiKilledMidTurnFailsOver(t *testing.T) {
 	api := newGeminiAPI(t, func(calls int, last string) gstep {
 		if calls == 0 {
@@ -432,38 +530,33 @@ func TestRealGeminiKilledMidTurnFailsOver(t *testing.T) {
 		}
 		return gstep{Text: "ok"}
 	})
-	rt, ws := realSetup(t, api)
-	h := newHarness(t, ws, []engine.RuntimeEntry{{Runtime: rt}, {Runtime: otherRuntime{}}},
-		harnessOpts{answer: allowOnce, failover: []engine.ChainLink{{Runtime: "other"}}})
-	home := "HOME=" + filepath.Join(filepath.Dir(ws), "home")
-	go func() {
-		deadline := time.Now().Add(60 * time.Second)
-		for time.Now().Before(deadline) && len(sleepPids("39.5")) == 0 {
-			time.Sleep(20 * time.Millisecond)
-		}
-		for _, pid := range cliPids(home, "--acp") {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-		}
-	}()
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 180*time.Second)
 	defer cancel()
+
+	rt, ws := realSetup(t, api)
+	h := newHarness(t, ws, []engine.RuntimeEntry{{Runtime: rt}}, harnessOpts{answer: allowOnce})
+	go killWhenSleeping(ws, "39.5")
 	final := h.run(t, ctx, "run it")
-	if final.Runtime != "other" || final.Output != "from other" {
-		t.Errorf("final %+v", final)
+	if final.Status != string(engine.StatusInterrupted) || final.Runtime != "gemini" {
+		t.Errorf("without failover: final %+v", final)
 	}
 	if e := h.journal.ofType(engine.EventError); len(e) != 1 || e[0].ErrorKind != engine.ErrCrashed || !e[0].Retryable {
-		t.Errorf("errors %+v", e)
+		t.Errorf("without failover: errors %+v", e)
 	}
-	deadline := time.Now().Add(time.Second)
-	for len(sleepPids("39.5")) > 0 && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
+	checkSleepGone(t, "39.5")
+
+	rt, ws = realSetup(t, api)
+	h = newHarness(t, ws, []engine.RuntimeEntry{{Runtime: rt}, {Runtime: otherRuntime{}}},
+		harnessOpts{answer: allowOnce, failover: []engine.ChainLink{{Runtime: "other"}}})
+	go killWhenSleeping(ws, "39.5")
+	final = h.run(t, ctx, "run it")
+	if final.Runtime != "other" || final.Output != "from other" {
+		t.Errorf("with failover: final %+v", final)
 	}
-	if p := sleepPids("39.5"); len(p) > 0 {
-		for _, pid := range p {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-		}
-		t.Errorf("the command outlived the killed CLI: %v", p)
+	if e := h.journal.ofType(engine.EventError); len(e) != 1 || e[0].ErrorKind != engine.ErrCrashed || !e[0].Retryable || e[0].Runtime != "gemini" {
+		t.Errorf("with failover: errors %+v", e)
 	}
+	checkSleepGone(t, "39.5")
 }
 
 // A mid-session switch from the scripted runtime primes a new session:
@@ -496,5 +589,36 @@ func TestRealGeminiPrimedFromOtherRuntime(t *testing.T) {
 	b, _ := json.Marshal(reqs[0]["contents"])
 	if !strings.Contains(string(b), "what is 2+2?") || !strings.Contains(string(b), "4 (scripted answer)") {
 		t.Errorf("the first model request lacks kz's transcript: %s", b)
+	}
+}
+
+// A failing endpoint becomes a retryable error that fails over in seconds.
+// Gemini CLI retries a 5xx up to 10 times, 5-30 s apart, by default; over
+// ACP kz cannot see those retries, so the bound is the agent's own setting
+// (general.maxAttempts, 2 in these tests' settings and in the README).
+func TestRealGeminiDeadEndpointFailsOver(t *testing.T) {
+	api := newGeminiAPI(t, func(int, string) gstep { return gstep{Text: "never"} })
+	api.down = true
+	rt, ws := realSetup(t, api)
+	h := newHarness(t, ws, []engine.RuntimeEntry{{Runtime: rt}, {Runtime: otherRuntime{}}},
+		harnessOpts{failover: []engine.ChainLink{{Runtime: "other"}}})
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	start := time.Now()
+	final := h.run(t, ctx, "hello?")
+	took := time.Since(start)
+	if final.Runtime != "other" || final.Output != "from other" {
+		t.Errorf("final %+v", final)
+	}
+	if e := h.journal.ofType(engine.EventError); len(e) != 1 || e[0].ErrorKind != engine.ErrOverloaded || !e[0].Retryable || e[0].Runtime != "gemini" {
+		t.Errorf("errors %+v", e)
+	}
+	n := len(api.requests())
+	t.Logf("failed over after %v and %d model requests", took.Round(time.Millisecond), n)
+	if n > 2 {
+		t.Errorf("the dead endpoint got %d requests, want at most 2", n)
+	}
+	if took > 60*time.Second {
+		t.Errorf("a dead endpoint took %v to fail", took)
 	}
 }

@@ -212,6 +212,10 @@ func (tr *turnRun) drain(ctx context.Context) {
 	}
 }
 
+// cancelWait bounds how long an immediate cancel waits for the agent to
+// end the prompt itself before its processes are killed.
+const cancelWait = 300 * time.Millisecond
+
 // Bounds of the wait for a loaded session's replay: the replay is over
 // once the agent has been quiet for replayQuiet, and kz waits at most
 // replayMax for that.
@@ -359,9 +363,11 @@ func (tr *turnRun) prompt(ctx context.Context, text string) (engine.Result, erro
 		select {
 		case <-ctx.Done():
 			tr.cancel()
-			// Give the agent a moment to stop its tools itself; the
-			// caller then kills whatever is left.
-			t := time.NewTimer(min(tr.rt.cfg.KillGrace, 500*time.Millisecond))
+			// Give the agent a moment to stop its tools itself (Gemini
+			// takes about 0.1 s); the caller then kills whatever is left,
+			// well within the second a cancelled command may outlive the
+			// cancel.
+			t := time.NewTimer(min(tr.rt.cfg.KillGrace, cancelWait))
 			select {
 			case <-ch:
 			case <-t.C:
