@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -481,5 +482,26 @@ func TestRetriesBounded(t *testing.T) {
 	errs := h.journal.ofType(engine.EventError)
 	if final.Status != string(engine.StatusError) || len(errs) != 1 || !errs[0].Retryable || !strings.Contains(errs[0].Text, "after 2 retries") {
 		t.Errorf("final %q errors %+v", final.Status, errs)
+	}
+}
+
+// A person's "allow for the session" or "always" stays in kz's gate: Codex
+// still gets a plain accept (the recorded "->" lines), never
+// acceptForSession or the execpolicy amendment that would write a
+// permanent allow rule into CODEX_HOME/rules.
+func TestBroadAllowSendsPlainAccept(t *testing.T) {
+	for _, scope := range []engine.AnswerScope{engine.ScopeSession, engine.ScopeAlways} {
+		f := newFake(t, sample(t, "codex-app-server.approval-allow.jsonl"))
+		h := newHarness(t, f.ws, single(f), harnessOpts{answer: func(engine.Event) engine.Answer {
+			return engine.Answer{Decision: engine.DecisionAllow, Scope: scope}
+		}})
+		h.run(t, context.Background(), "do the task")
+		if n := f.checkReport(); n != 6 {
+			t.Errorf("%s: fake checked %d host lines, want 6", scope, n)
+		}
+		b, _ := os.ReadFile(f.report)
+		if strings.Contains(string(b), "acceptForSession") || strings.Contains(string(b), "Execpolicy") {
+			t.Errorf("%s: kz sent a broad decision: %s", scope, b)
+		}
 	}
 }
