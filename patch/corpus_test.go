@@ -532,7 +532,13 @@ func renderProposal(path string, hunks []corpusHunk, f Format, wholeAfter string
 		b.Write(data)
 		b.WriteString("\n")
 	case FormatWholeFile:
-		fmt.Fprintf(&b, "%s\n```\n%s```\n", path, ensureNL(wholeAfter))
+		// A careful model fences a file holding its own ``` lines with
+		// a longer fence, as the parser asks.
+		fence := "```"
+		for strings.Contains(wholeAfter, fence) {
+			fence += "`"
+		}
+		fmt.Fprintf(&b, "%s\n%s\n%s%s\n", path, fence, ensureNL(wholeAfter), fence)
 	}
 	return b.String()
 }

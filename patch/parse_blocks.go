@@ -175,12 +175,32 @@ func ParseWholeFile(text string) (*Proposal, error) {
 		}
 		path := fencePath(info)
 		if path == "" {
-			path = pathBefore(lines, i, inBlock)
+			// Prose before a fence is a path only when it looks like a
+			// file name: a word such as "code" or "Example" is not one.
+			if pb := pathBefore(lines, i, inBlock); plausibleFileName(pb) {
+				path = pb
+			}
 		}
 		for x := i; x <= end; x++ {
 			inBlock[x] = true
 		}
+		if path == "" && info == "" && len(p.Files) > 0 {
+			// A bare fence after a file's content is what the rest of
+			// that file looks like when the file holds its own "```"
+			// lines: the file may have been cut at the first of them.
+			return nil, fmt.Errorf("a bare %s fence at line %d follows file content, so the file may have ended early at one of its own fences; wrap each file in a longer fence such as %s: %w", fence, i+1, fence+"`", ErrMalformed)
+		}
 		if path != "" {
+			// A fence line with an info string inside the content
+			// ("```sh") means the file itself holds fenced blocks written
+			// inside a fence of the same length, so which "```" closes
+			// the file is a guess: the content may already have ended at
+			// one of the file's own fences. Refused, never guessed.
+			for j := i + 1; j < end; j++ {
+				if strings.HasPrefix(strings.TrimSpace(lines[j]), fence) {
+					return nil, fmt.Errorf("the content of %s (line %d) contains a %s fence line, so where it ends is ambiguous; wrap the file in a longer fence such as %s: %w", path, j+1, fence, fence+"`", ErrMalformed)
+				}
+			}
 			if _, dup := index[path]; dup {
 				return nil, fmt.Errorf("%s appears twice as a whole file: %w", path, ErrMalformed)
 			}
@@ -195,6 +215,19 @@ func ParseWholeFile(text string) (*Proposal, error) {
 	}
 	metadata(p, lines, func(i int) bool { return inBlock[i] })
 	return p, nil
+}
+
+// extensionless lists file names without a dot or slash that are still
+// plainly files.
+var extensionless = map[string]bool{"Makefile": true, "makefile": true, "GNUmakefile": true, "Dockerfile": true,
+	"Containerfile": true, "LICENSE": true, "README": true, "Gemfile": true, "Rakefile": true, "Procfile": true,
+	"Jenkinsfile": true, "Vagrantfile": true, "CODEOWNERS": true, "Justfile": true, "justfile": true, "BUILD": true, "WORKSPACE": true}
+
+// plausibleFileName reports whether a path taken from prose looks like a
+// file: it has a directory or an extension, or is a known extensionless
+// name.
+func plausibleFileName(p string) bool {
+	return p != "" && (strings.ContainsAny(p, "./") || extensionless[p])
 }
 
 func countPrefix(s string, c byte) int {

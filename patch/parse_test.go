@@ -76,6 +76,29 @@ func TestParseRefusesTruncation(t *testing.T) {
 	}
 }
 
+// TestParseWholeFileNestedFences: a file holding its own ``` lines inside
+// a ``` fence cannot be delimited, so it is refused, whether the inner
+// fence has an info string or the content was cut at a bare one; with a
+// longer fence the same file parses to its exact content.
+func TestParseWholeFileNestedFences(t *testing.T) {
+	readme := "# T\n\n```sh\ngo test\n```\n\nmore\n"
+	for name, text := range map[string]string{
+		"info fence inside":   "README.md\n```\n" + readme + "```\n",
+		"cut at a bare fence": "README.md\n```\nintro\n```\ncode\n```\nrest\n```\n",
+	} {
+		if _, err := Parse(text); !errors.Is(err, ErrMalformed) {
+			t.Errorf("%s: %v, want ErrMalformed", name, err)
+		}
+	}
+	p, err := Parse("README.md\n````\n" + readme + "````\n\nVERIFY: true\n```sh\nmake test\n```\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Files) != 1 || *p.Files[0].Content != readme {
+		t.Fatalf("files %+v", p.Files)
+	}
+}
+
 func TestParseLimits(t *testing.T) {
 	big := strings.Repeat("x", MaxInputBytes+1)
 	if _, err := Parse(big); !errors.Is(err, ErrTooLarge) {

@@ -1,0 +1,301 @@
+// Package runtimes builds the configured runtimes. Each kind lives in its
+// own sub-package; this package maps configuration to them and says, for
+// each, whether it can run on this machine and why not.
+package runtimes
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/engine/config"
+	"github.com/kaizen-code/kz/patch"
+	"github.com/kaizen-code/kz/runtimes/acp"
+	"github.com/kaizen-code/kz/runtimes/claudecode"
+	"github.com/kaizen-code/kz/runtimes/codex"
+	"github.com/kaizen-code/kz/runtimes/completion"
+	"github.com/kaizen-code/kz/runtimes/llm"
+	"github.com/kaizen-code/kz/runtimes/native"
+	"github.com/kaizen-code/kz/runtimes/scripted"
+	"github.com/kaizen-code/kz/store"
+	"github.com/kaizen-code/kz/tools"
+)
+
+// Presets are the runtimes kz offers without any configuration. Each is
+// available only when its binary or API key is present.
+var Presets = map[string]config.Runtime{
+	"claude":     {Kind: config.KindClaudeCode, Command: "claude"},
+	"codex":      {Kind: config.KindCodex, Command: "codex"},
+	"gemini":     {Kind: config.KindACP, Command: "gemini", Args: []string{"--experimental-acp"}},
+	"anthropic":  {Kind: config.KindNative, Provider: "anthropic", APIKeyEnv: "ANTHROPIC_API_KEY", Models: []string{"claude-sonnet-4-5"}},
+	"openai":     {Kind: config.KindNative, Provider: "openai", APIKeyEnv: "OPENAI_API_KEY", Models: []string{"gpt-5"}},
+	"gemini-api": {Kind: config.KindNative, Provider: "gemini", APIKeyEnv: "GEMINI_API_KEY", Models: []string{"gemini-2.5-pro"}},
+	"ollama":     {Kind: config.KindNative, Provider: "openai", BaseURL: "http://127.0.0.1:11434/v1", Models: []string{"qwen2.5-coder"}},
+}
+
+// Options are what building a runtime needs besides its configuration.
+type Options struct {
+	Workspace string
+	// ConfigDir resolves relative script paths of the user config.
+	ConfigDir string
+	// Snapshots and Artifacts back the tools of kz's own agent loop: a
+	// write is refused when its snapshot cannot be saved. Nil when the
+	// runtimes are only listed.
+	Snapshots tools.SnapshotSaver
+	Artifacts tools.ArtifactSaver
+	// Probe also checks that an API endpoint answers (kz runtimes).
+	Probe bool
+	// DenyTool says a deny rule removes a tool entirely, so kz's own loop
+	// never shows it to the model.
+	DenyTool func(name string) bool
+}
+
+// Build makes the runtime entry for one configured runtime. A runtime that
+// cannot run here still gets an entry, with Unavailable saying why, so that
+// kz runtimes and the picker can show it.
+func Build(name string, rc config.Runtime, opt Options) (engine.RuntimeEntry, error) {
+	switch rc.Kind {
+	case config.KindScripted:
+		path := rc.Script
+		if !filepath.IsAbs(path) && opt.ConfigDir != "" {
+			path = filepath.Join(opt.ConfigDir, path)
+		}
+		rt, err := scripted.Load(name, path)
+		if err != nil {
+			return engine.RuntimeEntry{}, fmt.Errorf("runtime %s: %w", name, err)
+		}
+		models := rc.Models
+		if len(models) == 0 {
+			models = []string{rt.Model()}
+		}
+		return engine.RuntimeEntry{Runtime: rt, Models: models}, nil
+	case config.KindNative, config.KindCompletion:
+		return buildLLM(name, rc, opt)
+	case config.KindCodex:
+		rt := codex.New(codex.Config{Name: name, Command: rc.Command, Args: rc.Args, Env: claudecode.EnvList(rc.Env),
+			Models: rc.Models, Workspace: opt.Workspace})
+		return cliEntry(rt, rc, opt), nil
+	case config.KindACP:
+		cfg := acp.Config{}
+		if filepath.Base(rc.Command) == "gemini" {
+			// Gemini CLI needs its flags, auth method and variables.
+			cfg = acp.GeminiPreset()
+		}
+		cfg.Name, cfg.Workspace = name, opt.Workspace
+		if rc.Command != "" {
+			cfg.Command = rc.Command
+		}
+		if len(rc.Args) > 0 {
+			cfg.Args = rc.Args
+		}
+		if len(rc.Models) > 0 {
+			cfg.Models = rc.Models
+		}
+		cfg.Env = append(cfg.Env, claudecode.EnvList(rc.Env)...)
+		return cliEntry(acp.New(cfg), rc, opt), nil
+	case config.KindClaudeCode:
+		rt := claudecode.New(claudecode.Config{Name: name, Command: rc.Command, Args: rc.Args, Env: claudecode.EnvList(rc.Env),
+			Models: rc.Models, Workspace: opt.Workspace, ProposalPrompt: patch.PromptText()})
+		return cliEntry(rt, rc, opt), nil
+	}
+	u := &unavailable{name: name, kind: rc.Kind}
+	u.reason = availability(rc)
+	if u.reason == "" {
+		u.reason = fmt.Sprintf("runtime kind %s is not supported by this build of kz yet", rc.Kind)
+	}
+	return engine.RuntimeEntry{Runtime: u, Models: rc.Models, Unavailable: u.reason}, nil
+}
+
+// buildLLM builds kz's own agent loop (native) or the text-only runtime
+// (completion) over an LLM API.
+func buildLLM(name string, rc config.Runtime, opt Options) (engine.RuntimeEntry, error) {
+	lc, err := llm.ConfigFrom(rc)
+	if err != nil {
+		return engine.RuntimeEntry{}, fmt.Errorf("runtime %s: %w", name, err)
+	}
+	var caps engine.CapSet
+	for _, c := range rc.Capabilities {
+		caps |= engine.NewCapSet(engine.Capability(c))
+	}
+	var rt engine.Runtime
+	if rc.Kind == config.KindCompletion {
+		rt, err = completion.New(completion.Config{Name: name, LLM: lc, Models: rc.Models,
+			ProposalSchema: json.RawMessage(patch.JSONSchema()), ProposalPrompt: patch.PromptText()})
+	} else {
+		rt, err = native.New(native.Config{Name: name, LLM: lc, Models: rc.Models, Capabilities: caps,
+			Tools: native.PerSessionTools(tools.NewBuiltinRegistry().Filter(opt.DenyTool), opt.Snapshots, opt.Artifacts), ProposalPrompt: patch.PromptText()})
+	}
+	if err != nil {
+		return engine.RuntimeEntry{}, fmt.Errorf("runtime %s: %w", name, err)
+	}
+	e := engine.RuntimeEntry{Runtime: rt, Models: rc.Models}
+	if err := lc.Check(); err != nil {
+		e.Unavailable = err.Error()
+	} else if opt.Probe {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		if err := lc.Reachable(ctx); err != nil {
+			e.Unavailable = err.Error()
+		}
+	}
+	return e, nil
+}
+
+// StoreSnapshots saves the tools' snapshots in kz's store. Each tool write
+// is its own change, named after its tool call.
+type StoreSnapshots struct{ Store *store.Store }
+
+// SaveSnapshot implements tools.SnapshotSaver.
+func (s StoreSnapshots) SaveSnapshot(ctx context.Context, sn tools.Snapshot) error {
+	return s.Store.SaveSnapshot(ctx, store.Snapshot{SessionID: sn.SessionID, ChangeID: "tool_" + sn.ToolCallID,
+		ToolCallID: sn.ToolCallID, Path: sn.Path, Existed: sn.Existed, Content: sn.Content, Mode: sn.Mode})
+}
+
+// versioned is a CLI runtime that can report its version.
+type versioned interface {
+	engine.Runtime
+	Available() (string, error)
+}
+
+// cliEntry builds the entry of a CLI runtime: only kz runtimes asks the CLI
+// its version (which starts it); a turn only needs it on PATH.
+func cliEntry(rt versioned, rc config.Runtime, opt Options) engine.RuntimeEntry {
+	e := engine.RuntimeEntry{Runtime: rt, Models: rc.Models}
+	if opt.Probe {
+		if v, err := rt.Available(); err != nil {
+			e.Unavailable = err.Error()
+		} else {
+			e.Version = v
+		}
+	} else if reason := availability(rc); reason != "" {
+		e.Unavailable = reason
+	}
+	return e
+}
+
+// Entry returns the entry of the named runtime, or a zero entry.
+func Entry(entries []engine.RuntimeEntry, name string) engine.RuntimeEntry {
+	for _, e := range entries {
+		if e.Runtime.Name() == name {
+			return e
+		}
+	}
+	return engine.RuntimeEntry{}
+}
+
+// Infos describes the entries for the TUI's first-run text and pickers.
+func Infos(entries []engine.RuntimeEntry) []engine.RuntimeInfo {
+	out := make([]engine.RuntimeInfo, 0, len(entries))
+	for _, x := range entries {
+		out = append(out, engine.RuntimeInfo{Name: x.Runtime.Name(), Models: x.Models, Unavailable: x.Unavailable})
+	}
+	return out
+}
+
+// Failover turns the configured chain into links, leaving out the runtime
+// a turn starts on (its own models come first anyway) and names that are
+// not configured.
+func Failover(chain []string, entries []engine.RuntimeEntry, first string) []engine.ChainLink {
+	var out []engine.ChainLink
+	for _, n := range chain {
+		e := Entry(entries, n)
+		if n == first || e.Runtime == nil {
+			continue
+		}
+		out = append(out, engine.ChainLink{Runtime: n, Models: e.Models})
+	}
+	return out
+}
+
+// Close stops every runtime that keeps processes between turns.
+func Close(entries []engine.RuntimeEntry) {
+	for _, e := range entries {
+		if c, ok := e.Runtime.(interface{ Close() }); ok {
+			c.Close()
+		} else if c, ok := e.Runtime.(interface{ Close() error }); ok {
+			_ = c.Close()
+		}
+	}
+}
+
+// availability says why a runtime's prerequisites are missing, or "".
+func availability(rc config.Runtime) string {
+	if rc.Command != "" {
+		if _, err := exec.LookPath(rc.Command); err != nil {
+			return fmt.Sprintf("%s is not on PATH (install it, or set command = \"/path/to/%s\")", rc.Command, filepath.Base(rc.Command))
+		}
+	}
+	if rc.APIKeyEnv != "" && os.Getenv(rc.APIKeyEnv) == "" {
+		return fmt.Sprintf("%s is not set", rc.APIKeyEnv)
+	}
+	return ""
+}
+
+// BuildAll builds every runtime of cfg plus the presets it does not
+// override, in a stable order: configured runtimes first.
+func BuildAll(cfg *config.Config, opt Options) ([]engine.RuntimeEntry, error) {
+	var out []engine.RuntimeEntry
+	for _, name := range cfg.RuntimeOrder {
+		e, err := Build(name, cfg.Runtimes[name], opt)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	var presets []string
+	for n := range Presets {
+		if _, ok := cfg.Runtimes[n]; !ok {
+			presets = append(presets, n)
+		}
+	}
+	slices.Sort(presets)
+	for _, n := range presets {
+		e, err := Build(n, Presets[n], opt)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// unavailable stands in for a runtime that cannot run here, so that it can
+// be listed with its reason. Run always fails with runtime_missing, which
+// the failover chain treats as retryable.
+type unavailable struct {
+	name   string
+	kind   config.RuntimeKind
+	reason string
+}
+
+func (u *unavailable) Name() string { return u.name }
+
+func (u *unavailable) Capabilities(string) engine.Capabilities {
+	return engine.Capabilities{Set: kindCapabilities[u.kind]}
+}
+
+func (u *unavailable) Run(_ context.Context, t *engine.Turn) (engine.Result, error) {
+	return engine.Result{}, &engine.RuntimeError{Kind: engine.ErrRuntimeMissing, Runtime: u.name, Model: t.Model, Message: u.reason}
+}
+
+// kindCapabilities is what each kind declares when it runs; listed for
+// runtimes that cannot run here so the person sees what they would get.
+var kindCapabilities = map[config.RuntimeKind]engine.CapSet{
+	config.KindNative: engine.NewCapSet(engine.CapTextCompletion, engine.CapStreamingText, engine.CapNativeToolLoop,
+		engine.CapFunctionTools, engine.CapFilesystemRead, engine.CapFilesystemEdit, engine.CapShell, engine.CapInterrupt),
+	config.KindCompletion: engine.NewCapSet(engine.CapTextCompletion, engine.CapStreamingText, engine.CapStructuredOutput),
+	config.KindClaudeCode: engine.NewCapSet(engine.CapTextCompletion, engine.CapStreamingText, engine.CapNativeToolLoop,
+		engine.CapFilesystemRead, engine.CapFilesystemEdit, engine.CapShell, engine.CapMCP, engine.CapSubagents,
+		engine.CapInterrupt, engine.CapResume),
+	config.KindCodex: engine.NewCapSet(engine.CapTextCompletion, engine.CapStreamingText, engine.CapNativeToolLoop,
+		engine.CapFilesystemRead, engine.CapFilesystemEdit, engine.CapShell, engine.CapApplyPatch, engine.CapSandbox,
+		engine.CapInterrupt, engine.CapResume),
+	config.KindACP: engine.NewCapSet(engine.CapTextCompletion, engine.CapStreamingText, engine.CapNativeToolLoop,
+		engine.CapFilesystemRead, engine.CapFilesystemEdit, engine.CapShell, engine.CapInterrupt),
+}

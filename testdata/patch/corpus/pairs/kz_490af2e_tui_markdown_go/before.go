@@ -1,0 +1,332 @@
+package tui
+
+import (
+	"strings"
+	"time"
+
+	"charm.land/glamour/v2"
+	gansi "charm.land/glamour/v2/ansi"
+	"github.com/charmbracelet/x/ansi"
+)
+
+// frameInterval is the shortest time between two re-renders of a streaming
+// message: the terminal is repainted at most at 60 frames a second, so
+// rendering more often would be work nobody sees.
+const frameInterval = time.Second / 60
+
+// mdRenderer renders markdown with one glamour style. It keeps one glamour
+// renderer for the current width and makes a new one when the width
+// changes (glamour fixes the wrap width at construction).
+type mdRenderer struct {
+	style gansi.StyleConfig
+	width int
+	tr    *glamour.TermRenderer
+}
+
+func newMDRenderer(style gansi.StyleConfig) *mdRenderer { return &mdRenderer{style: style} }
+
+// render returns the rendered lines of src at width, without the blank
+// lines glamour adds around a document. It never fails: text glamour
+// cannot render is shown wrapped as it is.
+func (r *mdRenderer) render(src string, width int) []string {
+	if width < 1 {
+		width = 1
+	}
+	if r.tr == nil || r.width != width {
+		tr, err := glamour.NewTermRenderer(glamour.WithStyles(r.style), glamour.WithWordWrap(width))
+		if err != nil {
+			return plainLines(src, width)
+		}
+		r.tr, r.width = tr, width
+	}
+	// Glamour drops tabs inside code blocks; indentation must survive.
+	out, err := r.tr.Render(strings.ReplaceAll(src, "\t", "    "))
+	if err != nil {
+		return plainLines(src, width)
+	}
+	lines := strings.Split(out, "\n")
+	for i, l := range lines {
+		l = trimStyledRight(l)
+		if ansi.StringWidth(l) > width {
+			l = ansi.Truncate(l, width, "")
+		}
+		// A fresh string: the line must not keep glamour's whole output
+		// alive through a substring.
+		lines[i] = strings.Clone(l)
+	}
+	return trimBlankLines(lines)
+}
+
+// trimStyledRight drops the padding glamour adds to every line: trailing
+// blanks and the style sequences around them. It keeps the line's look
+// and halves the memory a long transcript holds.
+func trimStyledRight(l string) string {
+	end := len(l)
+	styled := false
+	for end > 0 {
+		switch l[end-1] {
+		case ' ':
+			end--
+		case 'm':
+			i := strings.LastIndex(l[:end], "\x1b[")
+			if i < 0 || strings.Trim(l[i+2:end-1], "0123456789;:") != "" {
+				return l[:end] + reset(styled)
+			}
+			end, styled = i, true
+		default:
+			return l[:end] + reset(styled)
+		}
+	}
+	return ""
+}
+
+func reset(styled bool) string {
+	if styled {
+		return "\x1b[m"
+	}
+	return ""
+}
+
+// plainLines wraps text without markdown.
+func plainLines(src string, width int) []string {
+	return strings.Split(ansi.Hardwrap(ansi.Wordwrap(src, width, ""), width, true), "\n")
+}
+
+func trimBlankLines(lines []string) []string {
+	start, end := 0, len(lines)
+	for start < end && isBlank(lines[start]) {
+		start++
+	}
+	for end > start && isBlank(lines[end-1]) {
+		end--
+	}
+	return lines[start:end]
+}
+
+func isBlank(l string) bool { return strings.TrimSpace(ansi.Strip(l)) == "" }
+
+// mdDoc is an assistant message, possibly still streaming. Its source is
+// split at stable block boundaries (a blank line outside a code fence
+// followed by an unindented line). Each stable chunk is rendered with
+// glamour once per width and cached. While the message streams, the tail
+// after the last boundary (the block being written) is shown wrapped as
+// plain text, re-wrapped at most once per frame; glamour renders it once,
+// when the message is complete. Rendering a message streamed in any number
+// of deltas therefore costs about one glamour render of the whole message,
+// instead of growing with the number of deltas times the length.
+type mdDoc struct {
+	src  strings.Builder
+	cuts []int // end offsets of the stable chunks, increasing
+	done bool  // the message is complete: the tail is rendered as markdown
+
+	// Boundary scanner state: the next unscanned byte, whether it is inside
+	// a fenced code block (and the fence that closes it), and a boundary
+	// seen but not yet confirmed by the next line.
+	scanPos    int
+	inFence    bool
+	fence      string
+	pendingCut int
+
+	// Render cache for one width. all holds the rendered chunks (the first
+	// stableLen lines, append-only) followed by the rendered tail, which is
+	// replaced in place at each refresh, so a frame never copies the lines
+	// of a long message.
+	width      int
+	all        []string
+	stableLen  int
+	chunksDone int  // chunks rendered into all[:stableLen]
+	tailLen    int  // len(src) when the tail was rendered
+	tailDone   bool // the tail was rendered as markdown
+	rendered   bool
+	lastRender time.Time
+}
+
+// Append adds streamed text and finds new stable boundaries.
+func (d *mdDoc) Append(s string) {
+	d.src.WriteString(s)
+	d.scan()
+}
+
+// Finish marks the message complete.
+func (d *mdDoc) Finish() { d.done = true }
+
+// Text returns the source so far.
+func (d *mdDoc) Text() string { return d.src.String() }
+
+// Reset replaces the source (a final message that differs from its deltas).
+func (d *mdDoc) Reset(s string) {
+	done := d.done
+	*d = mdDoc{done: done}
+	d.Append(s)
+}
+
+func (d *mdDoc) lastCut() int {
+	if len(d.cuts) == 0 {
+		return 0
+	}
+	return d.cuts[len(d.cuts)-1]
+}
+
+// scan looks at each complete line not yet scanned.
+func (d *mdDoc) scan() {
+	src := d.src.String()
+	for {
+		nl := strings.IndexByte(src[d.scanPos:], '\n')
+		if nl < 0 {
+			return
+		}
+		line := src[d.scanPos : d.scanPos+nl]
+		end := d.scanPos + nl + 1
+		d.scanPos = end
+		trimmed := strings.TrimLeft(line, " ")
+		indent := len(line) - len(trimmed)
+		switch {
+		case d.inFence:
+			if indent <= 3 && strings.HasPrefix(trimmed, d.fence) && strings.TrimSpace(strings.TrimLeft(trimmed, d.fence[:1])) == "" {
+				d.inFence = false
+			}
+		case strings.TrimSpace(line) == "":
+			if end-1 > d.lastCut() {
+				d.pendingCut = end
+			}
+		default:
+			if d.pendingCut > 0 {
+				if indent == 0 && !strings.HasPrefix(line, "\t") {
+					d.cuts = append(d.cuts, d.pendingCut)
+				}
+				d.pendingCut = 0
+			}
+			if f := fenceOpener(trimmed); f != "" && indent <= 3 {
+				d.inFence, d.fence = true, f
+			}
+		}
+	}
+}
+
+// fenceOpener returns the fence (``` or ~~~, at least three) that opens a
+// code block on this line, or "".
+func fenceOpener(l string) string {
+	for _, c := range []byte{'`', '~'} {
+		n := 0
+		for n < len(l) && l[n] == c {
+			n++
+		}
+		if n >= 3 {
+			return l[:n]
+		}
+	}
+	return ""
+}
+
+// stale reports whether the rendered lines lag behind the source.
+func (d *mdDoc) stale() bool {
+	return !d.rendered || d.tailLen != d.src.Len() || d.chunksDone != len(d.cuts) || d.tailDone != d.done
+}
+
+// Lines returns the rendered message at width. A stale render is refreshed
+// when force is set, when the message is complete, or when a frame
+// interval has passed since the last refresh; otherwise the previous
+// render is returned and stale() stays true, so the caller schedules a
+// frame to catch up. The result is only valid until the next call.
+func (d *mdDoc) Lines(r *mdRenderer, width int, now time.Time, force bool) []string {
+	if width != d.width {
+		d.width = width
+		d.all, d.stableLen, d.chunksDone, d.rendered = d.all[:0], 0, 0, false
+		force = true
+	}
+	if d.stale() && (force || d.done || now.Sub(d.lastRender) >= frameInterval) {
+		d.refresh(r, now)
+	}
+	return d.all
+}
+
+func (d *mdDoc) refresh(r *mdRenderer, now time.Time) {
+	src := d.src.String()
+	d.all = appendChunks(d.all[:d.stableLen], r, src, d.cuts, d.chunksDone, d.width)
+	d.chunksDone, d.stableLen = len(d.cuts), len(d.all)
+	d.all = appendTail(d.all, r, src[d.lastCut():], d.width, d.done)
+	d.tailLen, d.tailDone = len(src), d.done
+	d.rendered = true
+	d.lastRender = now
+}
+
+// appendChunks renders the stable chunks from index `from` on and appends
+// their lines, a blank line between chunks.
+func appendChunks(all []string, r *mdRenderer, src string, cuts []int, from, width int) []string {
+	for i := from; i < len(cuts); i++ {
+		start := 0
+		if i > 0 {
+			start = cuts[i-1]
+		}
+		lines := r.render(src[start:cuts[i]], width)
+		if len(all) > 0 && len(lines) > 0 {
+			all = append(all, "")
+		}
+		all = append(all, lines...)
+	}
+	return all
+}
+
+// appendTail renders the text after the last stable boundary: as markdown
+// once the message is complete, wrapped as plain text while it streams.
+func appendTail(all []string, r *mdRenderer, rest string, width int, done bool) []string {
+	if strings.TrimSpace(rest) == "" {
+		return all
+	}
+	var tail []string
+	if done {
+		tail = r.render(rest, width)
+	} else {
+		tail = plainLines(strings.TrimRight(rest, "\n"), width)
+	}
+	if len(all) > 0 && len(tail) > 0 {
+		all = append(all, "")
+	}
+	return append(all, tail...)
+}
+
+// prerendered is a complete message rendered away from the UI goroutine.
+type prerendered struct {
+	doc       *mdDoc
+	width     int
+	srcLen    int
+	all       []string
+	stableLen int
+}
+
+// prerender returns a function that renders a complete, not yet rendered
+// message at width on another goroutine. It captures only immutable
+// values (the source string, a copy of the cuts, the style), so it can run
+// while the UI goroutine keeps using d. It returns nil when d needs no
+// rendering.
+func (d *mdDoc) prerender(style *mdRenderer, width int) func() prerendered {
+	if !d.done || (d.rendered && d.width == width) {
+		return nil
+	}
+	src, cuts := d.src.String(), append([]int(nil), d.cuts...)
+	cfg := style.style
+	return func() prerendered {
+		r := newMDRenderer(cfg)
+		all := appendChunks(nil, r, src, cuts, 0, width)
+		stable := len(all)
+		all = appendTail(all, r, src[lastOf(cuts):], width, true)
+		return prerendered{doc: d, width: width, srcLen: len(src), all: all, stableLen: stable}
+	}
+}
+
+// install adopts a prerendered result if it still matches the message.
+func (d *mdDoc) install(p prerendered) bool {
+	if !d.done || p.srcLen != d.src.Len() || (d.rendered && d.width == p.width) {
+		return false
+	}
+	d.width, d.all, d.stableLen = p.width, p.all, p.stableLen
+	d.chunksDone, d.tailLen, d.tailDone, d.rendered = len(d.cuts), p.srcLen, true, true
+	return true
+}
+
+func lastOf(cuts []int) int {
+	if len(cuts) == 0 {
+		return 0
+	}
+	return cuts[len(cuts)-1]
+}

@@ -1,0 +1,796 @@
+package tui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"charm.land/bubbles/v2/help"
+	"charm.land/bubbles/v2/key"
+	"charm.land/bubbles/v2/spinner"
+	"charm.land/bubbles/v2/textarea"
+	tea "charm.land/bubbletea/v2"
+	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/themes"
+)
+
+// Session is what the TUI needs from an engine session. *engine.Session
+// implements it; tests use either a real session or a fake.
+type Session interface {
+	Submit(prompt string) error
+	Answer(requestID string, a engine.Answer) error
+	Interrupt(immediate bool)
+	SetMode(m engine.Mode) error
+	SwitchRuntime(name, model string) error
+	State() engine.State
+	Runtimes() []engine.RuntimeInfo
+	Transcript() []engine.TranscriptEntry
+}
+
+// EventSource delivers a session's events in batches;
+// *engine.Subscription implements it.
+type EventSource interface {
+	NextBatch(ctx context.Context) ([]engine.Event, error)
+}
+
+// Messages. Engine calls run in Cmds and report back with these, so Update
+// itself never blocks.
+type (
+	eventsMsg struct {
+		events []engine.Event
+		state  engine.State
+	}
+	eventsClosedMsg struct{ err error }
+	stateMsg        struct{ state engine.State }
+	submitMsg       struct {
+		prompt string
+		err    error
+	}
+	answerMsg struct {
+		requestID string
+		err       error
+	}
+	modeMsg struct {
+		mode engine.Mode
+		err  error
+	}
+	switchMsg struct {
+		kind pickerKind
+		err  error
+	}
+	runtimesMsg struct {
+		kind  pickerKind
+		infos []engine.RuntimeInfo
+		state engine.State
+	}
+	frameMsg       struct{}
+	prerenderedMsg struct{ p prerendered }
+)
+
+// Model is the root Bubble Tea model. It owns the components and routes
+// keys to the one in front: help, a picker, the permission dialog, or the
+// input and transcript.
+type Model struct {
+	ctx    context.Context
+	sess   Session
+	events EventSource
+	theme  themes.Theme
+	now    func() time.Time
+
+	keys   keyMap
+	help   help.Model
+	input  textarea.Model
+	spin   spinner.Model
+	tr     *transcript
+	md     *mdRenderer
+	status statusBar
+	dialog *permissionDialog
+	picker *picker
+	// review is the diff review of the dialog's head request, when that
+	// request carries a diff (see reviewable); it is rebuilt whenever the
+	// head changes, so it always answers the request on screen.
+	review *review
+	// proposals are the patch_proposed events waiting for their
+	// apply_patch request, by patch id.
+	proposals  map[string]engine.Event
+	hunkSelect bool
+	ext        extensions
+	// resumeID is the session the person chose to open; Run returns it.
+	resumeID string
+	// sessions is the session picker, when open.
+	sessions *sessionPicker
+	// completing is the "/prefix" typed before tab completion replaced it;
+	// completeIdx the completion shown.
+	completing  string
+	completeIdx int
+	mention     mentions
+	// changes is the log of changes applied in this session; changeLog
+	// its viewer, when open.
+	changes   []appliedChange
+	changeLog *changeLog
+	// custom are the custom commands (Options.Commands).
+	custom []slashCommand
+
+	width, height int
+	showHelp      bool
+	// quiet turns off timers (spinner, frame ticks, cursor blink) so tests
+	// can run every Cmd synchronously.
+	quiet    bool
+	spinning bool
+	frameDue bool
+	// prerendering is set while a message above the view is being rendered
+	// on another goroutine (one at a time).
+	prerendering bool
+	// scrolled marks an update that moved the transcript, whose next frame
+	// may show plain stand-ins to replace.
+	scrolled   bool
+	submitting bool
+	interrupts int
+	modeCursor engine.Mode
+
+	// Memoized parts of the frame: they change far less often than the
+	// transcript, and rendering them costs more than comparing a key.
+	inputMemo, statusMemo, hintMemo memo
+
+	history []string
+	histPos int // len(history) when not browsing
+	draft   string
+	queue   []string
+}
+
+// newModel builds the root model. events may be nil (tests feed eventsMsg
+// directly).
+func newModel(ctx context.Context, sess Session, events EventSource, theme themes.Theme, welcome string) *Model {
+	ta := textarea.New()
+	ta.ShowLineNumbers = false
+	ta.Prompt = "› "
+	ta.Placeholder = "Ask kz…  (enter send · ctrl+j newline · ? help)"
+	ta.KeyMap.InsertNewline = key.NewBinding(key.WithKeys("shift+enter", "alt+enter", "ctrl+j"))
+	ta.KeyMap.TransposeCharacterBackward.SetEnabled(false)
+	ta.SetHeight(1)
+	// A steady cursor: blinking would repaint the screen twice a second
+	// for nothing.
+	tst := ta.Styles()
+	tst.Cursor.Blink = false
+	tst.Focused.Prompt = theme.Prompt
+	tst.Focused.Placeholder = theme.Muted
+	tst.Focused.CursorLine = theme.Text
+	tst.Focused.Text = theme.Text
+	ta.SetStyles(tst)
+	ta.Focus()
+	h := help.New()
+	h.Styles.ShortKey, h.Styles.ShortDesc = theme.HelpKey, theme.HelpDesc
+	h.Styles.FullKey, h.Styles.FullDesc = theme.HelpKey, theme.HelpDesc
+	m := &Model{
+		ctx: ctx, sess: sess, events: events, theme: theme, now: time.Now,
+		keys: defaultKeys(), help: h, input: ta,
+		spin: spinner.New(spinner.WithSpinner(spinner.MiniDot), spinner.WithStyle(theme.Accent)),
+		tr:   newTranscript(), md: newMDRenderer(theme.Markdown),
+		width: 80, height: 24,
+	}
+	m.dialog = newPermissionDialog(&m.theme)
+	st := sess.State()
+	m.status.state, m.status.running, m.modeCursor = st, st.Running, st.Mode
+	// A resumed session starts from its stored totals.
+	m.status.total, m.status.totalCost = st.TotalUsage, st.TotalCostUSD
+	m.tr.restore(sess.Transcript())
+	if welcome != "" {
+		m.tr.notice(welcome, "")
+	}
+	return m
+}
+
+// Init starts listening for events.
+func (m *Model) Init() tea.Cmd {
+	return m.waitEvents()
+}
+
+func (m *Model) waitEvents() tea.Cmd {
+	if m.events == nil {
+		return nil
+	}
+	ctx, src, sess := m.ctx, m.events, m.sess
+	return func() tea.Msg {
+		evs, err := src.NextBatch(ctx)
+		if err != nil {
+			return eventsClosedMsg{err}
+		}
+		return eventsMsg{events: evs, state: sess.State()}
+	}
+}
+
+// Update routes a message; it returns Cmds for anything that touches the
+// session.
+func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	var cmds []tea.Cmd
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.width, m.height = max(msg.Width, 20), max(msg.Height, 8)
+		m.input.SetWidth(m.width)
+	case tea.KeyPressMsg:
+		cmds = append(cmds, m.onKey(msg))
+	case tea.PasteMsg:
+		if !m.overlay() {
+			var cmd tea.Cmd
+			m.input, cmd = m.input.Update(msg)
+			cmds = append(cmds, cmd)
+		}
+	case tea.MouseWheelMsg:
+		m.scrolled = true
+		// The wheel scrolls what is in front: a diff, else the transcript.
+		if dv, h := m.frontDiff(); dv != nil {
+			switch msg.Button {
+			case tea.MouseWheelUp:
+				dv.scroll(-3, h)
+			case tea.MouseWheelDown:
+				dv.scroll(3, h)
+			}
+			break
+		}
+		switch msg.Button {
+		case tea.MouseWheelUp:
+			m.tr.scroll(m.renderCtx(), m.transcriptHeight(), -3)
+		case tea.MouseWheelDown:
+			m.tr.scroll(m.renderCtx(), m.transcriptHeight(), 3)
+		}
+	case eventsMsg:
+		cmds = append(cmds, m.onEvents(msg), m.waitEvents())
+	case eventsClosedMsg:
+		// The session closed (or kz is quitting): nothing more will come.
+	case stateMsg:
+		m.status.state = msg.state
+	case submitMsg:
+		m.submitting = false
+		if msg.err != nil {
+			if errors.Is(msg.err, engine.ErrBusy) {
+				m.queue = append([]string{msg.prompt}, m.queue...)
+			} else {
+				m.tr.add(&item{kind: kindError, text: "could not send: " + msg.err.Error()})
+			}
+		}
+	case commandMsg:
+		if msg.undone {
+			m.markUndone()
+		}
+		m.tr.notice(msg.text, msg.style)
+		m.tr.toBottom()
+	case filesMsg:
+		m.onFiles(msg)
+	case sessionsMsg:
+		m.onSessions(msg)
+	case sessionDeletedMsg:
+		m.onSessionDeleted(msg)
+	case sessionRenamedMsg:
+		m.onSessionRenamed(msg)
+	case answerMsg:
+		if msg.err != nil {
+			m.tr.notice("answer not delivered: "+msg.err.Error(), "warn")
+		}
+	case modeMsg:
+		if msg.err != nil {
+			// Refused: remember the refused mode so the next shift+tab
+			// moves past it instead of asking again.
+			m.modeCursor = msg.mode
+			m.tr.notice("mode "+string(msg.mode)+" refused: "+msg.err.Error(), "warn")
+			m.tr.toBottom()
+		}
+		cmds = append(cmds, m.refreshState())
+	case runtimesMsg:
+		if msg.kind == pickModel {
+			m.picker = newModelPicker(msg.infos, msg.state)
+		} else {
+			m.picker = newRuntimePicker(msg.infos, msg.state)
+		}
+	case switchMsg:
+		if msg.err != nil {
+			if m.picker != nil {
+				m.picker.err = msg.err.Error()
+			} else {
+				m.tr.notice(msg.err.Error(), "warn")
+			}
+		} else {
+			m.picker = nil
+		}
+		cmds = append(cmds, m.refreshState())
+	case spinner.TickMsg:
+		if m.status.running {
+			var cmd tea.Cmd
+			m.spin, cmd = m.spin.Update(msg)
+			cmds = append(cmds, cmd)
+		} else {
+			m.spinning = false
+		}
+	case frameMsg:
+		m.frameDue = false
+	case prerenderedMsg:
+		m.prerendering = false
+		if msg.p.width == m.width {
+			msg.p.doc.install(msg.p)
+		}
+	default:
+		var cmd tea.Cmd
+		m.input, cmd = m.input.Update(msg)
+		cmds = append(cmds, cmd)
+	}
+	cmds = append(cmds, m.afterUpdate())
+	return m, tea.Batch(cmds...)
+}
+
+// afterUpdate starts the spinner while a turn runs and schedules a frame
+// while a streaming message lags its source.
+func (m *Model) afterUpdate() tea.Cmd {
+	var cmds []tea.Cmd
+	m.syncReview()
+	m.dialog.touch(m.now())
+	if m.quiet {
+		return m.sizeInput()
+	}
+	if m.status.running && !m.spinning {
+		m.spinning = true
+		cmds = append(cmds, m.spin.Tick)
+	}
+	if !m.prerendering {
+		if job := m.tr.nextPrerender(m.md, m.width); job != nil {
+			m.prerendering = true
+			cmds = append(cmds, func() tea.Msg { return prerenderedMsg{job()} })
+		}
+	}
+	// A frame follows every scroll and every background render, so plain
+	// stand-ins on screen are replaced as soon as their render is ready.
+	if !m.frameDue && (m.tr.streaming() || m.tr.coldNear(m.width) || m.scrolled) {
+		m.scrolled = false
+		m.frameDue = true
+		cmds = append(cmds, tea.Tick(frameInterval, func(time.Time) tea.Msg { return frameMsg{} }))
+	}
+	m.sizeInput()
+	return tea.Batch(cmds...)
+}
+
+// sizeInput grows the input with its content, up to six lines.
+func (m *Model) sizeInput() tea.Cmd {
+	lines := min(max(m.input.LineCount(), 1), 6)
+	if m.input.Height() != lines {
+		m.input.SetHeight(lines)
+	}
+	m.status.queued = len(m.queue)
+	return nil
+}
+
+// frontDiff is the diff view on screen, if any, and its height.
+func (m *Model) frontDiff() (*diffView, int) {
+	switch {
+	case m.review != nil:
+		return m.review.dv, max(m.review.bodyH, 3)
+	case m.changeLog != nil && !m.dialog.active():
+		return m.changeLog.dv, max(m.changeLog.bodyH, 3)
+	}
+	return nil, 0
+}
+
+// syncReview opens the review for the dialog's head request when it
+// carries a diff, and closes it when that request is gone.
+func (m *Model) syncReview() {
+	if !m.dialog.active() || !reviewable(m.dialog.current()) {
+		m.review = nil
+		return
+	}
+	head := m.dialog.current()
+	if m.review != nil && m.review.ev.RequestID == head.RequestID {
+		return
+	}
+	var prop *engine.Event
+	if p, ok := m.proposals[head.ToolCallID]; ok && head.Tool == engine.ToolApplyPatch {
+		prop = &p
+	}
+	m.review = newReview(head, prop, &m.theme, m.hunkSelect, m.now())
+}
+
+func (m *Model) overlay() bool {
+	return m.showHelp || m.picker != nil || m.sessions != nil || m.changeLog != nil || m.dialog.active()
+}
+
+func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
+	if m.showHelp {
+		m.showHelp = false
+		return nil
+	}
+	if m.sessions != nil && !m.dialog.active() {
+		return m.onSessionKey(msg)
+	}
+	if m.changeLog != nil && !m.dialog.active() {
+		if m.changeLog.update(msg, m.width) {
+			m.changeLog = nil
+		}
+		return nil
+	}
+	if m.picker != nil {
+		chosen, closed := m.picker.update(msg)
+		switch {
+		case closed:
+			m.picker = nil
+		case chosen != nil:
+			return m.switchTo(m.picker.kind, chosen.runtime, chosen.model)
+		}
+		return nil
+	}
+	if m.review != nil {
+		if msg.String() == "ctrl+c" {
+			return tea.Quit
+		}
+		act, cmd := m.review.update(msg, m.width, m.review.bodyHeight(max(m.height-4, 5)), m.now())
+		if m.quiet {
+			cmd = nil
+		}
+		if act != nil {
+			m.dialog.remove(act.requestID)
+			m.review = nil
+			return tea.Batch(cmd, m.answer(*act))
+		}
+		return cmd
+	}
+	if m.dialog.active() {
+		if key.Matches(msg, m.keys.Quit) && msg.String() == "ctrl+c" {
+			return tea.Quit
+		}
+		act, cmd := m.dialog.update(msg, m.dialogBodyHeight(), m.now())
+		if m.quiet {
+			cmd = nil
+		}
+		if act != nil {
+			return tea.Batch(cmd, m.answer(*act))
+		}
+		return cmd
+	}
+	k := m.keys
+	if msg.String() == "tab" && (m.completing != "" || len(m.completions()) > 0) {
+		m.complete()
+		return nil
+	}
+	m.completing = ""
+	if _, ok := mentionQuery(m.input.Value()); ok && m.mention.loaded {
+		switch msg.String() {
+		case "tab":
+			if m.completeMention() {
+				return nil
+			}
+		case "up", "ctrl+p":
+			m.mention.cursor = max(m.mention.cursor-1, 0)
+			return nil
+		case "down", "ctrl+n":
+			m.mention.cursor++
+			return nil
+		}
+	}
+	switch {
+	case key.Matches(msg, k.Quit) && (msg.String() == "ctrl+c" || m.input.Value() == ""):
+		// ctrl+c clears a non-empty input first; ctrl+d quits only from an
+		// empty input and otherwise deletes as in any editor.
+		if m.input.Value() != "" {
+			m.input.Reset()
+			return nil
+		}
+		return tea.Quit
+	case key.Matches(msg, k.Interrupt):
+		return m.interrupt()
+	case key.Matches(msg, k.ModeCycle):
+		return m.cycleMode()
+	case key.Matches(msg, k.Runtime):
+		return m.fetchRuntimes(pickRuntime)
+	case key.Matches(msg, k.Model):
+		return m.fetchRuntimes(pickModel)
+	case key.Matches(msg, k.ExpandTools):
+		m.tr.expand = !m.tr.expand
+		return nil
+	case key.Matches(msg, k.Reasoning):
+		m.tr.reasoning = !m.tr.reasoning
+		return nil
+	case key.Matches(msg, k.Undo) && m.input.Value() == "":
+		// Undo rewrites files: the key only types the command, so a stray
+		// ctrl+z never restores anything without an enter.
+		m.input.SetValue("/undo")
+		m.input.MoveToEnd()
+		return nil
+	case key.Matches(msg, k.ScrollUp):
+		m.scrolled = true
+		h := m.transcriptHeight()
+		m.tr.scroll(m.renderCtx(), h, -max(h-2, 1))
+		return nil
+	case key.Matches(msg, k.ScrollDown):
+		m.scrolled = true
+		h := m.transcriptHeight()
+		m.tr.scroll(m.renderCtx(), h, max(h-2, 1))
+		return nil
+	case key.Matches(msg, k.Help) && (msg.String() == "f1" || m.input.Value() == ""):
+		m.showHelp = true
+		return nil
+	case key.Matches(msg, k.Send):
+		return m.send()
+	case key.Matches(msg, k.HistoryPrev) && m.input.Line() == 0:
+		m.browseHistory(-1)
+		return nil
+	case key.Matches(msg, k.HistoryNext) && m.input.Line() >= m.input.LineCount()-1:
+		m.browseHistory(1)
+		return nil
+	}
+	var cmd tea.Cmd
+	m.input, cmd = m.input.Update(msg)
+	if _, ok := mentionQuery(m.input.Value()); ok {
+		m.mention.cursor = 0
+		cmd = tea.Batch(cmd, m.loadFiles())
+	}
+	return cmd
+}
+
+// send submits the input, or queues it while a turn runs.
+func (m *Model) send() tea.Cmd {
+	text := strings.TrimSpace(m.input.Value())
+	if text == "" {
+		return nil
+	}
+	m.input.Reset()
+	if len(m.history) == 0 || m.history[len(m.history)-1] != text {
+		m.history = append(m.history, text)
+	}
+	m.histPos, m.draft = len(m.history), ""
+	m.tr.toBottom()
+	if strings.HasPrefix(text, "//") {
+		text = text[1:] // "//x" sends "/x" as a prompt
+	} else if strings.HasPrefix(text, "/") {
+		return m.runCommand(text)
+	}
+	if m.status.running || m.submitting || len(m.queue) > 0 {
+		m.queue = append(m.queue, text)
+		return nil
+	}
+	return m.submit(text)
+}
+
+func (m *Model) submit(text string) tea.Cmd {
+	m.submitting = true
+	sess := m.sess
+	return func() tea.Msg { return submitMsg{prompt: text, err: sess.Submit(text)} }
+}
+
+func (m *Model) browseHistory(dir int) {
+	if len(m.history) == 0 {
+		return
+	}
+	if m.histPos == len(m.history) {
+		m.draft = m.input.Value()
+	}
+	m.histPos = min(max(m.histPos+dir, 0), len(m.history))
+	if m.histPos == len(m.history) {
+		m.input.SetValue(m.draft)
+	} else {
+		m.input.SetValue(m.history[m.histPos])
+	}
+	m.input.MoveToEnd()
+}
+
+// interrupt asks the running turn to stop: once at the next safe point,
+// twice at once. Without a running turn it drops the queued messages.
+func (m *Model) interrupt() tea.Cmd {
+	if !m.status.running {
+		if len(m.queue) > 0 {
+			m.tr.notice(fmt.Sprintf("dropped %d queued message(s)", len(m.queue)), "warn")
+			m.queue = nil
+		}
+		return nil
+	}
+	m.interrupts++
+	immediate := m.interrupts > 1
+	if immediate {
+		m.status.flash = "stopping now…"
+	} else {
+		m.status.flash = "interrupting at the next safe point (esc again: now)"
+	}
+	sess := m.sess
+	return func() tea.Msg {
+		sess.Interrupt(immediate)
+		return nil
+	}
+}
+
+func (m *Model) cycleMode() tea.Cmd {
+	next := m.modeCursor.Next()
+	sess := m.sess
+	m.modeCursor = next
+	return func() tea.Msg { return modeMsg{mode: next, err: sess.SetMode(next)} }
+}
+
+func (m *Model) fetchRuntimes(kind pickerKind) tea.Cmd {
+	sess := m.sess
+	return func() tea.Msg { return runtimesMsg{kind: kind, infos: sess.Runtimes(), state: sess.State()} }
+}
+
+func (m *Model) switchTo(kind pickerKind, runtime, model string) tea.Cmd {
+	sess := m.sess
+	return func() tea.Msg { return switchMsg{kind: kind, err: sess.SwitchRuntime(runtime, model)} }
+}
+
+func (m *Model) answer(a answerAction) tea.Cmd {
+	sess := m.sess
+	return func() tea.Msg { return answerMsg{requestID: a.requestID, err: sess.Answer(a.requestID, a.answer)} }
+}
+
+func (m *Model) refreshState() tea.Cmd {
+	sess := m.sess
+	return func() tea.Msg { return stateMsg{state: sess.State()} }
+}
+
+// onEvents folds a batch of engine events into the components.
+func (m *Model) onEvents(msg eventsMsg) tea.Cmd {
+	var cmd tea.Cmd
+	for _, ev := range msg.events {
+		m.tr.apply(ev)
+		m.status.apply(ev)
+		m.recordChange(ev)
+		switch ev.Type {
+		case engine.EventUserMessage:
+			m.submitting = false
+		case engine.EventPermissionRequested:
+			m.dialog.push(ev)
+		case engine.EventPatchProposed:
+			if m.proposals == nil {
+				m.proposals = map[string]engine.Event{}
+			}
+			m.proposals[ev.PatchID] = ev
+		case engine.EventPatchApplied, engine.EventPatchRejected:
+			delete(m.proposals, ev.PatchID)
+		case engine.EventPermissionDecided:
+			if ev.RequestID != "" {
+				m.dialog.remove(ev.RequestID)
+			}
+		case engine.EventModeChanged:
+			m.modeCursor = ev.Mode
+		case engine.EventFinalResult:
+			m.dialog.dropTurn(ev.TurnID)
+			m.interrupts = 0
+			if len(m.queue) > 0 && cmd == nil {
+				next := m.queue[0]
+				m.queue = m.queue[1:]
+				cmd = m.submit(next)
+			}
+		}
+	}
+	if msg.state.Runtime != "" {
+		running := m.status.running
+		m.status.state = msg.state
+		m.status.running = running
+	}
+	return cmd
+}
+
+// Layout.
+
+func (m *Model) renderCtx() *renderCtx {
+	return &renderCtx{
+		theme: &m.theme, md: m.md, width: m.width, now: m.now(), spinner: m.spin.View(),
+		expand: m.tr.expand, reasoning: m.tr.reasoning, deferCold: !m.quiet,
+	}
+}
+
+// bottomPanel renders what sits under the transcript.
+func (m *Model) bottomPanel() string {
+	maxH := max(m.height-4, 5)
+	switch {
+	case m.showHelp:
+		return m.helpView()
+	case m.picker != nil:
+		return m.picker.view(&m.theme, m.width, maxH)
+	case m.review != nil:
+		return m.review.view(&m.theme, m.width, maxH, len(m.dialog.queue)-1)
+	case m.sessions != nil && !m.dialog.active():
+		return m.sessions.view(&m.theme, m.width, maxH, m.now())
+	case m.changeLog != nil && !m.dialog.active():
+		return m.changeLog.view(&m.theme, m.width, maxH)
+	case m.dialog.active():
+		return m.dialog.view(&m.theme, m.width, maxH)
+	}
+	var b strings.Builder
+	for i, q := range m.queue {
+		if i == 3 {
+			b.WriteString(m.theme.Muted.Render(fmt.Sprintf("⏳ … and %d more", len(m.queue)-3)) + "\n")
+			break
+		}
+		b.WriteString(m.theme.Muted.Render("⏳ queued: "+truncateLine(oneLine(q), m.width-12)) + "\n")
+	}
+	if c := m.completionView(&m.theme); c != "" {
+		b.WriteString(c + "\n")
+	} else if c := m.mentionView(&m.theme); c != "" {
+		b.WriteString(c + "\n")
+	}
+	in := m.inputMemo.get(fmt.Sprintf("%d|%d|%d|%d|%s", m.width, m.input.Height(), m.input.Line(), m.input.Column(), m.input.Value()),
+		m.input.View)
+	b.WriteString(in)
+	return b.String()
+}
+
+// memo caches one rendered string under a key.
+type memo struct {
+	key, val string
+	ok       bool
+}
+
+func (c *memo) get(key string, render func() string) string {
+	if !c.ok || c.key != key {
+		c.key, c.val, c.ok = key, render(), true
+	}
+	return c.val
+}
+
+func (m *Model) dialogBodyHeight() int {
+	return m.dialog.bodyHeight(max(m.height-4, 5), 1)
+}
+
+func (m *Model) hintLine() string {
+	if m.overlay() {
+		return ""
+	}
+	return m.hintMemo.get(fmt.Sprint(m.width), func() string {
+		h := m.help
+		h.SetWidth(m.width)
+		return h.ShortHelpView(m.keys.ShortHelp())
+	})
+}
+
+// transcriptHeight is what is left for the transcript.
+func (m *Model) transcriptHeight() int {
+	used := lineCount(m.bottomPanel()) + 2
+	if m.hintLine() != "" {
+		used++
+	}
+	return max(m.height-used, 1)
+}
+
+// View draws the screen: transcript, bottom panel, status bar and hint.
+func (m *Model) View() tea.View {
+	bottom := m.bottomPanel()
+	hint := m.hintLine()
+	used := lineCount(bottom) + 2 // the status bar and a blank line above the panel
+	if hint != "" {
+		used++
+	}
+	th := max(m.height-used, 0)
+	lines := m.tr.view(m.renderCtx(), th)
+	if !m.tr.follow && len(lines) > 1 {
+		// Scrolled back: say so, and how to get back, on the last line.
+		lines[len(lines)-1] = divider(&m.theme, "↓ more below · pgdn to follow", m.width)
+	}
+	var b strings.Builder
+	for _, l := range lines {
+		b.WriteString(l)
+		b.WriteByte('\n')
+	}
+	for i := len(lines); i < th; i++ {
+		b.WriteByte('\n')
+	}
+	b.WriteByte('\n')
+	b.WriteString(bottom)
+	b.WriteByte('\n')
+	spin := m.spin.View()
+	b.WriteString(m.statusMemo.get(fmt.Sprintf("%d|%s|%+v", m.width, spin, m.status), func() string {
+		return m.status.view(&m.theme, m.width, spin)
+	}))
+	if hint != "" {
+		b.WriteByte('\n')
+		b.WriteString(hint)
+	}
+	v := tea.NewView(b.String())
+	v.AltScreen = true
+	v.MouseMode = tea.MouseModeCellMotion
+	v.WindowTitle = "kz — " + m.status.state.Runtime
+	return v
+}
+
+func lineCount(s string) int { return strings.Count(s, "\n") + 1 }
+
+func truncateLine(s string, w int) string {
+	r := []rune(s)
+	if len(r) <= w || w < 2 {
+		return s
+	}
+	return string(r[:w-1]) + "…"
+}

@@ -1,0 +1,502 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/kaizen-code/kz/engine"
+)
+
+// transcript is the scrollable conversation. It folds engine events into
+// items and lays out only the items that are visible.
+//
+// Scrolling: while follow is set the view is anchored at the bottom and
+// new output scrolls into view. Scrolling up clears follow and anchors the
+// top of the view at (anchor, anchorLine), an item and a line within it, so
+// text streaming in below never moves what the person is reading.
+// Scrolling back down to the end sets follow again.
+type transcript struct {
+	items      []*item
+	tools      map[string]*item // tool cards by tool call id
+	follow     bool
+	anchor     int
+	anchorLine int
+	expand     bool
+	reasoning  bool
+	// top is the index of the first item the last view showed; the
+	// messages just above it are rendered ahead, off the UI goroutine.
+	top int
+}
+
+func newTranscript() *transcript {
+	return &transcript{tools: map[string]*item{}, follow: true}
+}
+
+func (tr *transcript) add(it *item) *item {
+	tr.closeStreams(it.kind)
+	tr.items = append(tr.items, it)
+	return it
+}
+
+// closeStreams ends streaming items when something else starts, so the
+// next delta opens a new item below it.
+func (tr *transcript) closeStreams(next itemKind) {
+	for i := len(tr.items) - 1; i >= 0 && i >= len(tr.items)-3; i-- {
+		it := tr.items[i]
+		if it.open && it.kind != next {
+			it.open = false
+			if it.md != nil {
+				it.md.Finish()
+			}
+			it.invalidate()
+		}
+	}
+}
+
+// openItem returns the last item if it is an open stream of that kind.
+func (tr *transcript) openItem(kind itemKind) *item {
+	if n := len(tr.items); n > 0 {
+		if it := tr.items[n-1]; it.open && it.kind == kind {
+			return it
+		}
+	}
+	return nil
+}
+
+// notice adds a local message (not from the engine), e.g. a refusal.
+func (tr *transcript) notice(text, style string) {
+	tr.add(&item{kind: kindNotice, text: text, style: style})
+}
+
+// apply folds one engine event into the transcript.
+func (tr *transcript) apply(ev engine.Event) {
+	switch ev.Type {
+	case engine.EventUserMessage:
+		tr.add(&item{kind: kindUser, turnID: ev.TurnID, text: ev.Text})
+	case engine.EventTextDelta:
+		it := tr.openItem(kindAssistant)
+		if it == nil {
+			it = tr.add(&item{kind: kindAssistant, turnID: ev.TurnID, md: &mdDoc{}, open: true})
+		}
+		it.md.Append(sanitize(ev.Text))
+	case engine.EventAssistantMessage:
+		text := sanitize(ev.Text)
+		if it := tr.openItem(kindAssistant); it != nil {
+			if it.md.Text() != text {
+				it.md.Reset(text)
+			}
+			it.md.Finish()
+			it.open = false
+			return
+		}
+		if strings.TrimSpace(text) == "" {
+			return
+		}
+		d := &mdDoc{}
+		d.Append(text)
+		d.Finish()
+		tr.add(&item{kind: kindAssistant, turnID: ev.TurnID, md: d})
+	case engine.EventReasoningDelta:
+		it := tr.openItem(kindReasoning)
+		if it == nil {
+			it = tr.add(&item{kind: kindReasoning, turnID: ev.TurnID, reason: &strings.Builder{}, open: true})
+		}
+		it.reason.WriteString(ev.Text)
+	case engine.EventToolCallStarted:
+		c := &toolCard{id: ev.ToolCallID, tool: ev.Tool, summary: summarizeInput(ev.Input), status: engine.ToolStatusRunning, started: ev.Time}
+		it := tr.add(&item{kind: kindTool, turnID: ev.TurnID, card: c})
+		if ev.ToolCallID != "" {
+			tr.tools[ev.ToolCallID] = it
+		}
+	case engine.EventToolCallProgress:
+		if it := tr.tools[ev.ToolCallID]; it != nil {
+			it.card.output.WriteString(ev.Output)
+			it.card.progress = ev.Text
+		}
+	case engine.EventToolCallFinished:
+		it := tr.tools[ev.ToolCallID]
+		if it == nil {
+			it = tr.add(&item{kind: kindTool, turnID: ev.TurnID, card: &toolCard{id: ev.ToolCallID, tool: ev.Tool, summary: summarizeInput(ev.Input)}})
+		}
+		c := it.card
+		c.status = ev.Status
+		if c.status == "" {
+			c.status = map[bool]string{true: engine.ToolStatusError, false: engine.ToolStatusOK}[ev.IsError]
+		}
+		if ev.Output != "" {
+			c.output.Reset()
+			c.output.WriteString(ev.Output)
+		}
+		switch {
+		case ev.DurationMS > 0:
+			c.duration = time.Duration(ev.DurationMS) * time.Millisecond
+		case !c.started.IsZero() && !ev.Time.IsZero():
+			c.duration = ev.Time.Sub(c.started)
+		}
+		delete(tr.tools, ev.ToolCallID)
+		it.invalidate()
+	case engine.EventCommandStarted:
+		if it := tr.tools[ev.ToolCallID]; it != nil && ev.ToolCallID != "" {
+			it.card.command = ev.Command
+			return
+		}
+		c := &toolCard{id: ev.ToolCallID, tool: "$", summary: ev.Command, status: engine.ToolStatusRunning, started: ev.Time, command: ev.Command}
+		it := tr.add(&item{kind: kindTool, turnID: ev.TurnID, card: c})
+		tr.tools["cmd:"+ev.ToolCallID+ev.Command] = it
+	case engine.EventCommandFinished:
+		it := tr.tools["cmd:"+ev.ToolCallID+ev.Command]
+		if it == nil {
+			it = tr.tools[ev.ToolCallID]
+		}
+		if it == nil {
+			it = tr.add(&item{kind: kindTool, turnID: ev.TurnID, card: &toolCard{tool: "$", summary: ev.Command}})
+		}
+		c := it.card
+		c.exitCode = ev.ExitCode
+		if ev.Output != "" {
+			c.output.Reset()
+			c.output.WriteString(ev.Output)
+		}
+		if c.tool == "$" {
+			c.status = engine.ToolStatusOK
+			if ev.ExitCode != nil && *ev.ExitCode != 0 {
+				c.status = engine.ToolStatusError
+			}
+			if ev.DurationMS > 0 {
+				c.duration = time.Duration(ev.DurationMS) * time.Millisecond
+			} else if !c.started.IsZero() && !ev.Time.IsZero() {
+				c.duration = ev.Time.Sub(c.started)
+			}
+			delete(tr.tools, "cmd:"+ev.ToolCallID+ev.Command)
+		}
+		it.invalidate()
+	case engine.EventFileEdited:
+		a, r := countDiff(ev.Diff)
+		fc := engine.FileChange{Path: ev.Path, Operation: "edit", Diff: ev.Diff, Added: a, Removed: r}
+		if it := tr.tools[ev.ToolCallID]; it != nil && ev.ToolCallID != "" {
+			it.card.files = append(it.card.files, fc)
+			return
+		}
+		tr.add(&item{kind: kindTool, turnID: ev.TurnID, card: &toolCard{tool: "edited", summary: ev.Path, status: engine.ToolStatusOK, files: []engine.FileChange{fc}}})
+	case engine.EventPatchProposed:
+		files := append([]engine.FileChange(nil), ev.Files...)
+		for i := range files {
+			if files[i].Added == 0 && files[i].Removed == 0 {
+				files[i].Added, files[i].Removed = countDiff(files[i].Diff)
+			}
+		}
+		tr.add(&item{kind: kindTool, turnID: ev.TurnID, card: &toolCard{tool: "patch proposed", summary: ev.Text, status: engine.ToolStatusOK, files: files}})
+	case engine.EventPatchApplied:
+		tr.add(&item{kind: kindNotice, turnID: ev.TurnID, text: "✓ patch applied " + ev.PatchID + " " + ev.Text, style: "ok"})
+	case engine.EventPatchRejected:
+		tr.add(&item{kind: kindNotice, turnID: ev.TurnID, text: "✗ patch rejected " + ev.PatchID + " " + ev.Text, style: "warn"})
+	case engine.EventPermissionDecided:
+		if it := tr.tools[ev.ToolCallID]; it != nil && ev.ToolCallID != "" {
+			// The answer belongs to the card it was asked for.
+			it.card.decision, it.card.allowed = decisionText(ev), ev.Decision == engine.DecisionAllow
+			it.invalidate()
+			return
+		}
+		tr.add(&item{kind: kindDecision, turnID: ev.TurnID, text: decisionText(ev), style: map[bool]string{true: "ok", false: "warn"}[ev.Decision == engine.DecisionAllow]})
+	case engine.EventRuntimeSwitched:
+		text := fmt.Sprintf("runtime %s → %s", ev.From, ev.To)
+		if ev.Reason != "" {
+			text += " (" + ev.Reason + ")"
+		}
+		tr.add(&item{kind: kindDivider, turnID: ev.TurnID, text: text})
+	case engine.EventModeChanged:
+		tr.add(&item{kind: kindDivider, turnID: ev.TurnID, text: fmt.Sprintf("mode %s → %s", ev.From, ev.Mode)})
+	case engine.EventCompactBoundary:
+		text := "context compacted"
+		if ev.TokensBefore > 0 {
+			text = fmt.Sprintf("context compacted %s → %s tokens", fmtTokens(int64(ev.TokensBefore)), fmtTokens(int64(ev.TokensAfter)))
+		}
+		tr.add(&item{kind: kindDivider, turnID: ev.TurnID, text: text})
+	case engine.EventError:
+		text := ev.Text
+		if ev.ErrorKind != "" {
+			text = string(ev.ErrorKind) + ": " + text
+		}
+		if ev.Retryable {
+			text += " (retrying elsewhere)"
+		}
+		tr.add(&item{kind: kindError, turnID: ev.TurnID, text: text})
+	case engine.EventFinalResult:
+		tr.closeStreams("")
+		for id, it := range tr.tools {
+			if it.turnID == ev.TurnID && it.card.status == engine.ToolStatusRunning {
+				it.card.status = engine.ToolStatusInterrupted
+				it.invalidate()
+				delete(tr.tools, id)
+			}
+		}
+		if st := engine.Status(ev.Status); st != engine.StatusComplete && st != "" {
+			tr.add(&item{kind: kindNotice, turnID: ev.TurnID, text: "⊘ turn ended: " + finalText(st), style: "warn"})
+		}
+	}
+}
+
+func finalText(st engine.Status) string {
+	switch st {
+	case engine.StatusInterrupted:
+		return "interrupted"
+	case engine.StatusMaxCycles:
+		return "max cycles reached"
+	case engine.StatusBudgetExceeded:
+		return "budget exceeded"
+	case engine.StatusTimeout:
+		return "timed out"
+	}
+	return string(st)
+}
+
+func decisionText(ev engine.Event) string {
+	what := ev.Tool
+	if ev.Command != "" {
+		what += ": " + oneLine(ev.Command)
+	} else if len(ev.Paths) > 0 {
+		what += ": " + strings.Join(ev.Paths, ", ")
+	}
+	var b strings.Builder
+	if ev.Decision == engine.DecisionAllow {
+		b.WriteString("✓ allowed ")
+	} else {
+		b.WriteString("✗ denied ")
+	}
+	b.WriteString(what)
+	if ev.Scope != "" && ev.Scope != engine.ScopeOnce {
+		b.WriteString(" (" + string(ev.Scope) + ")")
+	}
+	if ev.Stage != "" && ev.Stage != "user" {
+		b.WriteString(" — " + ev.Stage)
+		if ev.Reason != "" {
+			b.WriteString(": " + ev.Reason)
+		}
+	}
+	if ev.Feedback != "" {
+		b.WriteString(" — “" + ev.Feedback + "”")
+	}
+	return b.String()
+}
+
+// restore rebuilds items from a resumed session's transcript.
+func (tr *transcript) restore(entries []engine.TranscriptEntry) {
+	for _, e := range entries {
+		switch e.Kind {
+		case engine.EntryUser:
+			tr.add(&item{kind: kindUser, turnID: e.TurnID, text: e.Text})
+		case engine.EntryAssistant:
+			d := &mdDoc{}
+			d.Append(sanitize(e.Text))
+			d.Finish()
+			tr.add(&item{kind: kindAssistant, turnID: e.TurnID, md: d})
+		case engine.EntryReasoning:
+			b := &strings.Builder{}
+			b.WriteString(e.Text)
+			tr.add(&item{kind: kindReasoning, turnID: e.TurnID, reason: b})
+		case engine.EntryToolCall:
+			c := &toolCard{id: e.ToolCallID, tool: e.Tool, summary: summarizeInput(e.Input), status: e.Status}
+			c.output.WriteString(e.Output)
+			if c.status == "" || c.status == engine.ToolStatusRunning {
+				c.status = engine.ToolStatusInterrupted
+			}
+			tr.add(&item{kind: kindTool, turnID: e.TurnID, card: c})
+		case engine.EntryDecision:
+			tr.add(&item{kind: kindDecision, turnID: e.TurnID, text: e.Status + " " + e.Tool + " " + e.Text})
+		case engine.EntryMarker:
+			tr.add(&item{kind: kindDivider, turnID: e.TurnID, text: e.Text})
+		case engine.EntryError:
+			tr.add(&item{kind: kindError, turnID: e.TurnID, text: e.Text})
+		case engine.EntryPatch:
+			tr.add(&item{kind: kindNotice, turnID: e.TurnID, text: e.Status + " " + e.Text})
+		}
+	}
+	if len(entries) > 0 {
+		tr.add(&item{kind: kindDivider, text: "resumed"})
+	}
+}
+
+// height is the number of lines item i takes, with the blank line that
+// separates it from the next one.
+func (tr *transcript) height(rc *renderCtx, i int) int {
+	n := len(tr.items[i].lines(rc))
+	if i < len(tr.items)-1 {
+		n++
+	}
+	return n
+}
+
+// view returns at most height lines. It renders only the items that reach
+// into the view and copies only the lines it shows.
+func (tr *transcript) view(rc *renderCtx, height int) []string {
+	if height <= 0 || len(tr.items) == 0 {
+		return nil
+	}
+	if tr.follow {
+		return tr.bottom(rc, height)
+	}
+	tr.top = tr.anchor
+	out := make([]string, 0, height)
+	skip := tr.anchorLine
+	for i := tr.anchor; i < len(tr.items) && len(out) < height; i++ {
+		l := tr.items[i].lines(rc)
+		if skip < len(l) {
+			l = l[skip:]
+			skip = 0
+			l = l[:min(len(l), height-len(out))]
+			out = append(out, l...)
+		} else {
+			skip -= len(l)
+		}
+		if i < len(tr.items)-1 && len(out) < height {
+			if skip > 0 {
+				skip--
+			} else {
+				out = append(out, "")
+			}
+		}
+	}
+	if len(out) < height {
+		// The end came into view (e.g. after a resize): follow again.
+		tr.follow = true
+		return tr.bottom(rc, height)
+	}
+	return out
+}
+
+// bottom collects the last height lines, walking up from the end.
+func (tr *transcript) bottom(rc *renderCtx, height int) []string {
+	var parts [][]string
+	need := height
+	for i := len(tr.items) - 1; i >= 0 && need > 0; i-- {
+		tr.top = i
+		if i < len(tr.items)-1 {
+			parts = append(parts, []string{""})
+			need--
+			if need == 0 {
+				break
+			}
+		}
+		l := tr.items[i].lines(rc)
+		if len(l) > need {
+			l = l[len(l)-need:]
+		}
+		parts = append(parts, l)
+		need -= len(l)
+	}
+	out := make([]string, 0, height-need)
+	for i := len(parts) - 1; i >= 0; i-- {
+		out = append(out, parts[i]...)
+	}
+	return out
+}
+
+// topAnchor computes the anchor of the bottom-aligned view.
+func (tr *transcript) topAnchor(rc *renderCtx, height int) (int, int) {
+	n := 0
+	for i := len(tr.items) - 1; i >= 0; i-- {
+		l := tr.height(rc, i)
+		if n+l >= height {
+			return i, n + l - height
+		}
+		n += l
+	}
+	return 0, 0
+}
+
+// scroll moves the view by delta lines (negative is up).
+func (tr *transcript) scroll(rc *renderCtx, height, delta int) {
+	if len(tr.items) == 0 || delta == 0 {
+		return
+	}
+	if tr.follow {
+		if delta > 0 {
+			return
+		}
+		tr.anchor, tr.anchorLine = tr.topAnchor(rc, height)
+		tr.follow = false
+	}
+	tr.anchorLine += delta
+	for tr.anchorLine < 0 {
+		if tr.anchor == 0 {
+			tr.anchorLine = 0
+			break
+		}
+		tr.anchor--
+		tr.anchorLine += tr.height(rc, tr.anchor)
+	}
+	for tr.anchor < len(tr.items)-1 {
+		l := tr.height(rc, tr.anchor)
+		if tr.anchorLine < l {
+			break
+		}
+		tr.anchorLine -= l
+		tr.anchor++
+	}
+	// Back at the end: follow again.
+	rest := 0
+	for i := tr.anchor; i < len(tr.items) && rest-tr.anchorLine <= height; i++ {
+		rest += tr.height(rc, i)
+	}
+	if rest-tr.anchorLine <= height {
+		tr.follow = true
+	}
+}
+
+// prerenderAhead is how many items above the view are rendered ahead, and
+// prerenderVisible how many from the top of the view are checked for
+// plain stand-ins to replace.
+const (
+	prerenderAhead   = 4
+	prerenderVisible = 12
+)
+
+// coldNear reports a message on or just above the screen still waiting
+// for its styled render.
+func (tr *transcript) coldNear(width int) bool {
+	for i := max(tr.top-prerenderAhead, 0); i < len(tr.items) && i < tr.top+prerenderVisible; i++ {
+		if it := tr.items[i]; it.kind == kindAssistant && !it.open && it.md.cold(width) {
+			return true
+		}
+	}
+	return false
+}
+
+// nextPrerender returns a render job for the nearest complete message just
+// above the view that is not rendered at width yet, or nil.
+func (tr *transcript) nextPrerender(r *mdRenderer, width int) func() prerendered {
+	// Messages on screen shown as plain stand-ins come first.
+	for i := tr.top; i < len(tr.items) && i < tr.top+prerenderVisible; i++ {
+		if it := tr.items[i]; it.kind == kindAssistant && !it.open {
+			if job := it.md.prerender(r, width); job != nil {
+				return job
+			}
+		}
+	}
+	for i := min(tr.top, len(tr.items)) - 1; i >= 0 && i >= tr.top-prerenderAhead; i-- {
+		if it := tr.items[i]; it.kind == kindAssistant && !it.open {
+			if job := it.md.prerender(r, width); job != nil {
+				return job
+			}
+		}
+	}
+	return nil
+}
+
+// atTop reports whether the view is scrolled back to the very first line.
+func (tr *transcript) atTop() bool { return !tr.follow && tr.anchor == 0 && tr.anchorLine == 0 }
+
+// toBottom jumps to the end and follows new output.
+func (tr *transcript) toBottom() { tr.follow = true }
+
+// streaming reports whether a visible streaming message lags its source,
+// so the model schedules a frame to catch up.
+func (tr *transcript) streaming() bool {
+	for i := len(tr.items) - 1; i >= 0 && i >= len(tr.items)-3; i-- {
+		if it := tr.items[i]; it.kind == kindAssistant && it.md.stale() {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,827 @@
+// Command kz is a terminal coding assistant: one event stream, one
+// permission gate and one session history over many agent runtimes.
+//
+// main.go only parses flags, loads configuration, wires the packages
+// together and maps outcomes to exit codes; the logic lives in the packages.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/engine/config"
+	"github.com/kaizen-code/kz/engine/headless"
+	"github.com/kaizen-code/kz/patch"
+	"github.com/kaizen-code/kz/runtimes"
+	"github.com/kaizen-code/kz/runtimes/scripted"
+	"github.com/kaizen-code/kz/store"
+	"github.com/kaizen-code/kz/tools"
+	"github.com/kaizen-code/kz/tools/permission"
+	"github.com/kaizen-code/kz/tools/workspace"
+	"github.com/kaizen-code/kz/tui"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "0.1.0-dev"
+
+const usage = `kz — a terminal coding assistant over many agent runtimes
+
+Usage:
+  kz [flags]                       open the interactive session (TUI)
+  kz -p PROMPT [flags]             run one turn headless and print it
+  kz sessions list                 list stored sessions, newest first
+  kz sessions show ID              show a session's turns and their status
+  kz sessions export ID [--format md|json]
+  kz sessions delete ID
+  kz runtimes [--json]             configured runtimes, availability, capabilities
+  kz trust                         trust this folder's .kz/config.toml as it is now
+  kz undo [ID]                     restore the files of the last applied change
+  kz policy check --tool T --input JSON [--mode M] [--permission-mode P] [--json]
+                                   what the permission gate decides, and why
+  kz version
+
+Flags for kz and kz -p:
+  -p, --print PROMPT       run PROMPT as one headless turn
+  --runtime NAME           runtime to use, or auto (default: config, then auto)
+  --model MODEL            model of the runtime
+  --mode MODE              full-autonomous | patch-proposal | analysis-only
+  --permission-mode PM     ask | deny | accept-edits | yolo (headless never
+                           waits: an ask becomes a deny unless PM allows it)
+  --output-format F        text | json | stream-json (default text)
+  --continue               continue the latest session of this folder
+  --resume ID              continue session ID (a unique prefix is enough)
+  --max-cycles N           stop a turn after N model cycles
+  --budget-usd X           stop a turn that costs more than X USD
+  --timeout D              stop a turn after D (e.g. 90s, 10m)
+  --script FILE            JSONL script for the scripted runtime
+  --data-dir DIR           where kz keeps its database (default $XDG_DATA_HOME/kz)
+  --demo                   open the TUI on a scripted demo session (no model needed)
+  --theme NAME             dark | light | high-contrast (NO_COLOR is honoured)
+
+Exit codes:
+  0  the turn completed
+  1  error (the turn failed, or kz could not run it)
+  2  usage error (bad flags or arguments)
+  3  the turn was interrupted or hit a limit (max cycles, budget, timeout)
+
+Configuration: $XDG_CONFIG_HOME/kz/config.toml and .kz/config.toml (see README.md).
+`
+
+func main() {
+	// kz re-executes itself as the Landlock wrapper of sandboxed commands.
+	if tools.IsSandboxInvocation(os.Args) {
+		os.Exit(tools.SandboxMain(os.Args))
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// usageError marks bad flags or arguments: exit code 2.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+func usagef(format string, a ...any) error { return usageError{fmt.Sprintf(format, a...)} }
+
+// exitError carries an exit code decided by a command.
+type exitError struct{ code int }
+
+func (e exitError) Error() string { return fmt.Sprintf("exit %d", e.code) }
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	err := dispatch(ctx, args, stdout, stderr)
+	var ue usageError
+	var ee exitError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &ee):
+		return ee.code
+	case errors.As(err, &ue):
+		_, _ = fmt.Fprintf(stderr, "kz: %s (see kz --help)\n", ue.msg)
+		return headless.ExitUsage
+	case errors.Is(err, flag.ErrHelp):
+		return 0
+	default:
+		_, _ = fmt.Fprintf(stderr, "kz: %s\n", oneLine(err.Error()))
+		return headless.ExitError
+	}
+}
+
+func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 {
+		switch args[0] {
+		case "version", "--version":
+			_, _ = fmt.Fprintf(stdout, "kz %s (%s %s/%s)\n", version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+			return nil
+		case "help", "-h", "--help":
+			_, _ = fmt.Fprint(stdout, usage)
+			return nil
+		case "sessions":
+			return cmdSessions(ctx, args[1:], stdout)
+		case "runtimes":
+			return cmdRuntimes(args[1:], stdout)
+		case "trust":
+			return cmdTrust(args[1:], stdout)
+		case "undo":
+			return cmdUndo(ctx, args[1:], stdout, stderr)
+		case "policy":
+			return cmdPolicy(ctx, args[1:], stdout)
+		}
+		if !strings.HasPrefix(args[0], "-") {
+			return usagef("unknown command %q", args[0])
+		}
+	}
+	// The session picker of the TUI ends the program with a request to
+	// open another session; kz then starts again on it.
+	for {
+		err := cmdMain(ctx, args, stdout, stderr)
+		var rr *tui.ResumeRequest
+		if !errors.As(err, &rr) {
+			return err
+		}
+		args = withResume(args, rr.SessionID)
+	}
+}
+
+// withResume replaces --continue/--resume in args with --resume id.
+func withResume(args []string, id string) []string {
+	var out []string
+	for i := 0; i < len(args); i++ {
+		switch a := args[i]; {
+		case a == "--continue" || a == "-continue":
+		case a == "--resume" || a == "-resume":
+			i++
+		case strings.HasPrefix(a, "--resume=") || strings.HasPrefix(a, "-resume="):
+		default:
+			out = append(out, a)
+		}
+	}
+	return append(out, "--resume", id)
+}
+
+// options are the flags of kz and kz -p.
+type options struct {
+	prompt, runtime, model, mode, pmode, format, resume, script, dataDir, theme string
+	cont, demo                                                                  bool
+	maxCycles                                                                   int
+	budget                                                                      float64
+	timeout                                                                     time.Duration
+	set                                                                         map[string]bool
+}
+
+func parseMain(args []string) (*options, error) {
+	o := &options{set: map[string]bool{}}
+	fs := flag.NewFlagSet("kz", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&o.prompt, "p", "", "")
+	fs.StringVar(&o.prompt, "print", "", "")
+	fs.StringVar(&o.runtime, "runtime", "", "")
+	fs.StringVar(&o.model, "model", "", "")
+	fs.StringVar(&o.mode, "mode", "", "")
+	fs.StringVar(&o.pmode, "permission-mode", "", "")
+	fs.StringVar(&o.format, "output-format", "text", "")
+	fs.StringVar(&o.resume, "resume", "", "")
+	fs.StringVar(&o.script, "script", "", "")
+	fs.StringVar(&o.dataDir, "data-dir", "", "")
+	fs.BoolVar(&o.cont, "continue", false, "")
+	fs.BoolVar(&o.demo, "demo", false, "")
+	fs.StringVar(&o.theme, "theme", "", "")
+	fs.IntVar(&o.maxCycles, "max-cycles", 0, "")
+	fs.Float64Var(&o.budget, "budget-usd", 0, "")
+	fs.DurationVar(&o.timeout, "timeout", 0, "")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, err
+		}
+		return nil, usagef("%v", err)
+	}
+	if fs.NArg() > 0 {
+		return nil, usagef("unexpected argument %q (quote the prompt: kz -p \"...\")", fs.Arg(0))
+	}
+	fs.Visit(func(f *flag.Flag) { o.set[f.Name] = true })
+	switch {
+	case o.maxCycles < 0:
+		return nil, usagef("--max-cycles cannot be negative")
+	case o.budget < 0:
+		return nil, usagef("--budget-usd cannot be negative")
+	case o.timeout < 0:
+		return nil, usagef("--timeout cannot be negative")
+	case o.cont && o.resume != "":
+		return nil, usagef("--continue and --resume exclude each other")
+	case (o.set["p"] || o.set["print"]) && strings.TrimSpace(o.prompt) == "":
+		return nil, usagef("-p needs a prompt")
+	}
+	return o, nil
+}
+
+// env is what every command that touches sessions needs.
+type env struct {
+	workspace string
+	paths     config.Paths
+	cfg       *config.Config
+	dataDir   string
+}
+
+func loadEnv(dataDirFlag string) (*env, error) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return nil, fmt.Errorf("find working directory: %w", err)
+	}
+	ws, err := filepath.EvalSymlinks(wd)
+	if err != nil {
+		return nil, fmt.Errorf("resolve working directory: %w", err)
+	}
+	paths, err := config.DefaultPaths(ws)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := config.Load(paths)
+	if err != nil {
+		return nil, err
+	}
+	e := &env{workspace: ws, paths: paths, cfg: cfg, dataDir: cfg.DataDir}
+	if dataDirFlag != "" {
+		e.dataDir, err = filepath.Abs(dataDirFlag)
+		if err != nil {
+			return nil, fmt.Errorf("data dir: %w", err)
+		}
+	}
+	return e, nil
+}
+
+func (e *env) openStore(ctx context.Context, stderr io.Writer) (*store.Store, error) {
+	st, err := store.Open(ctx, filepath.Join(e.dataDir, "kz.db"))
+	if err != nil {
+		return nil, err
+	}
+	if st.Recovered != "" {
+		_, _ = fmt.Fprintf(stderr, "kz: warning: %s\n", st.Recovered)
+	}
+	return st, nil
+}
+
+func cmdMain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	o, err := parseMain(args)
+	if err != nil {
+		return err
+	}
+	format, err := headless.ParseFormat(o.format)
+	if err != nil {
+		return usagef("%v", err)
+	}
+	e, err := loadEnv(o.dataDir)
+	if err != nil {
+		return err
+	}
+	for _, w := range e.cfg.Warnings {
+		_, _ = fmt.Fprintf(stderr, "kz: warning: %s\n", w)
+	}
+	mode, pmode := e.cfg.Mode, e.cfg.PermissionMode
+	if o.mode != "" {
+		if mode, err = engine.ParseMode(o.mode); err != nil {
+			return usagef("--mode: %v", err)
+		}
+	}
+	if o.pmode != "" {
+		if pmode, err = engine.ParsePermissionMode(o.pmode); err != nil {
+			return usagef("--permission-mode: %v", err)
+		}
+	}
+	interactive := o.prompt == ""
+	st, err := e.openStore(ctx, stderr)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = st.Close() }()
+	gate, err := e.gate(!interactive)
+	if err != nil {
+		return err
+	}
+	var entries []engine.RuntimeEntry
+	if o.demo {
+		if entries, err = tui.DemoRuntimes(); err != nil {
+			return err
+		}
+	} else if entries, err = e.runtimeEntries(o.script, o.runtime, st, false, gate.DeniesTool); err != nil {
+		return err
+	}
+
+	var prior *engine.Prior
+	var resumed store.SessionInfo
+	switch {
+	case o.resume != "":
+		if resumed, err = st.Session(ctx, o.resume); err != nil {
+			return err
+		}
+	case o.cont:
+		if resumed, err = st.LatestSession(ctx, e.workspace); err != nil {
+			return err
+		}
+	}
+	if resumed.ID != "" {
+		if prior, err = st.Prior(ctx, resumed.ID); err != nil {
+			return err
+		}
+		if !o.set["mode"] && resumed.Mode != "" {
+			mode = resumed.Mode
+		}
+	}
+
+	welcome := ""
+	name, model, err := choose(e.cfg, entries, o, mode, resumed)
+	switch {
+	case o.demo:
+		name, model, welcome = tui.DemoRuntime, "", tui.DemoWelcome
+	case err != nil && interactive && len(entries) > 0:
+		// The TUI still opens without a usable runtime: it shows what kz
+		// found and how to enable each one.
+		name, model = entries[0].Runtime.Name(), ""
+		welcome = tui.FirstRunText(runtimes.Infos(entries))
+		if !errors.Is(err, engine.ErrNoCandidate) {
+			welcome = err.Error() + "\n\n" + welcome
+		}
+	case err != nil:
+		return err
+	}
+	limits := engine.Limits{MaxCycles: e.cfg.Limits.MaxCycles, BudgetUSD: e.cfg.Limits.BudgetUSD, Timeout: e.cfg.Limits.Timeout.Duration}
+	if o.set["max-cycles"] {
+		limits.MaxCycles = o.maxCycles
+	}
+	if o.set["budget-usd"] {
+		limits.BudgetUSD = o.budget
+	}
+	if o.set["timeout"] {
+		limits.Timeout = o.timeout
+	}
+
+	id := resumed.ID
+	if id == "" {
+		id = engine.NewID()
+	}
+	ws, err := workspace.Open(e.workspace)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = ws.Close() }()
+	applier := e.applier(ws, st, id)
+	// Proposals are validated against the gate's safety checks path by
+	// path (both sides of a rename, symlinks resolved) before any preview.
+	applier.Guard = patch.GateGuard{Gate: gate, Workspace: ws.Dir()}
+	if restored, err := applier.Recover(ctx); err != nil {
+		_, _ = fmt.Fprintf(stderr, "kz: warning: could not recover an interrupted change: %v\n", err)
+	} else if len(restored) > 0 {
+		_, _ = fmt.Fprintf(stderr, "kz: warning: restored %d change(s) a crash left half-applied: %s\n", len(restored), strings.Join(restored, ", "))
+	}
+	reviewer := &patch.Reviewer{Applier: applier, Run: patch.ShellRunner(ws.Dir(), tools.CommandEnv(os.Environ(), nil), 10*time.Minute, 64<<10)}
+
+	defer runtimes.Close(entries)
+	w := st.NewWriter()
+	defer func() { _ = w.Close() }()
+	sess, err := engine.NewSession(engine.Config{
+		ID: id, Workspace: e.workspace, Journal: w, Runtimes: entries, Runtime: name, Model: model,
+		Mode: mode, PermissionMode: pmode, Interactive: interactive, Limits: limits,
+		Failover: runtimes.Failover(e.cfg.Failover, entries, name), Prior: prior, Patcher: reviewer, Gate: gate,
+	})
+	if err != nil {
+		return err
+	}
+	if resumed.ID == "" {
+		st := sess.State()
+		w.CreateLazily(store.SessionInfo{ID: sess.ID(), Workspace: e.workspace, Runtime: st.Runtime, Model: st.Model, Mode: mode})
+	}
+	if interactive {
+		dirs := []string{filepath.Join(filepath.Dir(e.paths.UserConfig), "commands")}
+		if e.cfg.ProjectTrusted {
+			// Project commands are prompts someone else wrote: only a
+			// trusted folder's are offered.
+			dirs = append(dirs, filepath.Join(e.workspace, ".kz", "commands"))
+		}
+		commands, cerr := tui.LoadCommands(dirs...)
+		if cerr != nil {
+			_, _ = fmt.Fprintf(stderr, "kz: warning: custom commands: %v\n", cerr)
+		}
+		err := tui.Run(ctx, tui.Options{Session: sess, Theme: firstNonEmpty(o.theme, e.cfg.Theme), Welcome: welcome,
+			Undo: undoer{e: e, st: st, ws: ws, sessionID: id}, Sessions: st, Workspace: e.workspace, Commands: commands,
+			HunkSelection: true})
+		if cerr := sess.Close(context.WithoutCancel(ctx)); err == nil {
+			err = cerr
+		}
+		return err
+	}
+	final, runErr := headless.Run(ctx, sess, o.prompt, format, stdout, stderr)
+	cerr := sess.Close(context.WithoutCancel(ctx))
+	if runErr != nil {
+		return runErr
+	}
+	if cerr != nil {
+		return cerr
+	}
+	if format == headless.FormatText {
+		_, _ = fmt.Fprintf(stderr, "kz: session %s\n", sess.ID())
+	}
+	if code := headless.ExitCode(engine.Status(final.Status)); code != 0 {
+		return exitError{code}
+	}
+	return nil
+}
+
+// gate builds the permission gate from the rules of every source: the
+// user's config, the "always allow" grants file beside it, and the
+// project's config (allow rules only once the folder is trusted).
+func (e *env) gate(headless bool) (*permission.Gate, error) {
+	grants := config.NewGrantsFile(e.paths)
+	always, err := grants.Rules()
+	if err != nil {
+		return nil, err
+	}
+	up, proj := e.cfg.UserPermissions, e.cfg.ProjectPermissions
+	g, err := permission.New(permission.Options{
+		User:           permission.Rules{Allow: append(slices.Clone(up.Allow), always...), Ask: up.Ask, Deny: up.Deny},
+		Project:        permission.Rules{Allow: proj.Allow, Ask: proj.Ask, Deny: proj.Deny},
+		ProjectTrusted: e.cfg.ProjectTrusted, Headless: headless,
+		ConfigDir: filepath.Dir(e.paths.UserConfig), DataDir: e.dataDir, Writer: grants,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("permissions: %w", err)
+	}
+	return g, nil
+}
+
+// cmdPolicy answers "what would the gate do with this call" with exactly
+// the gate's code: kz policy check --tool T --input JSON.
+func cmdPolicy(ctx context.Context, args []string, stdout io.Writer) error {
+	const use = "usage: kz policy check --tool NAME --input JSON [--mode M] [--permission-mode P] [--json]"
+	if len(args) == 0 || args[0] != "check" {
+		return usagef(use)
+	}
+	fs := flag.NewFlagSet("policy", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	tool := fs.String("tool", "", "")
+	input := fs.String("input", "", "")
+	modeFlag := fs.String("mode", string(engine.ModeFullAutonomous), "")
+	pmodeFlag := fs.String("permission-mode", string(engine.PermissionAsk), "")
+	asJSON := fs.Bool("json", false, "")
+	if err := fs.Parse(args[1:]); err != nil || fs.NArg() > 0 || *tool == "" || *input == "" {
+		return usagef(use)
+	}
+	mode, err := engine.ParseMode(*modeFlag)
+	if err != nil {
+		return usagef("--mode: %v", err)
+	}
+	pmode, err := engine.ParsePermissionMode(*pmodeFlag)
+	if err != nil {
+		return usagef("--permission-mode: %v", err)
+	}
+	if !json.Valid([]byte(*input)) {
+		return usagef("--input is not valid JSON")
+	}
+	e, err := loadEnv("")
+	if err != nil {
+		return err
+	}
+	g, err := e.gate(false)
+	if err != nil {
+		return err
+	}
+	rep, err := tools.PolicyCheck(ctx, g, permission.PolicyInput{Tool: *tool, Input: json.RawMessage(*input), Mode: mode, PermissionMode: pmode, Workspace: e.workspace})
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return json.NewEncoder(stdout).Encode(rep)
+	}
+	_, err = io.WriteString(stdout, rep.Text())
+	return err
+}
+
+// applier is the patch applier of a session in ws; its journal lives in
+// kz's data directory, outside the workspace.
+func (e *env) applier(ws *workspace.Workspace, st *store.Store, sessionID string) *patch.Applier {
+	return &patch.Applier{FS: ws, Snapshots: patch.StoreSnapshots{Store: st, SessionID: sessionID},
+		JournalDir: filepath.Join(e.dataDir, "journal"), Root: ws.Dir()}
+}
+
+// undoer is /undo in the TUI: the same as kz undo, for this session.
+type undoer struct {
+	e         *env
+	st        *store.Store
+	ws        *workspace.Workspace
+	sessionID string
+}
+
+func (u undoer) UndoLast(ctx context.Context) (string, error) {
+	return patch.UndoLast(ctx, u.e.applier(u.ws, u.st, u.sessionID), u.st, u.sessionID)
+}
+
+// cmdUndo restores every file of the last applied change of a session (the
+// latest of this folder by default) to its exact previous bytes.
+func cmdUndo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("undo", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	dataDir := fs.String("data-dir", "", "")
+	if err := fs.Parse(args); err != nil || fs.NArg() > 1 {
+		return usagef("usage: kz undo [SESSION-ID]")
+	}
+	e, err := loadEnv(*dataDir)
+	if err != nil {
+		return err
+	}
+	st, err := e.openStore(ctx, stderr)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = st.Close() }()
+	var si store.SessionInfo
+	if fs.NArg() == 1 {
+		si, err = st.Session(ctx, fs.Arg(0))
+	} else {
+		si, err = st.LatestSession(ctx, e.workspace)
+	}
+	if err != nil {
+		return err
+	}
+	ws, err := workspace.Open(si.Workspace)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = ws.Close() }()
+	msg, err := patch.UndoLast(ctx, e.applier(ws, st, si.ID), st, si.ID)
+	if err != nil {
+		return err
+	}
+	_, _ = fmt.Fprintf(stdout, "%s in %s\n", msg, si.Workspace)
+	return nil
+}
+
+func firstNonEmpty(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// runtimeEntries builds every runtime; --script adds (or replaces) the
+// scripted runtime named by --runtime, "scripted" by default.
+func (e *env) runtimeEntries(script, runtimeFlag string, st *store.Store, probe bool, deny func(string) bool) ([]engine.RuntimeEntry, error) {
+	opt := runtimes.Options{Workspace: e.workspace, ConfigDir: filepath.Dir(e.paths.UserConfig), Probe: probe, DenyTool: deny}
+	if st != nil {
+		opt.Snapshots, opt.Artifacts = runtimes.StoreSnapshots{Store: st}, st
+	}
+	entries, err := runtimes.BuildAll(e.cfg, opt)
+	if err != nil {
+		return nil, err
+	}
+	if script == "" {
+		if runtimeFlag == "scripted" && runtimes.Entry(entries, "scripted").Runtime == nil {
+			return nil, usagef("the scripted runtime needs --script FILE")
+		}
+		return entries, nil
+	}
+	name := runtimeFlag
+	if name == "" || name == "auto" {
+		name = "scripted"
+	}
+	rt, err := scripted.Load(name, script)
+	if err != nil {
+		return nil, err
+	}
+	out := []engine.RuntimeEntry{{Runtime: rt, Models: []string{rt.Model()}}}
+	for _, x := range entries {
+		if x.Runtime.Name() != name {
+			out = append(out, x)
+		}
+	}
+	return out, nil
+}
+
+// choose picks the runtime and model for a turn: --runtime (or auto), the
+// resumed session's runtime, the configured default, then the strategy.
+func choose(cfg *config.Config, entries []engine.RuntimeEntry, o *options, mode engine.Mode, resumed store.SessionInfo) (string, string, error) {
+	var cands []engine.Candidate
+	for _, x := range entries {
+		m := ""
+		if len(x.Models) > 0 {
+			m = x.Models[0]
+		}
+		cands = append(cands, engine.Candidate{Runtime: x.Runtime.Name(), Model: m, Capabilities: x.Runtime.Capabilities(m), Unavailable: x.Unavailable})
+	}
+	strategy, preferred := cfg.Strategy, cfg.DefaultRuntime
+	switch {
+	case o.runtime != "" && o.runtime != "auto":
+		strategy, preferred = engine.StrategyPreferred, o.runtime
+	case o.runtime == "auto":
+		strategy, preferred = engine.StrategyAuto, cfg.DefaultRuntime
+	case o.script != "":
+		strategy, preferred = engine.StrategyPreferred, "scripted"
+	case resumed.Runtime != "":
+		strategy, preferred = engine.StrategyAuto, resumed.Runtime
+	}
+	c, err := engine.Select(strategy, mode, preferred, cands)
+	if err != nil {
+		var re *engine.RuntimeError
+		if errors.As(err, &re) && re.Kind == engine.ErrRuntimeMissing && len(cfg.Failover) > 0 {
+			// The chain may still serve the turn; the session fails over.
+			return preferred, o.model, nil
+		}
+		return "", "", err
+	}
+	model := c.Model
+	if o.model != "" {
+		model = o.model
+	} else if resumed.Runtime == c.Runtime && resumed.Model != "" {
+		model = resumed.Model
+	}
+	return c.Runtime, model, nil
+}
+
+func cmdTrust(args []string, stdout io.Writer) error {
+	if len(args) > 0 {
+		return usagef("kz trust takes no arguments")
+	}
+	e, err := loadEnv("")
+	if err != nil {
+		return err
+	}
+	if _, err := os.Stat(e.paths.ProjectFile); err != nil {
+		return fmt.Errorf("nothing to trust: %w", err)
+	}
+	if err := config.Trust(e.dataDir, e.paths.ProjectFile); err != nil {
+		return err
+	}
+	_, _ = fmt.Fprintf(stdout, "trusted %s as it is now; changing it withdraws the trust\n", e.paths.ProjectFile)
+	return nil
+}
+
+func cmdRuntimes(args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("runtimes", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	asJSON := fs.Bool("json", false, "")
+	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
+		return usagef("usage: kz runtimes [--json]")
+	}
+	e, err := loadEnv("")
+	if err != nil {
+		return err
+	}
+	entries, err := e.runtimeEntries("", "", nil, true, nil)
+	if err != nil {
+		return err
+	}
+	type row struct {
+		Name         string              `json:"name"`
+		Version      string              `json:"version,omitempty"`
+		Available    bool                `json:"available"`
+		Why          string              `json:"why,omitempty"`
+		Models       []string            `json:"models,omitempty"`
+		Capabilities engine.Capabilities `json:"capabilities"`
+	}
+	var rows []row
+	for _, x := range entries {
+		m := ""
+		if len(x.Models) > 0 {
+			m = x.Models[0]
+		}
+		rows = append(rows, row{Name: x.Runtime.Name(), Version: x.Version, Available: x.Unavailable == "", Why: x.Unavailable, Models: x.Models, Capabilities: x.Runtime.Capabilities(m)})
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rows)
+	}
+	tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
+	_, _ = fmt.Fprintln(tw, "RUNTIME\tAVAILABLE\tMODELS\tCAPABILITIES")
+	for _, r := range rows {
+		avail := "yes"
+		if r.Version != "" {
+			avail = "yes (" + r.Version + ")"
+		}
+		if !r.Available {
+			avail = "no: " + r.Why
+		}
+		_, _ = fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Name, avail, strings.Join(r.Models, ", "), r.Capabilities.Set)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if sb := tools.ProbeSandbox(); sb.Available {
+		_, _ = fmt.Fprintf(stdout, "\nsandbox: Landlock ABI %d can confine kz's own bash tool to the workspace and temp dirs\n", sb.ABI)
+	} else {
+		_, _ = fmt.Fprintf(stdout, "\nsandbox: not available (%s); kz's bash tool runs unconfined, behind the gate\n", sb.Reason)
+	}
+	return nil
+}
+
+func oneLine(s string) string { return strings.ReplaceAll(strings.TrimSpace(s), "\n", "; ") }
+
+func cmdSessions(ctx context.Context, args []string, stdout io.Writer) error {
+	if len(args) == 0 {
+		return usagef("usage: kz sessions list|show ID|export ID [--format md|json]|delete ID")
+	}
+	fs := flag.NewFlagSet("sessions", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	format := fs.String("format", "md", "")
+	dataDir := fs.String("data-dir", "", "")
+	asJSON := fs.Bool("json", false, "")
+	sub := args[0]
+	if err := fs.Parse(args[1:]); err != nil {
+		return usagef("sessions %s: %v", sub, err)
+	}
+	// Flags may also follow the id: kz sessions export ID --format json.
+	rest := fs.Args()
+	if len(rest) > 1 {
+		if err := fs.Parse(rest[1:]); err != nil {
+			return usagef("sessions %s: %v", sub, err)
+		}
+		rest = append(rest[:1], fs.Args()...)
+	}
+	needID := func() (string, error) {
+		if len(rest) != 1 {
+			return "", usagef("usage: kz sessions %s ID", sub)
+		}
+		return rest[0], nil
+	}
+	e, err := loadEnv(*dataDir)
+	if err != nil {
+		return err
+	}
+	st, err := e.openStore(ctx, os.Stderr)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = st.Close() }()
+	switch sub {
+	case "list":
+		if len(rest) > 0 {
+			return usagef("usage: kz sessions list [--json]")
+		}
+		list, err := st.ListSessions(ctx, "", 0)
+		if err != nil {
+			return err
+		}
+		if *asJSON {
+			return json.NewEncoder(stdout).Encode(list)
+		}
+		return store.WriteSessionList(stdout, list)
+	case "show":
+		id, err := needID()
+		if err != nil {
+			return err
+		}
+		x, err := st.LoadExport(ctx, id)
+		if err != nil {
+			return err
+		}
+		if *asJSON {
+			return x.WriteJSON(stdout)
+		}
+		return x.WriteSummary(stdout)
+	case "export":
+		id, err := needID()
+		if err != nil {
+			return err
+		}
+		x, err := st.LoadExport(ctx, id)
+		if err != nil {
+			return err
+		}
+		switch *format {
+		case "md", "markdown":
+			return x.WriteMarkdown(stdout)
+		case "json":
+			return x.WriteJSON(stdout)
+		}
+		return usagef("--format must be md or json, not %q", *format)
+	case "delete":
+		id, err := needID()
+		if err != nil {
+			return err
+		}
+		s, err := st.Session(ctx, id)
+		if err != nil {
+			return err
+		}
+		if err := st.DeleteSession(ctx, s.ID); err != nil {
+			return err
+		}
+		_, _ = fmt.Fprintf(stdout, "deleted %s\n", s.ID)
+		return nil
+	}
+	return usagef("unknown sessions command %q (list, show, export, delete)", sub)
+}

@@ -1,0 +1,423 @@
+package tui
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"charm.land/bubbles/v2/key"
+	"charm.land/bubbles/v2/textinput"
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/themes"
+)
+
+// review is the diff review shown, instead of the plain permission dialog,
+// for a request that carries a diff: a patch proposal (apply_patch) or a
+// file edit (edit_file, write_file). It shows the files with their stats,
+// the diff unified or side by side, and answers exactly the request it was
+// opened for.
+//
+// For a patch proposal each file can be accepted or rejected; the answer
+// then allows the request with UpdatedInput {"files": [...accepted]}, the
+// selection engine/patchmode.go applies. Rejecting every file denies.
+// Hunks can be rejected too: the answer then carries {"hunks": {path:
+// [kept indexes]}}, which the engine hands to the patcher's ApplyHunks
+// (patch/hunkselect.go rebuilds the file from the validated old content
+// and checks it again). A selection of hunks is only sent when the caller
+// says the engine applies one (Options.HunkSelection, set by main.go);
+// otherwise a hunk mark is refused with a message rather than ignored.
+type review struct {
+	ev       engine.Event
+	patch    bool // a patch proposal: files are selectable
+	summary  string
+	files    []diffFile
+	dv       *diffView
+	accepted []bool
+	// rejectedHunks[f][h] marks hunks the person does not want.
+	rejectedHunks map[int]map[int]bool
+	hunkSelect    bool
+	fileCursor    int
+	shownAt       time.Time
+	flash         string
+	bodyH         int // the diff's height in the last frame, for paging
+	denying       bool
+	input         textinput.Model
+	keys          reviewKeys
+}
+
+// reviewable says whether a permission request gets the review view.
+func reviewable(ev engine.Event) bool {
+	switch ev.Tool {
+	case engine.ToolApplyPatch:
+		return true
+	case "edit_file", "write_file":
+		return ev.Diff != ""
+	}
+	return false
+}
+
+// newReview opens the review of a request. proposal, when not nil, is the
+// patch_proposed event of the same patch: its per-file diffs and stats are
+// better than the concatenated diff of the request.
+func newReview(ev engine.Event, proposal *engine.Event, t *themes.Theme, hunkSelect bool, now time.Time) *review {
+	r := &review{ev: ev, patch: ev.Tool == engine.ToolApplyPatch, hunkSelect: hunkSelect, shownAt: now, keys: defaultReviewKeys()}
+	if proposal != nil && len(proposal.Files) > 0 {
+		r.files = filesFromChanges(proposal.Files)
+		r.summary = proposal.Text
+	} else {
+		r.files = filesFromDiff(ev.Diff, ev.Paths)
+	}
+	r.accepted = make([]bool, len(r.files))
+	for i := range r.accepted {
+		r.accepted[i] = true
+	}
+	r.rejectedHunks = map[int]map[int]bool{}
+	r.dv = newDiffView(r.files, t)
+	r.dv.hunkLabel = r.hunkLabel
+	in := textinput.New()
+	in.Placeholder = "tell the model why, or what to do instead"
+	in.Prompt = "✎ "
+	in.CharLimit = 2000
+	ist := in.Styles()
+	ist.Cursor.Blink = false
+	in.SetStyles(ist)
+	r.input = in
+	if !r.patch {
+		r.keys.ToggleFile.SetEnabled(false)
+		r.keys.ToggleHunk.SetEnabled(false)
+	} else {
+		r.keys.AllowSession.SetEnabled(false)
+		r.keys.AllowAlways.SetEnabled(false)
+		r.keys.Allow.SetHelp("y", "apply accepted")
+	}
+	return r
+}
+
+func (r *review) hunkLabel(f, h int) string {
+	switch {
+	case !r.patch:
+		return ""
+	case !r.accepted[f]:
+		return "✗"
+	case r.rejectedHunks[f][h]:
+		return "✗ hunk rejected"
+	}
+	return "✓"
+}
+
+// update handles a key. It returns the answer to send when the key gave
+// one; the caller then drops the request from the dialog queue.
+func (r *review) update(msg tea.KeyPressMsg, width, bodyHeight int, now time.Time) (*answerAction, tea.Cmd) {
+	id := r.ev.RequestID
+	// Navigation needs the rows even before the first frame.
+	r.dv.ensure(max(width-4, 10))
+	if r.bodyH > 0 {
+		bodyHeight = r.bodyH
+	}
+	if r.denying {
+		switch msg.String() {
+		case "enter":
+			return &answerAction{requestID: id, answer: engine.Answer{Decision: engine.DecisionDeny, Scope: engine.ScopeOnce,
+				Feedback: strings.TrimSpace(r.input.Value())}}, nil
+		case "esc":
+			r.denying = false
+			r.input.Blur()
+			return nil, nil
+		}
+		var cmd tea.Cmd
+		r.input, cmd = r.input.Update(msg)
+		return nil, cmd
+	}
+	k := r.keys
+	r.flash = ""
+	// Answer keys right after the review appeared are ignored, as in the
+	// permission dialog: they were typed for something else.
+	if now.Sub(r.shownAt) < answerGrace && key.Matches(msg, k.Allow, k.AllowSession, k.AllowAlways, k.Deny, k.DenyMessage) {
+		return nil, nil
+	}
+	switch {
+	case key.Matches(msg, k.Allow):
+		return r.allow(engine.ScopeOnce), nil
+	case key.Matches(msg, k.AllowSession):
+		return r.allow(engine.ScopeSession), nil
+	case key.Matches(msg, k.AllowAlways):
+		return r.allow(engine.ScopeAlways), nil
+	case key.Matches(msg, k.Deny):
+		return &answerAction{requestID: id, answer: engine.Answer{Decision: engine.DecisionDeny, Scope: engine.ScopeOnce}}, nil
+	case key.Matches(msg, k.DenyMessage):
+		r.denying = true
+		return nil, r.input.Focus()
+	case key.Matches(msg, k.ToggleFile):
+		r.accepted[r.fileCursor] = !r.accepted[r.fileCursor]
+	case key.Matches(msg, k.ToggleHunk):
+		r.toggleHunk()
+	case key.Matches(msg, k.NextFile):
+		r.moveFile(1)
+	case key.Matches(msg, k.PrevFile):
+		r.moveFile(-1)
+	case key.Matches(msg, k.NextHunk):
+		if r.dv.jumpHunk(1) < 0 {
+			r.flash = "last hunk"
+		}
+		r.syncCursor()
+	case key.Matches(msg, k.PrevHunk):
+		if r.dv.jumpHunk(-1) < 0 {
+			r.flash = "first hunk"
+		}
+		r.syncCursor()
+	case key.Matches(msg, k.Layout):
+		if r.dv.layout == layoutSplit {
+			r.dv.layout = layoutUnified
+		} else {
+			r.dv.layout = layoutSplit
+		}
+	case key.Matches(msg, k.Up):
+		r.dv.scroll(-1, bodyHeight)
+		r.syncCursor()
+	case key.Matches(msg, k.Down):
+		r.dv.scroll(1, bodyHeight)
+		r.syncCursor()
+	case key.Matches(msg, k.PageUp):
+		r.dv.scroll(-max(bodyHeight-1, 1), bodyHeight)
+		r.syncCursor()
+	case key.Matches(msg, k.PageDown):
+		r.dv.scroll(max(bodyHeight-1, 1), bodyHeight)
+		r.syncCursor()
+	}
+	return nil, nil
+}
+
+func (r *review) toggleHunk() {
+	f, h := r.dv.hunkAt()
+	if h < 0 {
+		r.flash = "no hunk here: move to one with ] and ["
+		return
+	}
+	if !r.hunkSelect {
+		r.flash = "per-hunk accept is not supported by this engine yet: accept or reject the whole file (space)"
+		return
+	}
+	if r.rejectedHunks[f] == nil {
+		r.rejectedHunks[f] = map[int]bool{}
+	}
+	r.rejectedHunks[f][h] = !r.rejectedHunks[f][h]
+	r.fileCursor = f
+}
+
+func (r *review) moveFile(d int) {
+	if len(r.files) == 0 {
+		return
+	}
+	r.fileCursor = (r.fileCursor + d + len(r.files)) % len(r.files)
+	r.dv.jumpFile(r.fileCursor)
+}
+
+// syncCursor follows the scroll position with the file cursor.
+func (r *review) syncCursor() {
+	if len(r.files) > 0 {
+		r.fileCursor = int(r.dv.current().file)
+	}
+}
+
+// allow builds the allowing answer. For a patch it names the accepted
+// files (and hunks, when supported); with nothing accepted it denies.
+func (r *review) allow(scope engine.AnswerScope) *answerAction {
+	id := r.ev.RequestID
+	if !r.patch {
+		return &answerAction{requestID: id, answer: engine.Answer{Decision: engine.DecisionAllow, Scope: scope}}
+	}
+	sel := r.selection()
+	if len(sel.Files) == 0 {
+		return &answerAction{requestID: id, answer: engine.Answer{Decision: engine.DecisionDeny, Scope: engine.ScopeOnce,
+			Feedback: "the reviewer rejected every file"}}
+	}
+	a := engine.Answer{Decision: engine.DecisionAllow, Scope: engine.ScopeOnce}
+	if len(sel.Files) < len(r.files) || len(sel.Hunks) > 0 {
+		// Marshalling a struct of strings and ints cannot fail.
+		a.UpdatedInput, _ = json.Marshal(sel)
+	}
+	return &answerAction{requestID: id, answer: a}
+}
+
+// patchSelection is the UpdatedInput of a partial acceptance. Hunks maps
+// a path to the indexes (0-based, in diff order) of its accepted hunks; a
+// path absent from Hunks is accepted whole. It mirrors the engine's
+// patchSelection.
+type patchSelection struct {
+	Files []string         `json:"files"`
+	Hunks map[string][]int `json:"hunks,omitempty"`
+}
+
+func (r *review) selection() patchSelection {
+	var sel patchSelection
+	for i, f := range r.files {
+		if !r.accepted[i] {
+			continue
+		}
+		rej := r.rejectedHunks[i]
+		var keep []int
+		for h := range f.hunks {
+			if !rej[h] {
+				keep = append(keep, h)
+			}
+		}
+		if len(f.hunks) > 0 && len(keep) == 0 {
+			continue // every hunk rejected: the file is too
+		}
+		sel.Files = append(sel.Files, f.path)
+		if r.hunkSelect && len(keep) < len(f.hunks) {
+			if sel.Hunks == nil {
+				sel.Hunks = map[string][]int{}
+			}
+			sel.Hunks[f.path] = keep
+		}
+	}
+	return sel
+}
+
+// fileListRows is how many files the list shows at most.
+const fileListRows = 6
+
+// view renders the review in at most maxHeight lines.
+func (r *review) view(t *themes.Theme, width, maxHeight, waiting int) string {
+	inner := max(width-4, 10)
+	title := t.Warn.Bold(true).Render("⚠ Permission needed: ") + t.Accent.Render(oneLine(r.ev.Tool))
+	if waiting > 0 {
+		title += t.Muted.Render(fmt.Sprintf("  (%d more waiting)", waiting))
+	}
+	a, d := 0, 0
+	for _, f := range r.files {
+		a += f.added
+		d += f.removed
+	}
+	title += t.Muted.Render(fmt.Sprintf("  %s · ", plural(len(r.files), "file"))) + t.Added.Render(fmt.Sprintf("+%d", a)) + " " + t.Removed.Render(fmt.Sprintf("−%d", d))
+	title = ansi.Truncate(title, inner, "…")
+	parts := []string{title}
+	if r.summary != "" {
+		parts = append(parts, t.Text.Render(ansi.Truncate(oneLine(r.summary), inner, "…")))
+	}
+	parts = append(parts, r.fileList(t, inner)...)
+	var foot []string
+	if r.denying {
+		r.input.SetWidth(inner - 4)
+		foot = []string{r.input.View(), t.Muted.Render("enter send denial · esc back")}
+	} else {
+		foot = strings.Split(keyLine(t, r.keys.ShortHelp(), inner), "\n")
+	}
+	f, h := r.dv.hunkAt()
+	pos := fmt.Sprintf("file %d/%d", min(f+1, len(r.files)), len(r.files))
+	if h >= 0 {
+		pos += fmt.Sprintf(" · hunk %d/%d", h+1, len(r.files[f].hunks))
+	}
+	lay := r.dv.effective(inner)
+	pos += " · " + string(lay)
+	if r.dv.layout == layoutSplit && lay == layoutUnified {
+		pos += " (too narrow for split)"
+	}
+	status := t.Muted.Render(ansi.Truncate(pos, inner, "…"))
+	if r.flash != "" {
+		status = t.Warn.Render(ansi.Truncate(r.flash, inner, "…"))
+	}
+	bodyH := max(maxHeight-2-len(parts)-1-len(foot), 3)
+	r.bodyH = bodyH
+	parts = append(parts, r.dv.view(inner, bodyH)...)
+	parts = append(parts, status)
+	parts = append(parts, foot...)
+	return t.Dialog.Width(width).Render(strings.Join(parts, "\n"))
+}
+
+// bodyHeight is the diff's height for a dialog of maxHeight lines, for
+// paging.
+func (r *review) bodyHeight(maxHeight int) int {
+	head := 1 + min(len(r.files), fileListRows)
+	if r.summary != "" {
+		head++
+	}
+	return max(maxHeight-2-head-3, 3)
+}
+
+func (r *review) fileList(t *themes.Theme, width int) []string {
+	start := 0
+	if r.fileCursor >= fileListRows {
+		start = r.fileCursor - fileListRows + 1
+	}
+	var out []string
+	for i := start; i < len(r.files) && i < start+fileListRows; i++ {
+		f := r.files[i]
+		mark := "  "
+		if r.patch {
+			mark = "✓ "
+			if !r.accepted[i] {
+				mark = "✗ "
+			} else if len(r.rejectedHunks[i]) > 0 {
+				for _, rej := range r.rejectedHunks[i] {
+					if rej {
+						mark = "◐ "
+						break
+					}
+				}
+			}
+		}
+		name := oneLine(f.path)
+		if f.oldPath != "" {
+			name = oneLine(f.oldPath) + " → " + name
+		}
+		stats := fmt.Sprintf("+%d −%d", f.added, f.removed)
+		if f.binary {
+			stats = "binary"
+		}
+		row := ansi.Truncate(fmt.Sprintf("%s%s %s  %s", mark, opLetter(f.op), name, stats), width, "…")
+		if i == r.fileCursor {
+			row = t.Selected.Render(row + strings.Repeat(" ", max(width-ansi.StringWidth(row), 0)))
+		} else if r.patch && !r.accepted[i] {
+			row = t.Muted.Render(row)
+		} else {
+			row = t.Text.Render(row)
+		}
+		out = append(out, row)
+	}
+	if n := len(r.files) - fileListRows; n > 0 {
+		out = append(out, t.Muted.Render(fmt.Sprintf("  … %d files in all · tab/shift+tab to move", len(r.files))))
+	}
+	return out
+}
+
+// reviewKeys are the review's bindings. The answer keys are those of the
+// permission dialog, so a person's habits carry over.
+type reviewKeys struct {
+	Allow, AllowSession, AllowAlways, Deny, DenyMessage key.Binding
+	ToggleFile, ToggleHunk                              key.Binding
+	NextFile, PrevFile, NextHunk, PrevHunk              key.Binding
+	Layout                                              key.Binding
+	Up, Down, PageUp, PageDown                          key.Binding
+}
+
+func defaultReviewKeys() reviewKeys {
+	return reviewKeys{
+		Allow:        key.NewBinding(key.WithKeys("y", "1"), key.WithHelp("y", "allow once")),
+		AllowSession: key.NewBinding(key.WithKeys("s", "2"), key.WithHelp("s", "allow for session")),
+		AllowAlways:  key.NewBinding(key.WithKeys("a", "3"), key.WithHelp("a", "always allow")),
+		Deny:         key.NewBinding(key.WithKeys("n", "4", "esc"), key.WithHelp("n", "reject")),
+		DenyMessage:  key.NewBinding(key.WithKeys("m", "5"), key.WithHelp("m", "reject with message")),
+		ToggleFile:   key.NewBinding(key.WithKeys("space"), key.WithHelp("space", "accept/reject file")),
+		ToggleHunk:   key.NewBinding(key.WithKeys("x"), key.WithHelp("x", "accept/reject hunk")),
+		NextFile:     key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "next file")),
+		PrevFile:     key.NewBinding(key.WithKeys("shift+tab"), key.WithHelp("shift+tab", "prev file")),
+		NextHunk:     key.NewBinding(key.WithKeys("]"), key.WithHelp("]/[", "next/prev hunk")),
+		PrevHunk:     key.NewBinding(key.WithKeys("[")),
+		Layout:       key.NewBinding(key.WithKeys("v"), key.WithHelp("v", "unified/split")),
+		Up:           key.NewBinding(key.WithKeys("up", "k")),
+		Down:         key.NewBinding(key.WithKeys("down", "j")),
+		PageUp:       key.NewBinding(key.WithKeys("pgup", "b")),
+		PageDown:     key.NewBinding(key.WithKeys("pgdown", "f")),
+	}
+}
+
+// ShortHelp is the review's key line.
+func (k reviewKeys) ShortHelp() []key.Binding {
+	return []key.Binding{k.Allow, k.AllowSession, k.AllowAlways, k.Deny, k.DenyMessage, k.ToggleFile, k.ToggleHunk,
+		k.NextFile, k.NextHunk, k.Layout}
+}

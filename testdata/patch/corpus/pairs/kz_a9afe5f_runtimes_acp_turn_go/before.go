@@ -1,0 +1,418 @@
+package acp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/tools/workspace"
+)
+
+// protocolVersion is the ACP version kz speaks.
+const protocolVersion = 1
+
+// turnRun is one turn on one agent process.
+type turnRun struct {
+	rt    *Runtime
+	t     *engine.Turn
+	c     *conn
+	model string
+	dir   string
+	ws    *workspace.Workspace
+
+	sessionID string
+	// replaying is set while session/load runs: the agent then replays the
+	// old conversation as updates, which kz already has.
+	replaying bool
+	// msg collects the agent message being streamed; output is the last
+	// complete one.
+	msg    strings.Builder
+	output string
+	tools  map[string]*toolState
+	// allowedWrites maps the workspace-relative path of an edit the person allowed
+	// through session/request_permission to its new content, so that the
+	// fs/write_text_file carrying exactly that content is not asked again.
+	allowedWrites map[string]allowedWrite
+	// written holds the paths kz wrote for the agent (file_edited already
+	// emitted), so that the tool result's diff is not reported twice.
+	written map[string]bool
+	// stopping is set once kz sent session/cancel.
+	stopping bool
+}
+
+// allowedWrite is an edit the person allowed: its content and tool call.
+type allowedWrite struct {
+	content string
+	toolID  string
+}
+
+// toolState is what kz knows of one tool call.
+type toolState struct {
+	call     toolCall
+	started  bool
+	finished bool
+}
+
+// toolCall is an ACP ToolCall / ToolCallUpdate (fields are optional in
+// updates and merged).
+type toolCall struct {
+	ToolCallID string          `json:"toolCallId"`
+	Title      string          `json:"title,omitempty"`
+	Kind       string          `json:"kind,omitempty"`
+	Status     string          `json:"status,omitempty"`
+	Content    []toolContent   `json:"content,omitempty"`
+	Locations  []location      `json:"locations,omitempty"`
+	RawInput   json.RawMessage `json:"rawInput,omitempty"`
+	RawOutput  json.RawMessage `json:"rawOutput,omitempty"`
+}
+
+type toolContent struct {
+	Type    string `json:"type"`
+	Content *struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	} `json:"content,omitempty"`
+	Path    string  `json:"path,omitempty"`
+	OldText *string `json:"oldText,omitempty"`
+	NewText string  `json:"newText,omitempty"`
+}
+
+type location struct {
+	Path string `json:"path"`
+}
+
+type initResult struct {
+	ProtocolVersion int `json:"protocolVersion"`
+	AuthMethods     []struct {
+		ID string `json:"id"`
+	} `json:"authMethods"`
+	AgentInfo struct {
+		Name    string `json:"name"`
+		Version string `json:"version"`
+	} `json:"agentInfo"`
+	AgentCapabilities struct {
+		LoadSession bool `json:"loadSession"`
+	} `json:"agentCapabilities"`
+}
+
+type sessionResult struct {
+	SessionID string `json:"sessionId"`
+	Modes     *struct {
+		AvailableModes []struct {
+			ID string `json:"id"`
+		} `json:"availableModes"`
+		CurrentModeID string `json:"currentModeId"`
+	} `json:"modes"`
+	Models *struct {
+		AvailableModels []struct {
+			ModelID string `json:"modelId"`
+		} `json:"availableModels"`
+		CurrentModelID string `json:"currentModelId"`
+	} `json:"models"`
+}
+
+func (s sessionResult) hasMode(id string) bool {
+	if s.Modes == nil {
+		return false
+	}
+	return slices.ContainsFunc(s.Modes.AvailableModes, func(m struct {
+		ID string `json:"id"`
+	}) bool {
+		return m.ID == id
+	})
+}
+
+func (tr *turnRun) fail(kind engine.ErrorKind, err error, format string, args ...any) (engine.Result, error) {
+	return engine.Result{Status: engine.StatusError, Model: tr.model, NativeID: tr.sessionID},
+		tr.rt.errorf(kind, tr.model, err, format, args...)
+}
+
+func (tr *turnRun) interrupted(ctx context.Context) (engine.Result, error) {
+	return engine.Result{Status: engine.StatusInterrupted, Model: tr.model, NativeID: tr.sessionID, Output: tr.output},
+		tr.rt.errorf(engine.ErrInterrupted, tr.model, context.Cause(ctx), "interrupted")
+}
+
+// stepFailed classifies a failure of a request before the prompt.
+func (tr *turnRun) stepFailed(ctx context.Context, step string, err error) (engine.Result, error) {
+	switch {
+	case ctx.Err() != nil:
+		return tr.interrupted(ctx)
+	case tr.c.Exited() || isExited(err):
+		<-tr.c.Done
+		kind := classify(tr.c.Stderr.String())
+		if !kind.Retryable() {
+			kind = engine.ErrCrashed
+		}
+		return tr.fail(kind, err, "%s during %s", tr.c.ExitText(tr.rt.cfg.Name), step)
+	case errors.Is(err, context.DeadlineExceeded):
+		return tr.fail(engine.ErrCrashed, err, "the agent did not answer %s within %s", step, tr.rt.cfg.HandshakeTimeout)
+	case step == "authenticate":
+		return tr.fail(engine.ErrAuth, err, "authentication with %q failed: %v", tr.rt.cfg.AuthMethod, err)
+	}
+	return tr.fail(classify(err.Error()), err, "%s failed: %v", step, err)
+}
+
+func isExited(err error) bool {
+	var re *rpcError
+	return errors.As(err, &re) && re.Message == "the CLI exited"
+}
+
+// await sends a request and waits for its result while handling what the
+// agent sends meanwhile (updates, file requests), in order.
+func (tr *turnRun) await(ctx context.Context, method string, params any) (json.RawMessage, error) {
+	id, ch, err := tr.c.Begin(method, params)
+	if err != nil {
+		return nil, err
+	}
+	for {
+		select {
+		case m := <-ch:
+			tr.drain(ctx)
+			if m.Error != nil {
+				return nil, m.Error
+			}
+			return m.Result, nil
+		case m, ok := <-tr.c.In:
+			if !ok {
+				tr.c.Forget(id)
+				return nil, &rpcError{Code: -32000, Message: "the CLI exited"}
+			}
+			tr.handle(ctx, m)
+		case <-ctx.Done():
+			tr.c.Forget(id)
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// drain handles what the reader queued before a response: every message
+// already in the channel was read before it.
+func (tr *turnRun) drain(ctx context.Context) {
+	for {
+		select {
+		case m, ok := <-tr.c.In:
+			if !ok {
+				return
+			}
+			tr.handle(ctx, m)
+		default:
+			return
+		}
+	}
+}
+
+func (tr *turnRun) run(ctx context.Context) (engine.Result, error) {
+	hctx, cancel := context.WithTimeout(ctx, tr.rt.cfg.HandshakeTimeout)
+	defer cancel()
+	// Only writes are delegated: with read delegation Gemini CLI 0.61
+	// fails to create new files (protocol notes §6), and reads of the
+	// agent's own are harmless to the workspace.
+	res, err := tr.await(hctx, "initialize", map[string]any{
+		"protocolVersion":    protocolVersion,
+		"clientCapabilities": map[string]any{"fs": map[string]bool{"readTextFile": false, "writeTextFile": true}, "terminal": false},
+		"clientInfo":         map[string]string{"name": "kz", "version": "0.1.0"},
+	})
+	if err != nil {
+		return tr.stepFailed(ctx, "initialize", err)
+	}
+	var init initResult
+	if err := json.Unmarshal(res, &init); err != nil {
+		return tr.fail(engine.ErrProtocol, err, "malformed initialize result: %v", err)
+	}
+	if m := tr.rt.cfg.AuthMethod; m != "" {
+		if _, err := tr.await(hctx, "authenticate", map[string]string{"methodId": m}); err != nil {
+			return tr.stepFailed(ctx, "authenticate", err)
+		}
+	}
+
+	prompt := tr.t.Prompt
+	var sess sessionResult
+	loaded := false
+	if id := tr.t.NativeID; id != "" && init.AgentCapabilities.LoadSession {
+		tr.replaying = true
+		res, err = tr.await(hctx, "session/load", map[string]any{"sessionId": id, "cwd": tr.dir, "mcpServers": []any{}})
+		tr.replaying = false
+		switch {
+		case err == nil:
+			loaded = true
+			_ = json.Unmarshal(res, &sess)
+			sess.SessionID = id
+		case ctx.Err() != nil || tr.c.Exited():
+			return tr.stepFailed(ctx, "session/load", err)
+		default:
+			tr.rt.log.Info("acp: session/load failed, starting a new session primed with kz's transcript", "session", id, "err", err)
+		}
+	}
+	if !loaded {
+		res, err = tr.await(hctx, "session/new", map[string]any{"cwd": tr.dir, "mcpServers": []any{}})
+		if err != nil {
+			return tr.stepFailed(ctx, "session/new", err)
+		}
+		if err := json.Unmarshal(res, &sess); err != nil || sess.SessionID == "" {
+			return tr.fail(engine.ErrProtocol, err, "session/new result without a session id: %s", truncate(string(res), 300))
+		}
+		prompt = primePrompt(tr.t.History, prompt, primeBudget)
+	}
+	tr.sessionID = sess.SessionID
+	if sess.Models != nil {
+		if tr.model != "" && tr.model != sess.Models.CurrentModelID {
+			if _, err := tr.await(hctx, "session/set_model", map[string]string{"sessionId": tr.sessionID, "modelId": tr.model}); err != nil {
+				tr.rt.log.Warn("acp: could not select the model", "model", tr.model, "err", err)
+				tr.model = sess.Models.CurrentModelID
+			}
+		} else if tr.model == "" {
+			tr.model = sess.Models.CurrentModelID
+		}
+	}
+	mode := tr.rt.cfg.SessionMode
+	if tr.t.Mode == engine.ModeAnalysisOnly && sess.hasMode(tr.rt.cfg.PlanMode) {
+		mode = tr.rt.cfg.PlanMode
+	}
+	if mode != "" && sess.hasMode(mode) && sess.Modes.CurrentModeID != mode {
+		if _, err := tr.await(hctx, "session/set_mode", map[string]string{"sessionId": tr.sessionID, "modeId": mode}); err != nil {
+			return tr.stepFailed(ctx, "session/set_mode", err)
+		}
+	}
+	tr.t.Emit(engine.Event{Type: engine.EventSessionStarted, NativeID: tr.sessionID, Model: tr.model,
+		Version: init.AgentInfo.Version, PermissionMode: mode})
+
+	if err := tr.t.StartCycle(); err != nil {
+		return engine.Result{Status: engine.StatusMaxCycles, Model: tr.model, NativeID: tr.sessionID}, err
+	}
+	return tr.prompt(ctx, prompt)
+}
+
+type promptResult struct {
+	StopReason string `json:"stopReason"`
+	Meta       *struct {
+		Quota *struct {
+			TokenCount *struct {
+				InputTokens  int64 `json:"input_tokens"`
+				OutputTokens int64 `json:"output_tokens"`
+			} `json:"token_count"`
+		} `json:"quota"`
+	} `json:"_meta"`
+}
+
+// prompt sends the prompt and maps what the agent sends until its result.
+func (tr *turnRun) prompt(ctx context.Context, text string) (engine.Result, error) {
+	_, ch, err := tr.c.Begin("session/prompt", map[string]any{"sessionId": tr.sessionID,
+		"prompt": []map[string]string{{"type": "text", "text": text}}})
+	if err != nil {
+		return tr.stepFailed(ctx, "session/prompt", err)
+	}
+	graceful := tr.t.Graceful
+	for {
+		select {
+		case <-ctx.Done():
+			tr.cancel()
+			// Give the agent a moment to stop its tools itself; the
+			// caller then kills whatever is left.
+			t := time.NewTimer(min(tr.rt.cfg.KillGrace, 500*time.Millisecond))
+			select {
+			case <-ch:
+			case <-t.C:
+			case <-tr.c.Done:
+			}
+			t.Stop()
+			tr.flush(true)
+			return tr.interrupted(ctx)
+		case <-graceful:
+			graceful = nil
+			tr.cancel()
+		case m, ok := <-tr.c.In:
+			if !ok {
+				tr.flush(true)
+				// A CLI that dies mid-turn cuts the turn short: it ends
+				// interrupted, with the crash as its (retryable) error.
+				res, err := tr.fail(engine.ErrCrashed, tr.c.WaitErr, "%s in the middle of a turn", tr.c.ExitText(tr.rt.cfg.Name))
+				res.Status = engine.StatusInterrupted
+				return res, err
+			}
+			tr.handle(ctx, m)
+		case m := <-ch:
+			tr.drain(ctx)
+			tr.flush(false)
+			return tr.finish(m)
+		}
+	}
+}
+
+func (tr *turnRun) cancel() {
+	tr.stopping = true
+	if !tr.c.Exited() {
+		_ = tr.c.Notify("session/cancel", map[string]string{"sessionId": tr.sessionID})
+	}
+}
+
+func (tr *turnRun) finish(m wire) (engine.Result, error) {
+	if m.Error != nil {
+		if isExited(m.Error) {
+			<-tr.c.Done
+			return tr.fail(engine.ErrCrashed, m.Error, "%s in the middle of a turn", tr.c.ExitText(tr.rt.cfg.Name))
+		}
+		msg := m.Error.Message
+		if len(m.Error.Data) > 0 {
+			msg += ": " + string(m.Error.Data)
+		}
+		return tr.fail(classify(msg), m.Error, "the agent failed the prompt: %s", msg)
+	}
+	var pr promptResult
+	if err := json.Unmarshal(m.Result, &pr); err != nil {
+		return tr.fail(engine.ErrProtocol, err, "malformed session/prompt result: %v", err)
+	}
+	if pr.Meta != nil && pr.Meta.Quota != nil && pr.Meta.Quota.TokenCount != nil {
+		tc := pr.Meta.Quota.TokenCount
+		tr.t.Emit(engine.Event{Type: engine.EventUsageUpdated, Usage: &engine.Usage{InputTokens: tc.InputTokens, OutputTokens: tc.OutputTokens}})
+	}
+	res := engine.Result{Status: engine.StatusComplete, Output: tr.output, Model: tr.model, NativeID: tr.sessionID}
+	switch pr.StopReason {
+	case "cancelled":
+		res.Status = engine.StatusInterrupted
+	case "max_turn_requests":
+		res.Status = engine.StatusMaxCycles
+	case "refusal":
+		return engine.Result{Status: engine.StatusError, Output: tr.output, Model: tr.model, NativeID: tr.sessionID},
+			tr.rt.errorf(engine.ErrBadRequest, tr.model, nil, "the agent refused to continue")
+	}
+	return res, nil
+}
+
+// flush ends the agent message being streamed, if any. partial marks a
+// message cut short by an interrupt or a crash.
+func (tr *turnRun) flush(partial bool) {
+	if tr.msg.Len() == 0 {
+		return
+	}
+	text := tr.msg.String()
+	tr.msg.Reset()
+	tr.output = text
+	tr.t.Emit(engine.Event{Type: engine.EventAssistantMessage, Text: text, Partial: partial})
+}
+
+// handle dispatches one message of the agent.
+func (tr *turnRun) handle(ctx context.Context, m wire) {
+	if m.ID != nil {
+		tr.request(ctx, m)
+		return
+	}
+	if m.Method != "session/update" || tr.replaying {
+		return
+	}
+	var p struct {
+		SessionID string          `json:"sessionId"`
+		Update    json.RawMessage `json:"update"`
+	}
+	if err := json.Unmarshal(m.Params, &p); err != nil {
+		tr.rt.log.Warn("acp: malformed session/update", "err", err)
+		return
+	}
+	if tr.sessionID != "" && p.SessionID != "" && p.SessionID != tr.sessionID {
+		return
+	}
+	tr.update(p.Update)
+}

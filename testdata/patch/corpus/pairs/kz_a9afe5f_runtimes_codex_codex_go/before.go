@@ -1,0 +1,169 @@
+// Package codex drives the OpenAI Codex CLI (`codex app-server`, JSON-RPC
+// over stdio) as a kz runtime. Every turn starts the CLI in its own process
+// group, opens or resumes a thread with approval policy "untrusted" and the
+// read-only sandbox, so that every shell command and every file change is
+// sent to kz for approval first, and maps Codex's item and turn
+// notifications to kz events.
+//
+// An approved command may be re-run by Codex outside its sandbox without a
+// second prompt, so kz's gate judges every command as unsandboxed. kz never
+// answers with the decision that writes a permanent allow rule into Codex's
+// own rules (acceptWithExecpolicyAmendment), nor acceptForSession: every
+// call keeps coming to kz's gate, which remembers scopes itself.
+package codex
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os/exec"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/kaizen-code/kz/engine"
+)
+
+// Config configures one Codex runtime. The lead maps
+// `[runtimes.NAME] kind = "codex"` to it.
+type Config struct {
+	// Name is the runtime's name in kz. Empty means "codex".
+	Name string
+	// Command is the CLI: a name looked up on PATH or a path. Empty means
+	// "codex".
+	Command string
+	// Args are extra arguments placed before "app-server" (e.g. "-c",
+	// "key=value" overrides).
+	Args []string
+	// Env adds to the minimal environment the CLI gets: "K=V" sets, a bare
+	// "K" passes K through from kz's environment (how credentials such as
+	// OPENAI_API_KEY or CODEX_HOME are handed over).
+	Env []string
+	// Models lists the models; the first is the default. Empty means the
+	// CLI's configured default.
+	Models []string
+	// Workspace is the directory used when a turn names none.
+	Workspace string
+	// HandshakeTimeout bounds start-up (initialize and thread start).
+	// Zero means 60 seconds.
+	HandshakeTimeout time.Duration
+	// KillGrace is how long an interrupt waits for the CLI to wind down
+	// before the process group is killed. Zero means 2 seconds.
+	KillGrace time.Duration
+	// Logger receives what kz skips. Nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// Runtime is a Codex runtime. It implements engine.Runtime; it is safe for
+// concurrent use, each turn running its own CLI process.
+type Runtime struct {
+	cfg Config
+	log *slog.Logger
+}
+
+// New returns a runtime for cfg. It starts nothing.
+func New(cfg Config) *Runtime {
+	if cfg.Name == "" {
+		cfg.Name = "codex"
+	}
+	if cfg.Command == "" {
+		cfg.Command = "codex"
+	}
+	if cfg.HandshakeTimeout <= 0 {
+		cfg.HandshakeTimeout = 60 * time.Second
+	}
+	if cfg.KillGrace <= 0 {
+		cfg.KillGrace = 2 * time.Second
+	}
+	cfg.Env = append(append([]string(nil), passThrough...), cfg.Env...)
+	log := cfg.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Runtime{cfg: cfg, log: log.With("runtime", cfg.Name)}
+}
+
+// Name implements engine.Runtime.
+func (r *Runtime) Name() string { return r.cfg.Name }
+
+// Capabilities implements engine.Runtime. Codex is a full agent with its
+// own tool loop, shell and apply_patch; it streams, is interruptible and
+// resumes threads (thread/resume). Sandbox is not declared: a command kz
+// accepts may be re-run by Codex outside its sandbox without asking again
+// (protocol notes, appendix). MCP is left out: kz does not configure
+// Codex's MCP servers.
+func (r *Runtime) Capabilities(string) engine.Capabilities {
+	return engine.Capabilities{
+		Set: engine.NewCapSet(engine.CapTextCompletion, engine.CapStreamingText, engine.CapNativeToolLoop,
+			engine.CapFilesystemRead, engine.CapFilesystemEdit, engine.CapShell, engine.CapApplyPatch,
+			engine.CapInterrupt, engine.CapResume),
+	}
+}
+
+// passThrough are the variables Codex reads for its credentials and home;
+// they are passed from kz's environment when set (SECURITY.md rule 5 names
+// credentials one by one).
+var passThrough = []string{"OPENAI_API_KEY", "CODEX_API_KEY", "CODEX_HOME", "OPENAI_BASE_URL"}
+
+var versionRE = regexp.MustCompile(`\d+\.\d+\.\d+\S*`)
+
+// Available reports the CLI's version, or a *engine.RuntimeError of kind
+// runtime_missing saying what to do.
+func (r *Runtime) Available() (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	path, err := exec.LookPath(r.cfg.Command)
+	if err != nil {
+		return "", r.missing(err)
+	}
+	cmd := exec.CommandContext(ctx, path, "--version")
+	cmd.Env = buildEnv(nil, r.cfg.Env)
+	out, err := cmd.Output()
+	if err != nil {
+		return "", &engine.RuntimeError{Kind: engine.ErrRuntimeMissing, Runtime: r.cfg.Name,
+			Message: fmt.Sprintf("%s --version failed (%v): reinstall with `npm install -g @openai/codex`", path, err), Err: err}
+	}
+	if v := versionRE.FindString(string(out)); v != "" {
+		return v, nil
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+func (r *Runtime) missing(err error) error {
+	return &engine.RuntimeError{Kind: engine.ErrRuntimeMissing, Runtime: r.cfg.Name,
+		Message: fmt.Sprintf("%s not found (install it with `npm install -g @openai/codex`, or set command = \"/path/to/codex\"): %v", r.cfg.Command, err),
+		Err:     err}
+}
+
+// Run implements engine.Runtime.
+func (r *Runtime) Run(ctx context.Context, t *engine.Turn) (engine.Result, error) {
+	model := t.Model
+	if model == "" && len(r.cfg.Models) > 0 {
+		model = r.cfg.Models[0]
+	}
+	dir := t.Workspace
+	if dir == "" {
+		dir = r.cfg.Workspace
+	}
+	if _, err := exec.LookPath(r.cfg.Command); err != nil {
+		return engine.Result{Status: engine.StatusError, Model: model}, r.missing(err)
+	}
+	args := append(append([]string(nil), r.cfg.Args...), "app-server")
+	c, err := startConn(r.cfg.Command, args, dir, buildEnv(nil, r.cfg.Env), r.log)
+	if err != nil {
+		return engine.Result{Status: engine.StatusError, Model: model},
+			&engine.RuntimeError{Kind: engine.ErrCrashed, Runtime: r.cfg.Name, Model: model, Message: "start codex: " + err.Error(), Err: err}
+	}
+	tr := &turnRun{rt: r, t: t, c: c, model: model, dir: dir, items: map[string]*item{}}
+	res, err := tr.run(ctx)
+	if ctx.Err() != nil {
+		c.KillNow()
+	} else {
+		c.Stop(r.cfg.KillGrace)
+	}
+	return res, err
+}
+
+func (r *Runtime) errorf(kind engine.ErrorKind, model string, err error, format string, args ...any) *engine.RuntimeError {
+	return &engine.RuntimeError{Kind: kind, Runtime: r.cfg.Name, Model: model, Message: fmt.Sprintf(format, args...), Err: err}
+}
