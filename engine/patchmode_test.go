@@ -3,9 +3,11 @@ package engine_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/kaizen-code/kz/engine"
 )
@@ -184,5 +186,90 @@ func TestPatchProposalRetriesAreBounded(t *testing.T) {
 		if n != c.wantPrepared || len(p.applied) != 0 {
 			t.Errorf("PatchRetries %d: %d rejections, %d applies", c.retries, n, len(p.applied))
 		}
+	}
+}
+
+// askAll leaves every decision to the person.
+type askAll struct{}
+
+func (askAll) Check(context.Context, engine.GateQuery) engine.Verdict {
+	return engine.Verdict{Decision: engine.DecisionAsk, Stage: "test"}
+}
+func (askAll) Remember(context.Context, engine.GateQuery, engine.AnswerScope) error { return nil }
+
+// TestPatchProposalPersonAcceptsAllSomeOrNone: the person reviewing a
+// patch_proposed answers the apply_patch request with all files, a
+// selection of files, or a refusal; the outcome is recorded as
+// patch_applied (with only the accepted files) or patch_rejected.
+func TestPatchProposalPersonAcceptsAllSomeOrNone(t *testing.T) {
+	body := `{"kz_script":1,"capabilities":["text_completion"]}
+{"type":"assistant_message","text":"PATCH"}
+`
+	for _, c := range []struct {
+		name      string
+		answer    engine.Answer
+		wantApply string // the paths passed to Apply, "-" for no Apply
+		wantEvent engine.EventType
+		wantFiles int
+	}{
+		{"all", engine.Answer{Decision: engine.DecisionAllow}, "", engine.EventPatchApplied, 2},
+		{"some", engine.Answer{Decision: engine.DecisionAllow, UpdatedInput: []byte(`{"files":["a.go"]}`)}, "a.go", engine.EventPatchApplied, 1},
+		{"none", engine.Answer{Decision: engine.DecisionDeny, Feedback: "not now"}, "-", engine.EventPatchRejected, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := &fakePatcher{}
+			s, j := newSession(t, engine.Config{Runtimes: []engine.RuntimeEntry{entry(script(t, "text", body))},
+				Mode: engine.ModePatchProposal, Patcher: p, Gate: askAll{}, Interactive: true})
+			sub := s.Subscribe()
+			defer sub.Close()
+			if err := s.Submit("go"); err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			for {
+				ev, err := sub.Next(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if ev.Type == engine.EventPermissionRequested && ev.Tool == engine.ToolApplyPatch {
+					if strings.Join(ev.Paths, ",") != "a.go,b.go" {
+						t.Fatalf("the gate was asked about %v", ev.Paths)
+					}
+					if err := s.Answer(ev.RequestID, c.answer); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if ev.Type == engine.EventFinalResult {
+					break
+				}
+			}
+			p.mu.Lock()
+			var got string
+			switch len(p.applied) {
+			case 0:
+				got = "-"
+			case 1:
+				got = strings.Join(p.applied[0], ",")
+			default:
+				got = fmt.Sprint(p.applied)
+			}
+			p.mu.Unlock()
+			if got != c.wantApply {
+				t.Fatalf("Apply called with %q, want %q", got, c.wantApply)
+			}
+			var outcome *engine.Event
+			for _, ev := range j.all() {
+				if ev.Type == engine.EventPatchApplied || ev.Type == engine.EventPatchRejected {
+					outcome = &ev
+				}
+			}
+			if outcome == nil || outcome.Type != c.wantEvent || len(outcome.Files) != c.wantFiles {
+				t.Fatalf("outcome %+v, want %s with %d files", outcome, c.wantEvent, c.wantFiles)
+			}
+			if c.wantEvent == engine.EventPatchRejected && (outcome.Reason != "declined" || outcome.Text != "not now") {
+				t.Fatalf("rejection %+v", outcome)
+			}
+		})
 	}
 }
