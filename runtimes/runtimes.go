@@ -54,6 +54,9 @@ type Options struct {
 	// DenyTool says a deny rule removes a tool entirely, so kz's own loop
 	// never shows it to the model.
 	DenyTool func(name string) bool
+	// Catalog is the model catalog with the configured [[models]] entries;
+	// BuildAll fills it from the configuration, nil means the embedded one.
+	Catalog *llm.Catalog
 }
 
 // Build makes the runtime entry for one configured runtime. A runtime that
@@ -128,10 +131,10 @@ func buildLLM(name string, rc config.Runtime, opt Options) (engine.RuntimeEntry,
 	}
 	var rt engine.Runtime
 	if rc.Kind == config.KindCompletion {
-		rt, err = completion.New(completion.Config{Name: name, LLM: lc, Models: rc.Models,
+		rt, err = completion.New(completion.Config{Name: name, LLM: lc, Models: rc.Models, Catalog: opt.Catalog,
 			ProposalSchema: json.RawMessage(patch.JSONSchema()), ProposalPrompt: patch.PromptText()})
 	} else {
-		rt, err = native.New(native.Config{Name: name, LLM: lc, Models: rc.Models, Capabilities: caps,
+		rt, err = native.New(native.Config{Name: name, LLM: lc, Models: rc.Models, Capabilities: caps, Catalog: opt.Catalog,
 			Tools: native.PerSessionTools(tools.NewBuiltinRegistry().Filter(opt.DenyTool), opt.Snapshots, opt.Artifacts), ProposalPrompt: patch.PromptText()})
 	}
 	if err != nil {
@@ -140,7 +143,7 @@ func buildLLM(name string, rc config.Runtime, opt Options) (engine.RuntimeEntry,
 	e := engine.RuntimeEntry{Runtime: rt, Models: rc.Models}
 	if err := lc.Check(); err != nil {
 		e.Unavailable = err.Error()
-	} else if opt.Probe {
+	} else if opt.Probe || isLocal(lc.BaseURL) {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
 		if err := lc.Reachable(ctx); err != nil {
@@ -243,6 +246,13 @@ func availability(rc config.Runtime) string {
 // BuildAll builds every runtime of cfg plus the presets it does not
 // override, in a stable order: configured runtimes first.
 func BuildAll(cfg *config.Config, opt Options) ([]engine.RuntimeEntry, error) {
+	if opt.Catalog == nil {
+		cat, err := llm.CatalogFrom(cfg.Models)
+		if err != nil {
+			return nil, err
+		}
+		opt.Catalog = cat
+	}
 	var out []engine.RuntimeEntry
 	for _, name := range cfg.RuntimeOrder {
 		e, err := Build(name, cfg.Runtimes[name], opt)

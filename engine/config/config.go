@@ -80,11 +80,36 @@ type Runtime struct {
 	BaseURL   string   `toml:"base_url" json:"base_url,omitempty"`
 	APIKeyEnv string   `toml:"api_key_env" json:"api_key_env,omitempty"`
 	Timeout   Duration `toml:"timeout" json:"timeout,omitzero"`
+	// API picks the wire API of provider "openai": "chat" (Chat
+	// Completions, every compatible server) or "responses" (OpenAI's
+	// Responses API). Empty means responses for OpenAI itself and chat for
+	// any other base URL.
+	API string `toml:"api" json:"api,omitempty"`
 	// Script is the JSONL file of a scripted runtime.
 	Script string `toml:"script" json:"script,omitempty"`
 	// Capabilities overrides what the runtime declares (for a model the
 	// catalog does not know).
 	Capabilities []string `toml:"capabilities" json:"capabilities,omitempty"`
+}
+
+// Model is one [[models]] entry: it adds a model to kz's catalog or
+// overrides fields of a known one (limits, prices per million tokens,
+// capability flags). Unset fields keep the catalog's value, or the
+// conservative defaults of an unknown model.
+type Model struct {
+	ID                string   `toml:"id"`
+	Provider          string   `toml:"provider"`
+	ContextWindow     *int     `toml:"context_window"`
+	MaxOutput         *int     `toml:"max_output"`
+	InputPerMTok      *float64 `toml:"input_per_mtok"`
+	OutputPerMTok     *float64 `toml:"output_per_mtok"`
+	CacheReadPerMTok  *float64 `toml:"cache_read_per_mtok"`
+	CacheWritePerMTok *float64 `toml:"cache_write_per_mtok"`
+	Tools             *bool    `toml:"tools"`
+	ParallelTools     *bool    `toml:"parallel_tools"`
+	Vision            *bool    `toml:"vision"`
+	Reasoning         *bool    `toml:"reasoning"`
+	StructuredOutput  *bool    `toml:"structured_output"`
 }
 
 // Limits bound each turn.
@@ -113,6 +138,7 @@ type File struct {
 	Limits         Limits             `toml:"limits"`
 	Permissions    Permissions        `toml:"permissions"`
 	Runtimes       map[string]Runtime `toml:"runtimes"`
+	Models         []Model            `toml:"models"`
 }
 
 // Config is the merged configuration.
@@ -130,6 +156,9 @@ type Config struct {
 	UserPermissions    Permissions
 	ProjectPermissions Permissions
 	Runtimes           map[string]Runtime
+	// Models are the [[models]] catalog entries, user file first, so a
+	// trusted project's entry wins.
+	Models []Model
 	// RuntimeOrder lists runtime names: user file order is lost in TOML
 	// maps, so names are sorted, with the default runtime first.
 	RuntimeOrder []string
@@ -296,6 +325,20 @@ func (cfg *Config) apply(f *File, path string, full, user bool) error {
 			continue
 		}
 		cfg.Runtimes[name] = rt
+	}
+	for _, m := range f.Models {
+		if strings.TrimSpace(m.ID) == "" {
+			return fmt.Errorf("%s: [[models]] entry without an id", path)
+		}
+	}
+	if len(f.Models) > 0 {
+		if full {
+			cfg.Models = append(cfg.Models, f.Models...)
+		} else {
+			// Prices and capability flags steer cost accounting and the
+			// mode checks, so only the person's own files may set them.
+			refuse("[[models]]")
+		}
 	}
 	if f.DefaultRuntime != "" {
 		if full {

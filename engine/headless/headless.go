@@ -177,6 +177,10 @@ func (p *printer) printProblems(ev engine.Event) {
 	switch {
 	case ev.Type == engine.EventError:
 		s = "kz: error: " + ev.Text + "\n"
+	case ev.Type == engine.EventSessionStarted && ev.Text != "":
+		// kz's own runtimes put the model catalog's warning here (an
+		// unknown model gets conservative limits and no price).
+		s = "kz: warning: " + ev.Text + "\n"
 	case ev.Type == engine.EventPermissionDecided && ev.Decision == engine.DecisionDeny:
 		what := ev.Tool
 		if ev.Command != "" {

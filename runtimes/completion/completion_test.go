@@ -91,16 +91,19 @@ func newRT(t *testing.T, s *llmtest.Server, model string) *Runtime {
 func TestPatchProposalUsesJSONSchemaMode(t *testing.T) {
 	cases := []struct {
 		p     llm.Provider
+		api   llm.OpenAIAPI
 		model string
 		field string
 	}{
-		{llm.ProviderAnthropic, "claude-sonnet-4-5", "output_config"},
-		{llm.ProviderOpenAI, "gpt-4.1", "response_format"},
-		{llm.ProviderGemini, "gemini-2.5-pro", "generationConfig"},
+		{llm.ProviderAnthropic, "", "claude-sonnet-4-5", "output_config"},
+		{llm.ProviderOpenAI, "", "gpt-4.1", "response_format"},
+		{llm.ProviderOpenAI, llm.OpenAIResponses, "gpt-4.1", "text"},
+		{llm.ProviderGemini, "", "gemini-2.5-pro", "generationConfig"},
 	}
 	for _, tc := range cases {
-		t.Run(string(tc.p), func(t *testing.T) {
+		t.Run(string(tc.p)+string(tc.api), func(t *testing.T) {
 			fake := llmtest.New(t, tc.p, llmtest.Reply{Text: `{"summary":"rename","edits":[{"path":"a.go"}]}`, Usage: engine.Usage{InputTokens: 10, OutputTokens: 5}})
+			fake.API = tc.api
 			rt := newRT(t, fake, tc.model)
 			if !rt.Capabilities("").Has(engine.CapStructuredOutput) {
 				t.Fatal("structured_output missing")

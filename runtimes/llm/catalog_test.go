@@ -117,8 +117,49 @@ func TestConfigFrom(t *testing.T) {
 	if err != nil || c.Provider != llm.ProviderGemini || c.BaseURL != rc.BaseURL || c.APIKeyEnv != "MY_KEY" || c.Timeout != 7*time.Second {
 		t.Fatalf("%+v %v", c, err)
 	}
+	if c.OpenAIAPI != "" {
+		t.Errorf("gemini got an OpenAI API %q", c.OpenAIAPI)
+	}
+	for _, tc := range []struct{ base, api, want string }{
+		{"", "", "responses"}, {"https://api.openai.com/v1", "", "responses"}, {"http://127.0.0.1:11434/v1", "", "chat"},
+		{"https://openrouter.ai/api/v1", "", "chat"}, {"", "chat", "chat"}, {"http://127.0.0.1:9", "responses", "responses"},
+	} {
+		c, err := llm.ConfigFrom(config.Runtime{Kind: config.KindNative, Provider: "openai", BaseURL: tc.base, API: tc.api})
+		if err != nil || string(c.OpenAIAPI) != tc.want {
+			t.Errorf("base %q api %q: got %q %v, want %s", tc.base, tc.api, c.OpenAIAPI, err, tc.want)
+		}
+	}
+	if _, err := llm.ConfigFrom(config.Runtime{Kind: config.KindNative, Provider: "openai", API: "assistants"}); err == nil {
+		t.Error("unknown api accepted")
+	}
+	if _, err := llm.ConfigFrom(config.Runtime{Kind: config.KindNative, Provider: "anthropic", API: "responses"}); err == nil {
+		t.Error("api accepted for anthropic")
+	}
 	rc.Provider = "azure"
 	if _, err := llm.ConfigFrom(rc); err == nil || !strings.Contains(err.Error(), "anthropic, openai or gemini") {
 		t.Errorf("unknown provider: %v", err)
+	}
+}
+
+func TestCatalogFromConfig(t *testing.T) {
+	window, price, no := 50000, 7.0, false
+	cat, err := llm.CatalogFrom([]config.Model{
+		{ID: "claude-sonnet-4-5", InputPerMTok: &price},
+		{ID: "my-local", Provider: "openai", ContextWindow: &window, Tools: &no},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, w := cat.Lookup("claude-sonnet-4-5"); w != "" || m.InputPerMTok != 7 || m.OutputPerMTok != 15 {
+		t.Errorf("override: %+v %q", m, w)
+	}
+	if m, w := cat.Lookup("my-local"); w != "" || m.ContextWindow != 50000 || m.Tools || m.MaxOutput != llm.UnknownModel("x").MaxOutput {
+		t.Errorf("added: %+v %q", m, w)
+	}
+	if _, w := llm.DefaultCatalog().Lookup("my-local"); w == "" {
+		t.Error("the embedded catalog changed")
+	}
+	if _, err := llm.CatalogFrom([]config.Model{{ID: "x", Provider: "azure"}}); err == nil {
+		t.Error("bad provider accepted")
 	}
 }

@@ -358,3 +358,24 @@ func TestGeminiThoughtSignatureRoundTrip(t *testing.T) {
 		t.Errorf("second request: %s", second.Raw)
 	}
 }
+
+// TestRetryAfterIsHonoured: the wait before the retry comes from the
+// provider's retry-after header, not from the (here 1 ms) backoff.
+func TestRetryAfterIsHonoured(t *testing.T) {
+	for _, p := range providers {
+		t.Run(string(p), func(t *testing.T) {
+			s := llmtest.New(t, p, llmtest.Reply{Status: 429, RetryAfter: "0.3"}, llmtest.Reply{Text: "after the wait"})
+			start := time.Now()
+			resp, err := newClient(t, s).Stream(context.Background(), simpleReq(), func(llm.Delta) {})
+			if err != nil || resp.Text != "after the wait" {
+				t.Fatalf("resp %q err %v", resp.Text, err)
+			}
+			if d := time.Since(start); d < 300*time.Millisecond {
+				t.Errorf("retried after %v, before the 300ms retry-after", d)
+			}
+			if len(s.Requests()) != 2 {
+				t.Errorf("%d requests", len(s.Requests()))
+			}
+		})
+	}
+}

@@ -250,6 +250,12 @@ func (l *loop) run(ctx context.Context) (engine.Result, error) {
 		if len(resp.ToolCalls) == 0 {
 			return l.result(engine.StatusComplete), nil
 		}
+		if err := ctx.Err(); err != nil {
+			// The response itself ended the turn (its cost crossed the
+			// budget, or the timeout fell while it streamed): its tool
+			// calls must not run after the turn is over.
+			return l.result(engine.StatusInterrupted), l.r.wrap(err, l.model)
+		}
 		results := l.runTools(ctx, resp.ToolCalls)
 		l.msgs = append(l.msgs, llm.Message{Role: llm.RoleTool, ToolResults: results})
 	}
