@@ -25,6 +25,11 @@ type Subscription struct {
 	notify chan struct{}
 	closed bool
 	bus    *bus
+	// hint is the length of the last batch NextBatch handed out. The batch
+	// belongs to the reader from then on, so the next queue starts with
+	// that much room instead of growing again from nothing: events are
+	// large and regrowing cost a tenth of the pipeline's CPU.
+	hint int
 }
 
 // Next returns the next event, waiting until one arrives, ctx ends or the
@@ -61,7 +66,7 @@ func (s *Subscription) NextBatch(ctx context.Context) ([]Event, error) {
 		s.settle()
 		if len(s.queue) > 0 {
 			out := s.queue
-			s.queue = nil
+			s.queue, s.hint = nil, len(out)
 			s.mu.Unlock()
 			return out, nil
 		}
@@ -116,6 +121,9 @@ func (s *Subscription) deliver(ev Event) {
 		}
 	}
 	s.settle()
+	if s.queue == nil && s.hint > 0 {
+		s.queue = make([]Event, 0, s.hint)
+	}
 	s.queue = append(s.queue, ev)
 	s.mu.Unlock()
 	s.wake()

@@ -154,12 +154,19 @@ func (s *Store) RenameSession(ctx context.Context, id, title string) error {
 
 // Transcript returns the runtime-neutral transcript of a session.
 func (s *Store) Transcript(ctx context.Context, id string) ([]engine.TranscriptEntry, error) {
+	// Counting first (from the index alone) sizes the result once: growing
+	// a slice of tens of thousands of entries by doubling cost a third of
+	// reopening a long session.
+	var n int
+	if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM transcript WHERE session_id = ?`, id).Scan(&n); err != nil {
+		return nil, fmt.Errorf("read transcript %s: %w", id, err)
+	}
 	rows, err := s.db.QueryContext(ctx, `SELECT seq, turn_id, kind, runtime, model, text, tool_call_id, tool, input, output, is_error, status FROM transcript WHERE session_id = ? ORDER BY id`, id)
 	if err != nil {
 		return nil, fmt.Errorf("read transcript %s: %w", id, err)
 	}
 	defer func() { _ = rows.Close() }()
-	var out []engine.TranscriptEntry
+	out := make([]engine.TranscriptEntry, 0, n)
 	for rows.Next() {
 		var e engine.TranscriptEntry
 		var kind, input string
