@@ -2,6 +2,7 @@ package patch
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -149,6 +150,33 @@ func TestJSONSchemaAndPromptAreEmbedded(t *testing.T) {
 	// The prompt's own example must parse with the parser that reads it back.
 	if _, err := Parse(PromptText()); err != nil {
 		t.Errorf("prompt example does not parse: %v", err)
+	}
+}
+
+// TestStructuredOutputWithNullsParses: strict structured output makes
+// every schema field required and nullable, so a provider returns nulls
+// for what does not apply; such a proposal parses and validates.
+func TestStructuredOutputWithNullsParses(t *testing.T) {
+	if !json.Valid([]byte(JSONSchema())) {
+		t.Fatal("the schema is not valid JSON")
+	}
+	text := `{"summary":"s","files":[` +
+		`{"path":"a.txt","operation":"modify","new_path":null,"base_sha256":null,"edits":[{"search":"one\n","replace":"ONE\n","line_hint":null}],"content":null},` +
+		`{"path":"b.txt","operation":"add","new_path":null,"base_sha256":null,"edits":[],"content":"new\n"}],` +
+		`"verification":["true"],"risks":[]}`
+	p, err := Parse(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	work := t.TempDir()
+	writeFiles(t, work, map[string]string{"a.txt": "one\n"})
+	a, _ := newTestApplier(t, work)
+	plan, err := a.Validate(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plan.Files) != 2 || string(plan.Files[0].NewContent) != "ONE\n" || string(plan.Files[1].NewContent) != "new\n" || p.Verification[0] != "true" {
+		t.Fatalf("plan %+v", plan.Files)
 	}
 }
 
