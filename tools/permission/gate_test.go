@@ -339,6 +339,10 @@ func gateCases(f *fixture) []gateCase {
 		{name: "cp -a a link then write below", cmd: "cp -a outbox o2 && echo x > o2/y", pm: engine.PermissionYolo, want: engine.DecisionAsk, stage: StageValidation},
 		{name: "checkout then write below a new dir", cmd: "git checkout b && echo x > lnk/f", pm: engine.PermissionYolo, want: engine.DecisionAsk, stage: StageValidation},
 		{name: "mkdir then cp stays allowed", cmd: "mkdir -p dist && cp README.md dist/", pm: engine.PermissionYolo, want: engine.DecisionAllow},
+		{name: "perl -pi on .git/config", cmd: "perl -pi -e s/a/b/ .git/config", pm: engine.PermissionYolo, want: engine.DecisionDeny, stage: StageSafety},
+		{name: "go build -o outside", cmd: "go build -o ../bin/x .", pm: engine.PermissionYolo, want: engine.DecisionDeny, stage: StageSafety},
+		{name: "gcc -o into hooks", cmd: "gcc -o .git/hooks/pre-commit a.c", pm: engine.PermissionYolo, want: engine.DecisionDeny},
+		{name: "go build -o inside", cmd: "go build -o bin/x .", pm: engine.PermissionYolo, want: engine.DecisionAllow},
 		// git writing its config or outside the workspace.
 		{name: "git config hooksPath", cmd: "git config core.hooksPath hooks", pm: engine.PermissionYolo, want: engine.DecisionDeny, stage: StageSafety},
 		{name: "git config alias", cmd: "git config alias.st '!rm -rf build'", pm: engine.PermissionYolo, want: engine.DecisionDeny},

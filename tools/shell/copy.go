@@ -1,0 +1,249 @@
+package shell
+
+import (
+	"path"
+	"strings"
+)
+
+// classifyCopy finds what cp, mv, install and ln write: the destination
+// (and, for a directory destination, the file named after each source in
+// it); mv also removes its sources.
+func classifyCopy(base string, args []string, dyn []bool) classInfo {
+	info := classInfo{writes: true}
+	targetDir, targetDirDyn, dirMode := "", false, false
+	ops := []int{}
+	short := map[string]string{"cp": "St", "mv": "St", "install": "mogStT", "ln": "St"}[base]
+	i := 0
+	for i < len(args) {
+		a := args[i]
+		if dyn[i] || a == "-" || !strings.HasPrefix(a, "-") {
+			ops = append(ops, i)
+			i++
+			continue
+		}
+		if a == "--" {
+			for j := i + 1; j < len(args); j++ {
+				ops = append(ops, j)
+			}
+			break
+		}
+		if strings.HasPrefix(a, "--") {
+			name, val, hasVal := strings.Cut(a[2:], "=")
+			if name == "target-directory" {
+				if !hasVal && i+1 < len(args) {
+					i++
+					val, targetDirDyn = args[i], dyn[i]
+				}
+				targetDir = val
+			}
+			i++
+			continue
+		}
+		for j := 1; j < len(a); j++ {
+			c := a[j]
+			if c == 'd' && base == "install" {
+				dirMode = true
+			}
+			if strings.IndexByte(short, c) >= 0 {
+				val := a[j+1:]
+				if val == "" && i+1 < len(args) {
+					i++
+					val = args[i]
+					if c == 't' {
+						targetDirDyn = dyn[i]
+					}
+				}
+				if c == 't' {
+					targetDir = val
+				}
+				break
+			}
+		}
+		i++
+	}
+	if dirMode {
+		for _, k := range ops {
+			info.targets = append(info.targets, tgt(args, dyn, k, OpWrite))
+		}
+		return info
+	}
+	sources := ops
+	// linkDirs are the directories the new links may land in, for the
+	// link targets below.
+	var linkDirs []string
+	if targetDir == "" {
+		if len(ops) == 0 {
+			return info
+		}
+		if len(ops) == 1 && base == "ln" {
+			// ln TARGET creates a link named after it in the cwd.
+			info.targets = append(info.targets, Target{Path: path.Base(args[ops[0]]), Op: OpWrite, Dynamic: dyn[ops[0]]})
+			info.targets = append(info.targets, linkTargets(args, dyn, ops, []string{"."})...)
+			return info
+		}
+		dest := ops[len(ops)-1]
+		sources = ops[:len(ops)-1]
+		targetDir, targetDirDyn = args[dest], dyn[dest]
+		info.targets = append(info.targets, Target{Path: targetDir, Op: OpWrite, Dynamic: targetDirDyn})
+		// DEST is the link itself, or a directory the link goes into.
+		linkDirs = []string{path.Dir(targetDir), targetDir}
+	} else {
+		info.targets = append(info.targets, Target{Path: targetDir, Op: OpWrite, Dynamic: targetDirDyn})
+		linkDirs = []string{targetDir}
+	}
+	if makesLinks(base, args, dyn) {
+		info.targets = append(info.targets, linkTargets(args, dyn, sources, linkDirs)...)
+	}
+	for _, s := range sources {
+		info.targets = append(info.targets, Target{Path: strings.TrimSuffix(targetDir, "/") + "/" + path.Base(args[s]), Op: OpWrite, Dynamic: targetDirDyn || dyn[s]})
+		if base == "mv" {
+			info.targets = append(info.targets, tgt(args, dyn, s, OpDelete))
+		}
+	}
+	return info
+}
+
+// makesLinks reports a cp or ln that creates links (symbolic or hard)
+// instead of copies. A link makes what it points to writable through it,
+// so what it points to is judged as a write: `ln -s .git/hooks h && echo x
+// > h/pre-commit` writes into .git, and `ln -s /etc e` opens /etc.
+func makesLinks(base string, args []string, dyn []bool) bool {
+	if base == "ln" {
+		return true
+	}
+	if base != "cp" {
+		return false
+	}
+	for i, a := range args {
+		if dyn[i] || a == "--" {
+			break
+		}
+		if a == "--link" || a == "--symbolic-link" {
+			return true
+		}
+		if strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && strings.ContainsAny(a, "sl") {
+			return true
+		}
+	}
+	return false
+}
+
+// linkTargets returns what the links made from sources point to, as write
+// targets. A relative symbolic link is resolved from the directory it is
+// created in, so each source is joined with every candidate link
+// directory; a hard link, or `ln -r`, names its source from the cwd. Judging
+// a candidate that is not the real one only asks more, never less.
+func linkTargets(args []string, dyn []bool, sources []int, linkDirs []string) []Target {
+	symbolic, relative := false, false
+	for i, a := range args {
+		if dyn[i] || a == "--" {
+			break
+		}
+		switch {
+		case a == "--symbolic" || a == "--symbolic-link":
+			symbolic = true
+		case a == "--relative":
+			relative = true
+		case strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--"):
+			symbolic = symbolic || strings.ContainsRune(a, 's')
+			relative = relative || strings.ContainsRune(a, 'r')
+		}
+	}
+	if !symbolic || relative {
+		linkDirs = []string{"."}
+	}
+	var out []Target
+	seen := map[string]bool{}
+	add := func(t Target) {
+		if !seen[t.Path] {
+			seen[t.Path] = true
+			out = append(out, t)
+		}
+	}
+	for _, s := range sources {
+		src := args[s]
+		if dyn[s] || strings.HasPrefix(src, "/") || src == "~" || strings.HasPrefix(src, "~/") {
+			add(Target{Path: src, Op: OpWrite, Dynamic: dyn[s]})
+			continue
+		}
+		for _, d := range linkDirs {
+			if d == "." || d == "" {
+				add(Target{Path: src, Op: OpWrite})
+			} else {
+				add(Target{Path: strings.TrimSuffix(d, "/") + "/" + src, Op: OpWrite})
+			}
+		}
+	}
+	return out
+}
+
+// classifyInPlace finds the files `perl -i` and `ruby -i` edit in place:
+// every operand after the script (with -e) is rewritten, like sed -i. ok is
+// false when there is no -i.
+func classifyInPlace(args []string, dyn []bool) (classInfo, bool) {
+	inPlace, script := false, false
+	var ops []int
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if dyn[i] && strings.HasPrefix(a, "-") {
+			return classInfo{writes: true, unprovable: "an interpreter option is not a literal"}, true
+		}
+		switch {
+		case a == "--":
+			for j := i + 1; j < len(args); j++ {
+				ops = append(ops, j)
+			}
+			i = len(args)
+		case strings.HasPrefix(a, "-") && len(a) > 1 && !strings.HasPrefix(a, "--"):
+			for j := 1; j < len(a); j++ {
+				c := a[j]
+				if c == 'i' {
+					inPlace = true
+					break // the rest of the word is the backup suffix
+				}
+				if c == 'e' || c == 'E' {
+					script = true
+					if j == len(a)-1 {
+						i++ // the code is the next word
+					}
+					break
+				}
+				if strings.IndexByte("IMmlx0C", c) >= 0 {
+					break // the rest of the word is the option's value
+				}
+			}
+		default:
+			ops = append(ops, i)
+		}
+	}
+	if !inPlace {
+		return classInfo{}, false
+	}
+	if !script && len(ops) > 0 {
+		ops = ops[1:] // the first operand is the script file
+	}
+	info := classInfo{writes: true}
+	for _, k := range ops {
+		info.targets = append(info.targets, tgt(args, dyn, k, OpWrite))
+	}
+	return info, true
+}
+
+// classifyOutputFlag finds the file a compiler or `go build` writes with
+// flag (`-o out`, `-o=out`, and `-oout` when attached is set: go has
+// other flags starting with -o, compilers do not). Without the flag the
+// output lands in the cwd, which stays a plain write.
+func classifyOutputFlag(args []string, dyn []bool, flag string, attached bool) classInfo {
+	info := classInfo{writes: true}
+	for i, a := range args {
+		switch {
+		case a == flag && i+1 < len(args):
+			info.targets = append(info.targets, tgt(args, dyn, i+1, OpWrite))
+		case strings.HasPrefix(a, flag+"="):
+			info.targets = append(info.targets, Target{Path: a[len(flag)+1:], Op: OpWrite, Dynamic: dyn[i]})
+		case attached && strings.HasPrefix(a, flag) && len(a) > len(flag):
+			info.targets = append(info.targets, Target{Path: a[len(flag):], Op: OpWrite, Dynamic: dyn[i]})
+		}
+	}
+	return info
+}
