@@ -17,12 +17,19 @@ import (
 // sessionLimit is how many sessions the picker loads.
 const sessionLimit = 10000
 
+// sessionFirstPage is how many sessions the picker's first listing loads:
+// enough for any screen, so the picker opens at once; the full listing,
+// which the filter needs, follows in a second query.
+const sessionFirstPage = 200
+
 // Messages of the session picker's IO, which runs in Cmds.
 type (
 	sessionsMsg struct {
 		here     bool
 		sessions []store.SessionInfo
 		err      error
+		// partial marks the first page; the full listing replaces it.
+		partial bool
 	}
 	sessionDeletedMsg struct {
 		id  string
@@ -40,6 +47,7 @@ type (
 type sessionPicker struct {
 	here     bool // this directory only, or all
 	loading  bool
+	partial  bool // only the first page is loaded so far
 	all      []store.SessionInfo
 	hay      []string // lower-cased search text of each session
 	matches  []int    // indexes into all, best first
@@ -87,15 +95,33 @@ func (m *Model) loadSessions(here bool) tea.Cmd {
 	if !here {
 		ws = ""
 	}
-	return func() tea.Msg {
-		ss, err := st.ListSessions(ctx, ws, sessionLimit)
-		return sessionsMsg{here: here, sessions: ss, err: err}
+	list := func(limit int, partial bool) tea.Cmd {
+		return func() tea.Msg {
+			ss, err := st.ListSessions(ctx, ws, limit)
+			return sessionsMsg{here: here, sessions: ss, err: err, partial: partial && len(ss) == limit}
+		}
 	}
+	// Both run at once; onSessions drops a first page that arrives after
+	// the full listing.
+	return tea.Batch(list(sessionFirstPage, true), list(sessionLimit, false))
 }
 
-// load installs a listing.
-func (p *sessionPicker) load(ss []store.SessionInfo) {
-	p.loading, p.all = false, ss
+// load installs a listing, keeping the cursor on the same session.
+func (p *sessionPicker) load(ss []store.SessionInfo, partial bool) {
+	var keep string
+	if s, ok := p.selected(); ok {
+		keep = s.ID
+	}
+	p.loading, p.partial, p.all = false, partial, ss
+	defer func() {
+		for k, i := range p.matches {
+			if keep != "" && p.all[i].ID == keep {
+				p.cursor = k
+				return
+			}
+		}
+		p.cursor = min(p.cursor, max(len(p.matches)-1, 0))
+	}()
 	p.hay = make([]string, len(ss))
 	for i, s := range ss {
 		p.hay[i] = strings.ToLower(s.Title + " " + s.ID + " " + s.Runtime + " " + s.Model + " " + s.Workspace)
@@ -289,7 +315,11 @@ func (p *sessionPicker) view(t *themes.Theme, width, maxHeight int, now time.Tim
 	if !p.here {
 		scope = "all directories"
 	}
-	head := t.Accent.Render("Sessions") + t.Muted.Render(fmt.Sprintf(" · %s · %d of %d", scope, len(p.matches), len(p.all)))
+	count := fmt.Sprintf(" · %s · %d of %d", scope, len(p.matches), len(p.all))
+	if p.partial {
+		count += "+ (loading the rest…)"
+	}
+	head := t.Accent.Render("Sessions") + t.Muted.Render(count)
 	lines := []string{ansi.Truncate(head, inner, "…")}
 	p.filter.SetWidth(inner - 10)
 	lines = append(lines, p.filter.View())
@@ -345,7 +375,7 @@ func (p *sessionPicker) view(t *themes.Theme, width, maxHeight int, now time.Tim
 		}
 		lines = append(lines, t.Muted.Render(ansi.Wordwrap(keys, inner, "")))
 	}
-	return t.Dialog.Width(width).Render(strings.Join(lines, "\n"))
+	return dialogBox(t, width, lines)
 }
 
 // age says how long ago t was, briefly.
@@ -396,7 +426,10 @@ func (m *Model) onSessions(msg sessionsMsg) {
 		m.sessions.err = "could not list sessions: " + msg.err.Error()
 		return
 	}
-	m.sessions.load(msg.sessions)
+	if msg.partial && !m.sessions.loading && !m.sessions.partial {
+		return // the full listing came first
+	}
+	m.sessions.load(msg.sessions, msg.partial)
 }
 
 func (m *Model) onSessionDeleted(msg sessionDeletedMsg) {
