@@ -3,6 +3,8 @@ package tui
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -37,19 +39,55 @@ func reviewProposal() (engine.Event, engine.Event) {
 	return prop, req
 }
 
+// TestGoldenReview renders the review of reviewProposal (CRLF, a very
+// long line, a binary file, a rename) unified and split at two widths
+// each, in the dark and the light theme: the text goldens are shared by
+// both themes (colour stripped), the styled goldens keep every escape
+// sequence per theme, so a change of colour or emphasis shows too.
 func TestGoldenReview(t *testing.T) {
 	prop, req := reviewProposal()
 	for _, name := range []string{"dark", "light"} {
 		th := themes.MustResolve(name, false)
 		for _, w := range []int{80, 140} {
 			r := newReview(req, &prop, &th, false, goldenT0)
-			golden(t, "review_unified", w, r.view(&th, w, 60, 0))
+			v := r.view(&th, w, 60, 0)
+			golden(t, "review_unified", w, v)
+			goldenStyled(t, "review_unified_"+name, w, v)
 		}
 		for _, w := range []int{110, 160} {
 			r := newReview(req, &prop, &th, false, goldenT0)
 			r.dv.layout = layoutSplit
-			golden(t, "review_split", w, r.view(&th, w, 60, 0))
+			v := r.view(&th, w, 60, 0)
+			golden(t, "review_split", w, v)
+			goldenStyled(t, "review_split_"+name, w, v)
 		}
+	}
+}
+
+// goldenStyled compares a view with its escape sequences (ESC shown as ␛)
+// with testdata/tui/golden/<name>_<width>.styled.golden.
+func goldenStyled(t *testing.T, name string, width int, view string) {
+	t.Helper()
+	got := strings.ReplaceAll(view, "\x1b", "␛") + "\n"
+	path := filepath.Join("..", "testdata", "tui", "golden", fmt.Sprintf("%s_%d.styled.golden", name, width))
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./tui -run Golden -update)", err)
+	}
+	if got != string(want) {
+		gl, wl := strings.Split(got, "\n"), strings.Split(string(want), "\n")
+		for i := range min(len(gl), len(wl)) {
+			if gl[i] != wl[i] {
+				t.Fatalf("%s at width %d differs from %s at line %d:\n got %q\nwant %q", name, width, path, i+1, gl[i], wl[i])
+			}
+		}
+		t.Fatalf("%s at width %d differs from %s in length", name, width, path)
 	}
 }
 
