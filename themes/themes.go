@@ -125,7 +125,7 @@ func build(n Name) Theme {
 			added: lipgloss.Color("#00ff00"), removed: lipgloss.Color("#ff5f5f"),
 			statusBg: lipgloss.Color("#ffffff"), statusFg: lipgloss.Color("#000000"), selBg: lipgloss.Color("#0000aa"),
 		}
-		md = styles.DarkStyleConfig
+		md = highContrastMarkdown()
 	default:
 		p = palette{
 			fg: lipgloss.Color("#d0d7de"), muted: lipgloss.Color("#7d8590"), accent: lipgloss.Color("#58a6ff"),
@@ -170,6 +170,33 @@ func build(n Name) Theme {
 		t.Selected = t.Selected.Reverse(true)
 	}
 	return t
+}
+
+// highContrastMarkdown is glamour's dark style with the low-contrast
+// parts made bright: white body text, pure bright headings, links and
+// inline code on black, and a brighter code-block text colour. Only the
+// copy's pointers are replaced, never the values they point at: those are
+// shared with glamour's own style variables.
+func highContrastMarkdown() ansi.StyleConfig {
+	c := styles.DarkStyleConfig
+	str := func(s string) *string { return &s }
+	yes := true
+	c.Document.Color = str("#ffffff")
+	c.BlockQuote.Color = str("#ffffff")
+	c.Heading.Color, c.Heading.Bold = str("#00ffff"), &yes
+	c.H1.Color, c.H1.BackgroundColor = str("#000000"), str("#00ffff")
+	c.H6.Color = str("#00ffff")
+	c.Link.Color, c.Link.Underline = str("#00ffff"), &yes
+	c.LinkText.Color, c.LinkText.Bold = str("#ffff00"), &yes
+	c.Code.Color, c.Code.BackgroundColor = str("#ffff00"), str("#000000")
+	c.HorizontalRule.Color = str("#ffffff")
+	if c.CodeBlock.Chroma != nil {
+		ch := *c.CodeBlock.Chroma
+		ch.Text.Color = str("#ffffff")
+		ch.Comment.Color = str("#d0d0d0")
+		c.CodeBlock.Chroma = &ch
+	}
+	return c
 }
 
 // colorless is the NO_COLOR variant: emphasis through attributes only, and

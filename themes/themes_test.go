@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"charm.land/glamour/v2"
 	"go.uber.org/goleak"
 )
 
@@ -66,5 +67,34 @@ func TestThemesDoNotShareGlamourState(t *testing.T) {
 	a.Markdown.Document.Margin = &zero
 	if *b.Markdown.Document.Margin != 0 {
 		t.Fatal("changing one theme's markdown style changed another's")
+	}
+}
+
+// TestEachThemeHasItsOwnMarkdownStyle renders the same markdown with each
+// theme's glamour style: every theme looks different, and high contrast
+// uses bright white body text.
+func TestEachThemeHasItsOwnMarkdownStyle(t *testing.T) {
+	src := "# Title\n\nSome text with `code` and a [link](https://example.com).\n"
+	seen := map[string]Name{}
+	for _, n := range Names {
+		r, err := glamour.NewTermRenderer(glamour.WithStyles(MustResolve(string(n), false).Markdown), glamour.WithWordWrap(60))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := r.Render(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if other, dup := seen[out]; dup {
+			t.Errorf("%s renders markdown exactly like %s", n, other)
+		}
+		seen[out] = n
+	}
+	hc := MustResolve(string(HighContrast), false).Markdown
+	if hc.Document.Color == nil || *hc.Document.Color != "#ffffff" {
+		t.Errorf("high-contrast body text is not white")
+	}
+	if d := MustResolve(string(Dark), false).Markdown; d.Document.Color == nil || *d.Document.Color == "#ffffff" {
+		t.Errorf("building high contrast changed the dark style")
 	}
 }

@@ -28,18 +28,7 @@ func TestE2EDemoInTmux(t *testing.T) {
 		t.Fatal("KZ_E2E=1 but tmux is not installed")
 	}
 	tmp := t.TempDir()
-	bin := os.Getenv("KZ_BIN")
-	if bin == "" {
-		bin = os.Getenv("KZ_E2E_BIN")
-	}
-	if bin == "" {
-		bin = filepath.Join(tmp, "kz")
-		build := exec.Command("go", "build", "-o", bin, "github.com/kaizen-code/kz")
-		build.Dir = ".."
-		if out, err := build.CombinedOutput(); err != nil {
-			t.Fatalf("build kz: %v\n%s", err, out)
-		}
-	}
+	bin := kzForE2E(t, tmp)
 	data := filepath.Join(tmp, "data")
 	work := filepath.Join(tmp, "work")
 	for _, d := range []string{data, work, filepath.Join(tmp, "config")} {
@@ -56,9 +45,14 @@ func TestE2EDemoInTmux(t *testing.T) {
 
 	p.waitFor("the demo welcome", "Welcome to the kz demo")
 
-	// 1. A prompt streams markdown.
+	// 1. A prompt streams markdown: a frame shows part of the answer while
+	// the turn runs (the code block at its end not there yet), then the
+	// whole answer.
 	p.send("hello")
 	p.keys("Enter")
+	p.wait("a partly streamed answer", func(s string) bool {
+		return strings.Contains(s, "kz drives") && strings.Contains(s, "running") && !strings.Contains(s, "hello from kz")
+	})
 	p.waitFor("the streamed answer", "hello from kz")
 	p.waitGone("the end of the turn", "running")
 
@@ -163,6 +157,83 @@ func TestE2EDemoInTmux(t *testing.T) {
 	}
 	if strings.Join(decisions, ",") != "bash:allow,edit_file:deny,apply_patch:allow" {
 		t.Fatalf("decisions = %v", decisions)
+	}
+}
+
+// kzForE2E is the kz binary under test: KZ_BIN (what make e2e sets) or
+// KZ_E2E_BIN when set, else one built into dir.
+func kzForE2E(t *testing.T, dir string) string {
+	t.Helper()
+	for _, v := range []string{"KZ_BIN", "KZ_E2E_BIN"} {
+		if bin := os.Getenv(v); bin != "" {
+			return bin
+		}
+	}
+	bin := filepath.Join(dir, "kz")
+	build := exec.Command("go", "build", "-o", bin, "github.com/kaizen-code/kz")
+	build.Dir = ".."
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build kz: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// TestE2EThemesInTmux starts `kz --demo` in tmux three times and reads
+// the colours on screen with capture-pane -e: the theme set in the config
+// file (light), the --theme flag overriding it (high-contrast), and
+// NO_COLOR, which leaves no colour at all. The status bar's background
+// tells the themes apart.
+func TestE2EThemesInTmux(t *testing.T) {
+	if os.Getenv("KZ_E2E") != "1" {
+		t.Skip("end-to-end test: set KZ_E2E=1 (make e2e) to run kz in tmux")
+	}
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Fatal("KZ_E2E=1 but tmux is not installed")
+	}
+	tmp := t.TempDir()
+	bin := kzForE2E(t, tmp)
+	config := filepath.Join(tmp, "config")
+	if err := os.MkdirAll(filepath.Join(config, "kz"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(config, "kz", "config.toml"), []byte("theme = \"light\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	const (
+		lightStatus = "48;2;208;215;222" // #d0d7de
+		hcStatus    = "48;2;255;255;255" // #ffffff
+		darkStatus  = "48;2;48;54;61"    // #30363d
+	)
+	cases := []struct {
+		name, env, flags string
+		want, not        []string
+	}{
+		{"config", "", "", []string{lightStatus}, []string{hcStatus, darkStatus}},
+		{"flag", "", "--theme high-contrast", []string{hcStatus}, []string{lightStatus, darkStatus}},
+		{"no-color", "NO_COLOR=1", "--theme high-contrast", nil, []string{"38;2;", "48;2;", "38;5;", "48;5;"}},
+	}
+	for i, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p := &pane{t: t, socket: fmt.Sprintf("kz-e2e-theme-%d-%d", os.Getpid(), i), name: "kz"}
+			t.Cleanup(func() { _ = exec.Command("tmux", "-L", p.socket, "kill-server").Run() })
+			data := filepath.Join(tmp, "data-"+c.name)
+			shell := fmt.Sprintf("cd %q && %s XDG_CONFIG_HOME=%q XDG_DATA_HOME=%q TERM=xterm-256color COLORTERM=truecolor %q --demo --data-dir %q %s; sleep 30",
+				tmp, c.env, config, data, bin, data, c.flags)
+			p.tmux("new-session", "-d", "-s", p.name, "-x", "100", "-y", "30", shell)
+			p.waitFor("the demo", "Welcome to the kz demo")
+			p.waitFor("the status bar", "demo/demo-large")
+			s := p.tmux("capture-pane", "-p", "-e", "-t", p.name)
+			for _, w := range c.want {
+				if !strings.Contains(s, w) {
+					t.Errorf("screen lacks colour %s:\n%q", w, s)
+				}
+			}
+			for _, n := range c.not {
+				if strings.Contains(s, n) {
+					t.Errorf("screen has colour %s:\n%q", n, s)
+				}
+			}
+		})
 	}
 }
 

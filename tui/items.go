@@ -141,7 +141,7 @@ func (it *item) lines(rc *renderCtx) []string {
 		case "ok":
 			st = t.OK
 		}
-		for _, l := range wrapLines(sanitize(it.text), w) {
+		for _, l := range wrapHanging(sanitize(it.text), w) {
 			out = append(out, st.Render(l))
 		}
 	}
@@ -183,6 +183,40 @@ func wrapLines(s string, width int) []string {
 	}
 	s = strings.ReplaceAll(s, "\t", "    ")
 	return strings.Split(ansi.Hardwrap(ansi.Wordwrap(s, width, ""), width, true), "\n")
+}
+
+// wrapHanging wraps like wrapLines, but a line's continuation keeps the
+// line's indentation and steps past a leading list mark ("✗ ", "✓ ", "• ",
+// "- "), so wrapped lists (the first-run screen, long notices) stay
+// readable.
+func wrapHanging(s string, width int) []string {
+	var out []string
+	for _, line := range strings.Split(strings.ReplaceAll(s, "\t", "    "), "\n") {
+		body := strings.TrimLeft(line, " ")
+		indent := len(line) - len(body)
+		for _, mark := range []string{"✗ ", "✓ ", "• ", "- "} {
+			if strings.HasPrefix(body, mark) {
+				indent += ansi.StringWidth(mark)
+				break
+			}
+		}
+		if indent > width/2 || ansi.StringWidth(line) <= width {
+			out = append(out, wrapLines(line, width)...)
+			continue
+		}
+		first := wrapLines(line, width)[0]
+		if !strings.HasPrefix(line, first) {
+			out = append(out, wrapLines(line, width)...)
+			continue
+		}
+		// Re-wrap what follows the first line in the narrower column.
+		rest := strings.TrimSpace(line[len(first):])
+		out = append(out, first)
+		for _, l := range wrapLines(rest, width-indent) {
+			out = append(out, strings.Repeat(" ", indent)+l)
+		}
+	}
+	return out
 }
 
 // render draws the card: a header with status, tool and arguments, and

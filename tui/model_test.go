@@ -468,15 +468,6 @@ func TestResumedSessionShowsItsTranscript(t *testing.T) {
 	}
 }
 
-func TestFirstRunTextSaysWhatWasFoundAndHowToEnable(t *testing.T) {
-	s := FirstRunText([]engine.RuntimeInfo{{Name: "claude", Unavailable: "claude not found on PATH"}, {Name: "native"}})
-	for _, want := range []string{"✗ claude: claude not found on PATH", "✓ native is ready", "ANTHROPIC_API_KEY", "11434", "kz --demo"} {
-		if !strings.Contains(s, want) {
-			t.Fatalf("first-run text lacks %q:\n%s", want, s)
-		}
-	}
-}
-
 func TestQuitKeys(t *testing.T) {
 	f := newFake()
 	m := testModel(t, f, 80, 24)
@@ -560,5 +551,43 @@ func TestRenderAheadMatchesRenderOnDemand(t *testing.T) {
 	settle(ahead, cmd)
 	if a, b := ahead.screen(), onDemand.screen(); a != b || installed == before {
 		t.Fatalf("after the background renders (%d installed) frames differ:\n--- ahead\n%s\n--- on demand\n%s", installed-before, a, b)
+	}
+}
+
+// TestOnlyVisibleItemsAreRendered fills a transcript with 300 turns and
+// checks that a frame renders only the items that reach into it, both at
+// the bottom and scrolled back.
+func TestOnlyVisibleItemsAreRendered(t *testing.T) {
+	m := testModel(t, newFake(), 80, 24)
+	for i := 1; i <= 300; i++ {
+		m.feed(engine.Event{Type: engine.EventUserMessage, TurnID: int64(i), Text: fmt.Sprintf("question %d", i)},
+			engine.Event{Type: engine.EventAssistantMessage, TurnID: int64(i), Text: fmt.Sprintf("answer **%d**", i)},
+			engine.Event{Type: engine.EventFinalResult, TurnID: int64(i), Status: "complete"})
+	}
+	rendered := func() (n, lowest int) {
+		lowest = -1
+		for i, it := range m.tr.items {
+			if (it.md != nil && it.md.rendered) || it.cache != nil {
+				n++
+				if lowest < 0 {
+					lowest = i
+				}
+			}
+		}
+		return n, lowest
+	}
+	if !strings.Contains(m.screen(), "answer 300") {
+		t.Fatalf("last answer not shown:\n%s", m.screen())
+	}
+	if n, _ := rendered(); n == 0 || n > 24 {
+		t.Fatalf("%d of %d items rendered for a 24-line screen", n, len(m.tr.items))
+	}
+	m.press("pgup", "pgup")
+	n, lowest := rendered()
+	if n > 3*24 || lowest < len(m.tr.items)-3*24 {
+		t.Fatalf("after two pages back %d items rendered, the first at %d of %d", n, lowest, len(m.tr.items))
+	}
+	if !strings.Contains(m.screen(), "more below") {
+		t.Fatalf("not scrolled back:\n%s", m.screen())
 	}
 }

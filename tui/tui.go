@@ -178,24 +178,3 @@ a shell command that asks permission (y allow · s session · a always · n deny
 a file edit with its diff, a patch proposal (in patch-proposal mode it opens the diff review),
 and a slow answer to interrupt with esc (twice: at once). Type / for commands.
 shift+tab cycles the mode, ctrl+r switches runtime (demo-lite is text only), ctrl+l the model, ? shows every key.`
-
-// FirstRunText explains, for a person with no usable runtime, what kz
-// found and how to enable each runtime. infos is Session.Runtimes().
-func FirstRunText(infos []engine.RuntimeInfo) string {
-	var b strings.Builder
-	b.WriteString("No runtime is available yet. This is what kz found:\n")
-	for _, r := range infos {
-		if r.Unavailable == "" {
-			fmt.Fprintf(&b, "  ✓ %s is ready\n", r.Name)
-			continue
-		}
-		fmt.Fprintf(&b, "  ✗ %s: %s\n", r.Name, r.Unavailable)
-	}
-	b.WriteString(`To enable one:
-  • Claude Code: install it (npm i -g @anthropic-ai/claude-code) and log in, or set ANTHROPIC_API_KEY
-  • Codex: install it (npm i -g @openai/codex) and log in, or set OPENAI_API_KEY
-  • Gemini CLI: install it (npm i -g @google/gemini-cli), or set GEMINI_API_KEY
-  • a local model: start Ollama (it listens on 127.0.0.1:11434)
-Then restart kz, or try everything first with: kz --demo`)
-	return b.String()
-}
