@@ -2,6 +2,7 @@ package claudecode
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -314,10 +315,30 @@ func TestRealAllowForSession(t *testing.T) {
 		return fakeReply{Text: "done"}
 	})
 	rt, ws := realSetup(t, api)
+	// The CLI runs behind a tee, so the test sees what kz wrote to it.
+	stdinLog := recordStdin(t, rt)
 	h := newHarness(t, []engine.RuntimeEntry{{Runtime: rt}}, harnessOpts{answer: func(engine.Event) engine.Answer {
 		return engine.Answer{Decision: engine.DecisionAllow, Scope: engine.ScopeSession}
 	}})
 	final := h.run(t, context.Background(), "KZ:session")
+	// The grant went to Claude as a rule for exactly that command, kept
+	// for its session only.
+	var grants []permUpdate
+	for _, line := range strings.Split(readFile(t, stdinLog), "\n") {
+		var m struct {
+			Response struct {
+				Response permissionResult `json:"response"`
+			} `json:"response"`
+		}
+		if json.Unmarshal([]byte(line), &m) == nil {
+			grants = append(grants, m.Response.Response.UpdatedPermissions...)
+		}
+	}
+	want := []permUpdate{{Type: "addRules", Behavior: "allow", Destination: "session", Rules: []permRule{{ToolName: "Bash", RuleContent: "touch same.txt"}}},
+		{Type: "addRules", Behavior: "allow", Destination: "session", Rules: []permRule{{ToolName: "Bash", RuleContent: "touch other.txt"}}}}
+	if got, w := mustJSON(grants), mustJSON(want); string(got) != string(w) {
+		t.Errorf("updatedPermissions sent\n got %s\nwant %s", got, w)
+	}
 	// destination "session" keeps the grant in the CLI's memory: no
 	// settings file of Claude's is written, in the project or in HOME.
 	for _, dir := range []string{filepath.Join(ws, ".claude"), filepath.Join(filepath.Dir(ws), "home", ".claude")} {
@@ -345,6 +366,30 @@ func TestRealAllowForSession(t *testing.T) {
 			t.Errorf("tool call failed: %+v", f)
 		}
 	}
+}
+
+// recordStdin puts the runtime's CLI behind a shell tee that appends
+// everything kz writes to the CLI to a file, whose path it returns.
+func recordStdin(t *testing.T, rt *Runtime) string {
+	t.Helper()
+	dir := t.TempDir()
+	log, wrapper := filepath.Join(dir, "stdin.jsonl"), filepath.Join(dir, "claude")
+	script := "#!/bin/sh\ntee -a \"$KZ_TEST_STDIN_LOG\" | \"$KZ_TEST_REAL_CLAUDE\" \"$@\"\n"
+	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	rt.cfg.Env = append(rt.cfg.Env, "KZ_TEST_STDIN_LOG="+log, "KZ_TEST_REAL_CLAUDE="+rt.cfg.Command)
+	rt.cfg.Command = wrapper
+	return log
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
 
 // procsRunning lists the pids of live processes whose command line has
