@@ -1,12 +1,18 @@
 package main
 
 import (
+	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/patch"
+	"github.com/kaizen-code/kz/tools/workspace"
 )
 
 // TestPatchProposalCLIRetriesAppliesAndVerifies runs the command line of
@@ -175,4 +181,121 @@ func patchCLIKeys(m map[string]string) []string {
 		out = append(out, k)
 	}
 	return out
+}
+
+const patchCrashEnv = "KZ_PATCH_CLI_CRASH_CHILD"
+
+// blockingFS writes like the workspace, except that the write of block
+// waits until first holds its new content, then announces itself in
+// marker and hangs, so the parent can SIGKILL the process between the two
+// files of one change.
+type blockingFS struct {
+	*workspace.Workspace
+	first, firstContent, block, marker string
+}
+
+func (f blockingFS) WriteFile(rel string, data []byte, perm os.FileMode) error {
+	if rel == f.block {
+		for {
+			if b, err := os.ReadFile(filepath.Join(f.Dir(), f.first)); err == nil && string(b) == f.firstContent {
+				break
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		if err := os.WriteFile(f.marker, nil, 0o600); err != nil {
+			return err
+		}
+		select {}
+	}
+	return f.Workspace.WriteFile(rel, data, perm)
+}
+
+// TestPatchCLICrashChild is the process the crash test kills; it does
+// nothing unless started by TestPatchCLIRestartRecoversCrashedChange.
+func TestPatchCLICrashChild(t *testing.T) {
+	spec := os.Getenv(patchCrashEnv)
+	if spec == "" {
+		t.Skip("only runs as the child of TestPatchCLIRestartRecoversCrashedChange")
+	}
+	parts := strings.Split(spec, "\n")
+	if len(parts) != 3 {
+		t.Fatalf("bad spec %q", spec)
+	}
+	work, journal, marker := parts[0], parts[1], parts[2]
+	ws, err := workspace.Open(work)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &patch.Applier{FS: blockingFS{Workspace: ws, first: "a.txt", firstContent: "A\n", block: "b.txt", marker: marker},
+		Snapshots: &patch.MemorySnapshots{}, JournalDir: journal, Root: ws.Dir()}
+	p, err := patch.Parse("*** Begin Patch\n*** Update File: a.txt\n-a\n+A\n*** Update File: b.txt\n-b\n+B\n*** End Patch\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := a.Validate(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = a.Apply(context.Background(), plan)
+	t.Fatalf("apply returned (%v) instead of hanging until killed", err)
+}
+
+// TestPatchCLIRestartRecoversCrashedChange kills (SIGKILL) a real process
+// in the middle of a two-file change, with its journal in kz's data
+// directory, and checks that the next kz run restores both files to the
+// state before the change and says so.
+func TestPatchCLIRestartRecoversCrashedChange(t *testing.T) {
+	sb := newSandbox(t)
+	for rel, c := range map[string]string{"a.txt": "a\n", "b.txt": "b\n"} {
+		if err := os.WriteFile(filepath.Join(sb.workspace, rel), []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := patchCLITree(t, sb.workspace)
+	ws, err := filepath.EvalSymlinks(sb.workspace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	journal := filepath.Join(sb.data, "kz", "journal")
+	marker := filepath.Join(t.TempDir(), "blocked")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestPatchCLICrashChild$")
+	cmd.Env = append(os.Environ(), patchCrashEnv+"="+ws+"\n"+journal+"\n"+marker)
+	var childOut strings.Builder
+	cmd.Stdout, cmd.Stderr = &childOut, &childOut
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(marker); err == nil {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("the child never reached the second file:\n%s", childOut.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	mid := patchCLITree(t, sb.workspace)
+	if mid["a.txt"] == before["a.txt"] || mid["b.txt"] != before["b.txt"] {
+		t.Fatalf("the kill did not land between the two files: %v", mid)
+	}
+
+	_, errOut, code := sb.kz("-p", "hi", "--runtime", "scripted", "--script", script("hello.jsonl"))
+	if code != 0 || !strings.Contains(errOut, "restored 1 change(s) a crash left half-applied") {
+		t.Fatalf("restart: exit %d, stderr %q", code, errOut)
+	}
+	after := patchCLITree(t, sb.workspace)
+	for rel, want := range before {
+		if after[rel] != want {
+			t.Fatalf("after restart %s = %q, want %q", rel, after[rel], want)
+		}
+	}
+	if ents, _ := os.ReadDir(journal); len(ents) != 0 {
+		t.Fatalf("journal left after recovery: %v", ents)
+	}
 }
