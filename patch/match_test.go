@@ -207,3 +207,23 @@ func TestValidateRefusesTooManyFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestPreviewDiffBeyondTheSurrogateRange: lines are encoded as runes for
+// go-diff; with more distinct lines than the runes below the surrogate
+// range, a change far down the file still shows its own text.
+func TestPreviewDiffBeyondTheSurrogateRange(t *testing.T) {
+	var oldB, newB strings.Builder
+	for i := 0; i < 60000; i++ {
+		fmt.Fprintf(&oldB, "line %d\n", i)
+		if i == 59000 {
+			newB.WriteString("changed\n")
+			continue
+		}
+		fmt.Fprintf(&newB, "line %d\n", i)
+	}
+	text, added, removed := UnifiedDiff("a/f", "b/f", []byte(oldB.String()), []byte(newB.String()))
+	want := "@@ -58998,7 +58998,7 @@\n line 58997\n line 58998\n line 58999\n-line 59000\n+changed\n line 59001\n line 59002\n line 59003\n"
+	if added != 1 || removed != 1 || !strings.Contains(text, want) {
+		t.Fatalf("added %d removed %d:\n%s", added, removed, text)
+	}
+}

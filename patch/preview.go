@@ -53,11 +53,32 @@ type diffLine struct {
 // context, and the added and removed line counts. Line endings are part of
 // the comparison, so a CRLF→LF change shows as a change.
 func UnifiedDiff(oldName, newName string, oldContent, newContent []byte) (string, int, int) {
-	dmp := diffmatchpatch.New()
-	a, b, table := dmp.DiffLinesToChars(string(oldContent), string(newContent))
-	diffs := dmp.DiffCharsToLines(dmp.DiffMain(a, b, false), table)
-	var lines []diffLine
+	// Lines are encoded as one rune each (our own table, sized once and
+	// never re-split), go-diff compares the rune strings, and the result
+	// is decoded straight into diff lines.
+	oldRunes, newRunes, table := linesToRunes(string(oldContent), string(newContent))
+	lines := make([]diffLine, 0, len(table))
 	added, removed := 0, 0
+	if len(table) > maxDistinctLines {
+		// More distinct lines than valid runes: show the file as
+		// replaced whole, which is correct if not minimal.
+		for _, l := range strings.SplitAfter(string(oldContent), "\n") {
+			if l != "" {
+				lines = append(lines, diffLine{'-', l})
+				removed++
+			}
+		}
+		for _, l := range strings.SplitAfter(string(newContent), "\n") {
+			if l != "" {
+				lines = append(lines, diffLine{'+', l})
+				added++
+			}
+		}
+	}
+	var diffs []diffmatchpatch.Diff
+	if len(table) <= maxDistinctLines {
+		diffs = diffmatchpatch.New().DiffMainRunes(oldRunes, newRunes, false)
+	}
 	for _, d := range diffs {
 		var op byte
 		switch d.Type {
@@ -68,11 +89,8 @@ func UnifiedDiff(oldName, newName string, oldContent, newContent []byte) (string
 		case diffmatchpatch.DiffInsert:
 			op = '+'
 		}
-		for _, l := range strings.SplitAfter(d.Text, "\n") {
-			if l == "" {
-				continue
-			}
-			lines = append(lines, diffLine{op, l})
+		for _, r := range d.Text {
+			lines = append(lines, diffLine{op, table[runeIndex(r)]})
 			switch op {
 			case '-':
 				removed++
@@ -123,6 +141,58 @@ func UnifiedDiff(oldName, newName string, oldContent, newContent []byte) (string
 		i = end
 	}
 	return sb.String(), added, removed
+}
+
+// linesToRunes encodes each distinct line (with its terminator) of a and
+// b as one rune, returning both encodings and the table of lines. Indexes
+// skip the surrogate range, whose runes do not survive conversion to a
+// string (go-diff returns its diffs as strings).
+func linesToRunes(a, b string) ([]rune, []rune, []string) {
+	n := strings.Count(a, "\n") + strings.Count(b, "\n") + 2
+	index := make(map[string]rune, n)
+	table := make([]string, 0, n)
+	encode := func(s string) []rune {
+		out := make([]rune, 0, strings.Count(s, "\n")+1)
+		for len(s) > 0 {
+			i := strings.IndexByte(s, '\n')
+			line := s
+			if i >= 0 {
+				line = s[:i+1]
+			}
+			s = s[len(line):]
+			r, ok := index[line]
+			if !ok {
+				r = indexRune(len(table))
+				index[line] = r
+				table = append(table, line)
+			}
+			out = append(out, r)
+		}
+		return out
+	}
+	ra := encode(a)
+	rb := encode(b)
+	return ra, rb, table
+}
+
+const surrogateLo, surrogateHi = 0xD800, 0xE000
+
+// maxDistinctLines is how many distinct lines indexRune can encode as
+// valid runes.
+const maxDistinctLines = 0x10FFFF + 1 - (surrogateHi - surrogateLo)
+
+func indexRune(i int) rune {
+	if i >= surrogateLo {
+		i += surrogateHi - surrogateLo
+	}
+	return rune(i)
+}
+
+func runeIndex(r rune) int {
+	if r >= surrogateHi {
+		return int(r) - (surrogateHi - surrogateLo)
+	}
+	return int(r)
 }
 
 func writeHunk(sb *strings.Builder, h []diffLine, oldStart, newStart int) {
