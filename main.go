@@ -419,7 +419,7 @@ func cmdMain(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 		err := tui.Run(ctx, tui.Options{Session: sess, Theme: firstNonEmpty(o.theme, e.cfg.Theme), Welcome: welcome,
 			Undo: undoer{e: e, st: st, ws: ws, sessionID: id}, Sessions: st, Workspace: e.workspace, Commands: commands,
-			HunkSelection: true})
+			HunkSelection: true, Grants: grantManager{gate: gate, file: config.NewGrantsFile(e.paths)}})
 		if cerr := sess.Close(context.WithoutCancel(ctx)); err == nil {
 			err = cerr
 		}
@@ -528,6 +528,46 @@ type undoer struct {
 
 func (u undoer) UndoLast(ctx context.Context) (string, error) {
 	return patch.UndoLast(ctx, u.e.applier(u.ws, u.st, u.sessionID), u.st, u.sessionID)
+}
+
+// grantManager is /permissions in the TUI: the gate's session grants and
+// the "always allow" rules of the grants file.
+type grantManager struct {
+	gate *permission.Gate
+	file *config.GrantsFile
+}
+
+func (g grantManager) ListGrants(context.Context) ([]tui.Grant, error) {
+	var out []tui.Grant
+	for _, k := range g.gate.SessionGrants() {
+		out = append(out, tui.Grant{Scope: "session", Rule: k})
+	}
+	rules, err := g.file.Rules()
+	if err != nil {
+		return out, err
+	}
+	for _, r := range rules {
+		out = append(out, tui.Grant{Scope: "always", Rule: r})
+	}
+	return out, nil
+}
+
+func (g grantManager) RevokeGrant(ctx context.Context, gr tui.Grant) error {
+	if gr.Scope == "session" {
+		if !g.gate.RevokeSessionGrant(gr.Rule) {
+			return fmt.Errorf("no session grant %q", gr.Rule)
+		}
+		return nil
+	}
+	ok, err := g.file.RemoveAllowRule(ctx, gr.Rule)
+	if err != nil {
+		return err
+	}
+	g.gate.RevokeAllowRule(gr.Rule)
+	if !ok {
+		return fmt.Errorf("no persisted grant %q", gr.Rule)
+	}
+	return nil
 }
 
 // RevertChange undoes an older change of this session from the change log

@@ -1,10 +1,12 @@
 package tui
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
@@ -34,7 +36,7 @@ var slashCommands = []slashCommand{
 	{"clear", "", "clear the screen's transcript (the session keeps it)", cmdClear},
 	{"cost", "", "tokens and cost of this session", cmdCost},
 	{"export", "[file]", "write the transcript as markdown", cmdExport},
-	{"permissions", "", "list the permission settings", cmdPermissions},
+	{"permissions", "[revoke N]", "list the permission grants, or revoke one", cmdPermissions},
 	{"quit", "", "quit kz", func(*Model, string) tea.Cmd { return tea.Quit }},
 }
 
@@ -308,12 +310,76 @@ func cmdCost(m *Model, _ string) tea.Cmd {
 	return nil
 }
 
-func cmdPermissions(m *Model, _ string) tea.Cmd {
+// Grant is one remembered permission: Scope "session" (allow for
+// session, kept in the gate's memory) or "always" (persisted in the
+// grants file), and the grant's key or rule as the gate spells it.
+type Grant struct {
+	Scope string
+	Rule  string
+}
+
+// GrantManager lists and revokes the grants in effect for the session;
+// main.go implements it over the permission gate and the grants file.
+type GrantManager interface {
+	ListGrants(ctx context.Context) ([]Grant, error)
+	RevokeGrant(ctx context.Context, g Grant) error
+}
+
+// cmdPermissions lists the modes and the grants, numbered; "/permissions
+// revoke N" revokes grant N of that list.
+func cmdPermissions(m *Model, args string) tea.Cmd {
 	st := m.status.state
-	m.tr.notice(fmt.Sprintf("permission mode: %s · mode: %s\nListing and revoking session and persisted grants needs an engine call that does not exist yet.",
-		orDash(string(st.PermissionMode)), orDash(string(st.Mode))), "")
-	m.tr.toBottom()
-	return nil
+	head := fmt.Sprintf("permission mode: %s · mode: %s", orDash(string(st.PermissionMode)), orDash(string(st.Mode)))
+	gm, ctx := m.ext.grants, m.ctx
+	if gm == nil {
+		m.tr.notice(head+"\ngrants cannot be listed here", "")
+		m.tr.toBottom()
+		return nil
+	}
+	args = strings.TrimSpace(args)
+	if args == "" {
+		return func() tea.Msg {
+			gs, err := gm.ListGrants(ctx)
+			if err != nil {
+				return commandMsg{text: head + "\ncould not list grants: " + err.Error(), style: "warn"}
+			}
+			return commandMsg{text: head + "\n" + grantList(gs)}
+		}
+	}
+	verb, num, _ := strings.Cut(args, " ")
+	n, err := strconv.Atoi(strings.TrimSpace(num))
+	if verb != "revoke" || err != nil || n < 1 {
+		m.tr.notice("usage: /permissions (list) or /permissions revoke N", "warn")
+		m.tr.toBottom()
+		return nil
+	}
+	return func() tea.Msg {
+		// Numbers refer to the list as it is now, read again here.
+		gs, err := gm.ListGrants(ctx)
+		if err != nil {
+			return commandMsg{text: "could not list grants: " + err.Error(), style: "warn"}
+		}
+		if n > len(gs) {
+			return commandMsg{text: fmt.Sprintf("no grant %d: there are %d", n, len(gs)), style: "warn"}
+		}
+		g := gs[n-1]
+		if err := gm.RevokeGrant(ctx, g); err != nil {
+			return commandMsg{text: "could not revoke: " + err.Error(), style: "warn"}
+		}
+		return commandMsg{text: fmt.Sprintf("revoked %s grant %s", g.Scope, g.Rule)}
+	}
+}
+
+func grantList(gs []Grant) string {
+	if len(gs) == 0 {
+		return "no grants: every ask is asked again"
+	}
+	var b strings.Builder
+	b.WriteString("grants (/permissions revoke N):")
+	for i, g := range gs {
+		fmt.Fprintf(&b, "\n  %d. %-7s %s", i+1, g.Scope, oneLine(g.Rule))
+	}
+	return b.String()
 }
 
 func cmdExport(m *Model, args string) tea.Cmd {

@@ -211,3 +211,43 @@ func TestChangeLog(t *testing.T) {
 		t.Error("esc did not close the log")
 	}
 }
+
+// fakeGrants is a GrantManager over a list.
+type fakeGrants struct{ list []Grant }
+
+func (f *fakeGrants) ListGrants(context.Context) ([]Grant, error) { return f.list, nil }
+
+func (f *fakeGrants) RevokeGrant(_ context.Context, g Grant) error {
+	for i, x := range f.list {
+		if x == g {
+			f.list = append(f.list[:i], f.list[i+1:]...)
+			return nil
+		}
+	}
+	return errors.New("no such grant")
+}
+
+func TestSlashPermissionsListAndRevoke(t *testing.T) {
+	gm := &fakeGrants{list: []Grant{{Scope: "session", Rule: "bash:git status"}, {Scope: "always", Rule: "Bash(go test ./...)"}}}
+	m := testModel(t, newFake(), 120, 40)
+	m.ext.grants = gm
+	m.command("/permissions")
+	s := m.screen()
+	for _, want := range []string{"permission mode:", "1. session bash:git status", "2. always  Bash(go test ./...)"} {
+		if !strings.Contains(s, want) {
+			t.Fatalf("missing %q:\n%s", want, s)
+		}
+	}
+	m.command("/permissions revoke 2")
+	if s := m.screen(); !strings.Contains(s, "revoked always grant Bash(go test ./...)") || len(gm.list) != 1 {
+		t.Fatalf("revoke: %+v\n%s", gm.list, s)
+	}
+	m.command("/permissions revoke 5")
+	if s := m.screen(); !strings.Contains(s, "no grant 5: there are 1") {
+		t.Fatalf("out of range:\n%s", s)
+	}
+	m.command("/permissions drop 1")
+	if s := m.screen(); !strings.Contains(s, "usage: /permissions") || len(gm.list) != 1 {
+		t.Fatalf("bad verb:\n%s", s)
+	}
+}

@@ -43,4 +43,5 @@ type extensions struct {
 	sessions  SessionStore
 	files     FileLister
 	workspace string
+	grants    GrantManager
 }

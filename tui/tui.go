@@ -75,6 +75,9 @@ type Options struct {
 	// user's directory and, only when the folder is trusted, the
 	// project's .kz/commands).
 	Commands []CustomCommand
+	// Grants lists and revokes the session's and the persisted permission
+	// grants (/permissions); nil shows only the modes.
+	Grants GrantManager
 }
 
 // subscriber is implemented by *engine.Session.
@@ -109,7 +112,7 @@ func Run(ctx context.Context, opts Options) error {
 	for _, c := range opts.Commands {
 		m.custom = append(m.custom, c.asSlash())
 	}
-	m.ext = extensions{undo: opts.Undo, sessions: opts.Sessions, files: opts.Files, workspace: opts.Workspace}
+	m.ext = extensions{undo: opts.Undo, sessions: opts.Sessions, files: opts.Files, workspace: opts.Workspace, grants: opts.Grants}
 	popts := []tea.ProgramOption{tea.WithContext(ctx)}
 	if opts.Input != nil {
 		popts = append(popts, tea.WithInput(opts.Input))

@@ -1,0 +1,52 @@
+package permission
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/engine/config"
+)
+
+// TestRevokeGrants: a session grant and an "always" rule, listed and then
+// revoked, stop allowing; the always rule also leaves the grants file.
+func TestRevokeGrants(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	file := &config.GrantsFile{Path: filepath.Join(t.TempDir(), "grants.toml")}
+	g := f.gate(t, Options{Writer: file})
+	touch, gotest := bashQuery(f.ws, "touch a.txt"), bashQuery(f.ws, "go test ./...")
+	if err := g.Remember(ctx, touch, engine.ScopeSession); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Remember(ctx, gotest, engine.ScopeAlways); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(g.SessionGrants(), ","); !strings.HasPrefix(got, "bash:go test ./...,bash:touch a.txt,write:") || !strings.HasSuffix(got, "/a.txt") {
+		t.Fatalf("session grants %q", got)
+	}
+	if !g.RevokeSessionGrant("bash:touch a.txt") || g.RevokeSessionGrant("bash:touch a.txt") {
+		t.Fatal("revoking a session grant twice")
+	}
+	if d := g.Check(ctx, touch).Decision; d != engine.DecisionAsk {
+		t.Fatalf("touch after revoke: %s, want ask", d)
+	}
+
+	// The always rule: gone from the file and from the gate. The session
+	// key "always" also added goes with its own revoke.
+	ok, err := file.RemoveAllowRule(ctx, "Bash(go test ./...)")
+	if err != nil || !ok {
+		t.Fatalf("remove from file: %v %v", ok, err)
+	}
+	if rules, err := file.Rules(); err != nil || len(rules) != 0 {
+		t.Fatalf("file still has %q (%v)", rules, err)
+	}
+	if !g.RevokeAllowRule("Bash(go test ./...)") || !g.RevokeSessionGrant("bash:go test ./...") {
+		t.Fatal("the always rule was not in the gate")
+	}
+	if d := g.Check(ctx, gotest).Decision; d != engine.DecisionAsk {
+		t.Fatalf("go test after revoke: %s, want ask", d)
+	}
+}
