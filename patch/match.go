@@ -65,6 +65,16 @@ var punct = strings.NewReplacer(
 
 func normalizePunct(s string) string { return punct.Replace(s) }
 
+// plainPunct reports whether no line holds a mark normalizePunct changes.
+func plainPunct(lines []string) bool {
+	for _, l := range lines {
+		if normalizePunct(l) != l {
+			return false
+		}
+	}
+	return true
+}
+
 // locateEdit runs the ladder for one edit against lines. hint is the
 // 0-based line the model's hint points at (or -1).
 func locateEdit(lines []string, e Edit, hint int) (location, *Problem) {
@@ -167,7 +177,11 @@ func findCandidates(lines, search, replace []string, step Step) []location {
 			continue
 		}
 		transform := func(s string) (string, bool) { return s, true }
-		if step == StepUnicode {
+		if step == StepUnicode && plainPunct(lines[i:i+n]) {
+			// The file writes plain ASCII punctuation where the model
+			// wrote typographic marks: the model's new lines are
+			// normalised the same way. A file that itself uses
+			// typographic marks gets the new lines as written.
 			transform = func(s string) (string, bool) { return normalizePunct(s), true }
 		}
 		repl, from, ok := buildReplacement(search, replace, i, lines, transform)

@@ -227,3 +227,20 @@ func TestPreviewDiffBeyondTheSurrogateRange(t *testing.T) {
 		t.Fatalf("added %d removed %d:\n%s", added, removed, text)
 	}
 }
+
+// TestUnicodeStepNormalisesInTheFilesDirection: new lines are normalised
+// to ASCII only when the matched file lines are ASCII (the model's
+// typographic marks were the corruption); a file that uses typographic
+// marks itself receives the new lines exactly as the model wrote them.
+func TestUnicodeStepNormalisesInTheFilesDirection(t *testing.T) {
+	ascii := lines("msg := \"it's\"\nother()\n")
+	loc, p := locateEdit(ascii, Edit{Search: "msg := \u201cit\u2019s\u201d\n", Replace: "msg := \u201cit\u2019s fine\u201d\n"}, -1)
+	if p != nil || loc.step != StepUnicode || loc.repl[0] != "msg := \"it's fine\"" {
+		t.Fatalf("ascii file: %+v %+v", loc, p)
+	}
+	fancy := lines("The \u201cquick\u201d fox\nend\n")
+	loc, p = locateEdit(fancy, Edit{Search: "The \"quick\" fox\n", Replace: "The \u201cquick\u201d brown fox\n"}, -1)
+	if p != nil || loc.step != StepUnicode || loc.repl[0] != "The \u201cquick\u201d brown fox" {
+		t.Fatalf("typographic file: %+v %+v", loc, p)
+	}
+}
