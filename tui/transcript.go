@@ -69,9 +69,25 @@ func (tr *transcript) notice(text, style string) {
 	tr.add(&item{kind: kindNotice, text: text, style: style})
 }
 
+func (tr *transcript) hasNotice(text string) bool {
+	for _, it := range tr.items {
+		if it.kind == kindNotice && it.text == text {
+			return true
+		}
+	}
+	return false
+}
+
 // apply folds one engine event into the transcript.
 func (tr *transcript) apply(ev engine.Event) {
 	switch ev.Type {
+	case engine.EventSessionStarted:
+		// kz's own runtimes carry the model catalog's warning here (an
+		// unknown model runs with conservative limits and no price). It
+		// comes with every turn; the person needs to read it once.
+		if ev.Text != "" && !tr.hasNotice("warning: "+ev.Text) {
+			tr.add(&item{kind: kindNotice, turnID: ev.TurnID, text: "warning: " + ev.Text, style: "warn"})
+		}
 	case engine.EventUserMessage:
 		tr.add(&item{kind: kindUser, turnID: ev.TurnID, text: ev.Text})
 	case engine.EventTextDelta:
