@@ -118,8 +118,8 @@ func TestHeadlessTurnSessionsAndResume(t *testing.T) {
 	}
 	id := last.SessionID
 	for _, ev := range evs {
-		if ev.SessionID != id || ev.Seq == 0 {
-			t.Fatalf("event without session or seq: %+v", ev)
+		if ev.SessionID != id || ev.Seq == 0 || ev.Runtime != "scripted" || ev.Time.IsZero() {
+			t.Fatalf("event without session, seq, runtime or time: %+v", ev)
 		}
 	}
 
@@ -370,6 +370,12 @@ func TestVersionAndRuntimes(t *testing.T) {
 	out, _, code = sb.kz("--help")
 	if code != 0 || !strings.Contains(out, "Exit codes") {
 		t.Fatalf("help: %s", out)
+	}
+	// Every exit code kz uses is documented, with what it means.
+	for _, want := range []string{"0  the turn completed", "1  error", "2  usage error", "3  the turn was interrupted or hit a limit"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("kz --help does not document %q", want)
+		}
 	}
 }
 
