@@ -128,15 +128,25 @@ func (k dialogKeys) ShortHelp() []key.Binding {
 	return []key.Binding{k.AllowOnce, k.AllowSession, k.AllowAlways, k.Deny, k.DenyMessage}
 }
 
+// compact is ShortHelp with one-word descriptions, for short screens.
+func (k dialogKeys) compact() []key.Binding {
+	return []key.Binding{long(k.AllowOnce, "allow"), long(k.AllowSession, "session"), long(k.AllowAlways, "always"),
+		long(k.Deny, "deny"), long(k.DenyMessage, "message")}
+}
+
 // FullHelp implements help.KeyMap.
 func (k dialogKeys) FullHelp() [][]key.Binding {
 	return [][]key.Binding{k.ShortHelp(), {k.Up, k.Down, k.PageUp, k.PageDown}}
 }
 
 // helpView is the ? overlay: every binding with its description, two
-// columns when the screen is wide enough, never cut.
-func (m *Model) helpView() string {
+// columns when the screen is wide enough. It never takes more than
+// maxHeight lines: on a short screen the bindings are listed inline
+// ("key desc · key desc"), and what still does not fit is cut with a note,
+// so the status bar always stays on screen.
+func (m *Model) helpView(maxHeight int) string {
 	t := &m.theme
+	inner := max(m.width-4, 10)
 	block := func(title string, bs []key.Binding) string {
 		w := 0
 		for _, b := range bs {
@@ -153,14 +163,16 @@ func (m *Model) helpView() string {
 	if m.width >= 90 {
 		groups = m.keys.FullHelp()
 	}
-	blocks := []string{
-		block("Input", groups[0]), block("Session", groups[1]),
-		block("View", groups[2]), block("Permission dialog", m.dialog.keys.ShortHelp()),
+	titles := []string{"Input", "Session", "View", "Permission dialog"}
+	sets := [][]key.Binding{groups[0], groups[1], groups[2], m.dialog.keys.ShortHelp()}
+	blocks := make([]string, len(sets))
+	for i := range sets {
+		blocks[i] = block(titles[i], sets[i])
 	}
 	left := blocks[0] + "\n\n" + blocks[2]
 	right := blocks[1] + "\n\n" + blocks[3]
 	body := lipgloss.JoinHorizontal(lipgloss.Top, left, "    ", right)
-	if lipgloss.Width(body) > m.width-4 {
+	if lipgloss.Width(body) > inner {
 		body = strings.Join(blocks, "\n\n")
 	}
 	cmds := m.commands()
@@ -168,7 +180,64 @@ func (m *Model) helpView() string {
 	for i, c := range cmds {
 		names[i] = "/" + c.name
 	}
-	body += "\n\n" + t.Accent.Render("Commands") + "\n" + t.HelpDesc.Render(ansi.Wordwrap(strings.Join(names, " "), max(m.width-6, 10), ""))
-	body += "\n\n" + t.Muted.Render("any key closes this help")
-	return t.Dialog.Width(m.width).Render(body)
+	commands := t.Accent.Render("Commands") + "\n" + t.HelpDesc.Render(ansi.Wordwrap(strings.Join(names, " "), inner, ""))
+	closing := t.Muted.Render("any key closes this help")
+	full := body + "\n\n" + commands + "\n\n" + closing
+	room := max(maxHeight-2, 3) // inside the border
+	if lineCount(full) > room {
+		// Short screen: each group on as few lines as its width allows.
+		var parts []string
+		for i, bs := range sets {
+			items := []string{t.Accent.Render(titles[i] + ":")}
+			for _, b := range bs {
+				items = append(items, t.HelpKey.Render(b.Help().Key)+" "+t.HelpDesc.Render(b.Help().Desc))
+			}
+			parts = append(parts, joinWrapped(items, " ", t.Muted.Render(" · "), inner)...)
+		}
+		full = strings.Join(parts, "\n") + "\n" + commands + "\n" + closing
+	}
+	if lines := strings.Split(full, "\n"); len(lines) > room {
+		full = strings.Join(lines[:room-1], "\n") + "\n" + t.Muted.Render(moreNote(inner))
+	}
+	return t.Dialog.Width(m.width).Render(full)
+}
+
+// joinWrapped lays items out on lines of at most width cells, breaking
+// between items rather than inside them (an item wider than a line is
+// word-wrapped). The first item is followed by first, the others are
+// separated by sep.
+func joinWrapped(items []string, first, sep string, width int) []string {
+	var lines []string
+	cur := ""
+	for i, it := range items {
+		join := sep
+		if i == 1 {
+			join = first
+		}
+		switch {
+		case i == 0:
+			cur = it
+		case ansi.StringWidth(cur)+ansi.StringWidth(join)+ansi.StringWidth(it) <= width:
+			cur += join + it
+		default:
+			lines = append(lines, cur)
+			cur = it
+		}
+	}
+	var out []string
+	for _, l := range append(lines, cur) {
+		out = append(out, strings.Split(ansi.Wordwrap(l, width, ""), "\n")...)
+	}
+	return out
+}
+
+// moreNote is the last line of a cut help overlay: it always says how to
+// close the help, and where there is room that a taller window shows more.
+func moreNote(width int) string {
+	for _, n := range []string{"… more in a taller window · any key closes", "… more · any key closes"} {
+		if ansi.StringWidth(n) <= width {
+			return n
+		}
+	}
+	return ansi.Truncate("any key closes", width, "…")
 }

@@ -678,7 +678,9 @@ func (m *Model) bottomPanel() string {
 	maxH := max(m.height-4, 5)
 	switch {
 	case m.showHelp:
-		return m.helpView()
+		// Help hides the hint line: it may use all but the status bar and
+		// the blank line above the panel.
+		return m.helpView(max(m.height-2, 5))
 	case m.picker != nil:
 		return m.picker.view(&m.theme, m.width, maxH)
 	case m.review != nil:

@@ -591,3 +591,46 @@ func TestOnlyVisibleItemsAreRendered(t *testing.T) {
 		t.Fatalf("not scrolled back:\n%s", m.screen())
 	}
 }
+
+// TestOverlaysFitEveryScreen opens each overlay (help, runtime picker,
+// model picker, a permission dialog with a long command) on screens from
+// roomy to tiny: the frame always has exactly the screen's lines, none
+// wider than the screen, and the status bar stays on the last line.
+func TestOverlaysFitEveryScreen(t *testing.T) {
+	long := strings.Repeat("echo step; ", 300) + "rm -rf ~"
+	for _, sz := range [][2]int{{120, 40}, {80, 24}, {60, 20}, {40, 15}, {30, 10}} {
+		w, h := sz[0], sz[1]
+		m := testModel(t, newFake(), w, h)
+		m.feed(goldenEvents()...)
+		check := func(what string) {
+			t.Helper()
+			lines := strings.Split(m.screen(), "\n")
+			if len(lines) != h {
+				t.Fatalf("%s at %dx%d: %d lines:\n%s", what, w, h, len(lines), m.screen())
+			}
+			for i, l := range lines {
+				if ansi.StringWidth(l) > w {
+					t.Fatalf("%s at %dx%d: line %d is %d wide: %q", what, w, h, i, ansi.StringWidth(l), l)
+				}
+			}
+			if last := lines[len(lines)-1]; !strings.Contains(last, "alpha") {
+				t.Fatalf("%s at %dx%d: status bar not on the last line:\n%s", what, w, h, m.screen())
+			}
+		}
+		m.press("?")
+		check("help")
+		if s := m.screen(); !strings.Contains(s, "Input") || !strings.Contains(s, "any key closes") {
+			t.Fatalf("help at %dx%d lacks its first group or how to close it:\n%s", w, h, s)
+		}
+		m.press("x", "ctrl+r")
+		check("runtime picker")
+		m.press("esc", "ctrl+l")
+		check("model picker")
+		m.press("esc")
+		m.feed(permReq("r1", 1, long))
+		check("permission dialog")
+		if s := m.screen(); !strings.Contains(s, "y allow") || !strings.Contains(s, "n deny") || !strings.Contains(s, "Command") {
+			t.Fatalf("dialog at %dx%d lost its keys or its command:\n%s", w, h, s)
+		}
+	}
+}

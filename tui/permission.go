@@ -269,6 +269,22 @@ func keyLine(t *themes.Theme, bs []key.Binding, width int) string {
 	return ansi.Wordwrap(strings.Join(parts, t.Muted.Render(" · ")), width, "")
 }
 
+// keyRows lists bindings like keyLine but breaks lines only between
+// bindings, so a key is never separated from what it does.
+func keyRows(t *themes.Theme, bs []key.Binding, width int) string {
+	var items []string
+	for _, b := range bs {
+		if b.Enabled() {
+			items = append(items, t.HelpKey.Render(b.Help().Key)+" "+t.HelpDesc.Render(b.Help().Desc))
+		}
+	}
+	if len(items) == 0 {
+		return ""
+	}
+	sep := t.Muted.Render(" · ")
+	return strings.Join(joinWrapped(items, sep, sep, width), "\n")
+}
+
 func orDash(s string) string {
 	if s == "" {
 		return "—"
@@ -295,7 +311,12 @@ func (d *permissionDialog) view(t *themes.Theme, width, maxHeight int) string {
 		d.input.SetWidth(inner - 4)
 		foot = d.input.View() + "\n" + t.Muted.Render("enter send denial · esc back")
 	} else {
-		foot = keyLine(t, d.keys.ShortHelp(), inner)
+		foot = keyRows(t, d.keys.ShortHelp(), inner)
+		if lineCount(foot) > 1 && d.bodyHeight(maxHeight, lineCount(foot)) < 4 {
+			// A short screen: the keys with one-word descriptions, so the
+			// command keeps some room.
+			foot = keyRows(t, d.keys.compact(), inner)
+		}
 	}
 	footH := strings.Count(foot, "\n") + 1
 	bodyH := d.bodyHeight(maxHeight, footH)
@@ -304,7 +325,7 @@ func (d *permissionDialog) view(t *themes.Theme, width, maxHeight int) string {
 		bodyH = max(bodyH-1, 1)
 		d.offset = min(d.offset, len(body)-bodyH)
 		end := d.offset + bodyH
-		scrollLine = t.Muted.Render(fmt.Sprintf("↑↓ scroll · lines %d–%d of %d", d.offset+1, end, len(body)))
+		scrollLine = t.Muted.Render(ansi.Truncate(fmt.Sprintf("↑↓ scroll · lines %d–%d of %d", d.offset+1, end, len(body)), inner, "…"))
 		body = body[d.offset:end]
 	} else {
 		d.offset = 0

@@ -50,7 +50,11 @@ func (s *statusBar) apply(ev engine.Event) {
 		s.turn, s.turnCost = engine.Usage{}, 0
 		s.flash = ""
 	case engine.EventRuntimeSwitched:
-		s.state.Runtime, s.state.Model = ev.Runtime, ev.Model
+		// An event without the new runtime's name (a replay of an old
+		// journal) leaves the bar as it is rather than blank.
+		if ev.Runtime != "" {
+			s.state.Runtime, s.state.Model = ev.Runtime, ev.Model
+		}
 	case engine.EventModeChanged:
 		s.state.Mode = ev.Mode
 	}
