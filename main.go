@@ -419,7 +419,8 @@ func cmdMain(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 		err := tui.Run(ctx, tui.Options{Session: sess, Theme: firstNonEmpty(o.theme, e.cfg.Theme), Welcome: welcome,
 			Undo: undoer{e: e, st: st, ws: ws, sessionID: id}, Sessions: st, Workspace: e.workspace, Commands: commands,
-			HunkSelection: true, Grants: grantManager{gate: gate, file: config.NewGrantsFile(e.paths)}})
+			HunkSelection: true, Grants: grantManager{gate: gate, file: config.NewGrantsFile(e.paths)},
+			Mentions: mentionReader{gate: gate, env: tools.NewEnv(ws, id, nil), sess: sess, dir: ws.Dir()}})
 		if cerr := sess.Close(context.WithoutCancel(ctx)); err == nil {
 			err = cerr
 		}

@@ -44,4 +44,5 @@ type extensions struct {
 	files     FileLister
 	workspace string
 	grants    GrantManager
+	mentions  MentionReader
 }

@@ -274,3 +274,50 @@ func isIgnored(ignores map[string][]ignorePattern, rel string, isDir bool) bool 
 	}
 	return false
 }
+
+// MentionReader reads a mentioned file for the turn through the same gate
+// and tool as read_file; main.go implements it. Without one, a mention
+// stays a plain path in the prompt.
+type MentionReader interface {
+	ReadMention(ctx context.Context, path string) (string, error)
+}
+
+// mentionedPaths are the distinct "@path" words of a prompt, in order.
+func mentionedPaths(text string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, w := range strings.Fields(text) {
+		p, ok := strings.CutPrefix(w, "@")
+		p = strings.TrimRight(p, ".,;:!?)\"'")
+		if !ok || p == "" || seen[p] || strings.Contains(p, "@") {
+			continue
+		}
+		seen[p] = true
+		out = append(out, p)
+	}
+	return out
+}
+
+// expandMentions appends the contents of the files a prompt mentions,
+// each read through r (the read_file gate). A file the gate refuses or
+// that cannot be read is named with the reason instead, so the model and
+// the person both see what was not attached. It runs in a Cmd: reads
+// block.
+func expandMentions(ctx context.Context, r MentionReader, text string) string {
+	paths := mentionedPaths(text)
+	if r == nil || len(paths) == 0 {
+		return text
+	}
+	var b strings.Builder
+	b.WriteString(text)
+	b.WriteString("\n\nFiles mentioned with @ (read through kz's read_file permission gate):")
+	for _, p := range paths {
+		out, err := r.ReadMention(ctx, p)
+		if err != nil {
+			fmt.Fprintf(&b, "\n\n(@%s not attached: %s)", p, oneLine(err.Error()))
+			continue
+		}
+		fmt.Fprintf(&b, "\n\n<file path=%q>\n%s\n</file>", p, strings.TrimRight(out, "\n"))
+	}
+	return b.String()
+}

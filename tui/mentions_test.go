@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -71,5 +72,43 @@ func TestMentionCompletion(t *testing.T) {
 	m.typeText("@zzzz")
 	if s := m.screen(); !strings.Contains(s, "no file matches @zzzz") {
 		t.Fatalf("no match:\n%s", s)
+	}
+}
+
+// fakeReader allows every path but "secret.txt".
+type fakeReader struct{ asked []string }
+
+func (f *fakeReader) ReadMention(_ context.Context, p string) (string, error) {
+	f.asked = append(f.asked, p)
+	if p == "secret.txt" {
+		return "", errors.New("read_file secret.txt: the gate says deny: denied by rule Read(./secret.txt)")
+	}
+	return "1\tcontents of " + p, nil
+}
+
+// TestMentionsGoThroughTheReader: the submitted prompt carries each
+// mentioned file as the reader (the read_file gate) returned it, and a
+// refused one only with the reason.
+func TestMentionsGoThroughTheReader(t *testing.T) {
+	f := newFake()
+	r := &fakeReader{}
+	m := testModel(t, f, 100, 30)
+	m.ext.mentions = r
+	m.typeText("look at @a.go and @secret.txt, and @a.go again")
+	m.press("enter")
+	var prompt string
+	for _, c := range f.Calls() {
+		if c.method == "Submit" {
+			prompt = c.args[0].(string)
+		}
+	}
+	if strings.Join(r.asked, ",") != "a.go,secret.txt" {
+		t.Fatalf("asked %q", r.asked)
+	}
+	for _, want := range []string{"look at @a.go and @secret.txt, and @a.go again", "<file path=\"a.go\">\n1\tcontents of a.go\n</file>",
+		"(@secret.txt not attached: read_file secret.txt: the gate says deny"} {
+		if !strings.Contains(prompt, want) {
+			t.Errorf("prompt lacks %q:\n%s", want, prompt)
+		}
 	}
 }

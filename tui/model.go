@@ -550,8 +550,8 @@ func (m *Model) send() tea.Cmd {
 
 func (m *Model) submit(text string) tea.Cmd {
 	m.submitting = true
-	sess := m.sess
-	return func() tea.Msg { return submitMsg{prompt: text, err: sess.Submit(text)} }
+	sess, ctx, r := m.sess, m.ctx, m.ext.mentions
+	return func() tea.Msg { return submitMsg{prompt: text, err: sess.Submit(expandMentions(ctx, r, text))} }
 }
 
 func (m *Model) browseHistory(dir int) {

@@ -78,6 +78,9 @@ type Options struct {
 	// Grants lists and revokes the session's and the persisted permission
 	// grants (/permissions); nil shows only the modes.
 	Grants GrantManager
+	// Mentions reads `@` mentioned files into the prompt through the
+	// read_file gate; nil leaves mentions as plain paths.
+	Mentions MentionReader
 }
 
 // subscriber is implemented by *engine.Session.
@@ -112,7 +115,8 @@ func Run(ctx context.Context, opts Options) error {
 	for _, c := range opts.Commands {
 		m.custom = append(m.custom, c.asSlash())
 	}
-	m.ext = extensions{undo: opts.Undo, sessions: opts.Sessions, files: opts.Files, workspace: opts.Workspace, grants: opts.Grants}
+	m.ext = extensions{undo: opts.Undo, sessions: opts.Sessions, files: opts.Files, workspace: opts.Workspace, grants: opts.Grants,
+		mentions: opts.Mentions}
 	popts := []tea.ProgramOption{tea.WithContext(ctx)}
 	if opts.Input != nil {
 		popts = append(popts, tea.WithInput(opts.Input))
