@@ -214,7 +214,11 @@ func exec(ctx context.Context, x execer, query string, args ...any) (sql.Result,
 	for i, a := range args {
 		switch v := a.(type) {
 		case string:
-			args[i] = Redact(v)
+			// Storing the same string back would box it again: one
+			// allocation per argument, millions in a long stream.
+			if r := Redact(v); r != v {
+				args[i] = r
+			}
 		case []byte:
 			if r := Redact(string(v)); r != string(v) {
 				args[i] = []byte(r)
