@@ -210,10 +210,14 @@ func TestDeniedCallReturnsFeedbackAndLoopContinues(t *testing.T) {
 
 func TestRetryableErrorsFailOverToNextRuntime(t *testing.T) {
 	for _, pc := range cases {
-		for _, bad := range []llmtest.Reply{{Status: 429, RetryAfter: "0"}, {Status: 500}, {Status: 529}, {Text: "partial answer", DropAfterFirst: true}} {
-			name := pc.name() + "/dropped"
-			if !bad.DropAfterFirst {
-				name = fmt.Sprintf("%s/http-%d", pc.name(), bad.Status)
+		for _, bad := range []llmtest.Reply{{Status: 429, RetryAfter: "0"}, {Status: 500}, {Status: 529},
+			{Text: "partial answer", DropAfterFirst: true}, {DropBeforeEvents: true}} {
+			name := fmt.Sprintf("%s/http-%d", pc.name(), bad.Status)
+			switch {
+			case bad.DropAfterFirst:
+				name = pc.name() + "/dropped-mid-stream"
+			case bad.DropBeforeEvents:
+				name = pc.name() + "/dropped-before-events"
 			}
 			t.Run(name, func(t *testing.T) {
 				failing := newFake(t, pc, bad, bad, bad)
