@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -57,6 +58,14 @@ type Config struct {
 	// KillGrace is how long an interrupt waits for the agent to wind down
 	// before its processes are killed. Zero means 2 seconds.
 	KillGrace time.Duration
+	// MaxAttempts bounds how many times Gemini CLI tries one model
+	// request (its general.maxAttempts, 10 by default, 5 to 30 s apart),
+	// so that a dead endpoint fails over in seconds. kz applies it through
+	// a temporary GEMINI_CLI_HOME overlay of the user's Gemini directory
+	// (geminihome.go) and never edits the user's settings; a lower value
+	// of the user's is kept. Zero leaves the agent's own; only meaningful
+	// for Gemini CLI (GeminiPreset sets 2).
+	MaxAttempts int
 	// Snapshots stores the old content of every file kz writes for the
 	// agent (fs/write_text_file), so that the write can be undone. Nil
 	// refuses delegated writes: kz never changes a file it could not undo.
@@ -71,10 +80,11 @@ type Config struct {
 // through from kz's environment.
 func GeminiPreset() Config {
 	return Config{
-		Name:       "gemini",
-		Command:    "gemini",
-		Args:       []string{"--acp"},
-		AuthMethod: "gemini-api-key",
+		Name:        "gemini",
+		Command:     "gemini",
+		Args:        []string{"--acp"},
+		AuthMethod:  "gemini-api-key",
+		MaxAttempts: 2,
 		Env: []string{"GEMINI_CLI_NO_RELAUNCH=true", "GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GEMINI_BASE_URL",
 			"GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION", "GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_APPLICATION_CREDENTIALS"},
 	}
@@ -113,10 +123,14 @@ func (r *Runtime) Name() string { return r.cfg.Name }
 
 // Capabilities implements engine.Runtime. An ACP agent runs its own tool
 // loop with file and shell tools, streams, and can be cancelled. Resume is
-// not declared: kz tries session/load where the agent offers it, but
-// Gemini CLI 0.61.0 refuses to load its own sessions, so kz primes a new
-// session with its transcript instead (nothing is lost, but it is not the
-// agent's own resume).
+// not declared because it is not guaranteed: kz loads the stored session
+// where the agent offers session/load, but Gemini CLI 0.61 fails to load a
+// session whose next turn starts within the same minute as its last one
+// (its chat files are named by the minute, and session/load starts a new
+// recording of the loaded id that resets that very file; see
+// TestRealGeminiTextAndLoad), and kz then primes a new session with its
+// transcript instead (nothing is lost, but it is not the agent's own
+// resume).
 func (r *Runtime) Capabilities(string) engine.Capabilities {
 	return engine.Capabilities{
 		Set: engine.NewCapSet(engine.CapTextCompletion, engine.CapStreamingText, engine.CapNativeToolLoop,
@@ -178,7 +192,22 @@ func (r *Runtime) Run(ctx context.Context, t *engine.Turn) (engine.Result, error
 	if _, err := exec.LookPath(r.cfg.Command); err != nil {
 		return engine.Result{Status: engine.StatusError, Model: model}, r.missing(err)
 	}
-	c, err := startConn(r.cfg.Command, r.cfg.Args, dir, buildEnv(nil, r.cfg.Env), r.log)
+	env := buildEnv(nil, r.cfg.Env)
+	if r.cfg.MaxAttempts > 0 {
+		o, err := newGeminiOverlay(env, r.cfg.MaxAttempts, r.log)
+		if err != nil {
+			// The agent still runs, with its own retry bound.
+			r.log.Warn("acp: could not bound the agent's retries", "err", err)
+		} else {
+			env = buildEnv(nil, append(slices.Clone(r.cfg.Env), o.env()))
+			defer func() {
+				if err := o.Close(); err != nil {
+					r.log.Warn("acp: gemini overlay home", "err", err)
+				}
+			}()
+		}
+	}
+	c, err := startConn(r.cfg.Command, r.cfg.Args, dir, env, r.log)
 	if err != nil {
 		return engine.Result{Status: engine.StatusError, Model: model},
 			&engine.RuntimeError{Kind: engine.ErrCrashed, Runtime: r.cfg.Name, Model: model, Message: "start agent: " + err.Error(), Err: err}

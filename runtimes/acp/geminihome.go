@@ -1,0 +1,193 @@
+package acp
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Gemini CLI retries a failing model request up to general.maxAttempts
+// times (default and maximum 10, 5 to 30 s apart), and over ACP it tells
+// the client nothing about those retries, so kz cannot cut them short
+// itself: a dead endpoint would hold the turn for minutes. The bound has to
+// be a Gemini setting, and kz must not edit the person's settings files:
+//
+//   - system settings (GEMINI_CLI_SYSTEM_SETTINGS_PATH, highest precedence)
+//     and system defaults (GEMINI_CLI_SYSTEM_DEFAULTS_PATH) are read only
+//     when the file and every directory above it are owned by root and not
+//     writable by group or others (Gemini's isFileAndDirectorySecureSync),
+//     which a file kz writes under a temporary directory never is: Gemini
+//     skips it with a security warning;
+//   - workspace settings live in the person's project.
+//
+// So kz gives each agent process an overlay of the user's Gemini directory
+// through GEMINI_CLI_HOME: a temporary <root>/.gemini whose settings.json
+// is the user's own with general.maxAttempts bounded, and whose every other
+// entry is a symbolic link to the real one (sessions, credentials, project
+// registry, extensions), so that sessions written by one process are found
+// by the next and nothing else changes.
+
+// geminiDir is Gemini CLI's directory under its home.
+const geminiDir = ".gemini"
+
+// geminiOverlay is the temporary Gemini home of one agent process.
+type geminiOverlay struct {
+	// root is the value of GEMINI_CLI_HOME for the agent.
+	root string
+	// real is the user's Gemini directory (<home>/.gemini).
+	real string
+	log  *slog.Logger
+}
+
+// envValue returns the value of key in env ("K=V" entries, last wins).
+func envValue(env []string, key string) string {
+	v := ""
+	for _, kv := range env {
+		if k, val, ok := strings.Cut(kv, "="); ok && k == key {
+			v = val
+		}
+	}
+	return v
+}
+
+// newGeminiOverlay prepares the overlay for an agent started with env.
+// The user's home is GEMINI_CLI_HOME, else HOME, of that environment.
+func newGeminiOverlay(env []string, maxAttempts int, log *slog.Logger) (*geminiOverlay, error) {
+	home := envValue(env, "GEMINI_CLI_HOME")
+	if home == "" {
+		home = envValue(env, "HOME")
+	}
+	if home == "" {
+		h, err := os.UserHomeDir()
+		if err != nil {
+			return nil, fmt.Errorf("gemini home: %w", err)
+		}
+		home = h
+	}
+	realDir := filepath.Join(home, geminiDir)
+	// Gemini keeps its sessions (tmp/<project>/chats) and prompt history
+	// in these directories; they must exist in the real directory before
+	// being linked, or Gemini would create them inside the overlay, which
+	// is removed when the process ends.
+	for _, d := range []string{"tmp", "history"} {
+		if err := os.MkdirAll(filepath.Join(realDir, d), 0o700); err != nil {
+			return nil, fmt.Errorf("gemini home: %w", err)
+		}
+	}
+	settings, err := boundedSettings(filepath.Join(realDir, "settings.json"), maxAttempts)
+	if err != nil {
+		return nil, err
+	}
+	tmp := envValue(env, "TMPDIR")
+	if tmp == "" {
+		tmp = os.TempDir()
+	}
+	root, err := os.MkdirTemp(tmp, "kz-gemini-home-")
+	if err != nil {
+		return nil, fmt.Errorf("gemini home: %w", err)
+	}
+	o := &geminiOverlay{root: root, real: realDir, log: log}
+	if err := o.populate(home, settings); err != nil {
+		_ = os.RemoveAll(root)
+		return nil, err
+	}
+	return o, nil
+}
+
+// boundedSettings returns the user's settings file with general.maxAttempts
+// at most maxAttempts (a lower value of the user's is kept). Every other
+// setting is kept as written (Gemini expands $VARS itself).
+func boundedSettings(path string, maxAttempts int) ([]byte, error) {
+	settings := map[string]any{}
+	b, err := os.ReadFile(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return nil, fmt.Errorf("gemini settings: %w", err)
+	case len(strings.TrimSpace(string(b))) > 0:
+		if err := json.Unmarshal(b, &settings); err != nil {
+			// Gemini accepts comments in its settings; kz does not parse
+			// them and leaves such a file to Gemini unchanged.
+			return nil, fmt.Errorf("gemini settings %s: %w", path, err)
+		}
+	}
+	general, _ := settings["general"].(map[string]any)
+	if general == nil {
+		general = map[string]any{}
+	}
+	if cur, ok := general["maxAttempts"].(float64); !ok || cur <= 0 || cur > float64(maxAttempts) {
+		general["maxAttempts"] = maxAttempts
+	}
+	settings["general"] = general
+	out, err := json.MarshalIndent(settings, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("gemini settings: %w", err)
+	}
+	return out, nil
+}
+
+// populate writes the bounded settings and links every other entry of the
+// real directory (and the home's .agents, which Gemini also reads).
+func (o *geminiOverlay) populate(home string, settings []byte) error {
+	dir := filepath.Join(o.root, geminiDir)
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		return fmt.Errorf("gemini home: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "settings.json"), settings, 0o600); err != nil {
+		return fmt.Errorf("gemini home: %w", err)
+	}
+	ents, err := os.ReadDir(o.real)
+	if err != nil {
+		return fmt.Errorf("gemini home: %w", err)
+	}
+	for _, e := range ents {
+		if e.Name() == "settings.json" {
+			continue
+		}
+		if err := os.Symlink(filepath.Join(o.real, e.Name()), filepath.Join(dir, e.Name())); err != nil {
+			return fmt.Errorf("gemini home: %w", err)
+		}
+	}
+	if _, err := os.Lstat(filepath.Join(home, ".agents")); err == nil {
+		if err := os.Symlink(filepath.Join(home, ".agents"), filepath.Join(o.root, ".agents")); err != nil {
+			return fmt.Errorf("gemini home: %w", err)
+		}
+	}
+	return nil
+}
+
+// env returns the variable that points the agent at the overlay.
+func (o *geminiOverlay) env() string { return "GEMINI_CLI_HOME=" + o.root }
+
+// Close moves the entries the agent created in the overlay (an installation
+// id, a first project registry) into the real directory when it has none of
+// that name, and removes the overlay. Entries the agent replaced instead of
+// writing through the link, and its changes to the overlay's settings, are
+// dropped: kz never changes the person's settings. Call it once the agent
+// has exited.
+func (o *geminiOverlay) Close() error {
+	dir := filepath.Join(o.root, geminiDir)
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if e.Name() == "settings.json" || e.Type()&fs.ModeSymlink != 0 {
+			continue
+		}
+		dst := filepath.Join(o.real, e.Name())
+		if _, err := os.Lstat(dst); err == nil {
+			o.log.Debug("acp: dropping an entry gemini replaced in its overlay home", "name", e.Name())
+			continue
+		}
+		if err := os.Rename(filepath.Join(dir, e.Name()), dst); err != nil {
+			o.log.Warn("acp: could not keep an entry gemini created", "name", e.Name(), "err", err)
+		}
+	}
+	if err := os.RemoveAll(o.root); err != nil {
+		return fmt.Errorf("remove gemini overlay home: %w", err)
+	}
+	return nil
+}

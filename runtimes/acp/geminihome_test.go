@@ -1,0 +1,130 @@
+package acp
+
+import (
+	"encoding/json"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func readSettings(t *testing.T, path string) map[string]any {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// The overlay bounds general.maxAttempts, keeps every other setting and a
+// lower bound of the user's, links the rest of the user's Gemini directory,
+// never writes the user's settings, keeps what the agent created and leaves
+// nothing behind.
+func TestGeminiOverlay(t *testing.T) {
+	for _, tc := range []struct {
+		name, settings string
+		want           float64
+	}{
+		{"no settings file", "", 2},
+		{"user allows more", `{"general":{"maxAttempts":10,"vimMode":true},"model":{"name":"m"}}`, 2},
+		{"user allows fewer", `{"general":{"maxAttempts":1}}`, 1},
+		{"no general section", `{"model":{"name":"m"}}`, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			home, tmp := t.TempDir(), t.TempDir()
+			real := filepath.Join(home, ".gemini")
+			if err := os.MkdirAll(filepath.Join(real, "tmp", "proj", "chats"), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(real, "oauth_creds.json"), []byte("{}"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if tc.settings != "" {
+				if err := os.WriteFile(filepath.Join(real, "settings.json"), []byte(tc.settings), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			o, err := newGeminiOverlay([]string{"HOME=" + home, "TMPDIR=" + tmp}, 2, slog.Default())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if o.env() != "GEMINI_CLI_HOME="+o.root || filepath.Dir(o.root) != tmp {
+				t.Errorf("overlay %s, env %s", o.root, o.env())
+			}
+			dir := filepath.Join(o.root, ".gemini")
+			got := readSettings(t, filepath.Join(dir, "settings.json"))
+			general, _ := got["general"].(map[string]any)
+			if general["maxAttempts"] != tc.want {
+				t.Errorf("maxAttempts %v, want %v (settings %v)", general["maxAttempts"], tc.want, got)
+			}
+			if tc.settings != "" {
+				var user map[string]any
+				_ = json.Unmarshal([]byte(tc.settings), &user)
+				for k := range user {
+					if _, ok := got[k]; !ok {
+						t.Errorf("setting %q lost: %v", k, got)
+					}
+				}
+				if ug, _ := user["general"].(map[string]any); ug != nil && ug["vimMode"] == true && general["vimMode"] != true {
+					t.Errorf("general.vimMode lost: %v", got)
+				}
+				if b, _ := os.ReadFile(filepath.Join(real, "settings.json")); string(b) != tc.settings {
+					t.Errorf("the user's settings changed: %s", b)
+				}
+			}
+			for _, name := range []string{"tmp", "history", "oauth_creds.json"} {
+				if target, err := os.Readlink(filepath.Join(dir, name)); err != nil || target != filepath.Join(real, name) {
+					t.Errorf("%s links to %q, %v", name, target, err)
+				}
+			}
+			// What the agent writes through the links lands in the real
+			// directory; what it creates in the overlay is kept on Close.
+			if err := os.WriteFile(filepath.Join(dir, "tmp", "proj", "chats", "s.jsonl"), []byte("x"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, "installation_id"), []byte("id"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, "settings.json"), []byte("{}"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if err := o.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := os.Stat(o.root); !os.IsNotExist(err) {
+				t.Errorf("overlay left behind: %v", err)
+			}
+			for _, name := range []string{"tmp/proj/chats/s.jsonl", "installation_id", "oauth_creds.json"} {
+				if _, err := os.Stat(filepath.Join(real, name)); err != nil {
+					t.Errorf("%s: %v", name, err)
+				}
+			}
+			if b, err := os.ReadFile(filepath.Join(real, "settings.json")); tc.settings == "" && err == nil {
+				t.Errorf("kz created the user's settings: %s", b)
+			}
+		})
+	}
+}
+
+// A settings file kz cannot parse (Gemini accepts comments) is an error:
+// the caller then runs the agent with its own bound rather than replacing
+// the user's settings.
+func TestGeminiOverlayUnparsableSettings(t *testing.T) {
+	home := t.TempDir()
+	real := filepath.Join(home, ".gemini")
+	if err := os.MkdirAll(real, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(real, "settings.json"), []byte("{ // comment\n}"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if o, err := newGeminiOverlay([]string{"HOME=" + home, "TMPDIR=" + t.TempDir()}, 2, slog.Default()); err == nil {
+		_ = o.Close()
+		t.Fatal("no error for an unparsable settings file")
+	}
+}
