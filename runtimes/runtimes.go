@@ -104,6 +104,9 @@ func Build(name string, rc config.Runtime, opt Options) (engine.RuntimeEntry, er
 			cfg.Models = rc.Models
 		}
 		cfg.Env = append(cfg.Env, claudecode.EnvList(rc.Env)...)
+		if rc.MaxAttempts > 0 {
+			cfg.MaxAttempts = rc.MaxAttempts
+		}
 		return cliEntry(acp.New(cfg), rc, opt), nil
 	case config.KindClaudeCode:
 		rt := claudecode.New(claudecode.Config{Name: name, Command: rc.Command, Args: rc.Args, Env: claudecode.EnvList(rc.Env),

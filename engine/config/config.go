@@ -90,6 +90,10 @@ type Runtime struct {
 	// Capabilities overrides what the runtime declares (for a model the
 	// catalog does not know).
 	Capabilities []string `toml:"capabilities" json:"capabilities,omitempty"`
+	// MaxAttempts bounds how many times Gemini CLI (kind "acp") tries one
+	// model request, so that a dead endpoint fails over in seconds; zero
+	// keeps the preset's 2.
+	MaxAttempts int `toml:"max_attempts" json:"max_attempts,omitempty"`
 }
 
 // Model is one [[models]] entry: it adds a model to kz's catalog or
