@@ -182,12 +182,51 @@ func (o *geminiOverlay) Close() error {
 			o.log.Debug("acp: dropping an entry gemini replaced in its overlay home", "name", e.Name())
 			continue
 		}
-		if err := os.Rename(filepath.Join(dir, e.Name()), dst); err != nil {
+		if err := keepEntry(filepath.Join(dir, e.Name()), dst); err != nil {
 			o.log.Warn("acp: could not keep an entry gemini created", "name", e.Name(), "err", err)
 		}
 	}
 	if err := os.RemoveAll(o.root); err != nil {
 		return fmt.Errorf("remove gemini overlay home: %w", err)
+	}
+	return nil
+}
+
+// keepEntry moves src to dst. Across file systems (the overlay is under
+// TMPDIR) a regular file is copied instead, written to a temporary file
+// beside dst and renamed so that a reader never sees half of it; Gemini
+// creates only small files (an id, a registry) at the top of its directory.
+func keepEntry(src, dst string) error {
+	err := os.Rename(src, dst)
+	if err == nil {
+		return nil
+	}
+	fi, serr := os.Lstat(src)
+	if serr != nil || !fi.Mode().IsRegular() {
+		return err
+	}
+	b, rerr := os.ReadFile(src)
+	if rerr != nil {
+		return fmt.Errorf("keep %s: %w", src, rerr)
+	}
+	f, cerr := os.CreateTemp(filepath.Dir(dst), ".kz-"+filepath.Base(dst)+"-*")
+	if cerr != nil {
+		return fmt.Errorf("keep %s: %w", src, cerr)
+	}
+	tmp := f.Name()
+	_, werr := f.Write(b)
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Chmod(tmp, fi.Mode().Perm())
+	}
+	if werr == nil {
+		werr = os.Rename(tmp, dst)
+	}
+	if werr != nil {
+		_ = os.Remove(tmp)
+		return fmt.Errorf("keep %s: %w", src, werr)
 	}
 	return nil
 }

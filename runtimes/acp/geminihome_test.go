@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 )
 
@@ -126,5 +127,36 @@ func TestGeminiOverlayUnparsableSettings(t *testing.T) {
 	if o, err := newGeminiOverlay([]string{"HOME=" + home, "TMPDIR=" + t.TempDir()}, 2, slog.Default()); err == nil {
 		_ = o.Close()
 		t.Fatal("no error for an unparsable settings file")
+	}
+}
+
+// An overlay on another file system (TMPDIR on tmpfs) still keeps the files
+// the agent created, by copying them.
+func TestGeminiOverlayAcrossFileSystems(t *testing.T) {
+	shm, err := os.MkdirTemp("/dev/shm", "kz-test-")
+	if err != nil {
+		t.Skipf("no /dev/shm here: %v", err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(shm) })
+	home := t.TempDir()
+	var a, b syscall.Stat_t
+	if syscall.Stat(shm, &a) != nil || syscall.Stat(home, &b) != nil || a.Dev == b.Dev {
+		t.Skip("/dev/shm is on the same file system as the test's temporary directory")
+	}
+	o, err := newGeminiOverlay([]string{"HOME=" + home, "TMPDIR=" + shm}, 2, slog.Default())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(o.root, ".gemini", "projects.json"), []byte(`{"projects":{}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := os.ReadFile(filepath.Join(home, ".gemini", "projects.json")); err != nil || string(got) != `{"projects":{}}` {
+		t.Errorf("projects.json = %q, %v", got, err)
+	}
+	if ents, _ := os.ReadDir(shm); len(ents) != 0 {
+		t.Errorf("left in TMPDIR: %v", ents)
 	}
 }
