@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"runtime"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -15,6 +16,7 @@ import (
 	aopt "github.com/anthropics/anthropic-sdk-go/option"
 	"github.com/openai/openai-go/v3"
 	oopt "github.com/openai/openai-go/v3/option"
+	"google.golang.org/genai"
 
 	"github.com/kaizen-code/kz/engine"
 	"github.com/kaizen-code/kz/runtimes/llm"
@@ -144,6 +146,24 @@ func bareSDK(b *testing.B, p llm.Provider, body []byte) int {
 			b.Fatal(s.Err())
 		}
 		_ = s.Close()
+	case llm.ProviderGemini:
+		c, err := genai.NewClient(context.Background(), &genai.ClientConfig{APIKey: "k", Backend: genai.BackendGeminiAPI,
+			HTTPClient: hc, HTTPOptions: genai.HTTPOptions{BaseURL: "http://replay.invalid/"}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for resp, err := range c.Models.GenerateContentStream(context.Background(), "gemini-2.5-flash", genai.Text("go"), nil) {
+			if err != nil {
+				b.Fatal(err)
+			}
+			for _, cand := range resp.Candidates {
+				if cand.Content != nil {
+					for _, part := range cand.Content.Parts {
+						sb.WriteString(part.Text)
+					}
+				}
+			}
+		}
 	default:
 		c := openai.NewClient(oopt.WithAPIKey("k"), oopt.WithBaseURL("http://replay.invalid/"), oopt.WithHTTPClient(hc), oopt.WithMaxRetries(0))
 		s := c.Chat.Completions.NewStreaming(context.Background(), openai.ChatCompletionNewParams{Model: "gpt-4o",
@@ -166,7 +186,7 @@ func bareSDK(b *testing.B, p llm.Provider, body []byte) int {
 // emitted to a host), and by the native runtime inside a real session
 // (journal, transcript, bus), on the same recorded stream without a socket.
 func BenchmarkOverhead20kTokens(b *testing.B) {
-	for _, p := range []llm.Provider{llm.ProviderAnthropic, llm.ProviderOpenAI} {
+	for _, p := range []llm.Provider{llm.ProviderAnthropic, llm.ProviderOpenAI, llm.ProviderGemini} {
 		b.Run(string(p), func(b *testing.B) {
 			body := llmtest.Render(p, bigReply())
 			cfg := llm.Config{Provider: p, BaseURL: "http://replay.invalid/", Transport: llmtest.ReplayTransport{Body: body},
@@ -185,14 +205,21 @@ func BenchmarkOverhead20kTokens(b *testing.B) {
 			}}
 			b.ResetTimer()
 			for range b.N {
+				// Each phase starts after a collection, so that the garbage
+				// of one phase is not collected on the next phase's clock.
+				runtime.GC()
 				t0 := cpuTime()
 				if n := bareSDK(b, p, body); n == 0 {
 					b.Fatal("no text")
 				}
+				runtime.GC()
+				bare += cpuTime() - t0
 				t1 := cpuTime()
 				if _, err := rt.run(context.Background(), &engine.Turn{Prompt: "go", Mode: engine.ModeAnalysisOnly}, host); err != nil {
 					b.Fatal(err)
 				}
+				runtime.GC()
+				native += cpuTime() - t1
 				t2 := cpuTime()
 				// A fresh session each time: the same session would send the
 				// growing conversation with every request.
@@ -205,8 +232,8 @@ func BenchmarkOverhead20kTokens(b *testing.B) {
 					b.Fatal(err)
 				}
 				_ = s.Close(context.Background())
-				t3 := cpuTime()
-				bare, native, session = bare+t1-t0, native+t2-t1, session+t3-t2
+				runtime.GC()
+				session += cpuTime() - t2
 			}
 			b.StopTimer()
 			if deltas.Load() != int64(benchTokens*b.N) {
