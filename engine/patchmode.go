@@ -55,11 +55,20 @@ type HunkApplier interface {
 	ApplyHunks(ctx context.Context, paths []string, hunks map[string][]int) ([]FileChange, error)
 }
 
+// ContentApplier is implemented by a PreparedPatch that can also write
+// content the person edited during the review (Contents: path → the whole
+// new content) in place of the proposal's for those files.
+type ContentApplier interface {
+	ApplyContents(ctx context.Context, paths []string, hunks map[string][]int, contents map[string]string) ([]FileChange, error)
+}
+
 // patchSelection is the UpdatedInput a reviewer sends to accept some files
 // and, within them, some hunks; a file absent from Hunks is taken whole.
+// Contents replaces the new content of files the person edited.
 type patchSelection struct {
-	Files []string         `json:"files"`
-	Hunks map[string][]int `json:"hunks,omitempty"`
+	Files    []string          `json:"files"`
+	Hunks    map[string][]int  `json:"hunks,omitempty"`
+	Contents map[string]string `json:"contents,omitempty"`
 }
 
 // reviewPatch takes a patch-proposal answer through review, apply and
@@ -99,7 +108,15 @@ func (s *Session) reviewPatch(ctx context.Context, ts *turnState, text string) s
 		}
 	}
 	var applied []FileChange
-	if len(sel.Hunks) > 0 {
+	if len(sel.Contents) > 0 {
+		ca, ok := p.(ContentApplier)
+		if !ok {
+			s.emit(Event{Type: EventPatchRejected, TurnID: t.ID, PatchID: p.ID(), Reason: "bad selection",
+				Text: "this change cannot take edited content"})
+			return ""
+		}
+		applied, err = ca.ApplyContents(ctx, sel.Files, sel.Hunks, sel.Contents)
+	} else if len(sel.Hunks) > 0 {
 		ha, ok := p.(HunkApplier)
 		if !ok {
 			s.emit(Event{Type: EventPatchRejected, TurnID: t.ID, PatchID: p.ID(), Reason: "bad selection",

@@ -231,3 +231,59 @@ func (p *prepared) ApplyHunks(ctx context.Context, paths []string, hunks map[str
 	}
 	return changes(Preview(plan), nil), nil
 }
+
+var _ engine.ContentApplier = (*prepared)(nil)
+
+// ApplyContents implements engine.ContentApplier: like ApplyHunks, but the
+// files named in contents get the content the person wrote in their
+// editor from the review instead of the proposal's. Each such content is
+// checked as a proposal's would be (the path writable by the gate, the
+// size limit) and Apply checks every file against the disk.
+func (p *prepared) ApplyContents(ctx context.Context, paths []string, hunks map[string][]int, contents map[string]string) ([]engine.FileChange, error) {
+	plan := p.plan
+	var err error
+	if len(paths) > 0 {
+		if plan, err = plan.Select(paths...); err != nil {
+			return nil, err
+		}
+	}
+	if len(hunks) > 0 {
+		if plan, err = plan.SelectHunks(hunks); err != nil {
+			return nil, err
+		}
+	}
+	out := &Plan{ChangeID: plan.ChangeID, Proposal: plan.Proposal, Files: slices.Clone(plan.Files)}
+	used := map[string]bool{}
+	for i := range out.Files {
+		f := &out.Files[i]
+		name := f.Path
+		c, ok := contents[name]
+		if !ok && f.NewPath != "" {
+			name = f.NewPath
+			c, ok = contents[name]
+		}
+		if !ok {
+			continue
+		}
+		used[name] = true
+		if f.Operation == OpDelete {
+			return nil, fmt.Errorf("edited content for %s: the proposal deletes it", name)
+		}
+		if int64(len(c)) > p.r.Applier.maxBytes() {
+			return nil, fmt.Errorf("edited content for %s: %d bytes, more than the limit of %d", name, len(c), p.r.Applier.maxBytes())
+		}
+		if pr := p.r.Applier.checkWritable(ctx, name); pr != nil {
+			return nil, fmt.Errorf("edited content for %s: %s", name, pr.Message)
+		}
+		f.NewContent, f.Edits = []byte(c), nil
+	}
+	for name := range contents {
+		if !used[name] {
+			return nil, fmt.Errorf("edited content for %q: not an accepted file of this proposal", name)
+		}
+	}
+	if _, err := p.r.Applier.Apply(ctx, out); err != nil {
+		return nil, err
+	}
+	return changes(Preview(out), nil), nil
+}

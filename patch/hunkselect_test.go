@@ -101,3 +101,27 @@ func TestSelectHunksRefusals(t *testing.T) {
 		t.Fatalf("stale file: %v", err)
 	}
 }
+
+func TestApplyContentsWritesTheEditedContent(t *testing.T) {
+	ctx := context.Background()
+	work := t.TempDir()
+	writeFiles(t, work, map[string]string{"f.txt": twoHunkFile()})
+	a, _ := newTestApplier(t, work)
+	r := &Reviewer{Applier: a}
+	p, err := r.Prepare(ctx, SR3("f.txt", "line 3\r", "line C\r"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pp := p.(*prepared)
+	if _, err := pp.ApplyContents(ctx, nil, nil, map[string]string{"g.txt": "x"}); err == nil {
+		t.Fatal("content for a file outside the proposal was written")
+	}
+	applied, err := pp.ApplyContents(ctx, nil, nil, map[string]string{"f.txt": "by hand\n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := os.ReadFile(filepath.Join(work, "f.txt"))
+	if string(got) != "by hand\n" || !strings.Contains(applied[0].Diff, "+by hand") {
+		t.Fatalf("file %q, diff %s", got, applied[0].Diff)
+	}
+}

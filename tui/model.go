@@ -260,6 +260,12 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.onFiles(msg)
 	case sessionsMsg:
 		m.onSessions(msg)
+	case editorDoneMsg:
+		if m.review != nil {
+			m.review.onEdited(msg, &m.theme)
+		} else {
+			msg.discard()
+		}
 	case sessionDeletedMsg:
 		m.onSessionDeleted(msg)
 	case sessionRenamedMsg:
@@ -385,6 +391,7 @@ func (m *Model) syncReview() {
 		prop = &p
 	}
 	m.review = newReview(head, prop, &m.theme, m.hunkSelect, m.now())
+	m.review.workspace = m.ext.workspace
 }
 
 func (m *Model) overlay() bool {

@@ -46,6 +46,12 @@ type review struct {
 	denying       bool
 	input         textinput.Model
 	keys          reviewKeys
+	// workspace is where $EDITOR reads the file from; original keeps the
+	// proposal's files as parsed, and contents the files the person
+	// edited (path → the whole new content), sent with the answer.
+	workspace string
+	original  []diffFile
+	contents  map[string][]byte
 }
 
 // reviewable says whether a permission request gets the review view.
@@ -70,6 +76,7 @@ func newReview(ev engine.Event, proposal *engine.Event, t *themes.Theme, hunkSel
 	} else {
 		r.files = filesFromDiff(ev.Diff, ev.Paths)
 	}
+	r.original = append([]diffFile(nil), r.files...)
 	r.accepted = make([]bool, len(r.files))
 	for i := range r.accepted {
 		r.accepted[i] = true
@@ -88,6 +95,7 @@ func newReview(ev engine.Event, proposal *engine.Event, t *themes.Theme, hunkSel
 	if !r.patch {
 		r.keys.ToggleFile.SetEnabled(false)
 		r.keys.ToggleHunk.SetEnabled(false)
+		r.keys.Edit.SetEnabled(false)
 	} else {
 		r.keys.AllowSession.SetEnabled(false)
 		r.keys.AllowAlways.SetEnabled(false)
@@ -154,6 +162,8 @@ func (r *review) update(msg tea.KeyPressMsg, width, bodyHeight int, now time.Tim
 		r.accepted[r.fileCursor] = !r.accepted[r.fileCursor]
 	case key.Matches(msg, k.ToggleHunk):
 		r.toggleHunk()
+	case key.Matches(msg, k.Edit):
+		return nil, r.openEditor(r.workspace)
 	case key.Matches(msg, k.NextFile):
 		r.moveFile(1)
 	case key.Matches(msg, k.PrevFile):
@@ -200,6 +210,10 @@ func (r *review) toggleHunk() {
 		r.flash = "per-hunk accept is not supported by this engine yet: accept or reject the whole file (space)"
 		return
 	}
+	if r.contents[r.files[f].path] != nil {
+		r.flash = "this file was edited: it applies as edited (e to edit it again)"
+		return
+	}
 	if r.rejectedHunks[f] == nil {
 		r.rejectedHunks[f] = map[int]bool{}
 	}
@@ -235,7 +249,7 @@ func (r *review) allow(scope engine.AnswerScope) *answerAction {
 			Feedback: "the reviewer rejected every file"}}
 	}
 	a := engine.Answer{Decision: engine.DecisionAllow, Scope: engine.ScopeOnce}
-	if len(sel.Files) < len(r.files) || len(sel.Hunks) > 0 {
+	if len(sel.Files) < len(r.files) || len(sel.Hunks) > 0 || len(sel.Contents) > 0 {
 		// Marshalling a struct of strings and ints cannot fail.
 		a.UpdatedInput, _ = json.Marshal(sel)
 	}
@@ -247,8 +261,9 @@ func (r *review) allow(scope engine.AnswerScope) *answerAction {
 // path absent from Hunks is accepted whole. It mirrors the engine's
 // patchSelection.
 type patchSelection struct {
-	Files []string         `json:"files"`
-	Hunks map[string][]int `json:"hunks,omitempty"`
+	Files    []string          `json:"files"`
+	Hunks    map[string][]int  `json:"hunks,omitempty"`
+	Contents map[string]string `json:"contents,omitempty"`
 }
 
 func (r *review) selection() patchSelection {
@@ -263,6 +278,14 @@ func (r *review) selection() patchSelection {
 			if !rej[h] {
 				keep = append(keep, h)
 			}
+		}
+		if c, ok := r.contents[f.path]; ok {
+			sel.Files = append(sel.Files, f.path)
+			if sel.Contents == nil {
+				sel.Contents = map[string]string{}
+			}
+			sel.Contents[f.path] = string(c)
+			continue
 		}
 		if len(f.hunks) > 0 && len(keep) == 0 {
 			continue // every hunk rejected: the file is too
@@ -396,7 +419,7 @@ type reviewKeys struct {
 	Allow, AllowSession, AllowAlways, Deny, DenyMessage key.Binding
 	ToggleFile, ToggleHunk                              key.Binding
 	NextFile, PrevFile, NextHunk, PrevHunk              key.Binding
-	Layout                                              key.Binding
+	Layout, Edit                                        key.Binding
 	Up, Down, PageUp, PageDown                          key.Binding
 }
 
@@ -414,6 +437,7 @@ func defaultReviewKeys() reviewKeys {
 		NextHunk:     key.NewBinding(key.WithKeys("]"), key.WithHelp("]/[", "next/prev hunk")),
 		PrevHunk:     key.NewBinding(key.WithKeys("[")),
 		Layout:       key.NewBinding(key.WithKeys("v"), key.WithHelp("v", "unified/split")),
+		Edit:         key.NewBinding(key.WithKeys("e"), key.WithHelp("e", "edit in $EDITOR")),
 		Up:           key.NewBinding(key.WithKeys("up", "k")),
 		Down:         key.NewBinding(key.WithKeys("down", "j")),
 		PageUp:       key.NewBinding(key.WithKeys("pgup", "b")),
@@ -424,5 +448,5 @@ func defaultReviewKeys() reviewKeys {
 // ShortHelp is the review's key line.
 func (k reviewKeys) ShortHelp() []key.Binding {
 	return []key.Binding{k.Allow, k.AllowSession, k.AllowAlways, k.Deny, k.DenyMessage, k.ToggleFile, k.ToggleHunk,
-		k.NextFile, k.NextHunk, k.Layout}
+		k.NextFile, k.NextHunk, k.Layout, k.Edit}
 }

@@ -3,11 +3,14 @@ package tui
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
 	"github.com/kaizen-code/kz/engine"
 	"github.com/kaizen-code/kz/patch"
 	"github.com/kaizen-code/kz/runtimes/scripted"
@@ -243,5 +246,57 @@ func TestChangeLogUndoOlderChange(t *testing.T) {
 	m.command("/undo")
 	if got := read(); got != strings.Replace(want, "line 3\r\n", "line three\r\n", 1) {
 		t.Fatalf("undoing the revert: %q", got)
+	}
+}
+
+// TestReviewEditInEditorThenApply opens the proposed app.txt in $EDITOR
+// from the review (a script that rewrites one line), checks the re-diffed
+// review, applies, and checks the disk holds the edited content.
+func TestReviewEditInEditorThenApply(t *testing.T) {
+	work := t.TempDir()
+	file := filepath.Join(work, "app.txt")
+	orig := crlfSource()
+	if err := os.WriteFile(file, []byte(orig), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	editor := filepath.Join(t.TempDir(), "ed.sh")
+	if err := os.WriteFile(editor, []byte("#!/bin/sh\nsed -i 's/line three/line THREE by hand/' \"$1\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("VISUAL", "")
+	t.Setenv("EDITOR", editor)
+	old := execProcess
+	execProcess = func(c *exec.Cmd, fn tea.ExecCallback) tea.Cmd { return func() tea.Msg { return fn(c.Run()) } }
+	t.Cleanup(func() { execProcess = old })
+
+	sess, sub, _ := patchSession(t, work, proposalScript())
+	m := testModel(t, sess, 120, 40)
+	m.hunkSelect = true
+	m.ext.workspace = work
+	m.typeText("edit app.txt")
+	m.press("enter")
+	pumpUntil(t, m, sub, "the review", func(s string) bool { return strings.Contains(s, "Permission needed: apply_patch") })
+	// "e" gives the editor's command; the test model drops the commands
+	// of keys (it is quiet), so the test runs the one "e" gives by hand.
+	if !key.Matches(keyMsg("e"), m.review.keys.Edit) {
+		t.Fatal("e does not open the editor")
+	}
+	cmd := m.review.openEditor(work)
+	if cmd == nil {
+		t.Fatalf("no editor command: %s", m.review.flash)
+	}
+	m.update(cmd())
+	if s := m.screen(); !strings.Contains(s, "+line THREE by hand␍") || !strings.Contains(s, "app.txt edited: +2 −2") {
+		t.Fatalf("not re-diffed:\n%s", s)
+	}
+	m.press("y")
+	pumpUntil(t, m, sub, "the applied patch", func(s string) bool { return strings.Contains(s, "patch applied") && !m.status.running })
+	got, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := strings.NewReplacer("line 3\r\n", "line THREE by hand\r\n", "line 28\r\n", "line twenty-eight\r\n").Replace(orig)
+	if string(got) != want {
+		t.Fatalf("file:\n%q\nwant\n%q", got, want)
 	}
 }
