@@ -50,7 +50,8 @@ Usage:
   kz runtimes [--json]             configured runtimes, availability, capabilities
   kz trust                         trust this folder's .kz/config.toml as it is now
   kz undo [ID]                     restore the files of the last applied change
-  kz policy check --tool T --input JSON [--mode M] [--permission-mode P] [--json]
+  kz policy check --tool T --input JSON [--mode M] [--permission-mode P]
+                 [--allow R] [--ask R] [--deny R] [--json]
                                    what the permission gate decides, and why
   kz version
 
@@ -66,6 +67,11 @@ Flags for kz and kz -p:
   --resume ID              continue session ID (a unique prefix is enough)
   --max-cycles N           stop a turn after N model cycles
   --budget-usd X           stop a turn that costs more than X USD
+  --allow RULE             allow tool calls matching RULE for this run
+  --ask RULE               ask before tool calls matching RULE
+  --deny RULE              deny tool calls matching RULE (repeatable, like
+                           --allow and --ask; Claude Code rule syntax, e.g.
+                           --deny 'Bash(rm:*)' --allow 'Bash(git status:*)')
   --timeout D              stop a turn after D (e.g. 90s, 10m)
   --script FILE            JSONL script for the scripted runtime
   --data-dir DIR           where kz keeps its database (default $XDG_DATA_HOME/kz)
@@ -184,6 +190,43 @@ type options struct {
 	budget                                                                      float64
 	timeout                                                                     time.Duration
 	set                                                                         map[string]bool
+	rules                                                                       cliRules
+}
+
+// cliRules are the permission rules given with --allow, --ask and --deny.
+// They are the gate's CLI source: checked like user rules, and recorded
+// as source "cli" in every decision they make.
+type cliRules struct{ permission.Rules }
+
+// register adds the three repeatable rule flags to fs.
+func (r *cliRules) register(fs *flag.FlagSet) {
+	fs.Var(ruleFlag{action: permission.ActionAllow, list: &r.Allow}, "allow", "")
+	fs.Var(ruleFlag{action: permission.ActionAsk, list: &r.Ask}, "ask", "")
+	fs.Var(ruleFlag{action: permission.ActionDeny, list: &r.Deny}, "deny", "")
+}
+
+// ruleFlag is one repeatable rule flag. Each value is checked with the
+// gate's own rule parser when it is given, so a malformed rule is a usage
+// error naming the flag instead of a failure deep in the gate.
+type ruleFlag struct {
+	action permission.Action
+	list   *[]string
+}
+
+func (f ruleFlag) String() string {
+	if f.list == nil {
+		return ""
+	}
+	return strings.Join(*f.list, ", ")
+}
+
+func (f ruleFlag) Set(v string) error {
+	if _, err := permission.ParseRule(v, f.action, permission.SourceCLI); err != nil {
+		// The flag package prefixes this with the flag's name and value.
+		return err
+	}
+	*f.list = append(*f.list, v)
+	return nil
 }
 
 func parseMain(args []string) (*options, error) {
@@ -206,6 +249,7 @@ func parseMain(args []string) (*options, error) {
 	fs.IntVar(&o.maxCycles, "max-cycles", 0, "")
 	fs.Float64Var(&o.budget, "budget-usd", 0, "")
 	fs.DurationVar(&o.timeout, "timeout", 0, "")
+	o.rules.register(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, err
@@ -310,7 +354,7 @@ func cmdMain(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	defer func() { _ = st.Close() }()
-	gate, err := e.gate(!interactive)
+	gate, err := e.gate(!interactive, o.rules.Rules)
 	if err != nil {
 		return err
 	}
@@ -445,8 +489,9 @@ func cmdMain(ctx context.Context, args []string, stdout, stderr io.Writer) error
 
 // gate builds the permission gate from the rules of every source: the
 // user's config, the "always allow" grants file beside it, and the
-// project's config (allow rules only once the folder is trusted).
-func (e *env) gate(headless bool) (*permission.Gate, error) {
+// project's config (allow rules only once the folder is trusted), and the
+// --allow/--ask/--deny flags of this invocation.
+func (e *env) gate(headless bool, cli permission.Rules) (*permission.Gate, error) {
 	grants := config.NewGrantsFile(e.paths)
 	always, err := grants.Rules()
 	if err != nil {
@@ -456,6 +501,7 @@ func (e *env) gate(headless bool) (*permission.Gate, error) {
 	g, err := permission.New(permission.Options{
 		User:           permission.Rules{Allow: append(slices.Clone(up.Allow), always...), Ask: up.Ask, Deny: up.Deny},
 		Project:        permission.Rules{Allow: proj.Allow, Ask: proj.Ask, Deny: proj.Deny},
+		CLI:            cli,
 		ProjectTrusted: e.cfg.ProjectTrusted, Headless: headless,
 		ConfigDir: filepath.Dir(e.paths.UserConfig), DataDir: e.dataDir, Writer: grants,
 	})
@@ -468,7 +514,7 @@ func (e *env) gate(headless bool) (*permission.Gate, error) {
 // cmdPolicy answers "what would the gate do with this call" with exactly
 // the gate's code: kz policy check --tool T --input JSON.
 func cmdPolicy(ctx context.Context, args []string, stdout io.Writer) error {
-	const use = "usage: kz policy check --tool NAME --input JSON [--mode M] [--permission-mode P] [--json]"
+	const use = "usage: kz policy check --tool NAME --input JSON [--mode M] [--permission-mode P] [--allow R] [--ask R] [--deny R] [--json]"
 	if len(args) == 0 || args[0] != "check" {
 		return usagef(use)
 	}
@@ -479,7 +525,14 @@ func cmdPolicy(ctx context.Context, args []string, stdout io.Writer) error {
 	modeFlag := fs.String("mode", string(engine.ModeFullAutonomous), "")
 	pmodeFlag := fs.String("permission-mode", string(engine.PermissionAsk), "")
 	asJSON := fs.Bool("json", false, "")
-	if err := fs.Parse(args[1:]); err != nil || fs.NArg() > 0 || *tool == "" || *input == "" {
+	var rules cliRules
+	rules.register(fs)
+	if err := fs.Parse(args[1:]); err != nil {
+		// The flag package's message names the flag and, for a malformed
+		// rule, the rule and what is wrong with it.
+		return usagef("%v; %s", err, use)
+	}
+	if fs.NArg() > 0 || *tool == "" || *input == "" {
 		return usagef(use)
 	}
 	mode, err := engine.ParseMode(*modeFlag)
@@ -497,7 +550,7 @@ func cmdPolicy(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	g, err := e.gate(false)
+	g, err := e.gate(false, rules.Rules)
 	if err != nil {
 		return err
 	}
