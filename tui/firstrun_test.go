@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/charmbracelet/colorprofile"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/kaizen-code/kz/engine"
 )
@@ -122,5 +123,31 @@ func TestWrapHangingIndentsContinuations(t *testing.T) {
 		if ansi.StringWidth(l) > 30 {
 			t.Fatalf("line %q wider than 30", l)
 		}
+	}
+}
+
+// TestQuickProfileNeverAsksTmux checks the colour profile Run starts with
+// comes from the environment alone and says when tmux could raise it: an
+// output that is no terminal has no colours and nothing to ask.
+func TestQuickProfileNeverAsksTmux(t *testing.T) {
+	var buf strings.Builder
+	p, ask := quickProfile(&buf, []string{"TERM=xterm-256color", "TMUX=/tmp/tmux-0/default,1,0", "PATH=/nonexistent"})
+	if p != colorprofile.NoTTY || ask {
+		t.Fatalf("buffer output: profile %v, ask tmux %t", p, ask)
+	}
+	// A terminal: forced with CLICOLOR_FORCE, as colorprofile allows.
+	// PATH holds no tmux, so a call to it would fail: the profile must
+	// come from TERM alone.
+	env := []string{"TERM=tmux-256color", "CLICOLOR_FORCE=1", "TMUX=/tmp/tmux-0/default,1,0", "PATH=" + t.TempDir()}
+	p, ask = quickProfile(&buf, env)
+	if p != colorprofile.ANSI256 || !ask {
+		t.Fatalf("tmux-256color: profile %v, ask tmux %t", p, ask)
+	}
+	p, ask = quickProfile(&buf, []string{"TERM=xterm-256color", "COLORTERM=truecolor", "CLICOLOR_FORCE=1", "TMUX=/tmp/tmux-0/default,1,0"})
+	if p != colorprofile.TrueColor || ask {
+		t.Fatalf("truecolor: profile %v, ask tmux %t", p, ask)
+	}
+	if _, ask = quickProfile(&buf, env[:3:3][:2]); ask {
+		t.Fatal("asks tmux outside tmux")
 	}
 }

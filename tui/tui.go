@@ -25,8 +25,10 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/colorprofile"
 	"github.com/kaizen-code/kz/engine"
 	"github.com/kaizen-code/kz/runtimes/scripted"
 	"github.com/kaizen-code/kz/themes"
@@ -127,7 +129,27 @@ func Run(ctx context.Context, opts Options) error {
 	if opts.Width > 0 && opts.Height > 0 {
 		popts = append(popts, tea.WithWindowSize(opts.Width, opts.Height))
 	}
-	_, err = tea.NewProgram(m, popts...).Run()
+	// The colour profile is known before the first frame without asking
+	// tmux (see quickProfile); when tmux might offer more, it is asked in
+	// the background and the program's colours are upgraded.
+	var out io.Writer = os.Stdout
+	if opts.Output != nil {
+		out = opts.Output
+	}
+	env := os.Environ()
+	profile, askTmux := quickProfile(out, env)
+	popts = append(popts, tea.WithColorProfile(profile))
+	prog := tea.NewProgram(m, popts...)
+	var wg sync.WaitGroup
+	if askTmux {
+		wg.Go(func() {
+			if full := colorprofile.Detect(out, env); full > profile {
+				prog.Send(tea.ColorProfileMsg{Profile: full})
+			}
+		})
+	}
+	_, err = prog.Run()
+	wg.Wait()
 	if err == nil && m.resumeID != "" {
 		return &ResumeRequest{SessionID: m.resumeID}
 	}
