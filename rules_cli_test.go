@@ -115,3 +115,24 @@ func TestPolicyCheckRulesFromCLI(t *testing.T) {
 		t.Fatalf("policy check text: %d %s", code, out)
 	}
 }
+
+// TestHeadlessFinalResultDenials: kz -p's stream-json and json outputs
+// carry the turn's denials on final_result.
+func TestHeadlessFinalResultDenials(t *testing.T) {
+	sb := newSandbox(t)
+	args := []string{"-p", "clean", "--runtime", "scripted", "--script", script("deny.jsonl"), "--deny", "Bash(rm:*)"}
+	out, errOut, code := sb.kz(append(args, "--output-format", "stream-json")...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	evs := streamEvents(t, out)
+	last := evs[len(evs)-1]
+	d := last.PermissionDenials
+	if last.Type != engine.EventFinalResult || len(d) != 1 || d[0].Tool != "bash" || d[0].ToolCallID != "t1" || d[0].Input != "rm -rf build" {
+		t.Fatalf("final_result %+v", last)
+	}
+	out, errOut, code = sb.kz(append(args, "--output-format", "json")...)
+	if code != 0 || !strings.Contains(out, `"permission_denials":[{"tool":"bash","tool_call_id":"t1","input":"rm -rf build"`) {
+		t.Fatalf("json output: exit %d %s %s", code, out, errOut)
+	}
+}

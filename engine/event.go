@@ -1,8 +1,10 @@
 package engine
 
 import (
+	"bytes"
 	"encoding/json"
 	"time"
+	"unicode/utf8"
 )
 
 // EventType names an event on the wire. The values are a public interface:
@@ -136,6 +138,10 @@ type Event struct {
 	CostUSD    float64 `json:"cost_usd,omitempty"`
 	Cycles     int     `json:"cycles,omitempty"`
 	DurationMS int64   `json:"duration_ms,omitempty"`
+	// PermissionDenials lists, on final_result, every tool call denied
+	// during the turn, whoever denied it (kz's gate, the person, or the
+	// runtime's own agent).
+	PermissionDenials []PermissionDenial `json:"permission_denials,omitempty"`
 
 	// compact_boundary
 	TokensBefore int `json:"tokens_before,omitempty"`
@@ -149,6 +155,45 @@ type Event struct {
 	// error
 	ErrorKind ErrorKind `json:"error_kind,omitempty"`
 	Retryable bool      `json:"retryable,omitempty"`
+}
+
+// PermissionDenial is one tool call denied during a turn, as final_result
+// reports it. Input is a short summary (the command, the path, or the
+// input's JSON cut to DenialInputMax bytes), not the whole input.
+type PermissionDenial struct {
+	Tool       string `json:"tool"`
+	ToolCallID string `json:"tool_call_id,omitempty"`
+	Input      string `json:"input,omitempty"`
+	Reason     string `json:"reason,omitempty"`
+}
+
+// DenialInputMax bounds PermissionDenial.Input.
+const DenialInputMax = 200
+
+// DenialInput summarises a denied call's input: the shell command or the
+// path when there is one, else the compacted JSON input, cut at a rune
+// boundary to at most DenialInputMax bytes.
+func DenialInput(command, path string, input json.RawMessage) string {
+	s := command
+	if s == "" {
+		s = path
+	}
+	if s == "" && len(input) > 0 {
+		var b bytes.Buffer
+		if json.Compact(&b, input) == nil {
+			s = b.String()
+		} else {
+			s = string(input)
+		}
+	}
+	if len(s) <= DenialInputMax {
+		return s
+	}
+	cut := DenialInputMax - len("…")
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }
 
 // FileChange is one file of a proposed or applied change.

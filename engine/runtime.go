@@ -33,6 +33,11 @@ type Result struct {
 	Model    string
 	Cycles   int
 	NativeID string
+	// PermissionDenials are denials the runtime learnt of that kz may not
+	// have seen as permission_decided events (Claude Code's result lists
+	// them). The session merges them, by tool call id, with the denials it
+	// observed during the turn.
+	PermissionDenials []PermissionDenial
 }
 
 // Limits bound one turn. Zero means no limit.

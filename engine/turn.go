@@ -38,6 +38,22 @@ type turnState struct {
 	text strings.Builder
 	// open holds tool calls started and not finished.
 	open map[string]Event
+	// denials are the turn's denied tool calls in order, one per tool call
+	// id, from every permission_decided deny the session sees: that covers
+	// every runtime, since all decisions pass through the session.
+	denials []PermissionDenial
+}
+
+// addDenial records a denial unless its tool call is already listed.
+func (t *turnState) addDenial(d PermissionDenial) {
+	if d.ToolCallID != "" {
+		for _, have := range t.denials {
+			if have.ToolCallID == d.ToolCallID {
+				return
+			}
+		}
+	}
+	t.denials = append(t.denials, d)
 }
 
 // observe updates the turn's accounting with an event before it is
@@ -54,6 +70,11 @@ func (t *turnState) observe(ev *Event, lim Limits) {
 		}
 	case EventToolCallFinished:
 		delete(t.open, ev.ToolCallID)
+	case EventPermissionDecided:
+		if ev.Decision == DecisionDeny {
+			t.addDenial(PermissionDenial{Tool: ev.Tool, ToolCallID: ev.ToolCallID,
+				Input: DenialInput(ev.Command, ev.Path, ev.Input), Reason: ev.Reason})
+		}
 	case EventUsageUpdated:
 		if ev.Usage != nil {
 			t.usage.Add(*ev.Usage)
@@ -329,10 +350,14 @@ func (s *Session) finishLocked(ctx context.Context, ts *turnState, res Result, e
 	}
 	s.totalUsage.Add(usage)
 	s.totalCost += cost
+	for _, d := range res.PermissionDenials {
+		d.Input = DenialInput(d.Input, "", nil)
+		ts.addDenial(d)
+	}
 	return s.emitLocked(Event{
 		Type: EventFinalResult, TurnID: t.ID, Runtime: t.Runtime, Model: model,
 		Status: string(status), Output: res.Output, Usage: &usage, CostUSD: cost, Cycles: cycles,
-		DurationMS: s.now().Sub(ts.started).Milliseconds(), NativeID: res.NativeID,
+		DurationMS: s.now().Sub(ts.started).Milliseconds(), NativeID: res.NativeID, PermissionDenials: ts.denials,
 	})
 }
 

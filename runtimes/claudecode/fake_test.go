@@ -352,8 +352,11 @@ func newHarness(t *testing.T, runtimes []engine.RuntimeEntry, o harnessOpts) *ha
 	t.Helper()
 	j := &memJournal{}
 	ws := ""
-	if rt, ok := runtimes[0].Runtime.(*Runtime); ok {
+	switch rt := runtimes[0].Runtime.(type) {
+	case *Runtime:
 		ws = rt.cfg.Workspace
+	case *resultRecorder:
+		ws = rt.Runtime.cfg.Workspace
 	}
 	s, err := engine.NewSession(engine.Config{Workspace: ws, Journal: j, Runtimes: runtimes, Gate: o.gate,
 		Interactive: true, PermissionMode: o.pmode, Mode: o.mode, Failover: o.failover, Prior: o.prior, Patcher: o.patcher})

@@ -528,13 +528,17 @@ type permissionDenial struct {
 // no decision for (Claude refused them on its own, without a request or a
 // permission_denied line), so that kz's log names every denial of the turn.
 // Denials kz made are already permission_decided events and are not
-// repeated.
-func (tr *turnRun) reconcileDenials(raw []json.RawMessage) {
+// repeated. It returns every listed denial for the turn's result.
+func (tr *turnRun) reconcileDenials(raw []json.RawMessage) []engine.PermissionDenial {
+	var out []engine.PermissionDenial
 	for _, r := range raw {
 		var d permissionDenial
 		if json.Unmarshal(r, &d) != nil || d.ToolUseID == "" {
 			continue
 		}
+		in := decodeInput(d.ToolInput)
+		out = append(out, engine.PermissionDenial{Tool: d.ToolName, ToolCallID: d.ToolUseID,
+			Input: engine.DenialInput(in.Command, in.pathArg(), d.ToolInput)})
 		tr.permMu.Lock()
 		known := tr.denied[d.ToolUseID]
 		tr.denied[d.ToolUseID] = true
@@ -544,11 +548,12 @@ func (tr *turnRun) reconcileDenials(raw []json.RawMessage) {
 				Input: d.ToolInput, Decision: engine.DecisionDeny, Stage: "claude", Reason: "denied by Claude Code"})
 		}
 	}
+	return out
 }
 
 // finish maps the result line to usage_updated and the turn's result.
 func (tr *turnRun) finish(m wireMsg) (engine.Result, error) {
-	tr.reconcileDenials(m.PermissionDenials)
+	denials := tr.reconcileDenials(m.PermissionDenials)
 	var u engine.Usage
 	if m.Usage != nil {
 		u = engine.Usage{InputTokens: m.Usage.InputTokens, OutputTokens: m.Usage.OutputTokens,
@@ -569,7 +574,8 @@ func (tr *turnRun) finish(m wireMsg) (engine.Result, error) {
 	if model == "" {
 		model = tr.model
 	}
-	res := engine.Result{Output: m.Result, Usage: u, CostUSD: cost, Cycles: m.NumTurns, Model: model, NativeID: m.SessionID}
+	res := engine.Result{Output: m.Result, Usage: u, CostUSD: cost, Cycles: m.NumTurns, Model: model, NativeID: m.SessionID,
+		PermissionDenials: denials}
 	switch {
 	case tr.limitErr != nil:
 		res.Status = engine.StatusMaxCycles
