@@ -298,9 +298,22 @@ func TestRuntimePickerSwitchesAndShowsRefusal(t *testing.T) {
 func TestModelPicker(t *testing.T) {
 	f := newFake()
 	m := testModel(t, f, 100, 24)
-	m.press("ctrl+l", "down", "enter")
-	if c := f.Calls(); len(c) != 1 || c[0].args[0] != "alpha" || c[0].args[1] != "a-2" {
+	m.press("ctrl+l")
+	s := m.screen()
+	for _, want := range []string{"Switch model", "● a-1", "  a-2"} {
+		if !strings.Contains(s, want) {
+			t.Fatalf("model picker lacks %q:\n%s", want, s)
+		}
+	}
+	if strings.Contains(s, "b-1") {
+		t.Fatalf("model picker lists another runtime's model:\n%s", s)
+	}
+	m.press("down", "enter")
+	if c := f.Calls(); len(c) != 1 || c[0].method != "SwitchRuntime" || c[0].args[0] != "alpha" || c[0].args[1] != "a-2" {
 		t.Fatalf("calls = %+v", c)
+	}
+	if m.picker != nil {
+		t.Fatal("model picker still open after switching")
 	}
 }
 
