@@ -73,6 +73,8 @@ Flags for kz and kz -p:
                            --allow and --ask; Claude Code rule syntax, e.g.
                            --deny 'Bash(rm:*)' --allow 'Bash(git status:*)')
   --timeout D              stop a turn after D (e.g. 90s, 10m)
+  --patch-retries N        in patch-proposal mode, send a failed proposal
+                           back to the model at most N times (0-10, default 2)
   --script FILE            JSONL script for the scripted runtime
   --data-dir DIR           where kz keeps its database (default $XDG_DATA_HOME/kz)
   --demo                   open the TUI on a scripted demo session (no model needed)
@@ -186,7 +188,7 @@ func withResume(args []string, id string) []string {
 type options struct {
 	prompt, runtime, model, mode, pmode, format, resume, script, dataDir, theme string
 	cont, demo                                                                  bool
-	maxCycles                                                                   int
+	maxCycles, patchRetries                                                     int
 	budget                                                                      float64
 	timeout                                                                     time.Duration
 	set                                                                         map[string]bool
@@ -247,6 +249,7 @@ func parseMain(args []string) (*options, error) {
 	fs.BoolVar(&o.demo, "demo", false, "")
 	fs.StringVar(&o.theme, "theme", "", "")
 	fs.IntVar(&o.maxCycles, "max-cycles", 0, "")
+	fs.IntVar(&o.patchRetries, "patch-retries", 0, "")
 	fs.Float64Var(&o.budget, "budget-usd", 0, "")
 	fs.DurationVar(&o.timeout, "timeout", 0, "")
 	o.rules.register(fs)
@@ -263,6 +266,8 @@ func parseMain(args []string) (*options, error) {
 	switch {
 	case o.maxCycles < 0:
 		return nil, usagef("--max-cycles cannot be negative")
+	case o.set["patch-retries"] && config.ValidatePatchRetries(o.patchRetries) != nil:
+		return nil, usagef("--patch-retries: %v", config.ValidatePatchRetries(o.patchRetries))
 	case o.budget < 0:
 		return nil, usagef("--budget-usd cannot be negative")
 	case o.timeout < 0:
@@ -414,6 +419,10 @@ func cmdMain(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if o.set["timeout"] {
 		limits.Timeout = o.timeout
 	}
+	patchRetries := e.cfg.PatchRetries
+	if o.set["patch-retries"] {
+		patchRetries = &o.patchRetries
+	}
 
 	id := resumed.ID
 	if id == "" {
@@ -442,6 +451,7 @@ func cmdMain(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		ID: id, Workspace: e.workspace, Journal: w, Runtimes: entries, Runtime: name, Model: model,
 		Mode: mode, PermissionMode: pmode, Interactive: interactive, Limits: limits,
 		Failover: runtimes.Failover(e.cfg.Failover, entries, name), Prior: prior, Patcher: reviewer, Gate: gate,
+		PatchRetries: config.EnginePatchRetries(patchRetries),
 	})
 	if err != nil {
 		return err

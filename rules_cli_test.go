@@ -136,3 +136,72 @@ func TestHeadlessFinalResultDenials(t *testing.T) {
 		t.Fatalf("json output: exit %d %s %s", code, out, errOut)
 	}
 }
+
+// patchRetryRun runs the patch-proposal CLI script whose first proposal
+// does not match and whose second would apply, and returns how many
+// proposals the model was asked for and greeting.txt afterwards.
+func patchRetryRun(t *testing.T, sb *sandbox, extra ...string) (int, string, string, int) {
+	t.Helper()
+	p := filepath.Join(sb.workspace, "greeting.txt")
+	if err := os.WriteFile(p, []byte("hello moon\r\nbye\r\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(sb.workspace, "notes.txt"), []byte("draft\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// A previous run may have applied the proposal: start from its input
+	// tree again.
+	if err := os.RemoveAll(filepath.Join(sb.workspace, "docs")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(sb.workspace, "docs"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s := filepath.Join(filepath.Dir(scriptDir), "patch", "cli", "propose-retry-verify.jsonl")
+	args := append([]string{"-p", "greet the world", "--mode", "patch-proposal", "--runtime", "scripted", "--script", s,
+		"--permission-mode", "accept-edits", "--output-format", "stream-json"}, extra...)
+	out, errOut, code := sb.kz(args...)
+	if code == 2 {
+		return 0, "", errOut, code
+	}
+	proposals := 0
+	for _, ev := range streamEvents(t, out) {
+		if ev.Type == engine.EventAssistantMessage && strings.HasPrefix(ev.Text, "SUMMARY:") {
+			proposals++
+		}
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return proposals, string(b), errOut, code
+}
+
+// TestPatchRetriesFlagAndConfig: --patch-retries 0 (or patch_retries = 0
+// in the config) stops after the first failed proposal, nothing applied;
+// the flag overrides the config; out of range is a usage error.
+func TestPatchRetriesFlagAndConfig(t *testing.T) {
+	sb := newSandbox(t)
+	n, greeting, errOut, _ := patchRetryRun(t, sb)
+	if n != 2 || greeting != "hello world\r\nbye\r\n" {
+		t.Fatalf("default retries: %d proposals, greeting %q: %s", n, greeting, errOut)
+	}
+	n, greeting, errOut, _ = patchRetryRun(t, sb, "--patch-retries", "0")
+	if n != 1 || greeting != "hello moon\r\nbye\r\n" {
+		t.Fatalf("--patch-retries 0: %d proposals, greeting %q: %s", n, greeting, errOut)
+	}
+	sb.userConfig("patch_retries = 0\n")
+	n, greeting, errOut, _ = patchRetryRun(t, sb)
+	if n != 1 || greeting != "hello moon\r\nbye\r\n" {
+		t.Fatalf("patch_retries = 0: %d proposals, greeting %q: %s", n, greeting, errOut)
+	}
+	n, greeting, errOut, _ = patchRetryRun(t, sb, "--patch-retries", "1")
+	if n != 2 || greeting != "hello world\r\nbye\r\n" {
+		t.Fatalf("--patch-retries 1 over patch_retries = 0: %d proposals, greeting %q: %s", n, greeting, errOut)
+	}
+	for _, bad := range []string{"-1", "11", "two"} {
+		if _, _, errOut, code := patchRetryRun(t, sb, "--patch-retries", bad); code != 2 || !strings.Contains(errOut, "patch-retries") {
+			t.Errorf("--patch-retries %s: exit %d %q", bad, code, errOut)
+		}
+	}
+}

@@ -132,17 +132,21 @@ type Permissions struct {
 
 // File is one configuration file as written.
 type File struct {
-	DefaultRuntime string             `toml:"default_runtime"`
-	DefaultMode    string             `toml:"default_mode"`
-	PermissionMode string             `toml:"permission_mode"`
-	Strategy       string             `toml:"strategy"`
-	Failover       []string           `toml:"failover"`
-	DataDir        string             `toml:"data_dir"`
-	Theme          string             `toml:"theme"`
-	Limits         Limits             `toml:"limits"`
-	Permissions    Permissions        `toml:"permissions"`
-	Runtimes       map[string]Runtime `toml:"runtimes"`
-	Models         []Model            `toml:"models"`
+	DefaultRuntime string   `toml:"default_runtime"`
+	DefaultMode    string   `toml:"default_mode"`
+	PermissionMode string   `toml:"permission_mode"`
+	Strategy       string   `toml:"strategy"`
+	Failover       []string `toml:"failover"`
+	DataDir        string   `toml:"data_dir"`
+	Theme          string   `toml:"theme"`
+	// PatchRetries is how many times a failed proposal (edits that do not
+	// match, a failed verification) goes back to the model; nil leaves
+	// engine.DefaultPatchRetries, 0 turns retries off.
+	PatchRetries *int               `toml:"patch_retries"`
+	Limits       Limits             `toml:"limits"`
+	Permissions  Permissions        `toml:"permissions"`
+	Runtimes     map[string]Runtime `toml:"runtimes"`
+	Models       []Model            `toml:"models"`
 }
 
 // Config is the merged configuration.
@@ -155,6 +159,9 @@ type Config struct {
 	DataDir        string
 	Theme          string
 	Limits         Limits
+	// PatchRetries is the merged patch_retries; nil means not configured
+	// (the engine's default).
+	PatchRetries *int
 	// Permissions holds the rules by source, so the gate can tell a user's
 	// allow rule from a project's.
 	UserPermissions    Permissions
@@ -320,6 +327,24 @@ func (cfg *Config) apply(f *File, path string, full, user bool) error {
 	if err := cfg.applyLimits(f.Limits, path, full); err != nil {
 		return err
 	}
+	if f.PatchRetries != nil {
+		n := *f.PatchRetries
+		if err := ValidatePatchRetries(n); err != nil {
+			return fmt.Errorf("%s: patch_retries: %w", path, err)
+		}
+		// Every retry is another model call the person pays for, so an
+		// untrusted project may lower the count like any limit, never
+		// raise it above what the user set (or the engine's default).
+		cur := engine.DefaultPatchRetries
+		if cfg.PatchRetries != nil {
+			cur = *cfg.PatchRetries
+		}
+		if full || n <= cur {
+			cfg.PatchRetries = &n
+		} else {
+			refuse(fmt.Sprintf("patch_retries %d (above %d)", n, cur))
+		}
+	}
 	for name, rt := range f.Runtimes {
 		if err := validateRuntime(name, rt); err != nil {
 			return fmt.Errorf("%s: %w", path, err)
@@ -375,6 +400,33 @@ func (cfg *Config) apply(f *File, path string, full, user bool) error {
 		}
 	}
 	return nil
+}
+
+// MaxPatchRetries bounds patch_retries and --patch-retries: beyond a few
+// rounds a model that cannot produce a matching proposal only spends money.
+const MaxPatchRetries = 10
+
+// ValidatePatchRetries checks a patch retry count: 0 (no retries) to
+// MaxPatchRetries.
+func ValidatePatchRetries(n int) error {
+	if n < 0 || n > MaxPatchRetries {
+		return fmt.Errorf("%d is out of range (0 to %d)", n, MaxPatchRetries)
+	}
+	return nil
+}
+
+// EnginePatchRetries maps a configured count to engine.Config.PatchRetries,
+// where 0 means the default and a negative value none: nil stays the
+// default, 0 becomes -1.
+func EnginePatchRetries(n *int) int {
+	switch {
+	case n == nil:
+		return 0
+	case *n == 0:
+		return -1
+	default:
+		return *n
+	}
 }
 
 func (cfg *Config) applyLimits(l Limits, path string, full bool) error {
