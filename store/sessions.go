@@ -16,29 +16,36 @@ import (
 
 // SessionInfo summarises a session for lists and pickers.
 type SessionInfo struct {
-	ID        string      `json:"id"`
-	Title     string      `json:"title"`
-	Workspace string      `json:"workspace"`
-	Runtime   string      `json:"runtime"`
-	Model     string      `json:"model"`
-	Mode      engine.Mode `json:"mode"`
-	Created   time.Time   `json:"created"`
-	Updated   time.Time   `json:"updated"`
-	Turns     int         `json:"turns"`
-	CostUSD   float64     `json:"cost_usd"`
-	LastSeq   int64       `json:"last_seq"`
+	ID        string `json:"id"`
+	Title     string `json:"title"`
+	Workspace string `json:"workspace"`
+	Runtime   string `json:"runtime"`
+	// Runtimes lists every runtime the session ran turns on, in order of
+	// first use; it is empty for a session without turns.
+	Runtimes []string    `json:"runtimes,omitempty"`
+	Model    string      `json:"model"`
+	Mode     engine.Mode `json:"mode"`
+	Created  time.Time   `json:"created"`
+	Updated  time.Time   `json:"updated"`
+	Turns    int         `json:"turns"`
+	CostUSD  float64     `json:"cost_usd"`
+	LastSeq  int64       `json:"last_seq"`
 }
 
-const sessionCols = `id, title, workspace, runtime, model, mode, created_at, updated_at, turns, cost_usd, last_seq`
+const sessionCols = `id, title, workspace, runtime, runtimes, model, mode, created_at, updated_at, turns, cost_usd, last_seq`
 
 func scanSession(sc interface{ Scan(...any) error }) (SessionInfo, error) {
 	var si SessionInfo
 	var mode string
 	var created, updated int64
-	if err := sc.Scan(&si.ID, &si.Title, &si.Workspace, &si.Runtime, &si.Model, &mode, &created, &updated, &si.Turns, &si.CostUSD, &si.LastSeq); err != nil {
+	var runtimes string
+	if err := sc.Scan(&si.ID, &si.Title, &si.Workspace, &si.Runtime, &runtimes, &si.Model, &mode, &created, &updated, &si.Turns, &si.CostUSD, &si.LastSeq); err != nil {
 		return si, err
 	}
 	si.Mode, si.Created, si.Updated = engine.Mode(mode), time.UnixMilli(created), time.UnixMilli(updated)
+	if runtimes != "" {
+		si.Runtimes = strings.Split(runtimes, ",")
+	}
 	return si, nil
 }
 

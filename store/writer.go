@@ -388,6 +388,9 @@ func fold(ctx context.Context, tx *batchTx, ev *engine.Event) error {
 			ev.Runtime, ev.Model, title(ev.Text), ev.SessionID); err != nil {
 			return err
 		}
+		if err := addRuntime(ctx, tx, ev); err != nil {
+			return err
+		}
 	case engine.EventFinalResult:
 		var in, out int64
 		if ev.Usage != nil {
@@ -398,6 +401,11 @@ func fold(ctx context.Context, tx *batchTx, ev *engine.Event) error {
 			return err
 		}
 		if _, err := exec(ctx, tx, `UPDATE sessions SET cost_usd = cost_usd + ?, runtime = ?, model = ? WHERE id = ?`, ev.CostUSD, ev.Runtime, ev.Model, ev.SessionID); err != nil {
+			return err
+		}
+		// Failover may have ended the turn on another runtime than it
+		// started on: both were used.
+		if err := addRuntime(ctx, tx, ev); err != nil {
 			return err
 		}
 		if ev.NativeID != "" {
@@ -430,6 +438,20 @@ func fold(ctx context.Context, tx *batchTx, ev *engine.Event) error {
 	}
 	op, e := engine.TranscriptOp(*ev)
 	return applyEntry(ctx, tx, ev.SessionID, op, e)
+}
+
+// addRuntime appends the event's runtime to the session's runtimes unless
+// it is already listed. The list is comma-separated: runtime names are
+// configuration keys and never contain a comma.
+func addRuntime(ctx context.Context, tx execer, ev *engine.Event) error {
+	if ev.Runtime == "" {
+		return nil
+	}
+	_, err := exec(ctx, tx, `UPDATE sessions SET runtimes = CASE
+		WHEN runtimes = '' THEN ?1
+		WHEN instr(',' || runtimes || ',', ',' || ?1 || ',') > 0 THEN runtimes
+		ELSE runtimes || ',' || ?1 END WHERE id = ?2`, ev.Runtime, ev.SessionID)
+	return err
 }
 
 func saveNative(ctx context.Context, tx execer, ev *engine.Event) error {
