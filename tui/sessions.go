@@ -124,7 +124,7 @@ func (p *sessionPicker) load(ss []store.SessionInfo, partial bool) {
 	}()
 	p.hay = make([]string, len(ss))
 	for i, s := range ss {
-		p.hay[i] = strings.ToLower(s.Title + " " + s.ID + " " + s.Runtime + " " + s.Model + " " + s.Workspace)
+		p.hay[i] = strings.ToLower(s.Title + " " + s.ID + " " + runtimesOf(s) + " " + s.Model + " " + s.Workspace)
 	}
 	p.lastQ = "\x00" // force a full filter
 	p.refilter()
@@ -348,7 +348,7 @@ func (p *sessionPicker) view(t *themes.Theme, width, maxHeight int, now time.Tim
 		if len(id) > 8 {
 			id = id[:8]
 		}
-		row := fmt.Sprintf("%s%-8s %s  %s · %s · %d turns · $%.2f", mark, id, oneLine(title), orDash(s.Runtime), age(now, s.Updated), s.Turns, s.CostUSD)
+		row := fmt.Sprintf("%s%-8s %s  %s · %s · %d turns · $%.2f", mark, id, oneLine(title), orDash(runtimesOf(s)), age(now, s.Updated), s.Turns, s.CostUSD)
 		if !p.here {
 			row += " · " + oneLine(s.Workspace)
 		}
@@ -461,10 +461,20 @@ func (p *sessionPicker) renamed(id, title string) {
 		if p.all[i].ID == id {
 			s := &p.all[i]
 			s.Title = title
-			p.hay[i] = strings.ToLower(s.Title + " " + s.ID + " " + s.Runtime + " " + s.Model + " " + s.Workspace)
+			p.hay[i] = strings.ToLower(s.Title + " " + s.ID + " " + runtimesOf(*s) + " " + s.Model + " " + s.Workspace)
 			break
 		}
 	}
 	p.lastQ = "\x00"
 	p.refilter()
+}
+
+// runtimesOf names every runtime the session ran turns on, in order of first
+// use ("claude-code→native"), or its latest runtime when the store listed
+// none (a session without turns).
+func runtimesOf(s store.SessionInfo) string {
+	if len(s.Runtimes) == 0 {
+		return s.Runtime
+	}
+	return strings.Join(s.Runtimes, "→")
 }

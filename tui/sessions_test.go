@@ -60,6 +60,11 @@ func manySessions(n int) []store.SessionInfo {
 		}
 		out[i] = store.SessionInfo{ID: fmt.Sprintf("%08x-%04d", i*2654435761, i), Title: title, Workspace: ws, Runtime: "claude",
 			Updated: t0.Add(-time.Duration(i) * time.Minute), Turns: i % 40, CostUSD: float64(i%100) / 10}
+		if i%3 == 1 {
+			out[i].Runtime, out[i].Runtimes = "native", []string{"claude", "native"}
+		} else {
+			out[i].Runtimes = []string{"claude"}
+		}
 	}
 	return out
 }
@@ -73,7 +78,7 @@ func sessionModel(t testing.TB, st SessionStore) *Model {
 func TestSessionPicker(t *testing.T) {
 	st := &fakeSessions{list: []store.SessionInfo{
 		{ID: "aaaa1111", Title: "fix the parser", Workspace: "/src/proj", Runtime: "claude", Turns: 3, CostUSD: 0.12},
-		{ID: "bbbb2222", Title: "add review view", Workspace: "/src/proj", Runtime: "codex"},
+		{ID: "bbbb2222", Title: "add review view", Workspace: "/src/proj", Runtime: "native", Runtimes: []string{"claude-code", "native"}},
 		{ID: "cccc3333", Title: "elsewhere", Workspace: "/tmp/x", Runtime: "gemini"},
 		{ID: "s1", Title: "the current one", Workspace: "/src/proj"},
 	}}
@@ -82,6 +87,11 @@ func TestSessionPicker(t *testing.T) {
 	s := m.screen()
 	if !strings.Contains(s, "Sessions · this directory · 3 of 3") || !strings.Contains(s, "fix the parser") || strings.Contains(s, "elsewhere") {
 		t.Fatalf("picker:\n%s", s)
+	}
+	// Every runtime a session used shows, in order of first use; the
+	// latest alone when the store lists none.
+	if !strings.Contains(s, "add review view  claude-code→native ·") || !strings.Contains(s, "fix the parser  claude ·") {
+		t.Fatalf("runtimes:\n%s", s)
 	}
 	// Fuzzy: "rvw" matches only "add review view".
 	m.typeText("rvw")
