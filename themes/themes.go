@@ -114,7 +114,7 @@ func build(n Name) Theme {
 			user: lipgloss.Color("#8250df"), ok: lipgloss.Color("#1a7f37"), warn: lipgloss.Color("#9a6700"),
 			err: lipgloss.Color("#cf222e"), danger: lipgloss.Color("#cf222e"), escaped: lipgloss.Color("#bc4c00"),
 			added: lipgloss.Color("#1a7f37"), removed: lipgloss.Color("#cf222e"),
-			statusBg: lipgloss.Color("#d0d7de"), statusFg: lipgloss.Color("#1f2328"), selBg: lipgloss.Color("#ddf4ff"),
+			statusBg: lipgloss.Color("#d0d7de"), statusFg: lipgloss.Color("#1f2328"), selBg: lipgloss.Color("#0969da"),
 		}
 		md = styles.LightStyleConfig
 	case HighContrast:
