@@ -176,7 +176,7 @@ func (s *Session) proposalLoop(ctx context.Context, ts *turnState, attempts []at
 		ts.turn.Prompt = fb
 		s.mu.Lock()
 		n := len(s.transcript.Entries)
-		ts.history = s.transcript.Entries[:n:n]
+		ts.history = CompactedHistory(s.transcript.Entries[:n:n])
 		s.mu.Unlock()
 		next, err := s.runAttempts(ctx, ts, attempts[:1])
 		if err != nil {

@@ -118,8 +118,13 @@ func TranscriptOp(ev Event) (EntryOp, TranscriptEntry) {
 		}
 	case EventPatchApplied, EventPatchRejected:
 		e.Kind, e.Status, e.Text = EntryPatch, string(ev.Type), ev.Text
-	case EventRuntimeSwitched, EventModeChanged, EventCompactBoundary:
+	case EventRuntimeSwitched, EventModeChanged:
 		e.Kind, e.Status, e.Text = EntryMarker, string(ev.Type), markerText(ev)
+	case EventCompactBoundary:
+		// Output is the summary that replaces the conversation before the
+		// marker for later turns (see CompactedHistory); empty when the
+		// compaction lasted only for the turn that made it.
+		e.Kind, e.Status, e.Text, e.Output = EntryMarker, string(ev.Type), markerText(ev), ev.Output
 	case EventError:
 		e.Kind, e.Text, e.Status = EntryError, ev.Text, string(ev.ErrorKind)
 	case EventFinalResult:

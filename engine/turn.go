@@ -42,6 +42,8 @@ type turnState struct {
 	// id, from every permission_decided deny the session sees: that covers
 	// every runtime, since all decisions pass through the session.
 	denials []PermissionDenial
+	// boundary is the last compact_boundary of the turn or compaction.
+	boundary *Event
 }
 
 // addDenial records a denial unless its tool call is already listed.
@@ -75,6 +77,9 @@ func (t *turnState) observe(ev *Event, lim Limits) {
 			t.addDenial(PermissionDenial{Tool: ev.Tool, ToolCallID: ev.ToolCallID,
 				Input: DenialInput(ev.Command, ev.Path, ev.Input), Reason: ev.Reason})
 		}
+	case EventCompactBoundary:
+		b := *ev
+		t.boundary = &b
 	case EventUsageUpdated:
 		if ev.Usage != nil {
 			t.usage.Add(*ev.Usage)
@@ -194,9 +199,10 @@ func (s *Session) beginTurn(ctx context.Context, prompt string) (*turnState, []a
 	// turn; the prompt itself travels as Turn.Prompt.
 	// Entries before the turn never change once it starts (the previous
 	// turn closed its tool calls), so the history shares them, capped so
-	// that appends never reach it.
+	// that appends never reach it. After a /compact the history starts
+	// from the summary instead of the entries it replaced.
 	n := len(s.transcript.Entries)
-	ts.history = s.transcript.Entries[:n:n]
+	ts.history = CompactedHistory(s.transcript.Entries[:n:n])
 	s.emitLocked(Event{Type: EventUserMessage, TurnID: ts.turn.ID, Text: prompt, Runtime: s.runtime, Model: s.model})
 	return ts, attempts, nil
 }
