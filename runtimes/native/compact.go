@@ -62,23 +62,33 @@ func (l *loop) maybeCompact(ctx context.Context) error {
 // compact replaces the older part of the conversation by a summary. It
 // reports false when there is nothing it can cut.
 func (l *loop) compact(ctx context.Context, before int) (bool, error) {
-	c := l.r.cfg.Compaction
-	cut := cutPoint(l.msgs, c.keep())
+	cut := cutPoint(l.msgs, l.r.cfg.Compaction.keep())
 	if cut <= 0 {
 		return false, nil
 	}
+	return true, l.summarise(ctx, before, cut, false)
+}
+
+// summarise replaces l.msgs[:cut] by one user message holding a summary
+// written by the same model, and emits usage_updated for that request and
+// compact_boundary with the token counts before and after. When lasting,
+// the boundary carries the summary as Output, so that later turns start
+// from it (engine.CompactedHistory); a compaction in the middle of a turn
+// keeps recent messages that precede its boundary in the transcript, so it
+// lasts only for that turn.
+func (l *loop) summarise(ctx context.Context, before, cut int, lasting bool) error {
 	older, recent := l.msgs[:cut], l.msgs[cut:]
 	req := llm.Request{Model: l.model, System: summarySystem, MaxTokens: min(l.info.MaxOutput, 4096),
 		Messages: []llm.Message{{Role: llm.RoleUser, Text: render(older) + "\n\nSummarise the conversation above."}}}
 	resp, err := l.client.Stream(ctx, req, func(llm.Delta) {})
 	if err != nil {
-		return false, err
+		return err
 	}
 	u := resp.Usage
 	l.host.Emit(engine.Event{Type: engine.EventUsageUpdated, Usage: &u, CostUSD: l.info.Cost(u), Model: l.model})
 
 	text := "Summary of the earlier conversation (compacted by kz to fit the context window):\n\n" + strings.TrimSpace(resp.Text)
-	if promptIn(older, l.turn.Prompt) {
+	if l.turn.Prompt != "" && promptIn(older, l.turn.Prompt) {
 		text += "\n\nThe person's current request, verbatim:\n" + l.turn.Prompt
 	}
 	msgs := make([]llm.Message, 0, len(recent)+1)
@@ -87,9 +97,38 @@ func (l *loop) compact(ctx context.Context, before int) (bool, error) {
 	l.msgs = msgs
 	after := estimateTokens(l.system, l.tools, l.msgs)
 	l.contextTokens, l.counted = after, len(l.msgs)
-	l.host.Emit(engine.Event{Type: engine.EventCompactBoundary, TokensBefore: before, TokensAfter: after,
-		Text: fmt.Sprintf("compacted %d earlier messages into a summary", cut)})
-	return true, nil
+	ev := engine.Event{Type: engine.EventCompactBoundary, TokensBefore: before, TokensAfter: after,
+		Text: fmt.Sprintf("compacted %d earlier messages into a summary", cut)}
+	if lasting {
+		ev.Output = text
+	}
+	l.host.Emit(ev)
+	return nil
+}
+
+// Compact implements engine.Compacter (/compact): it summarises the whole
+// conversation the turn is primed with, with the turn's model, through the
+// same summariser as the compaction near the context window.
+func (r *Runtime) Compact(ctx context.Context, t *engine.Turn) (engine.Result, error) {
+	model := r.model(t.Model)
+	info, _ := r.catalog.Lookup(model)
+	client, err := r.getClient()
+	if err != nil {
+		return engine.Result{Status: engine.StatusError}, r.wrap(err, model)
+	}
+	l := &loop{r: r, host: t, turn: t, client: client, info: info, model: model}
+	if info.Tools && r.cfg.Tools != nil {
+		l.tools = r.cfg.Tools.Tools(t.Mode)
+	}
+	l.system = r.systemPrompt(t, len(l.tools) > 0)
+	l.msgs = llm.FromTranscript(t.History)
+	if len(l.msgs) == 0 {
+		return engine.Result{Status: engine.StatusComplete, Model: model}, nil
+	}
+	if err := l.summarise(ctx, l.estimate(), len(l.msgs), true); err != nil {
+		return engine.Result{Status: engine.StatusError, Model: model}, r.wrap(err, model)
+	}
+	return engine.Result{Status: engine.StatusComplete, Model: model}, nil
 }
 
 // estimate is the size of the next request: the provider's count of the
