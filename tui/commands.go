@@ -50,6 +50,8 @@ type commandMsg struct {
 	change int
 	// revert is the change that undid an older one, logged in its turn.
 	revert *appliedChange
+	// compacted says a /compact ended, successfully or not.
+	compacted bool
 }
 
 // commands are the built-in commands followed by the custom ones.
@@ -276,11 +278,51 @@ func cmdChanges(m *Model, _ string) tea.Cmd {
 	return nil
 }
 
+// compacter is the session's compaction on request; *engine.Session
+// implements it. It is asserted rather than part of Session so that a
+// session without it still drives the TUI (/compact then says so).
+type compacter interface {
+	Compact(ctx context.Context) (engine.Event, error)
+}
+
+// cmdCompact asks the session to compact the conversation, from a Cmd: it
+// calls the runtime's model and may take seconds. Until it ends the input
+// counts as submitting, so prompts typed meanwhile queue instead of meeting
+// a busy session; afterCompact sends the first of them. The divider with
+// the token counts comes with the compact_boundary event.
 func cmdCompact(m *Model, _ string) tea.Cmd {
-	// The engine compacts on its own near the context limit; a session has
-	// no call to ask for it (see the package report).
-	m.tr.notice("/compact is not available yet: the engine has no call to compact on request (it compacts by itself near the context limit)", "warn")
-	return nil
+	c, ok := m.sess.(compacter)
+	switch {
+	case !ok:
+		m.tr.notice("this session cannot compact on request", "warn")
+		return nil
+	case m.status.running || m.submitting:
+		m.tr.notice("wait for the turn to end before compacting (or interrupt it)", "warn")
+		return nil
+	}
+	m.submitting = true
+	m.tr.notice("compacting the conversation…", "")
+	ctx := m.ctx
+	return func() tea.Msg {
+		ev, err := c.Compact(ctx)
+		if err != nil {
+			return commandMsg{text: "/compact: " + err.Error(), style: "warn", compacted: true}
+		}
+		return commandMsg{text: fmt.Sprintf("compacted %s → %s tokens: later turns start from the summary",
+			fmtTokens(int64(ev.TokensBefore)), fmtTokens(int64(ev.TokensAfter))), compacted: true}
+	}
+}
+
+// afterCompact ends the compaction's hold on the input and sends the first
+// prompt queued meanwhile.
+func (m *Model) afterCompact() tea.Cmd {
+	m.submitting = false
+	if m.status.running || len(m.queue) == 0 {
+		return nil
+	}
+	next := m.queue[0]
+	m.queue = m.queue[1:]
+	return m.submit(next)
 }
 
 func cmdClear(m *Model, _ string) tea.Cmd {

@@ -90,7 +90,7 @@ func TestSlashInfoCommands(t *testing.T) {
 	m.command("/permissions")
 	m.command("/compact")
 	s := m.screen()
-	for _, want := range []string{"1200 tokens in, 34 out", "$0.5000", "permission mode: ask", "/compact is not available yet"} {
+	for _, want := range []string{"1200 tokens in, 34 out", "$0.5000", "permission mode: ask", "this session cannot compact on request"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("missing %q:\n%s", want, s)
 		}
@@ -249,5 +249,62 @@ func TestSlashPermissionsListAndRevoke(t *testing.T) {
 	m.command("/permissions drop 1")
 	if s := m.screen(); !strings.Contains(s, "usage: /permissions") || len(gm.list) != 1 {
 		t.Fatalf("bad verb:\n%s", s)
+	}
+}
+
+// compactingSession is the fake session with Session.Compact.
+type compactingSession struct {
+	*fakeSession
+	err error
+}
+
+func (c *compactingSession) Compact(context.Context) (engine.Event, error) {
+	c.record("Compact")
+	if c.err != nil {
+		return engine.Event{}, c.err
+	}
+	return engine.Event{Type: engine.EventCompactBoundary, TokensBefore: 48000, TokensAfter: 1200}, nil
+}
+
+func TestSlashCompactCallsTheSession(t *testing.T) {
+	f := &compactingSession{fakeSession: newFake()}
+	m := testModel(t, f, 120, 30)
+	m.feed(engine.Event{Type: engine.EventUserMessage, TurnID: 1, Text: "hi"},
+		engine.Event{Type: engine.EventFinalResult, TurnID: 1, Status: "complete"})
+	m.command("/compact")
+	if c := f.Calls(); len(c) != 1 || c[0].method != "Compact" {
+		t.Fatalf("calls %v", c)
+	}
+	if s := m.screen(); !strings.Contains(s, "compacted 48.0k → 1.2k tokens: later turns start from the summary") {
+		t.Fatalf("no result:\n%s", s)
+	}
+
+	// A prompt typed while the compaction runs waits for it, then goes.
+	cmd := cmdCompact(m, "")
+	if cmd == nil {
+		t.Fatal("no compaction command")
+	}
+	m.command("after the summary")
+	if c := f.Calls(); len(c) != 1 || len(m.queue) != 1 {
+		t.Fatalf("the prompt did not wait: calls %v queue %q", c, m.queue)
+	}
+	m.update(cmd())
+	if c := f.Calls(); len(c) != 3 || c[2].method != "Submit" || c[2].args[0] != "after the summary" || len(m.queue) != 0 {
+		t.Fatalf("the queued prompt was not sent: %v queue %q", c, m.queue)
+	}
+
+	// While a turn runs, /compact is refused without calling the session.
+	m.feed(engine.Event{Type: engine.EventUserMessage, TurnID: 2, Text: "after the summary"})
+	m.command("/compact")
+	if c := f.Calls(); len(c) != 3 || !strings.Contains(m.screen(), "wait for the turn to end before compacting") {
+		t.Fatalf("compacted during a turn: %v\n%s", c, m.screen())
+	}
+	m.feed(engine.Event{Type: engine.EventFinalResult, TurnID: 2, Status: "complete"})
+
+	// The session's refusal (a CLI runtime) is shown as it is.
+	f.err = errors.New("runtime claude-code cannot compact on request; it manages its own context")
+	m.command("/compact")
+	if s := m.screen(); !strings.Contains(s, "/compact: runtime claude-code cannot compact on request") {
+		t.Fatalf("refusal not shown:\n%s", s)
 	}
 }

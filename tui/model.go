@@ -254,6 +254,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if msg.undone {
 			m.onUndone(msg)
 		}
+		if msg.compacted {
+			cmds = append(cmds, m.afterCompact())
+		}
 		m.tr.notice(msg.text, msg.style)
 		m.tr.toBottom()
 	case filesMsg:
