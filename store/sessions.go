@@ -265,6 +265,15 @@ func (s *Store) Prior(ctx context.Context, id string) (*engine.Prior, error) {
 		Scan(&p.Usage.InputTokens, &p.Usage.OutputTokens, &p.CostUSD); err != nil {
 		return nil, fmt.Errorf("load session %s: %w", id, err)
 	}
+	// Usage outside any turn (turn 0: a /compact's summary) counts too.
+	var outside engine.Usage
+	var outsideCost float64
+	if err := s.db.QueryRowContext(ctx, `SELECT IFNULL(SUM(input_tokens), 0), IFNULL(SUM(output_tokens), 0), IFNULL(SUM(cost_usd), 0) FROM usage WHERE session_id = ? AND turn_id = 0`, id).
+		Scan(&outside.InputTokens, &outside.OutputTokens, &outsideCost); err != nil {
+		return nil, fmt.Errorf("load session %s: %w", id, err)
+	}
+	p.Usage.Add(outside)
+	p.CostUSD += outsideCost
 	if err := s.db.QueryRowContext(ctx, `SELECT runtime FROM turns WHERE session_id = ? ORDER BY turn_id DESC LIMIT 1`, id).Scan(&p.LastRuntime); err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("load session %s: %w", id, err)
 	}

@@ -427,6 +427,13 @@ func fold(ctx context.Context, tx *batchTx, ev *engine.Event) error {
 		if err := tx.usage.add(ctx, tx, ev.SessionID, ev.Seq, ev.TurnID, ev.Runtime, ev.Model, u.InputTokens, u.OutputTokens, u.CacheReadTokens, u.CacheWriteTokens, ev.CostUSD); err != nil {
 			return err
 		}
+		// Usage outside any turn (a /compact's summary) has no final_result
+		// to add it to the session's cost: it is added here.
+		if ev.TurnID == 0 && ev.CostUSD != 0 {
+			if _, err := exec(ctx, tx, `UPDATE sessions SET cost_usd = cost_usd + ? WHERE id = ?`, ev.CostUSD, ev.SessionID); err != nil {
+				return err
+			}
+		}
 	case engine.EventModeChanged:
 		if _, err := exec(ctx, tx, `UPDATE sessions SET mode = ? WHERE id = ?`, string(ev.Mode), ev.SessionID); err != nil {
 			return err
