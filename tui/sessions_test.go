@@ -11,6 +11,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
+	"github.com/kaizen-code/kz/engine"
 	"github.com/kaizen-code/kz/store"
 )
 
@@ -294,10 +295,27 @@ func BenchmarkSessionPickerOpenStore(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer func() { _ = st.Close() }()
+	// Every session has a turn on claude, every other one a second on
+	// native, so the listing carries the runtimes column ("claude→native").
+	w := st.NewWriter()
+	now := time.Now()
 	for i := range 10000 {
-		if err := st.CreateSession(ctx, fmt.Sprintf("s%05d", i), "/src/proj", "claude", "sonnet", "full-autonomous"); err != nil {
+		id := fmt.Sprintf("s%05d", i)
+		if err := st.CreateSession(ctx, id, "/src/proj", "claude", "sonnet", "full-autonomous"); err != nil {
 			b.Fatal(err)
 		}
+		runtimes := []string{"claude"}
+		if i%2 == 1 {
+			runtimes = append(runtimes, "native")
+		}
+		for k, rt := range runtimes {
+			turn := int64(k + 1)
+			_ = w.Append(engine.Event{Type: engine.EventUserMessage, SessionID: id, Seq: 2*turn - 1, TurnID: turn, Runtime: rt, Text: "q", Time: now})
+			_ = w.Append(engine.Event{Type: engine.EventFinalResult, SessionID: id, Seq: 2 * turn, TurnID: turn, Runtime: rt, Status: "complete", Time: now})
+		}
+	}
+	if err := w.Close(); err != nil {
+		b.Fatal(err)
 	}
 	m := sessionModel(b, st)
 	m.ext.workspace = ""
