@@ -97,7 +97,7 @@ func BenchmarkStreamMarkdown(b *testing.B) {
 // with) without the time spent waiting for a core other processes hold.
 type frameClock struct {
 	wall, cpu []time.Duration
-	w0, c0    time.Duration
+	c0        time.Duration
 	t0        time.Time
 }
 

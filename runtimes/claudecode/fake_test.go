@@ -356,7 +356,7 @@ func newHarness(t *testing.T, runtimes []engine.RuntimeEntry, o harnessOpts) *ha
 	case *Runtime:
 		ws = rt.cfg.Workspace
 	case *resultRecorder:
-		ws = rt.Runtime.cfg.Workspace
+		ws = rt.cfg.Workspace
 	}
 	s, err := engine.NewSession(engine.Config{Workspace: ws, Journal: j, Runtimes: runtimes, Gate: o.gate,
 		Interactive: true, PermissionMode: o.pmode, Mode: o.mode, Failover: o.failover, Prior: o.prior, Patcher: o.patcher})
