@@ -81,8 +81,14 @@ func Build(name string, rc config.Runtime, opt Options) (engine.RuntimeEntry, er
 	case config.KindNative, config.KindCompletion:
 		return buildLLM(name, rc, opt)
 	case config.KindCodex:
+		sb := codex.Sandbox(rc.Sandbox)
+		switch sb {
+		case "", codex.SandboxReadOnly, codex.SandboxWorkspaceWrite, codex.SandboxFullAccess:
+		default:
+			return engine.RuntimeEntry{}, fmt.Errorf("runtime %s: sandbox %q: want read-only, workspace-write or danger-full-access", name, rc.Sandbox)
+		}
 		rt := codex.New(codex.Config{Name: name, Command: rc.Command, Args: rc.Args, Env: claudecode.EnvList(rc.Env),
-			Models: rc.Models, Workspace: opt.Workspace})
+			Models: rc.Models, Workspace: opt.Workspace, Sandbox: sb})
 		return cliEntry(rt, rc, opt), nil
 	case config.KindACP:
 		cfg := acp.Config{}

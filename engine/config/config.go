@@ -94,6 +94,11 @@ type Runtime struct {
 	// model request, so that a dead endpoint fails over in seconds; zero
 	// keeps the preset's 2.
 	MaxAttempts int `toml:"max_attempts" json:"max_attempts,omitempty"`
+	// Sandbox is the sandbox of a "codex" runtime's threads:
+	// "workspace-write" (the default), "read-only" or "danger-full-access".
+	// Codex sends every command and file change to kz for approval in each
+	// of them; under read-only an approved command that writes fails.
+	Sandbox string `toml:"sandbox" json:"sandbox,omitempty"`
 }
 
 // Model is one [[models]] entry: it adds a model to kz's catalog or

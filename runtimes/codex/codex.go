@@ -122,6 +122,9 @@ func New(cfg Config) *Runtime {
 // Name implements engine.Runtime.
 func (r *Runtime) Name() string { return r.cfg.Name }
 
+// SandboxMode is the sandbox of this runtime's threads.
+func (r *Runtime) SandboxMode() Sandbox { return r.cfg.Sandbox }
+
 // Capabilities implements engine.Runtime. Codex is a full agent with its
 // own tool loop, shell and apply_patch; it streams, is interruptible and
 // resumes threads (thread/resume). Sandbox is not declared: a command kz
