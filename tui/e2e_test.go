@@ -28,7 +28,7 @@ func TestE2EDemoInTmux(t *testing.T) {
 		t.Fatal("KZ_E2E=1 but tmux is not installed")
 	}
 	tmp := t.TempDir()
-	bin := kzForE2E(t, tmp)
+	bin := e2eBinary(t, tmp)
 	data := filepath.Join(tmp, "data")
 	work := filepath.Join(tmp, "work")
 	for _, d := range []string{data, work, filepath.Join(tmp, "config")} {
@@ -160,24 +160,6 @@ func TestE2EDemoInTmux(t *testing.T) {
 	}
 }
 
-// kzForE2E is the kz binary under test: KZ_BIN (what make e2e sets) or
-// KZ_E2E_BIN when set, else one built into dir.
-func kzForE2E(t *testing.T, dir string) string {
-	t.Helper()
-	for _, v := range []string{"KZ_BIN", "KZ_E2E_BIN"} {
-		if bin := os.Getenv(v); bin != "" {
-			return bin
-		}
-	}
-	bin := filepath.Join(dir, "kz")
-	build := exec.Command("go", "build", "-o", bin, "github.com/kaizen-code/kz")
-	build.Dir = ".."
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build kz: %v\n%s", err, out)
-	}
-	return bin
-}
-
 // TestE2EThemesInTmux starts `kz --demo` in tmux three times and reads
 // the colours on screen with capture-pane -e: the theme set in the config
 // file (light), the --theme flag overriding it (high-contrast), and
@@ -191,7 +173,7 @@ func TestE2EThemesInTmux(t *testing.T) {
 		t.Fatal("KZ_E2E=1 but tmux is not installed")
 	}
 	tmp := t.TempDir()
-	bin := kzForE2E(t, tmp)
+	bin := e2eBinary(t, tmp)
 	config := filepath.Join(tmp, "config")
 	if err := os.MkdirAll(filepath.Join(config, "kz"), 0o700); err != nil {
 		t.Fatal(err)
