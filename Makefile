@@ -24,14 +24,14 @@ test:
 	$(GO) test -race -count=1 -timeout 20m ./...
 
 # Speed and memory targets live in Go benchmarks, never in timed tests.
-bench:
-	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2s ./...
-	$(MAKE) bench-process
+# The BenchmarkProcess* ones time the release binary (built as by build).
+bench: build
+	KZ_BIN=$(CURDIR)/$(BIN) $(GO) test -run '^$$' -bench . -benchmem -benchtime 2s ./...
 
-# Whole-process timings: kz version and the scripted hello kz -p.
+# Whole-process timings only: kz version, the scripted hello kz -p and the
+# TUI's first frame on a pty, each as the median of 50 runs.
 bench-process: build
-	sh testdata/bench/process.sh $(BIN)
-	sh testdata/bench/firstframe.sh $(BIN)
+	KZ_BIN=$(CURDIR)/$(BIN) $(GO) test -run '^$$' -bench '^BenchmarkProcess' -benchtime 50x .
 
 # Short fuzz runs of every proposal parser and the shell analyser: parsing
 # must never panic. A fixed count (not a duration) avoids the fuzzer's

@@ -33,8 +33,7 @@ func TestMain(m *testing.M) {
 	if os.Getenv("KZ_MAIN") == "1" {
 		os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
 	}
-	// opencensus (linked in by the Gemini SDK) starts a worker at init.
-	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("go.opencensus.io/stats/view.(*worker).start"))
+	goleak.VerifyTestMain(m)
 }
 
 // sandbox gives a test its own workspace, config and data directories.

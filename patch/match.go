@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Step names the rung of the matching ladder that located an edit.
@@ -434,12 +435,14 @@ func trimBlankEdges(search, replace []string) ([]string, []string, bool) {
 // or a comment whose entire text says code was left out ("... existing
 // code ...", "rest of file unchanged"). A comment that merely contains such
 // a word ("unchanged. In particular, …") is not one.
-var placeholderPhrase = regexp.MustCompile(`^(` +
-	`(the )?rest of (the )?(file|code|function|class|method|module|implementation|body|lines?|imports)( (is |remains |stays )?(unchanged|the same|as before|as is))?` +
-	`|(keep )?(the )?(remaining|existing|other|previous|original|same|unchanged) (code|lines|content|implementation|methods|functions|imports|fields|tests)( (here|below|above|unchanged|as before|stays the same|remains the same|goes here))?` +
-	`|(code|everything else|rest|other methods) (is |remains |stays )?(unchanged|the same)` +
-	`|unchanged( code| lines)?|omitted( for brevity)?|(code )?omitted|etc\.?|snip|\[snip\]` +
-	`)$`)
+var placeholderPhrase = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(` +
+		`(the )?rest of (the )?(file|code|function|class|method|module|implementation|body|lines?|imports)( (is |remains |stays )?(unchanged|the same|as before|as is))?` +
+		`|(keep )?(the )?(remaining|existing|other|previous|original|same|unchanged) (code|lines|content|implementation|methods|functions|imports|fields|tests)( (here|below|above|unchanged|as before|stays the same|remains the same|goes here))?` +
+		`|(code|everything else|rest|other methods) (is |remains |stays )?(unchanged|the same)` +
+		`|unchanged( code| lines)?|omitted( for brevity)?|(code )?omitted|etc\.?|snip|\[snip\]` +
+		`)$`)
+})
 
 func placeholderLine(l string) bool {
 	t := strings.TrimSpace(l)
@@ -462,7 +465,7 @@ func placeholderLine(l string) bool {
 		return false
 	}
 	core := strings.ToLower(strings.Trim(t, ".…()[] \t:"))
-	return placeholderPhrase.MatchString(core)
+	return placeholderPhrase().MatchString(core)
 }
 
 func hasPlaceholder(lines []string) bool {

@@ -531,7 +531,7 @@ type cachedLexer struct{ lx chroma.Lexer }
 func lexerFor(path string) chroma.Lexer {
 	base := filepath.Base(path)
 	wholeNamesMu.Do(func() {
-		for _, l := range lexers.GlobalLexerRegistry.Lexers {
+		for _, l := range lexers.GlobalLexerRegistry.All() {
 			cfg := l.Config()
 			for _, g := range append(append([]string(nil), cfg.Filenames...), cfg.AliasFilenames...) {
 				if !strings.HasPrefix(g, "*.") || strings.ContainsAny(g[2:], "*?[") {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"charm.land/bubbles/v2/help"
@@ -97,6 +98,10 @@ type Model struct {
 	proposals  map[string]engine.Event
 	hunkSelect bool
 	ext        extensions
+	// drawn is closed by the first View, that is when the first frame is
+	// about to be written; Run waits for it to start background work.
+	drawn     chan struct{}
+	drawnOnce sync.Once
 	// resumeID is the session the person chose to open; Run returns it.
 	resumeID string
 	// sessions is the session picker, when open.
@@ -168,7 +173,7 @@ func newModel(ctx context.Context, sess Session, events EventSource, theme theme
 		keys: defaultKeys(), help: h, input: ta,
 		spin: spinner.New(spinner.WithSpinner(spinner.MiniDot), spinner.WithStyle(theme.Accent)),
 		tr:   newTranscript(), md: newMDRenderer(theme.Markdown),
-		width: 80, height: 24,
+		width: 80, height: 24, drawn: make(chan struct{}),
 	}
 	m.dialog = newPermissionDialog(&m.theme)
 	st := sess.State()
@@ -760,6 +765,7 @@ func (m *Model) transcriptHeight() int {
 
 // View draws the screen: transcript, bottom panel, status bar and hint.
 func (m *Model) View() tea.View {
+	m.drawnOnce.Do(func() { close(m.drawn) })
 	bottom := m.bottomPanel()
 	hint := m.hintLine()
 	used := lineCount(bottom) + 2 // the status bar and a blank line above the panel

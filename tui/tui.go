@@ -141,14 +141,24 @@ func Run(ctx context.Context, opts Options) error {
 	popts = append(popts, tea.WithColorProfile(profile))
 	prog := tea.NewProgram(m, popts...)
 	var wg sync.WaitGroup
+	detectCtx, stopDetect := context.WithCancel(ctx)
 	if askTmux {
+		// The `tmux info` subprocess starts only once the first frame is
+		// drawn: on two cores, starting it earlier takes CPU from the
+		// first frame.
 		wg.Go(func() {
+			select {
+			case <-m.drawn:
+			case <-detectCtx.Done():
+				return
+			}
 			if full := colorprofile.Detect(out, env); full > profile {
 				prog.Send(tea.ColorProfileMsg{Profile: full})
 			}
 		})
 	}
 	_, err = prog.Run()
+	stopDetect()
 	wg.Wait()
 	if err == nil && m.resumeID != "" {
 		return &ResumeRequest{SessionID: m.resumeID}

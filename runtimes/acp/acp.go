@@ -17,6 +17,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/kaizen-code/kz/engine"
@@ -138,7 +139,9 @@ func (r *Runtime) Capabilities(string) engine.Capabilities {
 	}
 }
 
-var versionRE = regexp.MustCompile(`\d+\.\d+\.\d+\S*`)
+var versionRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\d+\.\d+\.\d+\S*`)
+})
 
 // Available reports the agent's version (from --version), or a
 // *engine.RuntimeError of kind runtime_missing saying what to do.
@@ -156,7 +159,7 @@ func (r *Runtime) Available() (string, error) {
 		return "", &engine.RuntimeError{Kind: engine.ErrRuntimeMissing, Runtime: r.cfg.Name,
 			Message: fmt.Sprintf("%s --version failed (%v)%s", path, err, r.installHint()), Err: err}
 	}
-	if v := versionRE.FindString(string(out)); v != "" {
+	if v := versionRE().FindString(string(out)); v != "" {
 		return v, nil
 	}
 	return strings.TrimSpace(string(out)), nil

@@ -16,10 +16,9 @@ import (
 	"github.com/kaizen-code/kz/runtimes/llm/llmtest"
 )
 
-// The opencensus worker is started by an init function of a genai
-// dependency and lives for the whole process.
+// TestMain fails the package when a test leaves a goroutine behind.
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("go.opencensus.io/stats/view.(*worker).start"))
+	goleak.VerifyTestMain(m)
 }
 
 var providers = []llm.Provider{llm.ProviderAnthropic, llm.ProviderOpenAI, llm.ProviderGemini}

@@ -17,14 +17,13 @@ import (
 	"github.com/kaizen-code/kz/tools"
 )
 
-// The opencensus worker is started by an init function of a genai
-// dependency and lives for the whole process.
+// TestMain fails the package when a test leaves a goroutine behind.
 func TestMain(m *testing.M) {
 	// Sandboxed bash re-executes this binary as the Landlock wrapper.
 	if tools.IsSandboxInvocation(os.Args) {
 		os.Exit(tools.SandboxMain(os.Args))
 	}
-	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("go.opencensus.io/stats/view.(*worker).start"))
+	goleak.VerifyTestMain(m)
 }
 
 // fsTools is a small ToolRunner over a workspace directory: read_file and
