@@ -6,9 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/kaizen-code/kz/engine"
@@ -303,7 +301,7 @@ func (s *Store) Prior(ctx context.Context, id string) (*engine.Prior, error) {
 // ends with status interrupted. It writes these as events, through the same
 // path as live events, so the log, the transcript and the turns agree.
 func (s *Store) recoverOpenTurns(ctx context.Context) error {
-	rows, err := s.db.QueryContext(ctx, `SELECT session_id, turn_id, pid, runtime, model FROM turns WHERE status IS NULL`)
+	rows, err := s.db.QueryContext(ctx, `SELECT session_id, turn_id, pid, pid_start, runtime, model FROM turns WHERE status IS NULL`)
 	if err != nil {
 		return fmt.Errorf("find open turns: %w", err)
 	}
@@ -311,16 +309,17 @@ func (s *Store) recoverOpenTurns(ctx context.Context) error {
 		session        string
 		turn           int64
 		pid            int
+		pidStart       int64
 		runtime, model string
 	}
 	var dead []open
 	for rows.Next() {
 		var o open
-		if err := rows.Scan(&o.session, &o.turn, &o.pid, &o.runtime, &o.model); err != nil {
+		if err := rows.Scan(&o.session, &o.turn, &o.pid, &o.pidStart, &o.runtime, &o.model); err != nil {
 			_ = rows.Close()
 			return fmt.Errorf("find open turns: %w", err)
 		}
-		if !processAlive(o.pid) {
+		if !processAlive(o.pid, o.pidStart) {
 			dead = append(dead, o)
 		}
 	}
@@ -386,17 +385,4 @@ func (s *Store) closingEvents(ctx context.Context, session string, turn int64, r
 	out = append(out, mk(engine.Event{Type: engine.EventFinalResult, Status: string(engine.StatusInterrupted), Model: model,
 		Output: "kz stopped before this turn ended; it was closed as interrupted and nothing was re-run", Usage: &engine.Usage{}}))
 	return out, nil
-}
-
-// processAlive reports whether the kz process that owned a turn still runs.
-// Our own pid counts as alive: this process may hold the turn right now.
-func processAlive(pid int) bool {
-	if pid <= 0 {
-		return false
-	}
-	if pid == os.Getpid() {
-		return true
-	}
-	err := syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
 }

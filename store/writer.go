@@ -380,8 +380,8 @@ func fold(ctx context.Context, tx *batchTx, ev *engine.Event) error {
 	ms := ev.Time.UnixMilli()
 	switch ev.Type {
 	case engine.EventUserMessage:
-		if _, err := exec(ctx, tx, `INSERT OR REPLACE INTO turns(session_id, turn_id, prompt, runtime, model, started_at, pid) VALUES (?,?,?,?,?,?,?)`,
-			ev.SessionID, ev.TurnID, ev.Text, ev.Runtime, ev.Model, ms, os.Getpid()); err != nil {
+		if _, err := exec(ctx, tx, `INSERT OR REPLACE INTO turns(session_id, turn_id, prompt, runtime, model, started_at, pid, pid_start) VALUES (?,?,?,?,?,?,?,?)`,
+			ev.SessionID, ev.TurnID, ev.Text, ev.Runtime, ev.Model, ms, os.Getpid(), selfStart()); err != nil {
 			return err
 		}
 		if _, err := exec(ctx, tx, `UPDATE sessions SET turns = turns + 1, runtime = ?, model = ?, title = CASE WHEN title = '' THEN ? ELSE title END WHERE id = ?`,
