@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/internal/proc"
 )
 
 // SessionInfo summarises a session for lists and pickers.
@@ -319,7 +320,7 @@ func (s *Store) recoverOpenTurns(ctx context.Context) error {
 			_ = rows.Close()
 			return fmt.Errorf("find open turns: %w", err)
 		}
-		if !processAlive(o.pid, o.pidStart) {
+		if !proc.Alive(o.pid, o.pidStart) {
 			dead = append(dead, o)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/internal/proc"
 )
 
 // Writer is the store's engine.Journal: it queues events and writes them in
@@ -381,7 +382,7 @@ func fold(ctx context.Context, tx *batchTx, ev *engine.Event) error {
 	switch ev.Type {
 	case engine.EventUserMessage:
 		if _, err := exec(ctx, tx, `INSERT OR REPLACE INTO turns(session_id, turn_id, prompt, runtime, model, started_at, pid, pid_start) VALUES (?,?,?,?,?,?,?,?)`,
-			ev.SessionID, ev.TurnID, ev.Text, ev.Runtime, ev.Model, ms, os.Getpid(), selfStart()); err != nil {
+			ev.SessionID, ev.TurnID, ev.Text, ev.Runtime, ev.Model, ms, os.Getpid(), proc.SelfStart()); err != nil {
 			return err
 		}
 		if _, err := exec(ctx, tx, `UPDATE sessions SET turns = turns + 1, runtime = ?, model = ?, title = CASE WHEN title = '' THEN ? ELSE title END WHERE id = ?`,

@@ -8,7 +8,11 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
+
+	"github.com/kaizen-code/kz/internal/proc"
 )
 
 // Gemini CLI retries a failing model request up to general.maxAttempts
@@ -34,6 +38,10 @@ import (
 
 // geminiDir is Gemini CLI's directory under its home.
 const geminiDir = ".gemini"
+
+// overlayPrefix starts the name of every overlay directory, followed by
+// "<pid>-<start>-" of the kz process that made it.
+const overlayPrefix = "kz-gemini-home-"
 
 // geminiOverlay is the temporary Gemini home of one agent process.
 type geminiOverlay struct {
@@ -87,7 +95,10 @@ func newGeminiOverlay(env []string, maxAttempts int, log *slog.Logger) (*geminiO
 	if tmp == "" {
 		tmp = os.TempDir()
 	}
-	root, err := os.MkdirTemp(tmp, "kz-gemini-home-")
+	sweepOverlays(tmp, log)
+	// The name carries the owner's pid and start time, so that a later kz
+	// can tell an overlay whose kz was killed (see sweepOverlays).
+	root, err := os.MkdirTemp(tmp, fmt.Sprintf("%s%d-%d-", overlayPrefix, os.Getpid(), proc.SelfStart()))
 	if err != nil {
 		return nil, fmt.Errorf("gemini home: %w", err)
 	}
@@ -229,4 +240,45 @@ func keepEntry(src, dst string) error {
 		return fmt.Errorf("keep %s: %w", src, werr)
 	}
 	return nil
+}
+
+// sweepOverlays removes the overlays under tmp that a kz killed before it
+// could close them left behind: those this user owns whose maker, named
+// by pid and start time, no longer runs. An overlay holds symbolic links
+// into the person's Gemini directory; removing it removes the links only.
+// Names without a pid (none are made so) and other users' overlays are
+// left alone. Failures are logged: a leftover overlay is only clutter.
+func sweepOverlays(tmp string, log *slog.Logger) {
+	ents, err := os.ReadDir(tmp)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		name, ok := strings.CutPrefix(e.Name(), overlayPrefix)
+		if !ok || !e.IsDir() {
+			continue
+		}
+		f := strings.SplitN(name, "-", 3)
+		if len(f) != 3 {
+			continue
+		}
+		pid, err1 := strconv.Atoi(f[0])
+		start, err2 := strconv.ParseInt(f[1], 10, 64)
+		if err1 != nil || err2 != nil || pid <= 0 || proc.Alive(pid, start) {
+			continue
+		}
+		path := filepath.Join(tmp, e.Name())
+		if info, err := os.Lstat(path); err != nil || !ownedByMe(info) {
+			continue
+		}
+		if err := os.RemoveAll(path); err != nil {
+			log.Warn("acp: could not remove a gemini overlay home left by a killed kz", "path", path, "err", err)
+		}
+	}
+}
+
+// ownedByMe reports whether this user owns the file.
+func ownedByMe(info fs.FileInfo) bool {
+	st, ok := info.Sys().(*syscall.Stat_t)
+	return ok && int(st.Uid) == os.Getuid()
 }

@@ -2,11 +2,16 @@ package acp
 
 import (
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/kaizen-code/kz/internal/proc"
 )
 
 func readSettings(t *testing.T, path string) map[string]any {
@@ -158,5 +163,53 @@ func TestGeminiOverlayAcrossFileSystems(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(shm); len(ents) != 0 {
 		t.Errorf("left in TMPDIR: %v", ents)
+	}
+}
+
+// An overlay whose kz was killed (so never closed) is removed by the next
+// overlay made under the same TMPDIR; one whose kz still runs, one with a
+// name kz does not make and the person's Gemini directory are left alone.
+func TestGeminiOverlaySweepsOverlaysOfKilledKz(t *testing.T) {
+	home, tmp := t.TempDir(), t.TempDir()
+	real := filepath.Join(home, ".gemini")
+	if err := os.MkdirAll(real, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	creds := filepath.Join(real, "oauth_creds.json")
+	if err := os.WriteFile(creds, []byte("{}"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	mk := func(name string) string {
+		dir := filepath.Join(tmp, name)
+		if err := os.MkdirAll(filepath.Join(dir, ".gemini"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		// Like a real overlay: a link into the person's directory.
+		if err := os.Symlink(creds, filepath.Join(dir, ".gemini", "oauth_creds.json")); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	self := proc.SelfStart()
+	killed := mk(fmt.Sprintf("kz-gemini-home-%d-%d-123", dead.Process.Pid, self))
+	reused := mk(fmt.Sprintf("kz-gemini-home-%d-%d-456", os.Getpid(), self-1))
+	running := mk(fmt.Sprintf("kz-gemini-home-%d-%d-789", os.Getpid(), self))
+	unknown := mk("kz-gemini-home-12345")
+	o, err := newGeminiOverlay([]string{"HOME=" + home, "TMPDIR=" + tmp}, 2, slog.Default())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = o.Close() }()
+	for path, want := range map[string]bool{killed: false, reused: false, running: true, unknown: true, o.root: true, creds: true} {
+		if _, err := os.Lstat(path); (err == nil) != want {
+			t.Errorf("%s: exists = %v, want %v", path, err == nil, want)
+		}
+	}
+	if want := fmt.Sprintf("kz-gemini-home-%d-%d-", os.Getpid(), self); !strings.HasPrefix(filepath.Base(o.root), want) {
+		t.Errorf("overlay %s is not named after its kz (%s…)", o.root, want)
 	}
 }

@@ -1,4 +1,8 @@
-package store
+// Package proc tells whether a process that kz recorded still runs. A pid
+// alone is not enough: after a process dies its pid can be reused, and kz
+// run as pid 1 in a container has the same pid on every run. So kz records
+// a process's start time with its pid and compares both.
+package proc
 
 import (
 	"errors"
@@ -10,27 +14,27 @@ import (
 	"syscall"
 )
 
-// selfStart is this process's start time in clock ticks since boot, or 0
-// when /proc cannot tell. It is recorded with the pid of every turn.
-var selfStart = sync.OnceValue(func() int64 {
-	t, err := processStart(os.Getpid())
+// SelfStart is this process's start time in clock ticks since boot, or 0
+// when /proc cannot tell.
+var SelfStart = sync.OnceValue(func() int64 {
+	t, err := Start(os.Getpid())
 	if err != nil {
 		return 0
 	}
 	return t
 })
 
-// processAlive reports whether the kz process that owned a turn still runs:
-// a process with that pid exists and, when the turn recorded a start time,
-// started at that time (the pid was not reused). This process counts as
-// alive only when the start time matches too, since a turn left by an
-// earlier kz that had the same pid (pid 1 in a container, say) is dead.
-func processAlive(pid int, start int64) bool {
+// Alive reports whether the process recorded as pid and start still runs:
+// a process with that pid exists and, when start is known (not 0), it
+// started then (the pid was not reused). This process counts as alive only
+// when the start time matches too: what an earlier process with the same
+// pid left behind is dead.
+func Alive(pid int, start int64) bool {
 	if pid <= 0 {
 		return false
 	}
 	if pid == os.Getpid() {
-		return start == 0 || selfStart() == 0 || start == selfStart()
+		return start == 0 || SelfStart() == 0 || start == SelfStart()
 	}
 	if err := syscall.Kill(pid, 0); err != nil && !errors.Is(err, syscall.EPERM) {
 		return false
@@ -38,18 +42,18 @@ func processAlive(pid int, start int64) bool {
 	if start == 0 {
 		return true
 	}
-	t, err := processStart(pid)
+	t, err := Start(pid)
 	if err != nil {
 		// /proc cannot tell (it hides other users' processes, say):
-		// the pid alone decides, so a running turn is never closed.
+		// the pid alone decides, so what runs is never taken for dead.
 		return true
 	}
 	return t == start
 }
 
-// processStart reads the start time of pid (field 22 of /proc/<pid>/stat,
-// clock ticks since boot).
-func processStart(pid int) (int64, error) {
+// Start reads the start time of pid (field 22 of /proc/<pid>/stat, clock
+// ticks since boot).
+func Start(pid int) (int64, error) {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
 		return 0, fmt.Errorf("process start: %w", err)

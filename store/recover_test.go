@@ -3,51 +3,12 @@ package store
 import (
 	"context"
 	"os"
-	osexec "os/exec"
 	"path/filepath"
 	"testing"
 
 	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/internal/proc"
 )
-
-func TestProcessAliveComparesStartTime(t *testing.T) {
-	self := selfStart()
-	if self <= 0 {
-		t.Fatalf("selfStart = %d: /proc/self/stat was not read", self)
-	}
-	child := osexec.Command("sleep", "30")
-	if err := child.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = child.Process.Kill(); _ = child.Wait() }()
-	cs, err := processStart(child.Process.Pid)
-	if err != nil || cs < self {
-		t.Fatalf("start of a child = %d, %v; want at or after ours (%d)", cs, err, self)
-	}
-	me, dead := os.Getpid(), deadPID(t)
-	for _, c := range []struct {
-		name  string
-		pid   int
-		start int64
-		want  bool
-	}{
-		{"this process", me, self, true},
-		{"this process, start unknown", me, 0, true},
-		{"an earlier process with this pid", me, self - 1, false},
-		{"a live process", child.Process.Pid, cs, true},
-		{"a live process, start unknown", child.Process.Pid, 0, true},
-		{"a reused pid", child.Process.Pid, cs - 1, false},
-		{"an exited process", dead, 0, false},
-		{"no pid", 0, 0, false},
-	} {
-		if got := processAlive(c.pid, c.start); got != c.want {
-			t.Errorf("%s: processAlive(%d, %d) = %v, want %v", c.name, c.pid, c.start, got, c.want)
-		}
-	}
-	if _, err := processStart(dead); err == nil {
-		t.Error("the start of an exited process was read")
-	}
-}
 
 // TestOpenClosesTurnOfEarlierProcessWithSamePid: kz as pid 1 in a
 // container has the same pid on every run. A turn left open by an earlier
@@ -72,8 +33,8 @@ func TestOpenClosesTurnOfEarlierProcessWithSamePid(t *testing.T) {
 	if err := st.db.QueryRow("SELECT pid, pid_start FROM turns WHERE session_id = 'ours'").Scan(&pid, &start); err != nil {
 		t.Fatal(err)
 	}
-	if pid != os.Getpid() || start != selfStart() {
-		t.Fatalf("turn recorded pid %d start %d, want %d %d", pid, start, os.Getpid(), selfStart())
+	if pid != os.Getpid() || start != proc.SelfStart() {
+		t.Fatalf("turn recorded pid %d start %d, want %d %d", pid, start, os.Getpid(), proc.SelfStart())
 	}
 	if _, err := st.db.Exec("UPDATE turns SET pid_start = pid_start - 1 WHERE session_id = 'earlier'"); err != nil {
 		t.Fatal(err)
