@@ -50,17 +50,26 @@ func BenchmarkProcessHello(b *testing.B) {
 	})
 }
 
-func BenchmarkProcessFirstFrame(b *testing.B) {
+// BenchmarkProcessFirstFrame is `kz --demo`, the figure of issue 8.
+func BenchmarkProcessFirstFrame(b *testing.B) { benchFirstFrame(b, "--demo") }
+
+// BenchmarkProcessFirstFrameNoConfig is plain `kz` in an empty folder
+// with no configuration: every preset runtime is built (none is started)
+// and the first-run screen lists them.
+func BenchmarkProcessFirstFrameNoConfig(b *testing.B) { benchFirstFrame(b) }
+
+func benchFirstFrame(b *testing.B, args ...string) {
 	bin := releaseBinary(b)
 	env := benchEnv(b)
+	dir := b.TempDir()
 	// One untimed start creates and migrates the store, as a person's
 	// first run does once.
-	if _, err := firstFrame(bin, env); err != nil {
+	if _, err := firstFrame(bin, dir, env, args...); err != nil {
 		b.Fatal(err)
 	}
 	var times []time.Duration
 	for b.Loop() {
-		d, err := firstFrame(bin, env)
+		d, err := firstFrame(bin, dir, env, args...)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -69,11 +78,11 @@ func BenchmarkProcessFirstFrame(b *testing.B) {
 	reportMedian(b, times)
 }
 
-// firstFrame starts `kz --demo` on a 120×40 pty and returns the time until
-// the input prompt is on the screen. kz is then killed.
-func firstFrame(bin string, env []string) (time.Duration, error) {
-	cmd := exec.Command(bin, "--demo")
-	cmd.Env = env
+// firstFrame starts kz with args in dir on a 120×40 pty and returns the
+// time until the input prompt is on the screen. kz is then killed.
+func firstFrame(bin, dir string, env []string, args ...string) (time.Duration, error) {
+	cmd := exec.Command(bin, args...)
+	cmd.Dir, cmd.Env = dir, env
 	start := time.Now()
 	ptmx, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 40, Cols: 120})
 	if err != nil {
@@ -106,7 +115,7 @@ func firstFrame(bin string, env []string) (time.Duration, error) {
 	select {
 	case d, ok := <-seen:
 		if !ok {
-			return 0, errors.New("kz --demo exited before its first frame")
+			return 0, errors.New("kz exited before its first frame")
 		}
 		return d, nil
 	case <-time.After(10 * time.Second):
