@@ -75,7 +75,7 @@ func detectFormat(text string) Format {
 		switch {
 		case t == "*** Begin Patch":
 			return FormatEnvelope
-		case isSearchMarker(l):
+		case IsSearchMarker(l):
 			return FormatSearchReplace
 		case strings.HasPrefix(l, "@@ -"):
 			hasUnifiedHunk = true
@@ -178,7 +178,7 @@ func cleanPathLine(line string) string {
 	if s == "" || strings.ContainsAny(s, " \t") || strings.HasPrefix(s, "```") {
 		return ""
 	}
-	if isSearchMarker(s) || isDividerMarker(s) || isReplaceMarker(s) {
+	if IsSearchMarker(s) || isDividerMarker(s) || IsReplaceMarker(s) {
 		return ""
 	}
 	return s

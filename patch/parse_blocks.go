@@ -5,11 +5,12 @@ import (
 	"strings"
 )
 
-// isSearchMarker, isDividerMarker and isReplaceMarker recognise the
+// IsSearchMarker, isDividerMarker and IsReplaceMarker recognise the
 // conflict-style markers of search/replace blocks. Models vary the marker
-// length (5 to 9 characters), so any run in that range is accepted.
-func isSearchMarker(l string) bool  { return markerLine(l, '<', "SEARCH") }
-func isReplaceMarker(l string) bool { return markerLine(l, '>', "REPLACE") }
+// length (5 to 9 characters), so any run in that range is accepted. The
+// TUI uses the exported two to show such blocks as code.
+func IsSearchMarker(l string) bool  { return markerLine(l, '<', "SEARCH") }
+func IsReplaceMarker(l string) bool { return markerLine(l, '>', "REPLACE") }
 func isDividerMarker(l string) bool {
 	t := strings.TrimRight(l, " \t")
 	return len(t) >= 5 && len(t) <= 9 && strings.Count(t, "=") == len(t)
@@ -51,7 +52,7 @@ func ParseSearchReplace(text string) (*Proposal, error) {
 	inBlock := make([]bool, len(lines))
 	lastPath := ""
 	for i := 0; i < len(lines); i++ {
-		if !isSearchMarker(lines[i]) {
+		if !IsSearchMarker(lines[i]) {
 			continue
 		}
 		path := pathBefore(lines, i, inBlock)
@@ -64,7 +65,7 @@ func ParseSearchReplace(text string) (*Proposal, error) {
 		start := i
 		j := i + 1
 		for j < len(lines) && !isDividerMarker(lines[j]) {
-			if isSearchMarker(lines[j]) || isReplaceMarker(lines[j]) {
+			if IsSearchMarker(lines[j]) || IsReplaceMarker(lines[j]) {
 				return nil, fmt.Errorf("search/replace block at line %d: marker %q before =======: %w", start+1, strings.TrimSpace(lines[j]), ErrMalformed)
 			}
 			j++
@@ -74,8 +75,8 @@ func ParseSearchReplace(text string) (*Proposal, error) {
 		}
 		search := lines[i+1 : j]
 		k := j + 1
-		for k < len(lines) && !isReplaceMarker(lines[k]) {
-			if isSearchMarker(lines[k]) || isDividerMarker(lines[k]) {
+		for k < len(lines) && !IsReplaceMarker(lines[k]) {
+			if IsSearchMarker(lines[k]) || isDividerMarker(lines[k]) {
 				return nil, fmt.Errorf("search/replace block for %s at line %d: marker %q before >>>>>>> REPLACE: %w", path, start+1, strings.TrimSpace(lines[k]), ErrTruncated)
 			}
 			k++

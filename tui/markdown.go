@@ -8,6 +8,7 @@ import (
 	gansi "charm.land/glamour/v2/ansi"
 	chromastyles "github.com/alecthomas/chroma/v2/styles"
 	"github.com/charmbracelet/x/ansi"
+	"github.com/kaizen-code/kz/patch"
 )
 
 // frameInterval is the shortest time between two re-renders of a streaming
@@ -45,7 +46,7 @@ func (r *mdRenderer) render(src string, width int) []string {
 		r.tr, r.width = tr, width
 	}
 	// Glamour drops tabs inside code blocks; indentation must survive.
-	out, err := r.tr.Render(strings.ReplaceAll(src, "\t", "    "))
+	out, err := r.tr.Render(strings.ReplaceAll(fenceEditBlocks(src), "\t", "    "))
 	if err != nil {
 		return plainLines(src, width)
 	}
@@ -131,6 +132,9 @@ type mdDoc struct {
 	inFence    bool
 	fence      string
 	pendingCut int
+	// inEdit is set inside a search/replace block (see fenceEditBlocks),
+	// which is never cut: its lines are shown as one code block.
+	inEdit bool
 
 	// Render cache for one width. all holds the rendered chunks (the first
 	// stableLen lines, append-only) followed by the rendered tail, which is
@@ -191,9 +195,11 @@ func (d *mdDoc) scan() {
 		indent := len(line) - len(trimmed)
 		switch {
 		case d.inFence:
-			if indent <= 3 && strings.HasPrefix(trimmed, d.fence) && strings.TrimSpace(strings.TrimLeft(trimmed, d.fence[:1])) == "" {
+			if closesFence(trimmed, indent, d.fence) {
 				d.inFence = false
 			}
+		case d.inEdit:
+			d.inEdit = !patch.IsReplaceMarker(strings.TrimRight(line, "\r"))
 		case strings.TrimSpace(line) == "":
 			if end-1 > d.lastCut() {
 				d.pendingCut = end
@@ -205,11 +211,83 @@ func (d *mdDoc) scan() {
 				}
 				d.pendingCut = 0
 			}
-			if f := fenceOpener(trimmed); f != "" && indent <= 3 {
+			if patch.IsSearchMarker(strings.TrimRight(line, "\r")) {
+				d.inEdit = true
+			} else if f := fenceOpener(trimmed); f != "" && indent <= 3 {
 				d.inFence, d.fence = true, f
 			}
 		}
 	}
+}
+
+// closesFence reports whether a line (trimmed of its indent) closes a code
+// block opened by fence.
+func closesFence(trimmed string, indent int, fence string) bool {
+	return indent <= 3 && strings.HasPrefix(trimmed, fence) && strings.TrimSpace(strings.TrimLeft(trimmed, fence[:1])) == ""
+}
+
+// fenceEditBlocks wraps each search/replace block of a proposal that is not
+// already in a code block in a fence of its own, so that markdown shows its
+// lines as they are: otherwise ">>>>>>> REPLACE" renders as seven nested
+// block quotes and "=======" turns the line above it into a heading. A block
+// without its REPLACE marker (the message stopped) is fenced to the end.
+func fenceEditBlocks(src string) string {
+	if !strings.Contains(src, "SEARCH") {
+		return src
+	}
+	var b strings.Builder
+	b.Grow(len(src) + 16)
+	lines := strings.SplitAfter(src, "\n")
+	fence, start := "", -1
+	for i, l := range lines {
+		line := strings.TrimRight(l, "\r\n")
+		trimmed := strings.TrimLeft(line, " ")
+		indent := len(line) - len(trimmed)
+		switch {
+		case start >= 0:
+			if patch.IsReplaceMarker(line) {
+				writeFenced(&b, lines[start:i+1])
+				start = -1
+			}
+		case fence != "":
+			b.WriteString(l)
+			if closesFence(trimmed, indent, fence) {
+				fence = ""
+			}
+		case patch.IsSearchMarker(line):
+			start = i
+		default:
+			b.WriteString(l)
+			if f := fenceOpener(trimmed); f != "" && indent <= 3 {
+				fence = f
+			}
+		}
+	}
+	if start >= 0 {
+		writeFenced(&b, lines[start:])
+	}
+	return b.String()
+}
+
+// writeFenced writes lines as a fenced code block whose fence is longer than
+// any run of backticks that starts one of them.
+func writeFenced(b *strings.Builder, lines []string) {
+	n := 3
+	for _, l := range lines {
+		t := strings.TrimLeft(l, " ")
+		if k := len(t) - len(strings.TrimLeft(t, "`")); k >= n {
+			n = k + 1
+		}
+	}
+	fence := strings.Repeat("`", n)
+	b.WriteString(fence + "\n")
+	for _, l := range lines {
+		b.WriteString(l)
+	}
+	if last := lines[len(lines)-1]; !strings.HasSuffix(last, "\n") {
+		b.WriteByte('\n')
+	}
+	b.WriteString(fence + "\n")
 }
 
 // fenceOpener returns the fence (``` or ~~~, at least three) that opens a
