@@ -6,7 +6,6 @@ import (
 
 	"charm.land/glamour/v2"
 	gansi "charm.land/glamour/v2/ansi"
-	chromastyles "github.com/alecthomas/chroma/v2/styles"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/kaizen-code/kz/patch"
 )
@@ -35,10 +34,6 @@ func (r *mdRenderer) render(src string, width int) []string {
 		width = 1
 	}
 	if r.tr == nil || r.width != width {
-		// Glamour reads chroma's style map directly; chroma (kz's fork in
-		// third_party/chroma) fills that map on first use, so it is filled
-		// here first, before any renderer can read it from another goroutine.
-		chromastyles.Load()
 		tr, err := glamour.NewTermRenderer(glamour.WithStyles(r.style), glamour.WithWordWrap(width))
 		if err != nil {
 			return plainLines(src, width)
