@@ -10,6 +10,7 @@ import (
 
 	"github.com/alecthomas/chroma/v2"
 	"github.com/alecthomas/chroma/v2/lexers"
+	"github.com/alecthomas/chroma/v2/styles"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/kaizen-code/kz/themes"
 	"github.com/sergi/go-diff/diffmatchpatch"
@@ -527,6 +528,13 @@ var (
 )
 
 type cachedLexer struct{ lx chroma.Lexer }
+
+// warmHighlighting reads chroma's lexers and styles, which the forked
+// chroma reads on first use, and the whole-name patterns of lexerFor.
+func warmHighlighting() {
+	_ = lexerFor("warm.go")
+	styles.Load()
+}
 
 func lexerFor(path string) chroma.Lexer {
 	base := filepath.Base(path)
