@@ -20,7 +20,8 @@ type Export struct {
 }
 
 // LoadExport reads everything an export shows.
-func (s *Store) LoadExport(ctx context.Context, idOrPrefix string) (*Export, error) {
+func (s *Store) LoadExport(ctx context.Context, idOrPrefix string) (_ *Export, err error) {
+	defer s.noteDamage(&err)
 	si, err := s.Session(ctx, idOrPrefix)
 	if err != nil {
 		return nil, err

@@ -49,7 +49,8 @@ func scanSession(sc interface{ Scan(...any) error }) (SessionInfo, error) {
 }
 
 // ListSessions returns sessions, newest first; workspace filters when set.
-func (s *Store) ListSessions(ctx context.Context, workspace string, limit int) ([]SessionInfo, error) {
+func (s *Store) ListSessions(ctx context.Context, workspace string, limit int) (_ []SessionInfo, err error) {
+	defer s.noteDamage(&err)
 	if limit <= 0 {
 		limit = 1000
 	}
@@ -81,7 +82,8 @@ func (s *Store) ListSessions(ctx context.Context, workspace string, limit int) (
 }
 
 // Session finds a session by id or by a unique id prefix.
-func (s *Store) Session(ctx context.Context, idOrPrefix string) (SessionInfo, error) {
+func (s *Store) Session(ctx context.Context, idOrPrefix string) (_ SessionInfo, err error) {
+	defer s.noteDamage(&err)
 	if idOrPrefix == "" {
 		return SessionInfo{}, fmt.Errorf("%w: empty id", ErrNotFound)
 	}
@@ -117,7 +119,8 @@ func (s *Store) Session(ctx context.Context, idOrPrefix string) (SessionInfo, er
 }
 
 // LatestSession returns the most recently updated session of a workspace.
-func (s *Store) LatestSession(ctx context.Context, workspace string) (SessionInfo, error) {
+func (s *Store) LatestSession(ctx context.Context, workspace string) (_ SessionInfo, err error) {
+	defer s.noteDamage(&err)
 	list, err := s.ListSessions(ctx, workspace, 1)
 	if err != nil {
 		return SessionInfo{}, err
@@ -159,7 +162,8 @@ func (s *Store) RenameSession(ctx context.Context, id, title string) error {
 }
 
 // Transcript returns the runtime-neutral transcript of a session.
-func (s *Store) Transcript(ctx context.Context, id string) ([]engine.TranscriptEntry, error) {
+func (s *Store) Transcript(ctx context.Context, id string) (_ []engine.TranscriptEntry, err error) {
+	defer s.noteDamage(&err)
 	// Counting first (from the index alone) sizes the result once: growing
 	// a slice of tens of thousands of entries by doubling cost a third of
 	// reopening a long session.
@@ -192,7 +196,8 @@ func (s *Store) Transcript(ctx context.Context, id string) ([]engine.TranscriptE
 }
 
 // Events calls fn for each event of a session in sequence order.
-func (s *Store) Events(ctx context.Context, id string, fn func(engine.Event) error) error {
+func (s *Store) Events(ctx context.Context, id string, fn func(engine.Event) error) (err error) {
+	defer s.noteDamage(&err)
 	rows, err := s.db.QueryContext(ctx, `SELECT seq, turn_id, runtime, ts, data FROM events WHERE session_id = ? ORDER BY seq`, id)
 	if err != nil {
 		return fmt.Errorf("read events %s: %w", id, err)
@@ -232,7 +237,8 @@ type TurnInfo struct {
 }
 
 // Turns lists a session's turns in order; a running turn has no status.
-func (s *Store) Turns(ctx context.Context, id string) ([]TurnInfo, error) {
+func (s *Store) Turns(ctx context.Context, id string) (_ []TurnInfo, err error) {
+	defer s.noteDamage(&err)
 	rows, err := s.db.QueryContext(ctx, `SELECT turn_id, prompt, runtime, model, IFNULL(status, ''), started_at, cycles, cost_usd FROM turns WHERE session_id = ? ORDER BY turn_id`, id)
 	if err != nil {
 		return nil, fmt.Errorf("read turns %s: %w", id, err)
@@ -253,9 +259,10 @@ func (s *Store) Turns(ctx context.Context, id string) ([]TurnInfo, error) {
 
 // Prior loads what a session needs to continue: sequence and turn counters,
 // the transcript, and each runtime's native session id.
-func (s *Store) Prior(ctx context.Context, id string) (*engine.Prior, error) {
+func (s *Store) Prior(ctx context.Context, id string) (_ *engine.Prior, err error) {
+	defer s.noteDamage(&err)
 	p := &engine.Prior{Natives: map[string]engine.NativeRef{}}
-	err := s.db.QueryRowContext(ctx, `SELECT IFNULL((SELECT MAX(seq) FROM events WHERE session_id = ?), 0), IFNULL((SELECT MAX(turn_id) FROM turns WHERE session_id = ?), 0)`, id, id).
+	err = s.db.QueryRowContext(ctx, `SELECT IFNULL((SELECT MAX(seq) FROM events WHERE session_id = ?), 0), IFNULL((SELECT MAX(turn_id) FROM turns WHERE session_id = ?), 0)`, id, id).
 		Scan(&p.LastSeq, &p.LastTurn)
 	if err != nil {
 		return nil, fmt.Errorf("load session %s: %w", id, err)

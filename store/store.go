@@ -19,6 +19,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mattn/go-sqlite3"
@@ -29,8 +30,9 @@ var migrations embed.FS
 
 // Store is an open kz database.
 type Store struct {
-	db   *sql.DB
-	path string
+	db         *sql.DB
+	path       string
+	damageOnce sync.Once
 	// Recovered is set when Open found the database corrupt, moved it aside
 	// and started a fresh one; it says where the old file went.
 	Recovered string
@@ -46,20 +48,56 @@ func dsn(path string) string {
 	return "file:" + path + "?_journal_mode=WAL&_busy_timeout=5000&_foreign_keys=on&_synchronous=NORMAL&_txlock=immediate"
 }
 
+// damagedSuffix names the marker written beside a database in which damage
+// showed only after it was opened: a read or write of pages that opening
+// does not touch failed as corrupt. That operation fails with its error
+// there and then; the next Open finds the marker and moves the database
+// aside like one that fails to open, so the damage is reported once and
+// does not make every later session fail.
+const damagedSuffix = ".damaged"
+
+// noteDamage writes the damage marker when *errp says the database is
+// corrupt. Writing it is best effort: the error itself already reaches the
+// person.
+func (s *Store) noteDamage(errp *error) {
+	if *errp == nil || !isCorrupt(*errp) {
+		return
+	}
+	s.damageOnce.Do(func() {
+		_ = os.WriteFile(s.path+damagedSuffix, []byte((*errp).Error()+"\n"), 0o600)
+	})
+	*errp = fmt.Errorf("%w (the database is damaged: the next kz moves it aside, keeping the file, and starts a fresh one)", *errp)
+}
+
 // Open opens (or creates) the database at path with mode 0600 in a 0700
 // directory, applies the migrations, and closes turns that a killed kz left
 // open. A corrupt database is moved aside to <path>.corrupt-<timestamp>,
-// reported in Recovered, and replaced by a fresh one.
+// reported in Recovered, and replaced by a fresh one; so is one in which an
+// earlier kz found damage (see damagedSuffix).
 func Open(ctx context.Context, path string) (*Store, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
 	}
-	s, err := openChecked(ctx, path)
-	if err == nil {
-		return s, nil
+	var err error
+	mark, rerr := os.ReadFile(path + damagedSuffix)
+	if rerr == nil {
+		if _, serr := os.Stat(path); errors.Is(serr, fs.ErrNotExist) {
+			// The database itself is gone: nothing to move aside.
+			_ = os.Remove(path + damagedSuffix)
+			rerr = serr
+		}
 	}
-	if !isCorrupt(err) {
-		return nil, err
+	if rerr == nil {
+		err = fmt.Errorf("an earlier kz found it damaged: %s", strings.TrimSpace(string(mark)))
+	} else {
+		s, oerr := openChecked(ctx, path)
+		if oerr == nil {
+			return s, nil
+		}
+		if !isCorrupt(oerr) {
+			return nil, oerr
+		}
+		err = oerr
 	}
 	aside, merr := moveAside(path)
 	if merr != nil {
@@ -122,7 +160,7 @@ func moveAside(path string) (string, error) {
 	if err := os.Rename(path, aside); err != nil {
 		return "", err
 	}
-	for _, suffix := range []string{"-wal", "-shm"} {
+	for _, suffix := range []string{"-wal", "-shm", damagedSuffix} {
 		if err := os.Rename(path+suffix, aside+suffix); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return aside, err
 		}

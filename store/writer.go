@@ -204,6 +204,7 @@ func (w *Writer) loop() {
 		}
 		w.mu.Unlock()
 		err := w.st.writeBatch(context.Background(), batch, create...)
+		w.st.noteDamage(&err)
 		w.mu.Lock()
 		if err != nil && w.err == nil {
 			w.err = fmt.Errorf("save events: %w", err)
