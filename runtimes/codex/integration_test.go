@@ -693,8 +693,10 @@ func TestRealDeadEndpointFailsFast(t *testing.T) {
 
 // A graceful interrupt (stop at the next safe point) leaves the CLI
 // running, so the command must be stopped by Codex itself: kz interrupts
-// the turn and cleans the background terminals, Codex reports the command
-// killed (exit -1) before the turn ends, and the process is gone.
+// the turn and cleans the background terminals, the command is reported
+// finished before the turn ends, and the process is gone. Codex reports it
+// killed (exit -1), or sometimes not at all, and then kz reports it
+// stopped with the turn.
 func TestRealGracefulInterruptCleansTerminals(t *testing.T) {
 	api := newRespAPI(t, func(outputs int, body map[string]any) step {
 		if outputs == 0 {
@@ -723,8 +725,22 @@ func TestRealGracefulInterruptCleansTerminals(t *testing.T) {
 		t.Errorf("final %+v", final)
 	}
 	cf := h.journal.ofType(engine.EventCommandFinished)
-	if len(cf) != 1 || cf[0].ExitCode == nil || *cf[0].ExitCode != -1 {
+	switch {
+	case len(cf) != 1 || !cf[0].IsError || cf[0].ToolCallID == "":
 		t.Errorf("command_finished %+v", cf)
+	case cf[0].ExitCode != nil:
+		if *cf[0].ExitCode != -1 {
+			t.Errorf("Codex reported exit code %d for the killed command, want -1", *cf[0].ExitCode)
+		}
+	case cf[0].Output != interruptedCommand:
+		t.Errorf("command_finished without exit code: %+v", cf[0])
+	default:
+		t.Log("Codex did not report the killed command; kz closed it")
+	}
+	for _, tf := range h.journal.ofType(engine.EventToolCallFinished) {
+		if tf.ToolCallID == cf[0].ToolCallID && !tf.IsError {
+			t.Errorf("tool_call_finished %+v", tf)
+		}
 	}
 	if p := sleepPids("36.5"); len(p) > 0 {
 		for _, pid := range p {
