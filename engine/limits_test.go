@@ -66,6 +66,7 @@ func TestEachLimitEndsWithItsOwnStatus(t *testing.T) {
 
 func TestInterruptGracefulAndImmediate(t *testing.T) {
 	body := `{"type":"tool_call_started","tool_call_id":"c1","tool":"bash","input":{"command":"sleep 100"}}` + "\n" +
+		`{"type":"command_started","tool_call_id":"c1","tool":"bash","command":"sleep 100"}` + "\n" +
 		`{"type":"text_delta","text":"late","delay_ms":60000}` + "\n"
 	for _, immediate := range []bool{false, true} {
 		t.Run(fmt.Sprint("immediate=", immediate), func(t *testing.T) {
@@ -92,14 +93,20 @@ func TestInterruptGracefulAndImmediate(t *testing.T) {
 					break
 				}
 			}
-			var closed bool
+			var closed, command bool
 			for _, ev := range j.all() {
 				if ev.Type == engine.EventToolCallFinished && ev.ToolCallID == "c1" && ev.Output == engine.InterruptedNotRerun {
 					closed = true
 				}
+				if ev.Type == engine.EventCommandFinished && ev.ToolCallID == "c1" && ev.Command == "sleep 100" && ev.IsError {
+					command = true
+				}
 			}
 			if !closed {
 				t.Fatal("open tool call not closed as interrupted, not re-run")
+			}
+			if !command {
+				t.Fatal("running command not closed with the turn")
 			}
 			if s.State().Running {
 				t.Fatal("still running")

@@ -36,8 +36,10 @@ type turnState struct {
 	// text holds deltas since the last assistant_message, so a turn cut
 	// short still leaves its partial answer in the transcript.
 	text strings.Builder
-	// open holds tool calls started and not finished.
-	open map[string]Event
+	// open holds tool calls started and not finished; commands, the
+	// command_started events without their command_finished.
+	open     map[string]Event
+	commands map[string]Event
 	// denials are the turn's denied tool calls in order, one per tool call
 	// id, from every permission_decided deny the session sees: that covers
 	// every runtime, since all decisions pass through the session.
@@ -72,6 +74,15 @@ func (t *turnState) observe(ev *Event, lim Limits) {
 		}
 	case EventToolCallFinished:
 		delete(t.open, ev.ToolCallID)
+	case EventCommandStarted:
+		if ev.ToolCallID != "" {
+			if t.commands == nil {
+				t.commands = map[string]Event{}
+			}
+			t.commands[ev.ToolCallID] = *ev
+		}
+	case EventCommandFinished:
+		delete(t.commands, ev.ToolCallID)
 	case EventPermissionDecided:
 		if ev.Decision == DecisionDeny {
 			t.addDenial(PermissionDenial{Tool: ev.Tool, ToolCallID: ev.ToolCallID,
@@ -325,6 +336,12 @@ func (s *Session) finishLocked(ctx context.Context, ts *turnState, res Result, e
 	}
 	if ts.text.Len() > 0 {
 		s.emitLocked(Event{Type: EventAssistantMessage, TurnID: t.ID, Text: ts.text.String(), Partial: true})
+	}
+	// A runtime may stop a command with the turn and never report its end
+	// (Codex sometimes does at an interrupt): the command card ends here.
+	for id, c := range ts.commands {
+		s.emitLocked(Event{Type: EventCommandFinished, TurnID: t.ID, ToolCallID: id, Tool: c.Tool, Command: c.Command,
+			Output: InterruptedNotRerun, IsError: true})
 	}
 	for id, open := range ts.open {
 		s.emitLocked(Event{Type: EventToolCallFinished, TurnID: t.ID, ToolCallID: id, Tool: open.Tool,

@@ -78,18 +78,8 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
 	}
-	var err error
-	mark, rerr := os.ReadFile(path + damagedSuffix)
-	if rerr == nil {
-		if _, serr := os.Stat(path); errors.Is(serr, fs.ErrNotExist) {
-			// The database itself is gone: nothing to move aside.
-			_ = os.Remove(path + damagedSuffix)
-			rerr = serr
-		}
-	}
-	if rerr == nil {
-		err = fmt.Errorf("an earlier kz found it damaged: %s", strings.TrimSpace(string(mark)))
-	} else {
+	err := earlierDamage(path)
+	if err == nil {
 		s, oerr := openChecked(ctx, path)
 		if oerr == nil {
 			return s, nil
@@ -109,6 +99,21 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	}
 	s.Recovered = fmt.Sprintf("database %s was corrupt (%v); it was moved to %s and a fresh one was started", path, err, aside)
 	return s, nil
+}
+
+// earlierDamage returns the damage an earlier kz recorded beside the
+// database at path (see damagedSuffix), or nil. A marker whose database is
+// gone is dropped.
+func earlierDamage(path string) error {
+	mark, err := os.ReadFile(path + damagedSuffix)
+	if err != nil {
+		return nil
+	}
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		_ = os.Remove(path + damagedSuffix)
+		return nil
+	}
+	return fmt.Errorf("an earlier kz found it damaged: %s", strings.TrimSpace(string(mark)))
 }
 
 func openChecked(ctx context.Context, path string) (*Store, error) {

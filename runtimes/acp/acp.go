@@ -17,7 +17,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/kaizen-code/kz/engine"
@@ -139,9 +138,7 @@ func (r *Runtime) Capabilities(string) engine.Capabilities {
 	}
 }
 
-var versionRE = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`\d+\.\d+\.\d+\S*`)
-})
+var versionRE = regexp.MustCompile(`\d+\.\d+\.\d+\S*`)
 
 // Available reports the agent's version (from --version), or a
 // *engine.RuntimeError of kind runtime_missing saying what to do.
@@ -159,7 +156,7 @@ func (r *Runtime) Available() (string, error) {
 		return "", &engine.RuntimeError{Kind: engine.ErrRuntimeMissing, Runtime: r.cfg.Name,
 			Message: fmt.Sprintf("%s --version failed (%v)%s", path, err, r.installHint()), Err: err}
 	}
-	if v := versionRE().FindString(string(out)); v != "" {
+	if v := versionRE.FindString(string(out)); v != "" {
 		return v, nil
 	}
 	return strings.TrimSpace(string(out)), nil

@@ -10,7 +10,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/kaizen-code/kz/engine"
 	"github.com/kaizen-code/kz/tools"
@@ -261,9 +260,7 @@ func isRejection(raw json.RawMessage) bool {
 	return json.Unmarshal(raw, &s) == nil && strings.Contains(s, "rejected")
 }
 
-var exitCodeRE = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`(?m)^Exit code (\d+)`)
-})
+var exitCodeRE = regexp.MustCompile(`(?m)^Exit code (\d+)`)
 
 // exitCode reads a Bash result's exit code: Claude reports failures as
 // "Exit code N" at the start of an error result, success as no error.
@@ -272,7 +269,7 @@ func exitCode(isError bool, out string) *int {
 		z := 0
 		return &z
 	}
-	if m := exitCodeRE().FindStringSubmatch(out); m != nil {
+	if m := exitCodeRE.FindStringSubmatch(out); m != nil {
 		if n, err := strconv.Atoi(m[1]); err == nil {
 			return &n
 		}

@@ -28,7 +28,6 @@ import (
 	"os/exec"
 	"regexp"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/kaizen-code/kz/engine"
@@ -145,9 +144,7 @@ func (r *Runtime) Capabilities(string) engine.Capabilities {
 // credentials one by one).
 var passThrough = []string{"OPENAI_API_KEY", "CODEX_API_KEY", "CODEX_HOME", "OPENAI_BASE_URL"}
 
-var versionRE = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`\d+\.\d+\.\d+\S*`)
-})
+var versionRE = regexp.MustCompile(`\d+\.\d+\.\d+\S*`)
 
 // Available reports the CLI's version, or a *engine.RuntimeError of kind
 // runtime_missing saying what to do.
@@ -165,7 +162,7 @@ func (r *Runtime) Available() (string, error) {
 		return "", &engine.RuntimeError{Kind: engine.ErrRuntimeMissing, Runtime: r.cfg.Name,
 			Message: fmt.Sprintf("%s --version failed (%v): reinstall with `npm install -g @openai/codex`", path, err), Err: err}
 	}
-	if v := versionRE().FindString(string(out)); v != "" {
+	if v := versionRE.FindString(string(out)); v != "" {
 		return v, nil
 	}
 	return strings.TrimSpace(string(out)), nil

@@ -695,8 +695,9 @@ func TestRealDeadEndpointFailsFast(t *testing.T) {
 // running, so the command must be stopped by Codex itself: kz interrupts
 // the turn and cleans the background terminals, the command is reported
 // finished before the turn ends, and the process is gone. Codex reports it
-// killed (exit -1), or sometimes not at all, and then kz reports it
-// stopped with the turn.
+// killed (exit -1), or sometimes not at all (0.169, about one interrupt in
+// four; waiting longer does not bring it), and then the session closes it
+// with the turn.
 func TestRealGracefulInterruptCleansTerminals(t *testing.T) {
 	api := newRespAPI(t, func(outputs int, body map[string]any) step {
 		if outputs == 0 {
@@ -732,7 +733,7 @@ func TestRealGracefulInterruptCleansTerminals(t *testing.T) {
 		if *cf[0].ExitCode != -1 {
 			t.Errorf("Codex reported exit code %d for the killed command, want -1", *cf[0].ExitCode)
 		}
-	case cf[0].Output != interruptedCommand:
+	case cf[0].Output != engine.InterruptedNotRerun:
 		t.Errorf("command_finished without exit code: %+v", cf[0])
 	default:
 		t.Log("Codex did not report the killed command; kz closed it")

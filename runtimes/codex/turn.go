@@ -197,7 +197,7 @@ func (tr *turnRun) run(ctx context.Context) (engine.Result, error) {
 		tr.model = th.Model
 	}
 	tr.t.Emit(engine.Event{Type: engine.EventSessionStarted, NativeID: tr.threadID, Model: tr.model,
-		Version: versionRE().FindString(init.UserAgent), PermissionMode: "untrusted"})
+		Version: versionRE.FindString(init.UserAgent), PermissionMode: "untrusted"})
 
 	if err := tr.t.StartCycle(); err != nil {
 		return engine.Result{Status: engine.StatusMaxCycles, Model: tr.model, NativeID: tr.threadID}, err
@@ -285,7 +285,6 @@ func (tr *turnRun) awaitCleaned() {
 	if tr.cleaned == nil {
 		return
 	}
-	defer tr.closeRunningCommands()
 	limit := time.NewTimer(min(tr.rt.cfg.KillGrace, time.Second))
 	defer limit.Stop()
 	ch := tr.cleaned
@@ -311,28 +310,6 @@ func (tr *turnRun) awaitCleaned() {
 		}
 	}
 }
-
-// closeRunningCommands reports the commands of an interrupted turn that
-// Codex stopped without reporting their end. Codex 0.169 sometimes kills a
-// command at the interrupt and never sends its item/completed (seen in
-// about one interrupt in four; waiting longer does not bring it), which
-// would leave the command's card running and its command_started without
-// a command_finished.
-func (tr *turnRun) closeRunningCommands() {
-	for id, it := range tr.items {
-		if it.Type != "commandExecution" {
-			continue
-		}
-		tr.t.Emit(engine.Event{Type: engine.EventToolCallFinished, ToolCallID: id, Tool: "shell",
-			Status: engine.ToolStatusInterrupted, Output: interruptedCommand, IsError: true})
-		tr.t.Emit(engine.Event{Type: engine.EventCommandFinished, ToolCallID: id, Tool: "shell",
-			Command: unwrapShell(it.Command), Output: interruptedCommand, IsError: true})
-		delete(tr.items, id)
-	}
-}
-
-// interruptedCommand is the output of a command stopped with its turn.
-const interruptedCommand = "stopped with the interrupted turn"
 
 // runningCommands reports whether a command of the turn has not completed.
 func (tr *turnRun) runningCommands() bool {

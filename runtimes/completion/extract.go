@@ -7,16 +7,13 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
-	"sync"
 )
 
 // ErrNoJSON is wrapped by ExtractJSON's error when an answer holds no JSON
 // object kz can recover.
 var ErrNoJSON = errors.New("no JSON object in the answer")
 
-var fence = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile("(?s)```[a-zA-Z0-9_-]*[ \t]*\r?\n(.*?)```")
-})
+var fence = regexp.MustCompile("(?s)```[a-zA-Z0-9_-]*[ \t]*\r?\n(.*?)```")
 
 // ExtractJSON recovers one JSON object from a model's answer, in order: the
 // whole answer; a fenced code block; the first balanced {…} span; then a
@@ -28,7 +25,7 @@ func ExtractJSON(text string) (json.RawMessage, error) {
 	if obj, ok := asObject(t); ok {
 		return obj, nil
 	}
-	for _, m := range fence().FindAllStringSubmatch(t, -1) {
+	for _, m := range fence.FindAllStringSubmatch(t, -1) {
 		if obj, ok := asObject(strings.TrimSpace(m[1])); ok {
 			return obj, nil
 		}
@@ -119,9 +116,7 @@ func balanced(s string) (string, bool) {
 	return s, false
 }
 
-var trailingComma = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`,(\s*[}\]])`)
-})
+var trailingComma = regexp.MustCompile(`,(\s*[}\]])`)
 
 // repair closes what a truncated answer left open and drops trailing commas.
 func repair(s string) string {
@@ -159,7 +154,7 @@ func repair(s string) string {
 	for i := len(stack) - 1; i >= 0; i-- {
 		out += string(stack[i])
 	}
-	return trailingComma().ReplaceAllString(out, "$1")
+	return trailingComma.ReplaceAllString(out, "$1")
 }
 
 func clip(s string, n int) string {
