@@ -251,6 +251,19 @@ func (v *diffView) view(w, h int) []string {
 	return out
 }
 
+// fit is the height the diff needs at width w, at most h. It counts
+// lines only up to h, so a long diff costs no more than one screen.
+func (v *diffView) fit(w, h int) int {
+	v.ensure(w)
+	n := 0
+	for i := range v.rows {
+		if n += len(v.rowLines(i)); n >= h {
+			return h
+		}
+	}
+	return max(n, 1)
+}
+
 // scroll moves by n visual lines on a screen h lines high. Scrolling
 // down stops once the last line is at the bottom; jumps to a file or hunk
 // may go further, so that what was asked for is at the top.

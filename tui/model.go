@@ -435,7 +435,7 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 		if msg.String() == "ctrl+c" {
 			return tea.Quit
 		}
-		act, cmd := m.review.update(msg, m.width, m.review.bodyHeight(max(m.height-4, 5)), m.now())
+		act, cmd := m.review.update(msg, m.width, m.review.bodyHeight(m.width, max(m.height-4, 5)), m.now())
 		if m.quiet {
 			cmd = nil
 		}

@@ -244,6 +244,20 @@ func (d *permissionDialog) body(t *themes.Theme, width int) []string {
 			}
 		}
 	}
+	return append(out, askedWhy(t, ev, width)...)
+}
+
+// askedWhy says which stage of the gate asked, under which rule and why,
+// wrapped to width.
+func askedWhy(t *themes.Theme, ev engine.Event, width int) []string {
+	var out []string
+	for _, l := range wrapLines(whyText(ev), width) {
+		out = append(out, t.Muted.Render(l))
+	}
+	return out
+}
+
+func whyText(ev engine.Event) string {
 	why := "Asked by " + orDash(ev.Stage)
 	if ev.Rule != "" {
 		why += " (rule " + oneLine(ev.Rule) + ")"
@@ -251,10 +265,7 @@ func (d *permissionDialog) body(t *themes.Theme, width int) []string {
 	if ev.Reason != "" {
 		why += ": " + oneLine(ev.Reason)
 	}
-	for _, l := range wrapLines(why, width) {
-		out = append(out, t.Muted.Render(l))
-	}
-	return out
+	return why
 }
 
 // keyLine lists bindings, wrapped rather than cut: every key of a

@@ -92,6 +92,15 @@ func newReview(ev engine.Event, proposal *engine.Event, t *themes.Theme, hunkSel
 	ist.Cursor.Blink = false
 	in.SetStyles(ist)
 	r.input = in
+	// Keys that could do nothing are neither offered nor taken.
+	hunks := 0
+	for _, f := range r.files {
+		hunks += len(f.hunks)
+	}
+	r.keys.NextFile.SetEnabled(len(r.files) > 1)
+	r.keys.PrevFile.SetEnabled(len(r.files) > 1)
+	r.keys.NextHunk.SetEnabled(hunks > 1)
+	r.keys.PrevHunk.SetEnabled(hunks > 1)
 	if !r.patch {
 		r.keys.ToggleFile.SetEnabled(false)
 		r.keys.ToggleHunk.SetEnabled(false)
@@ -327,7 +336,12 @@ func (r *review) lines(t *themes.Theme, width, maxHeight, waiting int) []string 
 	if r.summary != "" {
 		parts = append(parts, t.Text.Render(ansi.Truncate(oneLine(r.summary), inner, "…")))
 	}
-	parts = append(parts, r.fileList(t, inner)...)
+	if r.asked() {
+		parts = append(parts, askedWhy(t, r.ev, inner)...)
+	}
+	if r.listFiles() {
+		parts = append(parts, r.fileList(t, inner)...)
+	}
 	var foot []string
 	if r.denying {
 		r.input.SetWidth(inner - 4)
@@ -349,7 +363,9 @@ func (r *review) lines(t *themes.Theme, width, maxHeight, waiting int) []string 
 	if r.flash != "" {
 		status = t.Warn.Render(ansi.Truncate(r.flash, inner, "…"))
 	}
-	bodyH := max(maxHeight-2-len(parts)-1-len(foot), 3)
+	// A diff shorter than the room left gets a dialog its size, so the
+	// transcript above stays in view.
+	bodyH := r.dv.fit(inner, max(maxHeight-2-len(parts)-1-len(foot), 3))
 	r.bodyH = bodyH
 	parts = append(parts, r.dv.view(inner, bodyH)...)
 	parts = append(parts, status)
@@ -357,15 +373,29 @@ func (r *review) lines(t *themes.Theme, width, maxHeight, waiting int) []string 
 	return parts
 }
 
-// bodyHeight is the diff's height for a dialog of maxHeight lines, for
-// paging.
-func (r *review) bodyHeight(maxHeight int) int {
-	head := 1 + min(len(r.files), fileListRows)
+// bodyHeight is the diff's height for a dialog of maxHeight lines and
+// width columns, for paging before the first frame has measured it.
+func (r *review) bodyHeight(width, maxHeight int) int {
+	head := 1
 	if r.summary != "" {
 		head++
 	}
+	if r.asked() {
+		head += len(wrapLines(whyText(r.ev), max(width-4, 10)))
+	}
+	if r.listFiles() {
+		head += min(len(r.files), fileListRows)
+	}
 	return max(maxHeight-2-head-3, 3)
 }
+
+// asked says whether the gate gave a stage or reason worth showing: a
+// patch proposal is reviewed because of its mode, which the title says.
+func (r *review) asked() bool { return r.ev.Stage != "" || r.ev.Reason != "" }
+
+// listFiles says whether the file list is shown: a single file of a
+// plain edit is named by the diff's own header, and has no mark to set.
+func (r *review) listFiles() bool { return r.patch || len(r.files) > 1 }
 
 func (r *review) fileList(t *themes.Theme, width int) []string {
 	start := 0

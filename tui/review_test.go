@@ -299,6 +299,43 @@ func TestReviewEditApproval(t *testing.T) {
 	}
 }
 
+// TestReviewOfASmallEditFitsAndSaysWhy: the review of a one-hunk edit
+// says which stage asked and why (like the plain dialog), names the file
+// once, and is only as tall as its diff, so the transcript above stays
+// on screen.
+func TestReviewOfASmallEditFitsAndSaysWhy(t *testing.T) {
+	f := newFake()
+	m := testModel(t, f, 100, 40)
+	m.feed(engine.Event{Type: engine.EventTextDelta, TurnID: 1, Text: "Fixing the typo in main.go now."})
+	m.feed(engine.Event{Type: engine.EventPermissionRequested, TurnID: 1, RequestID: "r1", Tool: "edit_file", Paths: []string{"main.go"},
+		Stage: "allow", Reason: "edit_file main.go is not allowed by any rule",
+		Diff: "--- a/main.go\n+++ b/main.go\n@@ -1 +1 @@\n-var x = 1\n+var x = 2\n"})
+	s := m.screen()
+	if !strings.Contains(s, "Asked by allow: edit_file main.go is not allowed by any rule") {
+		t.Errorf("the review does not say why it asks:\n%s", s)
+	}
+	if n := strings.Count(s, "main.go +1 −1") + strings.Count(s, "main.go  +1 −1"); n != 1 {
+		t.Errorf("the file is named %d times, want once:\n%s", n, s)
+	}
+	if strings.Contains(s, "next file") || strings.Contains(s, "next/prev hunk") {
+		t.Errorf("one file with one hunk offers keys to move between files or hunks:\n%s", s)
+	}
+	if !strings.Contains(s, "Fixing the typo") {
+		t.Errorf("the transcript is hidden behind a short diff:\n%s", s)
+	}
+	// Only the border, title, why, file header, rule, hunk header, the
+	// two changed lines, position and keys: no padding.
+	box := 0
+	for _, l := range strings.Split(s, "\n") {
+		if strings.HasPrefix(l, "│") {
+			box++
+		}
+	}
+	if box > 12 {
+		t.Errorf("the review of a two-line diff is %d lines tall:\n%s", box, s)
+	}
+}
+
 // TestReviewScrollReachesEverything pages through a long wrapped line in a
 // short view: every part of it must appear on some screen.
 func TestReviewScrollReachesEverything(t *testing.T) {
