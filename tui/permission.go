@@ -258,7 +258,11 @@ func askedWhy(t *themes.Theme, ev engine.Event, width int) []string {
 }
 
 func whyText(ev engine.Event) string {
-	why := "Asked by " + orDash(ev.Stage)
+	who := orDash(ev.Stage)
+	if s, ok := stageNames[ev.Stage]; ok {
+		who = s
+	}
+	why := "Asked by " + who
 	if ev.Rule != "" {
 		why += " (rule " + oneLine(ev.Rule) + ")"
 	}
@@ -294,6 +298,20 @@ func keyRows(t *themes.Theme, bs []key.Binding, width int) string {
 	}
 	sep := t.Muted.Render(" · ")
 	return strings.Join(joinWrapped(items, sep, sep, width), "\n")
+}
+
+// stageNames say in words which stage of the gate (tools/permission's
+// Stage values) asked; a stage not listed is shown by its name.
+var stageNames = map[string]string{
+	"deny_rule":       "a deny rule",
+	"ask_rule":        "an ask rule",
+	"validation":      "input validation",
+	"safety":          "the safety check",
+	"mode":            "the mode",
+	"capability":      "the capability check",
+	"allow":           "the allow rules",
+	"permission_mode": "the permission mode",
+	"headless":        "the headless run",
 }
 
 func orDash(s string) string {

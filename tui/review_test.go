@@ -311,7 +311,7 @@ func TestReviewOfASmallEditFitsAndSaysWhy(t *testing.T) {
 		Stage: "allow", Reason: "edit_file main.go is not allowed by any rule",
 		Diff: "--- a/main.go\n+++ b/main.go\n@@ -1 +1 @@\n-var x = 1\n+var x = 2\n"})
 	s := m.screen()
-	if !strings.Contains(s, "Asked by allow: edit_file main.go is not allowed by any rule") {
+	if !strings.Contains(s, "Asked by the allow rules: edit_file main.go is not allowed by any rule") {
 		t.Errorf("the review does not say why it asks:\n%s", s)
 	}
 	if n := strings.Count(s, "main.go +1 −1") + strings.Count(s, "main.go  +1 −1"); n != 1 {
