@@ -90,10 +90,17 @@ func main() {
 	if tools.IsSandboxInvocation(os.Args) {
 		os.Exit(tools.SandboxMain(os.Args))
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	stop()
-	os.Exit(code)
+	os.Exit(runProcess(os.Args[1:]))
+}
+
+// runProcess runs kz as a process: run under a context that an interrupt,
+// a termination or a hangup (the terminal closed) cancels. Cancelling ends
+// the turn as interrupted and lets every deferred clean-up run, instead of
+// the process dying where it stands.
+func runProcess(args []string) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer stop()
+	return run(ctx, args, os.Stdout, os.Stderr)
 }
 
 // usageError marks bad flags or arguments: exit code 2.
@@ -299,6 +306,17 @@ func cmdMain(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
+	demoDir := ""
+	if o.demo {
+		// The demo works in a scratch folder, never in the person's
+		// project: its patch scene really writes files.
+		dir, remove, err := tui.NewDemoWorkspace()
+		if err != nil {
+			return err
+		}
+		defer func() { _ = remove() }()
+		e.workspace, demoDir = dir, dir
+	}
 	for _, w := range e.cfg.Warnings {
 		_, _ = fmt.Fprintf(stderr, "kz: warning: %s\n", w)
 	}
@@ -357,7 +375,8 @@ func cmdMain(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	name, model, err := choose(e.cfg, entries, o, mode, resumed)
 	switch {
 	case o.demo:
-		name, model, welcome = tui.DemoRuntime, "", tui.DemoWelcome
+		name, model = tui.DemoRuntime, ""
+		welcome = tui.DemoWelcome + "\nIt works in a scratch folder, " + demoDir + ", removed when you quit: your project is not touched."
 	case err != nil && interactive && len(entries) > 0:
 		// The TUI still opens without a usable runtime: it shows what kz
 		// found and how to enable each one.

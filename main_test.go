@@ -6,11 +6,13 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -31,7 +33,7 @@ func TestMain(m *testing.M) {
 		os.Exit(tools.SandboxMain(os.Args))
 	}
 	if os.Getenv("KZ_MAIN") == "1" {
-		os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
+		os.Exit(runProcess(os.Args[1:]))
 	}
 	goleak.VerifyTestMain(m)
 }
@@ -609,5 +611,57 @@ func TestWithResumeReplacesTheSessionFlags(t *testing.T) {
 	got := strings.Join(withResume([]string{"--continue", "--theme", "light", "--resume", "old", "--resume=x"}, "new"), " ")
 	if got != "--theme light --resume new" {
 		t.Fatalf("args = %q", got)
+	}
+}
+
+// TestHangupInterruptsTheTurn: a hangup (the terminal closed) ends a
+// headless turn like an interrupt: kz prints the final result, records the
+// turn as interrupted and exits 3, instead of dying mid-write.
+func TestHangupInterruptsTheTurn(t *testing.T) {
+	sb := newSandbox(t)
+	long := filepath.Join(sb.workspace, "long.jsonl")
+	body := `{"type":"text_delta","text":"y","delay_ms":2,"repeat":100000}` + "\n"
+	if err := os.WriteFile(long, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], "-p", "stream", "--script", long, "--output-format", "stream-json")
+	cmd.Env = append(os.Environ(), "KZ_MAIN=1")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(stdout)
+	var sessionID, final string
+	signalled := false
+	for sc.Scan() {
+		var ev engine.Event
+		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+			t.Fatal(err)
+		}
+		sessionID = ev.SessionID
+		if ev.Type == engine.EventTextDelta && !signalled {
+			if err := cmd.Process.Signal(syscall.SIGHUP); err != nil {
+				t.Fatal(err)
+			}
+			signalled = true
+		}
+		if ev.Type == engine.EventFinalResult {
+			final = string(ev.Status)
+		}
+	}
+	err = cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 3 {
+		t.Fatalf("exit after a hangup: %v, want code 3", err)
+	}
+	if final != "interrupted" {
+		t.Fatalf("final_result status %q, want interrupted", final)
+	}
+	show, errOut, code := sb.kz("sessions", "show", sessionID)
+	if code != 0 || !strings.Contains(show, "interrupted") {
+		t.Fatalf("show after a hangup: exit %d %s %s", code, show, errOut)
 	}
 }

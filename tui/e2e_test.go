@@ -31,7 +31,10 @@ func TestE2EDemoInTmux(t *testing.T) {
 	bin := e2eBinary(t, tmp)
 	data := filepath.Join(tmp, "data")
 	work := filepath.Join(tmp, "work")
-	for _, d := range []string{data, work, filepath.Join(tmp, "config")} {
+	// The demo's scratch folder is made under TMPDIR, so the test can find
+	// it and check it is gone once kz quits.
+	scratch := filepath.Join(tmp, "tmp")
+	for _, d := range []string{data, work, scratch, filepath.Join(tmp, "config")} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			t.Fatal(err)
 		}
@@ -39,8 +42,8 @@ func TestE2EDemoInTmux(t *testing.T) {
 	p := &pane{t: t, socket: fmt.Sprintf("kz-e2e-%d", os.Getpid()), name: "kz"}
 	// A private tmux server: the test never touches the person's sessions.
 	t.Cleanup(func() { _ = exec.Command("tmux", "-L", p.socket, "kill-server").Run() })
-	shell := fmt.Sprintf("cd %q && XDG_CONFIG_HOME=%q XDG_DATA_HOME=%q TERM=xterm-256color %q --demo --data-dir %q; echo KZ-EXITED-$?; sleep 30",
-		work, filepath.Join(tmp, "config"), data, bin, data)
+	shell := fmt.Sprintf("cd %q && TMPDIR=%q XDG_CONFIG_HOME=%q XDG_DATA_HOME=%q TERM=xterm-256color %q --demo --data-dir %q; echo KZ-EXITED-$?; sleep 30",
+		work, scratch, filepath.Join(tmp, "config"), data, bin, data)
 	p.tmux("new-session", "-d", "-s", p.name, "-x", "120", "-y", "40", shell)
 
 	p.waitFor("the demo welcome", "Welcome to the kz demo")
@@ -96,11 +99,18 @@ func TestE2EDemoInTmux(t *testing.T) {
 	p.send("y")
 	p.waitFor("the applied patch", "✓ patch applied")
 	p.waitGone("the end of the turn", "running")
-	if _, err := os.Stat(filepath.Join(work, "greet", "greet.go")); err != nil {
+	demoDirs, _ := filepath.Glob(filepath.Join(scratch, "kz-demo-*"))
+	if len(demoDirs) != 1 {
+		t.Fatalf("demo scratch folders under TMPDIR: %v, want one", demoDirs)
+	}
+	if _, err := os.Stat(filepath.Join(demoDirs[0], "greet", "greet.go")); err != nil {
 		t.Errorf("the accepted file was not written: %v", err)
 	}
-	if _, err := os.Stat(filepath.Join(work, "greet", "README.md")); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(demoDirs[0], "greet", "README.md")); !os.IsNotExist(err) {
 		t.Errorf("the rejected file was written (%v)", err)
+	}
+	if entries, err := os.ReadDir(work); err != nil || len(entries) != 0 {
+		t.Errorf("the demo wrote into the folder it was started in: %v %v", entries, err)
 	}
 
 	// 5. Runtime switch with the keybinding.
@@ -121,6 +131,9 @@ func TestE2EDemoInTmux(t *testing.T) {
 	// 7. Quit.
 	p.keys("C-c")
 	p.waitFor("kz to exit", "KZ-EXITED-0")
+	if _, err := os.Stat(demoDirs[0]); !os.IsNotExist(err) {
+		t.Errorf("the demo's scratch folder outlived kz (%v)", err)
+	}
 
 	// The store holds the session and its five turns.
 	ctx := context.Background()
@@ -198,9 +211,12 @@ func TestE2EThemesInTmux(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			p := &pane{t: t, socket: fmt.Sprintf("kz-e2e-theme-%d-%d", os.Getpid(), i), name: "kz"}
 			t.Cleanup(func() { _ = exec.Command("tmux", "-L", p.socket, "kill-server").Run() })
-			data := filepath.Join(tmp, "data-"+c.name)
-			shell := fmt.Sprintf("cd %q && %s XDG_CONFIG_HOME=%q XDG_DATA_HOME=%q TERM=xterm-256color COLORTERM=truecolor %q --demo --data-dir %q %s; sleep 30",
-				tmp, c.env, config, data, bin, data, c.flags)
+			data, scratch := filepath.Join(tmp, "data-"+c.name), filepath.Join(tmp, "tmp-"+c.name)
+			if err := os.MkdirAll(scratch, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			shell := fmt.Sprintf("cd %q && %s TMPDIR=%q XDG_CONFIG_HOME=%q XDG_DATA_HOME=%q TERM=xterm-256color COLORTERM=truecolor %q --demo --data-dir %q %s; sleep 30",
+				tmp, c.env, scratch, config, data, bin, data, c.flags)
 			p.tmux("new-session", "-d", "-s", p.name, "-x", "100", "-y", "30", shell)
 			p.waitFor("the demo", "Welcome to the kz demo")
 			p.waitFor("the status bar", "demo/demo-large")
@@ -214,6 +230,23 @@ func TestE2EThemesInTmux(t *testing.T) {
 				if strings.Contains(s, n) {
 					t.Errorf("screen has colour %s:\n%q", n, s)
 				}
+			}
+			// Closing the terminal (the tmux server goes, kz gets SIGHUP)
+			// ends kz cleanly: its demo scratch folder is removed.
+			if dirs, _ := filepath.Glob(filepath.Join(scratch, "kz-demo-*")); len(dirs) != 1 {
+				t.Fatalf("demo scratch folders: %v, want one", dirs)
+			}
+			_ = exec.Command("tmux", "-L", p.socket, "kill-server").Run()
+			deadline := time.Now().Add(10 * time.Second)
+			for {
+				dirs, _ := filepath.Glob(filepath.Join(scratch, "kz-demo-*"))
+				if len(dirs) == 0 {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("kz left its demo scratch folder behind after a hangup: %v", dirs)
+				}
+				time.Sleep(50 * time.Millisecond)
 			}
 		})
 	}

@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 
@@ -225,6 +226,38 @@ func DemoRuntimes() ([]engine.RuntimeEntry, error) {
 		{Runtime: lite, Models: []string{lite.Model()}},
 	}, nil
 }
+
+// NewDemoWorkspace makes the scratch folder `kz --demo` works in, under
+// the system's temporary directory, so that what the demo writes (an
+// applied patch, its undo) never touches the person's project. It holds
+// the main.go the demo's edit scene talks about. remove deletes the folder.
+func NewDemoWorkspace() (dir string, remove func() error, err error) {
+	dir, err = os.MkdirTemp("", "kz-demo-")
+	if err != nil {
+		return "", nil, fmt.Errorf("demo workspace: %w", err)
+	}
+	remove = func() error { return os.RemoveAll(dir) }
+	// The workspace is compared with resolved paths (os.Root, the store's
+	// per-folder sessions), so a symlinked TMPDIR is resolved here.
+	if dir, err = filepath.EvalSymlinks(dir); err != nil {
+		_ = remove()
+		return "", nil, fmt.Errorf("demo workspace: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(demoMainGo), 0o644); err != nil {
+		_ = remove()
+		return "", nil, fmt.Errorf("demo workspace: %w", err)
+	}
+	return dir, remove, nil
+}
+
+const demoMainGo = `package main
+
+import "fmt"
+
+func main() {
+	fmt.Println("helo")
+}
+`
 
 // DemoWelcome is the text `kz --demo` shows first.
 const DemoWelcome = `Welcome to the kz demo. Nothing here talks to a model: a scripted runtime answers.

@@ -62,7 +62,11 @@ func ExitCode(st engine.Status) int {
 func Run(ctx context.Context, s *engine.Session, prompt string, format Format, out, errOut io.Writer) (engine.Event, error) {
 	sub := s.Subscribe()
 	defer sub.Close()
-	pctx, stop := context.WithCancel(ctx)
+	// The printer does not stop with ctx: an interrupt cancels ctx, and
+	// the turn then still ends with a final_result (status interrupted)
+	// that must be printed. It stops at that event, or when the turn
+	// could not start.
+	pctx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	defer stop()
 	p := &printer{format: format, out: out, errOut: errOut}
 	var wg sync.WaitGroup

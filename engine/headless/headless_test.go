@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 
@@ -125,6 +126,28 @@ func TestRunReportsATurnThatCannotStart(t *testing.T) {
 	var ce *engine.CapabilityError
 	if !errors.As(err, &ce) || out.Len() != 0 {
 		t.Fatalf("err %v, stdout %q", err, out.String())
+	}
+}
+
+// TestRunPrintsTheResultOfAnInterruptedTurn: Ctrl-C (or a hangup)
+// cancels the context; the turn ends interrupted, and its final_result is
+// still printed, which is all the json format prints.
+func TestRunPrintsTheResultOfAnInterruptedTurn(t *testing.T) {
+	slow := `{"kz_script":1,"capabilities":["text_completion"]}` + "\n" +
+		`{"type":"text_delta","text":"y","delay_ms":5,"repeat":10000}` + "\n"
+	for _, format := range []Format{FormatJSON, FormatStreamJSON} {
+		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+		var out, errOut bytes.Buffer
+		final, err := Run(ctx, session(t, slow, engine.ModeAnalysisOnly), "hi", format, &out, &errOut)
+		cancel()
+		if err != nil || final.Status != string(engine.StatusInterrupted) {
+			t.Fatalf("%s: %v %+v", format, err, final)
+		}
+		lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+		var ev engine.Event
+		if err := json.Unmarshal([]byte(lines[len(lines)-1]), &ev); err != nil || ev.Type != engine.EventFinalResult || ev.Status != string(engine.StatusInterrupted) {
+			t.Fatalf("%s: last line %q (%v), want the interrupted final_result", format, lines[len(lines)-1], err)
+		}
 	}
 }
 
