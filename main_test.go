@@ -382,9 +382,29 @@ func TestVersionAndRuntimes(t *testing.T) {
 
 // TestKill9MidStream kills a kz -p while it streams and checks that the
 // database is intact, keeps what was flushed, and marks the turn interrupted.
+// startStream starts `kz -p` as a process on a script of the given
+// lines, with stream-json output, and returns it with a scanner of its
+// events.
+func (sb *sandbox) startStream(script string) (*exec.Cmd, *bufio.Scanner) {
+	sb.t.Helper()
+	path := filepath.Join(sb.workspace, "long.jsonl")
+	if err := os.WriteFile(path, []byte(script), 0o644); err != nil {
+		sb.t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], "-p", "stream", "--script", path, "--output-format", "stream-json")
+	cmd.Env = append(os.Environ(), "KZ_MAIN=1")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		sb.t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		sb.t.Fatal(err)
+	}
+	return cmd, bufio.NewScanner(stdout)
+}
+
 func TestKill9MidStream(t *testing.T) {
 	sb := newSandbox(t)
-	long := filepath.Join(sb.workspace, "long.jsonl")
 	var b strings.Builder
 	b.WriteString(`{"type":"session_started"}` + "\n")
 	b.WriteString(`{"type":"tool_call_started","tool_call_id":"c1","tool":"bash","input":{"command":"make"}}` + "\n")
@@ -392,19 +412,7 @@ func TestKill9MidStream(t *testing.T) {
 	// An error is must-deliver: the journal writes it at once.
 	b.WriteString(`{"type":"error","text":"checkpoint","error_kind":"internal"}` + "\n")
 	b.WriteString(`{"type":"text_delta","text":"y","delay_ms":2,"repeat":100000}` + "\n")
-	if err := os.WriteFile(long, []byte(b.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(os.Args[0], "-p", "stream", "--script", long, "--output-format", "stream-json")
-	cmd.Env = append(os.Environ(), "KZ_MAIN=1")
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	sc := bufio.NewScanner(stdout)
+	cmd, sc := sb.startStream(b.String())
 	var sessionID string
 	var ys int
 	for sc.Scan() {
@@ -619,21 +627,7 @@ func TestWithResumeReplacesTheSessionFlags(t *testing.T) {
 // turn as interrupted and exits 3, instead of dying mid-write.
 func TestHangupInterruptsTheTurn(t *testing.T) {
 	sb := newSandbox(t)
-	long := filepath.Join(sb.workspace, "long.jsonl")
-	body := `{"type":"text_delta","text":"y","delay_ms":2,"repeat":100000}` + "\n"
-	if err := os.WriteFile(long, []byte(body), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(os.Args[0], "-p", "stream", "--script", long, "--output-format", "stream-json")
-	cmd.Env = append(os.Environ(), "KZ_MAIN=1")
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	sc := bufio.NewScanner(stdout)
+	cmd, sc := sb.startStream(`{"type":"text_delta","text":"y","delay_ms":2,"repeat":100000}` + "\n")
 	var sessionID, final string
 	signalled := false
 	for sc.Scan() {
@@ -652,7 +646,7 @@ func TestHangupInterruptsTheTurn(t *testing.T) {
 			final = string(ev.Status)
 		}
 	}
-	err = cmd.Wait()
+	err := cmd.Wait()
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != 3 {
 		t.Fatalf("exit after a hangup: %v, want code 3", err)
