@@ -21,6 +21,12 @@ import (
 // otherwise a batch is written when it is large or a few milliseconds old.
 // While the writer lags, consecutive text deltas of one stream are merged in
 // the queue, so a burst of deltas costs one row.
+//
+// Streamed text is persisted only up to a safe cut (see safeCut): a secret
+// that a model streams in several deltas is then always redacted whole,
+// never stored as pieces that each look harmless. The rest of the stream
+// waits in the queue for the next delta, the end of the message, a Flush
+// or Close.
 type Writer struct {
 	st *Store
 
@@ -32,7 +38,19 @@ type Writer struct {
 	spare []engine.Event
 	// more holds delta text merged into the last queued event and not yet
 	// copied into it, so merging n deltas costs O(n), not O(n²).
-	more     strings.Builder
+	more strings.Builder
+	// tailFirst is the sequence number of the first delta merged into the
+	// queue's last event while that event is a text or reasoning delta, and
+	// tailCount how many appended events it holds. A held tail is split
+	// only when tailFirst is below its own (latest) sequence number, so the
+	// written part and the rest each keep a number of their own.
+	tailFirst, tailCount int64
+	// held says the loop is waiting with only a held-back tail queued: the
+	// next Append must wake it.
+	held bool
+	// flushing counts Flush calls waiting: while one waits, nothing is
+	// held back.
+	flushing int
 	appended int64 // events accepted (merged ones included)
 	written  int64 // events durable
 	err      error // first write error; later Flush calls return it
@@ -89,14 +107,27 @@ func (w *Writer) Append(ev engine.Event) error {
 			// session's highest persisted seq stays exact for resume.
 			w.more.WriteString(ev.Text)
 			tail.Seq, tail.Time = ev.Seq, ev.Time
+			w.tailCount++
+			wake := w.held
+			w.held = false
+			err := w.err
 			w.mu.Unlock()
-			return w.err
+			if wake {
+				w.signal()
+			}
+			return err
 		}
 	}
 	w.settle()
 	w.queue = append(w.queue, ev)
+	if ev.Type == engine.EventTextDelta || ev.Type == engine.EventReasoningDelta {
+		w.tailFirst, w.tailCount = ev.Seq, 1
+	} else {
+		w.tailFirst, w.tailCount = 0, 0
+	}
 	n := len(w.queue)
-	urgent := ev.Type.MustDeliver() || n >= maxBatch
+	urgent := ev.Type.MustDeliver() || n >= maxBatch || w.held
+	w.held = false
 	err := w.err
 	w.mu.Unlock()
 	if urgent || n == 1 {
@@ -125,7 +156,13 @@ func (w *Writer) signal() {
 func (w *Writer) Flush(ctx context.Context) error {
 	w.mu.Lock()
 	target := w.appended
+	w.flushing++
 	w.mu.Unlock()
+	defer func() {
+		w.mu.Lock()
+		w.flushing--
+		w.mu.Unlock()
+	}()
 	w.signal()
 	stop := context.AfterFunc(ctx, func() {
 		w.mu.Lock()
@@ -162,7 +199,7 @@ func (w *Writer) loop() {
 	defer close(w.done)
 	for {
 		w.mu.Lock()
-		if len(w.queue) == 0 {
+		if len(w.queue) == 0 || (w.held && !w.closed && w.flushing == 0) {
 			closed := w.closed
 			w.mu.Unlock()
 			if closed {
@@ -195,6 +232,21 @@ func (w *Writer) loop() {
 		batch := w.queue
 		w.queue, w.spare = w.spare[:0], nil
 		pending := w.appended
+		if !w.closed && w.flushing == 0 {
+			var keep *engine.Event
+			batch, keep = w.holdBack(batch)
+			if keep != nil {
+				w.queue = append(w.queue, *keep)
+				pending -= w.tailCount
+			}
+			if len(batch) == 0 {
+				// Only a tail that cannot be cut yet: wait for more.
+				w.held = true
+				w.spare = batch[:0]
+				w.mu.Unlock()
+				continue
+			}
+		}
 		var create []SessionInfo
 		for _, ev := range batch {
 			if si, ok := w.create[ev.SessionID]; ok {
@@ -218,6 +270,78 @@ func (w *Writer) loop() {
 		w.progress.Broadcast()
 		w.mu.Unlock()
 	}
+}
+
+// holdBack takes the batch about to be written and returns what may be
+// written now and the delta to keep queued, if any. w.mu is held.
+//
+// Only a final text or reasoning delta is ever kept: its text is written
+// up to safeCut, and the rest waits. When the tail is one delta (its first
+// and latest sequence numbers are the same) it cannot be split, so it
+// waits whole until more arrives.
+func (w *Writer) holdBack(batch []engine.Event) ([]engine.Event, *engine.Event) {
+	n := len(batch)
+	if n == 0 {
+		return batch, nil
+	}
+	tail := batch[n-1]
+	if tail.Type != engine.EventTextDelta && tail.Type != engine.EventReasoningDelta {
+		return batch, nil
+	}
+	cut := safeCut(tail.Text)
+	switch {
+	case cut == len(tail.Text):
+		w.tailFirst, w.tailCount = 0, 0
+		return batch, nil
+	case cut == 0 || w.tailFirst == 0 || w.tailFirst >= tail.Seq:
+		return batch[:n-1], &tail
+	}
+	rest := tail
+	rest.Text = tail.Text[cut:]
+	batch[n-1].Text, batch[n-1].Seq = tail.Text[:cut], w.tailFirst
+	w.tailFirst, w.tailCount = tail.Seq, 1
+	return batch, &rest
+}
+
+// Streamed text is cut only where no secret can span the cut.
+const (
+	// lineHold is how much text without a newline waits for one; beyond
+	// it the cut falls after the last blank.
+	lineHold = 4 << 10
+	// keyHold is how much of an unfinished private key block waits for
+	// its end line.
+	keyHold = 16 << 10
+)
+
+// safeCut is where streamed text may be cut so that no secret the store
+// redacts is split: after the last newline, since every secret pattern
+// but a private key block lies on one line, and never inside a key block
+// whose end line has not arrived. A line longer than lineHold is cut after
+// its last blank (secrets hold none), and text with no blank at all is cut
+// whole.
+func safeCut(s string) int {
+	c := strings.LastIndexByte(s, '\n') + 1
+	if c == 0 && len(s) >= lineHold {
+		if c = strings.LastIndexAny(s, " \t\r") + 1; c == 0 {
+			c = len(s)
+		}
+	}
+	if i := strings.LastIndex(s[:c], "-----BEGIN "); i >= 0 && len(s)-i < keyHold && !keyBlockEnds(s[i:], c-i) {
+		// Keep the whole block, from the start of its first line.
+		c = strings.LastIndexByte(s[:i], '\n') + 1
+	}
+	return c
+}
+
+// keyBlockEnds says whether the key block starting b ends (its
+// "-----END …-----" line is complete) within b's first n bytes.
+func keyBlockEnds(b string, n int) bool {
+	j := strings.Index(b, "-----END ")
+	if j < 0 {
+		return false
+	}
+	k := strings.Index(b[j+len("-----END "):], "-----")
+	return k >= 0 && j+len("-----END ")+k+len("-----") <= n
 }
 
 // CreateSession records a new session before its first event.

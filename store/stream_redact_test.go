@@ -1,0 +1,135 @@
+package store
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kaizen-code/kz/engine"
+)
+
+// TestStreamedSecretsAreRedactedWhole streams secrets split over several
+// deltas, with pauses long enough for batches to be written in between,
+// and checks that no piece of a secret reaches the database, that the
+// rest of the text is all there, and that Flush writes what was held.
+func TestStreamedSecretsAreRedactedWhole(t *testing.T) {
+	key := "sk-ant-api03-" + strings.Repeat("ZyXwVuTsRqPo", 8)
+	gh := "ghp_" + strings.Repeat("AbCdEfGhIj", 4)
+	pem := "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAn0p4dW9r\nc2VjcmV0bGluZTI=\n-----END RSA PRIVATE KEY-----"
+	stream := "Here is your key: " + key + " and a token " + gh + "\nand the file:\n" + pem + "\nthat is all, no newline at the end"
+	// Cut the stream into deltas that split every secret, the way a model
+	// streams tokens.
+	var deltas []string
+	for rest := stream; rest != ""; {
+		n := min(7, len(rest))
+		deltas = append(deltas, rest[:n])
+		rest = rest[n:]
+	}
+	for _, pause := range []time.Duration{0, 3 * batchDelay} {
+		st := openTemp(t)
+		ctx := context.Background()
+		if err := st.CreateSession(ctx, "s", "/w", "r", "m", engine.ModeFullAutonomous); err != nil {
+			t.Fatal(err)
+		}
+		w := st.NewWriter()
+		seq := int64(0)
+		for i, d := range deltas {
+			seq++
+			_ = w.Append(ev("s", seq, engine.EventTextDelta, d))
+			if pause > 0 && i%5 == 0 {
+				time.Sleep(pause)
+			}
+		}
+		if err := w.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+		var text strings.Builder
+		var last int64
+		if err := st.Events(ctx, "s", func(e engine.Event) error {
+			if e.Seq <= last {
+				t.Fatalf("sequence %d after %d", e.Seq, last)
+			}
+			last = e.Seq
+			text.WriteString(e.Text)
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		var raw strings.Builder
+		rows, err := st.db.Query("SELECT data FROM events")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+			var s string
+			_ = rows.Scan(&s)
+			raw.WriteString(s)
+		}
+		_ = rows.Close()
+		for _, piece := range []string{key[20:40], key[len(key)-12:], gh[10:30], "MIIEowIBAAKCAQEAn0p4dW9r", "c2VjcmV0bGluZTI"} {
+			if strings.Contains(raw.String(), piece) {
+				t.Errorf("pause %v: a piece of a secret was stored: %q", pause, piece)
+			}
+		}
+		want := Redact(stream)
+		if text.String() != want {
+			t.Errorf("pause %v: stored text\n%q\nwant\n%q", pause, text.String(), want)
+		}
+		if last != seq {
+			t.Errorf("pause %v: last stored sequence %d, want %d", pause, last, seq)
+		}
+	}
+}
+
+func TestSafeCut(t *testing.T) {
+	long := strings.Repeat("word ", lineHold/5+1)
+	for _, c := range []struct {
+		in   string
+		want int
+	}{
+		{"no newline yet sk-ant-api03-abc", 0},
+		{"line one\nsk-ant-api03-abc", len("line one\n")},
+		{"all done\n", len("all done\n")},
+		{"text\n-----BEGIN PRIVATE KEY-----\nMIIE\nabc", len("text\n")},
+		{"-----BEGIN PRIVATE KEY-----\nMIIE\n", 0},
+		{"a\n-----BEGIN PRIVATE KEY-----\nMIIE\n-----END PRIVATE KEY-----", len("a\n")},
+		{"a\n-----BEGIN PRIVATE KEY-----\nMIIE\n-----END PRIV", len("a\n")},
+		{"-----BEGIN PRIVATE KEY-----\nMIIE\n-----END PRIVATE KEY-----\nafter", len("-----BEGIN PRIVATE KEY-----\nMIIE\n-----END PRIVATE KEY-----\n")},
+		{long + "tail", len(long)},
+		{strings.Repeat("x", lineHold), lineHold},
+	} {
+		if got := safeCut(c.in); got != c.want {
+			t.Errorf("safeCut(%.40q…) = %d, want %d", c.in, got, c.want)
+		}
+	}
+}
+
+// TestRedactKeepsContext covers the credentials that need context to be
+// told from code, and what of their context the reader keeps.
+func TestRedactKeepsContext(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC", Redacted},
+		{`{"text":"-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkq"}`, `{"text":"` + Redacted + `"}`},
+		{"aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "aws_secret_access_key = " + Redacted},
+		{"export ANTHROPIC_API_KEY=sk-ant-short123", "export ANTHROPIC_API_KEY=" + Redacted},
+		{`DB_PASSWORD="hunter2hunter2"`, `DB_PASSWORD="` + Redacted + `"`},
+		{"postgres://admin:SuperSecretPassw0rd@db.example.com:5432/app", "postgres://admin:" + Redacted + "@db.example.com:5432/app"},
+		{"Authorization: Basic YWRtaW46cGFzc3dvcmQxMjM=", "Authorization: Basic " + Redacted},
+		{"Authorization: Bearer abcdefghijklmnopqrstuvwxyz0123", "Authorization: Bearer " + Redacted},
+		// Code and prose stay as they are.
+		{"token := getToken(ctx)", "token := getToken(ctx)"},
+		{"password = os.Getenv(\"DB_PASSWORD\")", "password = os.Getenv(\"DB_PASSWORD\")"},
+		{"API_TOKEN=$(cat ~/.token) make deploy", "API_TOKEN=$(cat ~/.token) make deploy"},
+		{"see https://example.com:8080/path and http://localhost:3000", "see https://example.com:8080/path and http://localhost:3000"},
+		{"the basic functionality of the tokenizer", "the basic functionality of the tokenizer"},
+		{"SECRET_NAME=short", "SECRET_NAME=short"},
+	} {
+		if got := Redact(c.in); got != c.want {
+			t.Errorf("Redact(%q)\n got %q\nwant %q", c.in, got, c.want)
+		}
+	}
+}
