@@ -133,3 +133,43 @@ func TestRedactKeepsContext(t *testing.T) {
 		}
 	}
 }
+
+// TestToolProgressIsNotPersisted: progress chunks are cut anywhere, so
+// they stay live only; the finished event carries the output, redacted
+// whole.
+func TestToolProgressIsNotPersisted(t *testing.T) {
+	st := openTemp(t)
+	ctx := context.Background()
+	if err := st.CreateSession(ctx, "s", "/w", "r", "m", engine.ModeFullAutonomous); err != nil {
+		t.Fatal(err)
+	}
+	key := "ghp_" + strings.Repeat("AbCdEfGhIj", 4)
+	w := st.NewWriter()
+	start := ev("s", 1, engine.EventToolCallStarted, "")
+	start.ToolCallID, start.Tool = "c1", "bash"
+	_ = w.Append(start)
+	for i, chunk := range []string{"TOKEN: " + key[:12], key[12:] + "\n"} {
+		p := ev("s", int64(2+i), engine.EventToolCallProgress, "")
+		p.ToolCallID, p.Output = "c1", chunk
+		_ = w.Append(p)
+	}
+	done := ev("s", 4, engine.EventToolCallFinished, "")
+	done.ToolCallID, done.Output = "c1", "TOKEN: "+key
+	_ = w.Append(done)
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var types []string
+	if err := st.Events(ctx, "s", func(e engine.Event) error {
+		types = append(types, string(e.Type))
+		if strings.Contains(e.Output, key[12:]) {
+			t.Errorf("a piece of the key was stored in %s", e.Type)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(types, ",") != "tool_call_started,tool_call_finished" {
+		t.Fatalf("stored %v", types)
+	}
+}

@@ -93,11 +93,21 @@ func (w *Writer) CreateLazily(si SessionInfo) {
 }
 
 // Append implements engine.Journal. It never waits on the database.
+//
+// Tool progress is not persisted: it is a live preview of output that the
+// tool's finished event holds whole. Its chunks are cut wherever the
+// output was read, so a secret in them could be stored in pieces that
+// redaction cannot recognise.
 func (w *Writer) Append(ev engine.Event) error {
 	w.mu.Lock()
 	if w.closed {
 		w.mu.Unlock()
 		return errors.New("journal closed")
+	}
+	if ev.Type == engine.EventToolCallProgress {
+		err := w.err
+		w.mu.Unlock()
+		return err
 	}
 	w.appended++
 	if n := len(w.queue); n > 0 && (ev.Type == engine.EventTextDelta || ev.Type == engine.EventReasoningDelta) {
