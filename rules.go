@@ -80,7 +80,9 @@ func (e *env) gate(headless bool, cli permission.Rules) (*permission.Gate, error
 }
 
 // cmdPolicy answers "what would the gate do with this call" with exactly
-// the gate's code: kz policy check --tool T --input JSON.
+// the gate's code: kz policy check --tool T --input JSON. The mode and the
+// permission mode are the configuration's (default_mode, permission_mode),
+// as for kz itself, unless --mode or --permission-mode overrides them.
 func cmdPolicy(ctx context.Context, args []string, stdout io.Writer) error {
 	const use = "usage: kz policy check --tool NAME --input JSON [--mode M] [--permission-mode P] [--allow R] [--ask R] [--deny R] [--json]"
 	if len(args) == 0 || args[0] != "check" {
@@ -90,8 +92,10 @@ func cmdPolicy(ctx context.Context, args []string, stdout io.Writer) error {
 	fs.SetOutput(io.Discard)
 	tool := fs.String("tool", "", "")
 	input := fs.String("input", "", "")
-	modeFlag := fs.String("mode", string(engine.ModeFullAutonomous), "")
-	pmodeFlag := fs.String("permission-mode", string(engine.PermissionAsk), "")
+	// Empty means "as configured"; the configuration is read only once
+	// the flags are known to be good.
+	modeFlag := fs.String("mode", "", "")
+	pmodeFlag := fs.String("permission-mode", "", "")
 	asJSON := fs.Bool("json", false, "")
 	var rules cliRules
 	rules.register(fs)
@@ -103,13 +107,22 @@ func cmdPolicy(ctx context.Context, args []string, stdout io.Writer) error {
 	if fs.NArg() > 0 || *tool == "" || *input == "" {
 		return usagef(use)
 	}
-	mode, err := engine.ParseMode(*modeFlag)
-	if err != nil {
-		return usagef("--mode: %v", err)
+	var mode engine.Mode
+	var pmode engine.PermissionMode
+	var err error
+	if *modeFlag != "" {
+		if mode, err = engine.ParseMode(*modeFlag); err != nil {
+			return usagef("--mode: %v", err)
+		}
 	}
-	pmode, err := engine.ParsePermissionMode(*pmodeFlag)
-	if err != nil {
-		return usagef("--permission-mode: %v", err)
+	if *pmodeFlag != "" {
+		if pmode, err = engine.ParsePermissionMode(*pmodeFlag); err != nil {
+			return usagef("--permission-mode: %v", err)
+		}
+	}
+	if !knownPolicyTool(*tool) {
+		return usagef("--tool %q: unknown tool; kz's tools are %s; other agents' tools the gate reads are %s; MCP tools are named %sSERVER__TOOL",
+			*tool, strings.Join(tools.NewBuiltinRegistry().Names(), ", "), strings.Join(agentTools(), ", "), permission.MCPToolPrefix)
 	}
 	if !json.Valid([]byte(*input)) {
 		return usagef("--input is not valid JSON")
@@ -117,6 +130,12 @@ func cmdPolicy(ctx context.Context, args []string, stdout io.Writer) error {
 	e, err := loadEnv("")
 	if err != nil {
 		return err
+	}
+	if mode == "" {
+		mode = e.cfg.Mode
+	}
+	if pmode == "" {
+		pmode = e.cfg.PermissionMode
 	}
 	g, err := e.gate(false, rules.Rules)
 	if err != nil {
@@ -131,4 +150,24 @@ func cmdPolicy(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	_, err = io.WriteString(stdout, rep.Text())
 	return err
+}
+
+// knownPolicyTool reports whether kz policy check can judge a call of
+// tool: one of kz's tools, a tool of another agent whose input the gate
+// reads (Claude Code's Bash or Write, Gemini CLI's run_shell_command), or
+// an MCP tool. Any other name would be judged as a tool that touches
+// nothing, so a typo ("write" for write_file) would get an answer that
+// says nothing about the real tool.
+func knownPolicyTool(name string) bool {
+	_, builtin := tools.NewBuiltinRegistry().Lookup(name)
+	return builtin || permission.KnownTool(name)
+}
+
+// agentTools lists the known tool names that are not kz's own.
+func agentTools() []string {
+	reg := tools.NewBuiltinRegistry()
+	return slices.DeleteFunc(permission.KnownTools(), func(n string) bool {
+		_, ok := reg.Lookup(n)
+		return ok
+	})
 }

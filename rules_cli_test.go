@@ -205,3 +205,58 @@ func TestPatchRetriesFlagAndConfig(t *testing.T) {
 		}
 	}
 }
+
+// TestPolicyCheckUsesTheConfiguredModes: without --mode and
+// --permission-mode, kz policy check judges with the configuration's
+// default_mode and permission_mode, as kz -p does; the flags override.
+func TestPolicyCheckUsesTheConfiguredModes(t *testing.T) {
+	sb := newSandbox(t)
+	check := func(args ...string) (string, int) {
+		t.Helper()
+		out, errOut, code := sb.kz(append([]string{"policy", "check"}, args...)...)
+		if code != 0 {
+			t.Fatalf("kz policy check %v: exit %d %s", args, code, errOut)
+		}
+		return out, code
+	}
+	npm := []string{"--tool", "bash", "--input", `{"command":"npm run test"}`}
+	if out, _ := check(npm...); !strings.Contains(out, "decision: ask") {
+		t.Fatalf("no config: %s", out)
+	}
+	sb.userConfig("permission_mode = \"deny\"\n")
+	if out, _ := check(npm...); !strings.Contains(out, "decision: deny") || !strings.Contains(out, "permission mode deny") {
+		t.Fatalf("permission_mode = deny: %s", out)
+	}
+	if out, _ := check(append(npm, "--permission-mode", "yolo")...); !strings.Contains(out, "decision: allow") {
+		t.Fatalf("--permission-mode yolo over the config: %s", out)
+	}
+	sb.userConfig("default_mode = \"analysis-only\"\npermission_mode = \"yolo\"\n")
+	write := []string{"--tool", "write_file", "--input", `{"path":"notes.txt","content":"x"}`}
+	if out, _ := check(write...); !strings.Contains(out, "decision: deny") || !strings.Contains(out, "stage:    mode") {
+		t.Fatalf("default_mode = analysis-only: %s", out)
+	}
+	if out, _ := check(append(write, "--mode", "full-autonomous")...); !strings.Contains(out, "decision: allow") {
+		t.Fatalf("--mode full-autonomous over the config: %s", out)
+	}
+}
+
+// TestPolicyCheckRejectsUnknownTools: a tool name the gate cannot read is a
+// usage error listing the known ones, not an answer about nothing; other
+// agents' names and MCP tools are judged.
+func TestPolicyCheckRejectsUnknownTools(t *testing.T) {
+	sb := newSandbox(t)
+	_, errOut, code := sb.kz("policy", "check", "--tool", "write", "--input", `{"path":".git/config"}`, "--permission-mode", "yolo")
+	if code != 2 || !strings.Contains(errOut, `--tool "write": unknown tool`) || !strings.Contains(errOut, "write_file") ||
+		!strings.Contains(errOut, "Write") || !strings.Contains(errOut, "mcp__") || strings.Count(strings.TrimSpace(errOut), "\n") > 0 {
+		t.Fatalf("exit %d %q, want a one-line usage error listing the tools", code, errOut)
+	}
+	for _, tool := range []string{"write_file", "Write"} {
+		out, errOut, code := sb.kz("policy", "check", "--tool", tool, "--input", `{"path":".git/config","file_path":".git/config","content":"x"}`, "--permission-mode", "yolo")
+		if code != 0 || !strings.Contains(out, "decision: deny") {
+			t.Fatalf("%s: exit %d %s %s", tool, code, out, errOut)
+		}
+	}
+	if _, errOut, code := sb.kz("policy", "check", "--tool", "mcp__github__create_issue", "--input", `{}`); code != 0 {
+		t.Fatalf("mcp tool: exit %d %s", code, errOut)
+	}
+}

@@ -95,7 +95,8 @@ type Event struct {
 	TurnID    int64     `json:"turn_id,omitempty"`
 
 	// Text is the delta, message or prompt text of text-bearing events and
-	// the human-readable message of an error.
+	// the human-readable message of an error; on a final_result it is the
+	// error that ended the turn, if one did (ErrorKind then classifies it).
 	Text string `json:"text,omitempty"`
 	// Partial marks an assistant_message assembled from deltas of a turn
 	// that ended before the runtime sent the whole message.
@@ -152,7 +153,7 @@ type Event struct {
 	To   string `json:"to,omitempty"`
 	Mode Mode   `json:"mode,omitempty"`
 
-	// error
+	// error, and final_result of a turn that ended with one
 	ErrorKind ErrorKind `json:"error_kind,omitempty"`
 	Retryable bool      `json:"retryable,omitempty"`
 }

@@ -206,7 +206,7 @@ func TestFailoverIsRuntimeOuterModelInner(t *testing.T) {
 	if strings.Join(log, " ") != "a/a1 a/a2 b/b1 b/b2" {
 		t.Fatalf("attempt order = %v", log)
 	}
-	if final.Status != "complete" || final.Runtime != "b" || final.Model != "b2" {
+	if final.Status != "complete" || final.Runtime != "b" || final.Model != "b2" || final.Text != "" || final.ErrorKind != "" {
 		t.Fatalf("final = %+v", final)
 	}
 	var switches []string
@@ -238,6 +238,10 @@ func TestNonRetryableFailuresDoNotFailOver(t *testing.T) {
 			}
 			if final.Status != "error" || len(b.runs) != 0 {
 				t.Fatalf("final %+v, b runs %v", final, b.runs)
+			}
+			// The final result alone says why the turn failed.
+			if !strings.Contains(final.Text, "fake failure") || final.ErrorKind != kind {
+				t.Fatalf("final_result text %q kind %q, want the error", final.Text, final.ErrorKind)
 			}
 			var sawErr bool
 			for _, ev := range j.all() {

@@ -304,6 +304,11 @@ func runSafely(ctx context.Context, rt Runtime, t *Turn) (res Result, err error)
 func (s *Session) finishLocked(ctx context.Context, ts *turnState, res Result, err error) Event {
 	t := ts.turn
 	status := res.Status
+	// errMsg and errKind repeat, on final_result, the error that ended the
+	// turn, so that a reader of only the final result (kz -p
+	// --output-format json) learns why it failed.
+	var errMsg string
+	var errKind ErrorKind
 	switch cause := context.Cause(ctx); {
 	case errors.Is(cause, errTimeout):
 		status = StatusTimeout
@@ -320,7 +325,8 @@ func (s *Session) finishLocked(ctx context.Context, ts *turnState, res Result, e
 		if res.Status == StatusInterrupted {
 			status = StatusInterrupted
 		}
-		s.emitLocked(Event{Type: EventError, TurnID: t.ID, Text: err.Error(), ErrorKind: KindOf(err), Retryable: KindOf(err).Retryable()})
+		errMsg, errKind = err.Error(), KindOf(err)
+		s.emitLocked(Event{Type: EventError, TurnID: t.ID, Text: errMsg, ErrorKind: errKind, Retryable: errKind.Retryable()})
 	case status == "":
 		status = StatusComplete
 	}
@@ -381,6 +387,7 @@ func (s *Session) finishLocked(ctx context.Context, ts *turnState, res Result, e
 		Type: EventFinalResult, TurnID: t.ID, Runtime: t.Runtime, Model: model,
 		Status: string(status), Output: res.Output, Usage: &usage, CostUSD: cost, Cycles: cycles,
 		DurationMS: s.now().Sub(ts.started).Milliseconds(), NativeID: res.NativeID, PermissionDenials: ts.denials,
+		Text: errMsg, ErrorKind: errKind,
 	})
 }
 

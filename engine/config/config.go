@@ -17,6 +17,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -26,6 +28,7 @@ import (
 	"github.com/pelletier/go-toml/v2"
 
 	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/tools/permission"
 )
 
 // RuntimeKind names how a runtime is implemented.
@@ -185,6 +188,9 @@ type Config struct {
 	Warnings []string
 	// Sources lists the files that were read.
 	Sources []string
+
+	// failoverLines locates the entries of Failover for ValidateFailover.
+	failoverLines keyLines
 }
 
 // Paths locates kz's files.
@@ -222,18 +228,18 @@ func Load(p Paths) (*Config, error) {
 		Mode: engine.ModeFullAutonomous, PermissionMode: engine.PermissionAsk, Strategy: engine.StrategyAuto,
 		DataDir: p.DataDir, Theme: "dark", Runtimes: map[string]Runtime{},
 	}
-	user, err := readFile(p.UserConfig)
+	user, userLines, err := readFile(p.UserConfig)
 	if err != nil {
 		return nil, err
 	}
 	if user != nil {
 		cfg.Sources = append(cfg.Sources, p.UserConfig)
-		if err := cfg.apply(user, p.UserConfig, true, true); err != nil {
+		if err := cfg.apply(user, userLines, true, true); err != nil {
 			return nil, err
 		}
 		cfg.UserPermissions = user.Permissions
 	}
-	proj, err := readFile(p.ProjectFile)
+	proj, projLines, err := readFile(p.ProjectFile)
 	if err != nil {
 		return nil, err
 	}
@@ -243,7 +249,7 @@ func Load(p Paths) (*Config, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := cfg.apply(proj, p.ProjectFile, cfg.ProjectTrusted, false); err != nil {
+		if err := cfg.apply(proj, projLines, cfg.ProjectTrusted, false); err != nil {
 			return nil, err
 		}
 		cfg.ProjectPermissions = Permissions{Ask: proj.Permissions.Ask, Deny: proj.Permissions.Deny}
@@ -257,22 +263,23 @@ func Load(p Paths) (*Config, error) {
 	return cfg, nil
 }
 
-// readFile decodes one file strictly; a missing file is nil, nil.
-func readFile(path string) (*File, error) {
+// readFile decodes one file strictly, and indexes the lines of its keys
+// for the checks that follow; a missing file is nil.
+func readFile(path string) (*File, keyLines, error) {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+		return nil, keyLines{}, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read config: %w", err)
+		return nil, keyLines{}, fmt.Errorf("read config: %w", err)
 	}
 	var f File
 	dec := toml.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&f); err != nil {
-		return nil, positioned(path, err)
+		return nil, keyLines{}, positioned(path, err)
 	}
-	return &f, nil
+	return &f, indexLines(path, data), nil
 }
 
 // positioned turns a decoder error into "file:line: message".
@@ -286,31 +293,32 @@ func positioned(path string, err error) error {
 		}
 		return errors.New(strings.Join(msgs, "; "))
 	}
-	var de *toml.DecodeError
-	if errors.As(err, &de) {
+	if de, ok := errorsAsDecode(err); ok {
 		row, _ := de.Position()
-		return fmt.Errorf("%s:%d: %s", path, row, de.Error())
+		return fmt.Errorf("%s:%d: %s", path, row, decodeMessage(de))
 	}
 	return fmt.Errorf("%s: %w", path, err)
 }
 
 // apply merges one file into cfg. full is false for an untrusted project;
-// user is true for the user's own file.
-func (cfg *Config) apply(f *File, path string, full, user bool) error {
+// user is true for the user's own file. Errors name the file, the line and
+// the key (lines says where each key is).
+func (cfg *Config) apply(f *File, lines keyLines, full, user bool) error {
+	path := lines.file
 	refuse := func(what string) {
 		cfg.Warnings = append(cfg.Warnings, fmt.Sprintf("%s: %s ignored until you trust this folder (kz trust)", path, what))
 	}
 	if f.DefaultMode != "" {
 		m, err := engine.ParseMode(f.DefaultMode)
 		if err != nil {
-			return fmt.Errorf("%s: default_mode: %w", path, err)
+			return lines.wrap("default_mode", err)
 		}
 		cfg.Mode = m
 	}
 	if f.PermissionMode != "" {
 		pm, err := engine.ParsePermissionMode(f.PermissionMode)
 		if err != nil {
-			return fmt.Errorf("%s: permission_mode: %w", path, err)
+			return lines.wrap("permission_mode", err)
 		}
 		// An untrusted project may make kz stricter, never laxer.
 		if full || strictness(pm) > strictness(cfg.PermissionMode) {
@@ -322,20 +330,20 @@ func (cfg *Config) apply(f *File, path string, full, user bool) error {
 	if f.Strategy != "" {
 		st, err := engine.ParseStrategy(f.Strategy)
 		if err != nil {
-			return fmt.Errorf("%s: strategy: %w", path, err)
+			return lines.wrap("strategy", err)
 		}
 		cfg.Strategy = st
 	}
 	if f.Theme != "" {
 		cfg.Theme = f.Theme
 	}
-	if err := cfg.applyLimits(f.Limits, path, full); err != nil {
+	if err := cfg.applyLimits(f.Limits, lines, full); err != nil {
 		return err
 	}
 	if f.PatchRetries != nil {
 		n := *f.PatchRetries
 		if err := ValidatePatchRetries(n); err != nil {
-			return fmt.Errorf("%s: patch_retries: %w", path, err)
+			return lines.wrap("patch_retries", err)
 		}
 		// Every retry is another model call the person pays for, so an
 		// untrusted project may lower the count like any limit, never
@@ -350,9 +358,10 @@ func (cfg *Config) apply(f *File, path string, full, user bool) error {
 			refuse(fmt.Sprintf("patch_retries %d (above %d)", n, cur))
 		}
 	}
-	for name, rt := range f.Runtimes {
-		if err := validateRuntime(name, rt); err != nil {
-			return fmt.Errorf("%s: %w", path, err)
+	for _, name := range slices.Sorted(maps.Keys(f.Runtimes)) {
+		rt := f.Runtimes[name]
+		if err := validateRuntime(name, rt, lines); err != nil {
+			return err
 		}
 		if !full {
 			refuse("runtime " + name)
@@ -360,9 +369,9 @@ func (cfg *Config) apply(f *File, path string, full, user bool) error {
 		}
 		cfg.Runtimes[name] = rt
 	}
-	for _, m := range f.Models {
-		if strings.TrimSpace(m.ID) == "" {
-			return fmt.Errorf("%s: [[models]] entry without an id", path)
+	for i, m := range f.Models {
+		if err := validateModel(m, fmt.Sprintf("models.%d", i), lines); err != nil {
+			return err
 		}
 	}
 	if len(f.Models) > 0 {
@@ -384,6 +393,7 @@ func (cfg *Config) apply(f *File, path string, full, user bool) error {
 	if len(f.Failover) > 0 {
 		if full {
 			cfg.Failover = f.Failover
+			cfg.failoverLines = lines
 		} else {
 			refuse("failover")
 		}
@@ -397,11 +407,61 @@ func (cfg *Config) apply(f *File, path string, full, user bool) error {
 			cfg.Warnings = append(cfg.Warnings, fmt.Sprintf("%s: data_dir can only be set in the user config", path))
 		}
 	}
-	for _, list := range [][]string{f.Permissions.Allow, f.Permissions.Ask, f.Permissions.Deny} {
-		for _, r := range list {
-			if strings.TrimSpace(r) == "" {
-				return fmt.Errorf("%s: permissions: empty rule", path)
-			}
+	// The rules are parsed here, as the gate will parse them, so that a
+	// malformed one is reported with its file and line. An untrusted
+	// project's allow rules are ignored, not used, so they are not judged.
+	for _, l := range []struct {
+		key    string
+		rules  []string
+		action permission.Action
+	}{{"permissions.deny", f.Permissions.Deny, permission.ActionDeny}, {"permissions.ask", f.Permissions.Ask, permission.ActionAsk},
+		{"permissions.allow", f.Permissions.Allow, permission.ActionAllow}} {
+		if l.action == permission.ActionAllow && !full {
+			continue
+		}
+		if err := checkRules(l.rules, l.key, l.action, lines); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkRules parses each rule of one list as the gate will.
+func checkRules(rules []string, key string, action permission.Action, lines keyLines) error {
+	for i, r := range rules {
+		at := fmt.Sprintf("%s.%d", key, i)
+		if strings.TrimSpace(r) == "" {
+			return fmt.Errorf("%s: %s: empty rule", lines.at(at), key)
+		}
+		if _, err := permission.ParseRule(r, action, permission.SourceUser); err != nil {
+			return fmt.Errorf("%s: %s: %w", lines.at(at), key, err)
+		}
+	}
+	return nil
+}
+
+// validateModel checks what the model catalog would refuse later, without
+// the file's name: limits that are not positive and prices that are not
+// finite non-negative numbers.
+func validateModel(m Model, key string, lines keyLines) error {
+	if strings.TrimSpace(m.ID) == "" {
+		return fmt.Errorf("%s: [[models]] entry without an id", lines.at(key))
+	}
+	for _, f := range []struct {
+		name string
+		v    *int
+	}{{"context_window", m.ContextWindow}, {"max_output", m.MaxOutput}} {
+		if f.v != nil && *f.v <= 0 {
+			return lines.errorf(key+"."+f.name, "model %q: must be positive, not %d", m.ID, *f.v)
+		}
+	}
+	for _, f := range []struct {
+		name string
+		v    *float64
+	}{{"input_per_mtok", m.InputPerMTok}, {"output_per_mtok", m.OutputPerMTok},
+		{"cache_read_per_mtok", m.CacheReadPerMTok}, {"cache_write_per_mtok", m.CacheWritePerMTok}} {
+		if f.v != nil && (math.IsNaN(*f.v) || math.IsInf(*f.v, 0) || *f.v < 0) {
+			return lines.errorf(key+"."+f.name, "model %q: want a price of 0 or more USD, not %v", m.ID, *f.v)
 		}
 	}
 	return nil
@@ -434,9 +494,17 @@ func EnginePatchRetries(n *int) int {
 	}
 }
 
-func (cfg *Config) applyLimits(l Limits, path string, full bool) error {
-	if l.MaxCycles < 0 || l.BudgetUSD < 0 {
-		return fmt.Errorf("%s: limits cannot be negative", path)
+func (cfg *Config) applyLimits(l Limits, lines keyLines, full bool) error {
+	if l.MaxCycles < 0 {
+		return lines.errorf("limits.max_cycles", "cannot be negative (0 means no limit)")
+	}
+	// NaN compares false with everything and +Inf is above any cost: either
+	// would silently turn the budget off.
+	if math.IsNaN(l.BudgetUSD) || math.IsInf(l.BudgetUSD, 0) {
+		return lines.errorf("limits.budget_usd", "want a number of USD, not %v", l.BudgetUSD)
+	}
+	if l.BudgetUSD < 0 {
+		return lines.errorf("limits.budget_usd", "cannot be negative (0 means no limit)")
 	}
 	// A project may tighten limits, never loosen them.
 	tighter := func(cur, v float64) bool { return cur == 0 || v < cur }
@@ -465,20 +533,41 @@ func strictness(p engine.PermissionMode) int {
 	}
 }
 
-func validateRuntime(name string, rt Runtime) error {
+func validateRuntime(name string, rt Runtime, lines keyLines) error {
+	key := "runtimes." + name
 	if name == "" || strings.ContainsAny(name, " \t/") {
-		return fmt.Errorf("runtime name %q: use letters, digits, - and _", name)
+		return fmt.Errorf("%s: runtime name %q: use letters, digits, - and _", lines.at(key), name)
 	}
 	if !slices.Contains(Kinds, rt.Kind) {
-		return fmt.Errorf("runtime %s: unknown kind %q (one of scripted, native, completion, claude-code, codex, acp)", name, rt.Kind)
+		return fmt.Errorf("%s: runtime %s: unknown kind %q (one of scripted, native, completion, claude-code, codex, acp)",
+			lines.at(key+".kind"), name, rt.Kind)
 	}
-	for _, c := range rt.Capabilities {
+	for i, c := range rt.Capabilities {
 		if _, err := engine.ParseCapability(c); err != nil {
-			return fmt.Errorf("runtime %s: %w", name, err)
+			return fmt.Errorf("%s: runtime %s: %w", lines.at(fmt.Sprintf("%s.capabilities.%d", key, i)), name, err)
 		}
 	}
 	if rt.Kind == KindScripted && rt.Script == "" {
-		return fmt.Errorf("runtime %s: a scripted runtime needs script = \"file.jsonl\"", name)
+		return fmt.Errorf("%s: runtime %s: a scripted runtime needs script = \"file.jsonl\"", lines.at(key), name)
+	}
+	return nil
+}
+
+// ValidateFailover checks that every runtime the failover chain names
+// exists: known holds the names kz can build (the configured runtimes and
+// the presets, which only the runtimes package knows). A name nothing
+// answers to would be skipped silently, leaving a chain shorter than the
+// person believes. Errors name the file and line of the entry.
+func (cfg *Config) ValidateFailover(known func(name string) bool) error {
+	for i, name := range cfg.Failover {
+		if known(name) {
+			continue
+		}
+		err := fmt.Errorf("unknown runtime %q (configure it under [runtimes.%s], or use a preset: kz runtimes lists them)", name, name)
+		if cfg.failoverLines.file == "" {
+			return fmt.Errorf("failover: %w", err)
+		}
+		return fmt.Errorf("%s: failover: %w", cfg.failoverLines.at(fmt.Sprintf("failover.%d", i)), err)
 	}
 	return nil
 }

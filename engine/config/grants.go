@@ -12,6 +12,8 @@ import (
 	"sync"
 
 	"github.com/pelletier/go-toml/v2"
+
+	"github.com/kaizen-code/kz/tools/permission"
 )
 
 // GrantsFile holds the rules a person allowed with "always allow". It sits
@@ -32,28 +34,44 @@ func NewGrantsFile(p Paths) *GrantsFile {
 	return &GrantsFile{Path: filepath.Join(filepath.Dir(p.UserConfig), "grants.toml")}
 }
 
-// Rules reads the persisted allow rules; a missing file has none.
+// Rules reads the persisted allow rules; a missing file has none. A rule
+// the gate could not parse (the person may edit the file) is an error
+// naming the file and line. Adding and removing rules do not judge the
+// others, so that a bad rule can still be revoked.
 func (g *GrantsFile) Rules() ([]string, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return g.read()
+	rules, data, err := g.readData()
+	if err != nil || len(rules) == 0 {
+		return rules, err
+	}
+	if err := checkRules(rules, "allow", permission.ActionAllow, indexLines(g.Path, data)); err != nil {
+		return nil, err
+	}
+	return rules, nil
 }
 
 func (g *GrantsFile) read() ([]string, error) {
+	rules, _, err := g.readData()
+	return rules, err
+}
+
+// readData decodes the file and also returns its bytes.
+func (g *GrantsFile) readData() ([]string, []byte, error) {
 	data, err := os.ReadFile(g.Path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+		return nil, nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read grants: %w", err)
+		return nil, nil, fmt.Errorf("read grants: %w", err)
 	}
 	var d grantsDoc
 	dec := toml.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&d); err != nil {
-		return nil, positioned(g.Path, err)
+		return nil, nil, positioned(g.Path, err)
 	}
-	return d.Allow, nil
+	return d.Allow, data, nil
 }
 
 // AddAllowRule persists one rule (the gate's RuleWriter). The file is

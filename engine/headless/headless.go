@@ -6,9 +6,11 @@ package headless
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"sync"
+	"time"
 
 	"github.com/kaizen-code/kz/engine"
 )
@@ -45,6 +47,14 @@ const (
 
 // ExitCode maps a final status to the process exit code: 0 complete, 1
 // error, 3 interrupted or a limit hit.
+//
+// The code depends on the status alone, so that it always agrees with
+// final_result.status. A patch-proposal turn whose last proposal was
+// rejected or failed its verification still ends "complete" (the engine's
+// proposal loop treats it as an answer the person reviews, not a failure of
+// the turn, exactly like a declined proposal or an answer that holds none)
+// and so exits 0; the rejection is in the event stream (patch_rejected,
+// command_finished) and, in the text and json formats, on stderr.
 func ExitCode(st engine.Status) int {
 	switch st {
 	case engine.StatusComplete:
@@ -79,6 +89,10 @@ func Run(ctx context.Context, s *engine.Session, prompt string, format Format, o
 	if err != nil && final.Type == "" {
 		stop()
 		wg.Wait()
+		st := s.State()
+		if werr := WriteNotStarted(out, format, NotStarted(st.ID, st.Runtime, st.Model, err)); werr != nil {
+			return final, errors.Join(err, werr)
+		}
 		return final, err
 	}
 	// The printer stops by itself at final_result, which RunTurn has
@@ -90,6 +104,29 @@ func Run(ctx context.Context, s *engine.Session, prompt string, format Format, o
 	return final, err
 }
 
+// NotStarted is the final_result of a turn that could not start (no
+// capable runtime, a busy session): status error, with the reason in text
+// and error_kind. It is never stored, because no session ran the turn;
+// sessionID, runtime and model may be empty when none was chosen yet.
+func NotStarted(sessionID, runtime, model string, err error) engine.Event {
+	return engine.Event{Type: engine.EventFinalResult, SessionID: sessionID, Time: time.Now(), Runtime: runtime,
+		Model: model, Status: string(engine.StatusError), Text: err.Error(), ErrorKind: engine.KindOf(err),
+		Usage: &engine.Usage{}}
+}
+
+// WriteNotStarted prints ev, a NotStarted result, in the json format, which
+// promises one final_result on stdout whatever happens. The text and
+// stream-json formats print nothing: the caller reports the error on
+// stderr, as for every format, and exits 1.
+func WriteNotStarted(out io.Writer, format Format, ev engine.Event) error {
+	if format != FormatJSON {
+		return nil
+	}
+	p := &printer{format: format, out: out}
+	p.writeJSON(ev)
+	return p.err
+}
+
 // printer writes events as they arrive.
 type printer struct {
 	format      Format
@@ -98,7 +135,11 @@ type printer struct {
 	// deltas, so its assistant_message must not print it again.
 	streamed bool
 	wroteAny bool
-	err      error
+	// patchFiles remembers the paths of each proposal (by patch id) from
+	// patch_proposed and patch_applied, so that a later rejection or a
+	// failed verification can name them.
+	patchFiles map[string][]string
+	err        error
 }
 
 func (p *printer) loop(ctx context.Context, sub *engine.Subscription) {
@@ -191,6 +232,12 @@ func (p *printer) printProblems(ev engine.Event) {
 			what += " " + ev.Command
 		}
 		s = fmt.Sprintf("kz: denied %s (%s: %s)\n", what, ev.Stage, ev.Reason)
+	case ev.Type == engine.EventPatchProposed || ev.Type == engine.EventPatchApplied:
+		p.rememberPatch(ev)
+	case ev.Type == engine.EventPatchRejected:
+		s = p.rejection(ev)
+	case ev.Type == engine.EventCommandFinished && ev.PatchID != "" && ev.ExitCode != nil && *ev.ExitCode != 0:
+		s = p.failedVerify(ev)
 	case ev.Type == engine.EventFinalResult && ev.Status != string(engine.StatusComplete):
 		s = "kz: turn ended: " + ev.Status + "\n"
 	}

@@ -32,8 +32,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"reflect"
+	"slices"
+	"strings"
 	"sync"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/kaizen-code/kz/engine"
 )
@@ -105,7 +110,7 @@ func Parse(name, file string, r io.Reader) (*Runtime, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), MaxLineBytes)
 	var seg []line
-	n, sawContent := 0, false
+	n, sawContent, sawLine := 0, false, false
 	for sc.Scan() {
 		n++
 		raw := bytes.TrimSpace(sc.Bytes())
@@ -120,7 +125,7 @@ func Parse(name, file string, r io.Reader) (*Runtime, error) {
 			}
 			continue
 		}
-		sawContent = true
+		sawContent, sawLine = true, true
 		l, err := parseLine(raw)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", where, err)
@@ -138,6 +143,12 @@ func Parse(name, file string, r io.Reader) (*Runtime, error) {
 			return nil, fmt.Errorf("%s:%d: line longer than %d bytes", file, n+1, MaxLineBytes)
 		}
 		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	// A script that plays nothing (no lines, or a header alone) is a
+	// mistake, most often the wrong file: a turn from it would end
+	// "complete" having said nothing.
+	if !sawLine {
+		return nil, fmt.Errorf("%s: empty script (no event or directive lines)", file)
 	}
 	if len(seg) > 0 || len(rt.segments) == 0 {
 		rt.segments = append(rt.segments, seg)
@@ -184,9 +195,46 @@ func parseLine(raw []byte) (line, error) {
 	case l.DelayMS < 0 || l.Repeat < 0 || l.SleepMS < 0:
 		return l, errors.New("delay_ms, repeat and sleep_ms cannot be negative")
 	case l.Fail != nil && l.Fail.Kind == "":
-		return l, errors.New(`"fail" needs a "kind" (rate_limit, overloaded, auth, crashed, bad_request, ...)`)
+		return l, fmt.Errorf(`"fail" needs a "kind" (%s)`, kindList())
+	case l.Fail != nil && !slices.Contains(errorKinds, l.Fail.Kind):
+		return l, fmt.Errorf(`unknown "fail" kind %q (use %s)`, l.Fail.Kind, kindList())
+	case l.Type == engine.EventFinalResult && l.Status != "" && !slices.Contains(statuses, engine.Status(l.Status)):
+		return l, fmt.Errorf(`unknown final_result status %q (use %s)`, l.Status, statusList())
 	}
 	return l, nil
+}
+
+// errorKinds are the failure kinds a "fail" directive may name: the
+// engine's ErrorKind constants. A kind the engine does not know would be
+// classified as nothing (never retried, never explained), so it is refused
+// here; a kind added to the engine must be added to this list too.
+var errorKinds = []engine.ErrorKind{
+	engine.ErrRuntimeMissing, engine.ErrCrashed, engine.ErrAuth, engine.ErrRateLimit, engine.ErrOverloaded,
+	engine.ErrContextTooLong, engine.ErrBadRequest, engine.ErrDenied, engine.ErrInterrupted, engine.ErrCapability,
+	engine.ErrInternal, engine.ErrProtocol, engine.ErrLimitReached, engine.ErrInvalidArgument,
+}
+
+// statuses are the final_result statuses of ARCHITECTURE.md, the only ones
+// a final_result line may end a turn with.
+var statuses = []engine.Status{
+	engine.StatusComplete, engine.StatusInterrupted, engine.StatusError,
+	engine.StatusMaxCycles, engine.StatusBudgetExceeded, engine.StatusTimeout,
+}
+
+func kindList() string {
+	names := make([]string, len(errorKinds))
+	for i, k := range errorKinds {
+		names[i] = string(k)
+	}
+	return strings.Join(names, ", ")
+}
+
+func statusList() string {
+	names := make([]string, len(statuses))
+	for i, st := range statuses {
+		names[i] = string(st)
+	}
+	return strings.Join(names, ", ")
 }
 
 // decodeStrict decodes one JSON object: unknown fields and trailing data are
@@ -195,12 +243,83 @@ func decodeStrict(raw []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		return fmt.Errorf("malformed line: %w", err)
+		return fmt.Errorf("malformed line: %w", jsonProblem(err))
 	}
 	if dec.More() {
 		return errors.New("malformed line: trailing data after the JSON object")
 	}
 	return nil
+}
+
+// jsonProblem rewrites a decoding error in the script's terms: the JSON
+// field and the kind of value it wants, never the Go types behind them.
+// The decoder's error stays reachable with errors.As.
+func jsonProblem(err error) error {
+	var te *json.UnmarshalTypeError
+	var se *json.SyntaxError
+	var msg string
+	switch {
+	case errors.As(err, &te):
+		if field := jsonField(te.Field); field != "" {
+			msg = fmt.Sprintf("%s: want %s, got %s", field, jsonKind(te.Type.Kind()), te.Value)
+		} else {
+			article := "a"
+			if v := te.Value; v != "" && strings.ContainsAny(v[:1], "aeiou") {
+				article = "an"
+			}
+			msg = fmt.Sprintf("each line must be a JSON object, not %s %s", article, te.Value)
+		}
+	case errors.As(err, &se):
+		msg = fmt.Sprintf("not valid JSON at byte %d: %s", se.Offset, se.Error())
+	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+		msg = "not valid JSON: the object is cut short"
+	default:
+		// The decoder's own messages (json: unknown field "x") say what
+		// is wrong; only the package prefix is noise.
+		msg = strings.TrimPrefix(err.Error(), "json: ")
+	}
+	return &decodeError{msg: msg, err: err}
+}
+
+// decodeError is a decoding error with a message written for the script's
+// author.
+type decodeError struct {
+	msg string
+	err error
+}
+
+func (e *decodeError) Error() string { return e.msg }
+func (e *decodeError) Unwrap() error { return e.err }
+
+// jsonField drops the Go names of embedded structs from a decoder's field
+// path ("Event.type" is the line's "type"): JSON names in scripts are
+// lower case, Go's struct names are not.
+func jsonField(path string) string {
+	var keep []string
+	for _, part := range strings.Split(path, ".") {
+		if r, _ := utf8.DecodeRuneInString(part); part != "" && !unicode.IsUpper(r) {
+			keep = append(keep, part)
+		}
+	}
+	return strings.Join(keep, ".")
+}
+
+func jsonKind(k reflect.Kind) string {
+	switch k {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	default:
+		return "an object"
+	}
 }
 
 // Name implements engine.Runtime.

@@ -15,7 +15,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func TestParseErrorsNameFileAndLine(t *testing.T) {
 	cases := []struct{ body, want string }{
-		{`{"type":"text_delta","text":"a"}` + "\n" + `{"type":"text_delta","txt":"b"}`, `s.jsonl:2: malformed line: json: unknown field "txt"`},
+		{`{"type":"text_delta","text":"a"}` + "\n" + `{"type":"text_delta","txt":"b"}`, `s.jsonl:2: malformed line: unknown field "txt"`},
 		{"\n// comment\n{\"type\":\"nonsense\"}", `s.jsonl:3: unknown event type "nonsense"`},
 		{`{"text":"no type"}`, `s.jsonl:1: line has neither an event "type" nor a directive`},
 		{`{"type":"text_delta","cycle":true}`, "s.jsonl:1: a line is one event or one directive"},
@@ -25,12 +25,32 @@ func TestParseErrorsNameFileAndLine(t *testing.T) {
 		{`{"kz_script":1,"capabilities":["telepathy"]}`, `s.jsonl:1: bad header: malformed line: unknown capability "telepathy"`},
 		{`{"type":"text_delta"} {"type":"text_delta"}`, "s.jsonl:1: malformed line: trailing data"},
 		{`{"type":"text_delta","delay_ms":-1}`, "s.jsonl:1: delay_ms, repeat and sleep_ms cannot be negative"},
-		{"{\"type\":", "s.jsonl:1: malformed line"},
+		{"{\"type\":", "s.jsonl:1: malformed line: not valid JSON: the object is cut short"},
+		{`{"type":"final_result","status":"bogus"}`, `s.jsonl:1: unknown final_result status "bogus" (use complete, interrupted, error, max_cycles, budget_exceeded, timeout)`},
+		{`{"fail":{"kind":"weird"}}`, `s.jsonl:1: unknown "fail" kind "weird" (use runtime_missing, crashed, auth, rate_limit, overloaded,`},
+		{"\n[1, 2]", "s.jsonl:2: malformed line: each line must be a JSON object, not an array"},
+		{`"text"`, "s.jsonl:1: malformed line: each line must be a JSON object, not a string"},
+		{`{"type":5}`, "s.jsonl:1: malformed line: type: want a string, got number"},
+		{`{"type":"text_delta","delay_ms":"soon"}`, "s.jsonl:1: malformed line: delay_ms: want an integer, got string"},
+		{`{"fail":{"kind":3}}`, "s.jsonl:1: malformed line: fail.kind: want a string, got number"},
+		{`{"type":"command_finished","exit_code":1.5}`, "s.jsonl:1: malformed line: exit_code: want an integer, got number 1.5"},
+		{`{"type" "x"}`, "s.jsonl:1: malformed line: not valid JSON at byte 9: invalid character"},
+		{"", "s.jsonl: empty script"},
+		{"\n// only a comment\n\n", "s.jsonl: empty script"},
+		{`{"kz_script":1,"capabilities":["text_completion"]}`, "s.jsonl: empty script"},
 	}
 	for _, c := range cases {
 		_, err := Parse("s", "s.jsonl", strings.NewReader(c.body))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: err = %v, want %q", c.body, err, c.want)
+			continue
+		}
+		// Script errors are read by people writing JSON: they name no
+		// Go type or package.
+		for _, leak := range []string{"Go value", "scripted.", "engine.", "json:"} {
+			if strings.Contains(err.Error(), leak) {
+				t.Errorf("%q: err %q leaks %q", c.body, err, leak)
+			}
 		}
 	}
 }

@@ -2,20 +2,51 @@ package permission
 
 import (
 	"context"
-	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/kaizen-code/kz/engine"
-	"github.com/kaizen-code/kz/engine/config"
 )
+
+// memoryGrants is the RuleWriter of these tests: the grants file kz uses
+// (engine/config.GrantsFile, tested there) imports this package to check
+// rule syntax, so a test here cannot import it back.
+type memoryGrants struct {
+	mu    sync.Mutex
+	rules []string
+}
+
+func (m *memoryGrants) AddAllowRule(_ context.Context, rule string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !slices.Contains(m.rules, rule) {
+		m.rules = append(m.rules, rule)
+	}
+	return nil
+}
+
+func (m *memoryGrants) RemoveAllowRule(_ context.Context, rule string) (bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := len(m.rules)
+	m.rules = slices.DeleteFunc(m.rules, func(r string) bool { return r == rule })
+	return len(m.rules) < n, nil
+}
+
+func (m *memoryGrants) Rules() ([]string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Clone(m.rules), nil
+}
 
 // TestRevokeGrants: a session grant and an "always" rule, listed and then
 // revoked, stop allowing; the always rule also leaves the grants file.
 func TestRevokeGrants(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
-	file := &config.GrantsFile{Path: filepath.Join(t.TempDir(), "grants.toml")}
+	file := &memoryGrants{}
 	g := f.gate(t, Options{Writer: file})
 	touch, gotest := bashQuery(f.ws, "touch a.txt"), bashQuery(f.ws, "go test ./...")
 	if err := g.Remember(ctx, touch, engine.ScopeSession); err != nil {
