@@ -11,6 +11,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -22,6 +23,7 @@ import (
 	"github.com/kaizen-code/kz/engine"
 	"github.com/kaizen-code/kz/engine/config"
 	"github.com/kaizen-code/kz/engine/headless"
+	"github.com/kaizen-code/kz/internal/cliflag"
 	"github.com/kaizen-code/kz/patch"
 	"github.com/kaizen-code/kz/runtimes"
 	"github.com/kaizen-code/kz/runtimes/scripted"
@@ -52,7 +54,8 @@ Usage:
   kz version
 
 Flags for kz and kz -p:
-  -p, --print PROMPT       run PROMPT as one headless turn
+  -p, --print PROMPT       run PROMPT as one headless turn; -p - reads the
+                           prompt from standard input (for long prompts)
   --runtime NAME           runtime to use, or auto (default: config, then auto)
   --model MODEL            model of the runtime
   --mode MODE              full-autonomous | patch-proposal | analysis-only
@@ -61,14 +64,14 @@ Flags for kz and kz -p:
   --output-format F        text | json | stream-json (default text)
   --continue               continue the latest session of this folder
   --resume ID              continue session ID (a unique prefix is enough)
-  --max-cycles N           stop a turn after N model cycles
-  --budget-usd X           stop a turn that costs more than X USD
+  --max-cycles N           stop a turn after N model cycles (0: no limit)
+  --budget-usd X           stop a turn that costs more than X USD (0: no limit)
   --allow RULE             allow tool calls matching RULE for this run
   --ask RULE               ask before tool calls matching RULE
   --deny RULE              deny tool calls matching RULE (repeatable, like
                            --allow and --ask; Claude Code rule syntax, e.g.
                            --deny 'Bash(rm:*)' --allow 'Bash(git status:*)')
-  --timeout D              stop a turn after D (e.g. 90s, 10m)
+  --timeout D              stop a turn after D, e.g. 90s or 10m (0: no limit)
   --patch-retries N        in patch-proposal mode, send a failed proposal
                            back to the model at most N times (0-10, default 2)
   --script FILE            JSONL script for the scripted runtime
@@ -80,7 +83,9 @@ Exit codes:
   0  the turn completed
   1  error (the turn failed, or kz could not run it)
   2  usage error (bad flags or arguments)
-  3  the turn was interrupted or hit a limit (max cycles, budget, timeout)
+  3  the turn was interrupted or hit a limit (max cycles, budget, timeout),
+     or kz -p's output was closed early (e.g. piped into head): the turn is
+     then recorded as interrupted
 
 Configuration: $XDG_CONFIG_HOME/kz/config.toml and .kz/config.toml (see README.md).
 `
@@ -97,10 +102,78 @@ func main() {
 // a termination or a hangup (the terminal closed) cancels. Cancelling ends
 // the turn as interrupted and lets every deferred clean-up run, instead of
 // the process dying where it stands.
+//
+// A closed output pipe (kz -p … | head -2) does the same. A write to a
+// closed pipe raises SIGPIPE, which would kill kz on the spot; once SIGPIPE
+// is asked for with signal.Notify, the write fails with EPIPE instead and
+// outputWriter cancels the context with errOutputClosed. The signal is
+// asked for, not ignored, because an ignored SIGPIPE would be inherited by
+// every command kz starts. Its channel is never read: a signal that finds
+// it full is dropped, which is all that is wanted.
 func runProcess(args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
-	return run(ctx, args, os.Stdout, os.Stderr)
+	sigpipe := make(chan os.Signal, 1)
+	signal.Notify(sigpipe, syscall.SIGPIPE)
+	defer signal.Stop(sigpipe)
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	return run(ctx, args, &outputWriter{w: os.Stdout, closed: cancel}, os.Stderr)
+}
+
+// errOutputClosed is the cause of a context cancelled because stdout's
+// reader went away.
+var errOutputClosed = errors.New("the output was closed")
+
+// outputWriter is stdout; a write that finds the pipe closed cancels the
+// run with errOutputClosed.
+type outputWriter struct {
+	w      io.Writer
+	closed context.CancelCauseFunc
+}
+
+func (o *outputWriter) Write(b []byte) (int, error) {
+	n, err := o.w.Write(b)
+	if errors.Is(err, syscall.EPIPE) {
+		o.closed(errOutputClosed)
+	}
+	return n, err
+}
+
+// stdin is where kz -p - reads its prompt; tests replace it. Nothing else
+// reads it on the headless path.
+var stdin io.Reader = os.Stdin
+
+// maxStdinPrompt bounds a prompt read from standard input.
+const maxStdinPrompt = 16 << 20
+
+// readPrompt reads the whole of r as a prompt (kz -p -). An interrupt
+// while it waits on a terminal ends kz: the read cannot be cancelled, so
+// it is left to the goroutine, which ends with the process a moment later.
+func readPrompt(ctx context.Context, r io.Reader) (string, error) {
+	type result struct {
+		b   []byte
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		b, err := io.ReadAll(io.LimitReader(r, maxStdinPrompt+1))
+		ch <- result{b, err}
+	}()
+	select {
+	case <-ctx.Done():
+		return "", fmt.Errorf("-p -: stopped while reading the prompt from standard input: %w", context.Cause(ctx))
+	case res := <-ch:
+		switch {
+		case res.err != nil:
+			return "", fmt.Errorf("-p -: read standard input: %w", res.err)
+		case len(res.b) > maxStdinPrompt:
+			return "", usagef("-p -: the prompt on standard input is longer than %d MiB", maxStdinPrompt>>20)
+		case strings.TrimSpace(string(res.b)) == "":
+			return "", usagef("-p -: standard input held no prompt")
+		}
+		return string(res.b), nil
+	}
 }
 
 // usageError marks bad flags or arguments: exit code 2.
@@ -147,7 +220,7 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		case "sessions":
 			return cmdSessions(ctx, args[1:], stdout)
 		case "runtimes":
-			return cmdRuntimes(args[1:], stdout)
+			return cmdRuntimes(args[1:], stdout, stderr)
 		case "trust":
 			return cmdTrust(args[1:], stdout)
 		case "undo":
@@ -215,21 +288,24 @@ func parseMain(args []string) (*options, error) {
 	fs.BoolVar(&o.cont, "continue", false, "")
 	fs.BoolVar(&o.demo, "demo", false, "")
 	fs.StringVar(&o.theme, "theme", "", "")
-	fs.IntVar(&o.maxCycles, "max-cycles", 0, "")
-	fs.IntVar(&o.patchRetries, "patch-retries", 0, "")
-	fs.Float64Var(&o.budget, "budget-usd", 0, "")
-	fs.DurationVar(&o.timeout, "timeout", 0, "")
+	fs.Var(cliflag.Int{P: &o.maxCycles}, "max-cycles", "")
+	fs.Var(cliflag.Int{P: &o.patchRetries}, "patch-retries", "")
+	fs.Var(cliflag.USD{P: &o.budget}, "budget-usd", "")
+	fs.Var(cliflag.Duration{P: &o.timeout}, "timeout", "")
 	o.rules.register(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, err
 		}
-		return nil, usagef("%v", err)
+		return nil, usageError{flagError(err)}
 	}
 	if fs.NArg() > 0 {
 		return nil, usagef("unexpected argument %q (quote the prompt: kz -p \"...\")", fs.Arg(0))
 	}
 	fs.Visit(func(f *flag.Flag) { o.set[f.Name] = true })
+	if err := requireValues(fs, "runtime", "model", "mode", "permission-mode", "output-format", "resume", "script", "data-dir", "theme"); err != nil {
+		return nil, err
+	}
 	switch {
 	case o.maxCycles < 0:
 		return nil, usagef("--max-cycles cannot be negative")
@@ -246,6 +322,20 @@ func parseMain(args []string) (*options, error) {
 	}
 	return o, nil
 }
+
+// requireValues refuses a flag of names given an empty value (--mode ""),
+// which would otherwise silently mean "not given": a default mode, a new
+// session instead of the one asked for, the default data dir.
+func requireValues(fs *flag.FlagSet, names ...string) error {
+	if name := cliflag.Empty(fs, names...); name != "" {
+		return usagef("%s needs a value, not an empty one", cliflag.Dashed(name))
+	}
+	return nil
+}
+
+// flagError is a flag.FlagSet.Parse error as one line, flags written as
+// the help writes them.
+func flagError(err error) string { return cliflag.Message(err) }
 
 // env is what every command that touches sessions needs.
 type env struct {
@@ -285,12 +375,37 @@ func loadEnv(dataDirFlag string) (*env, error) {
 func (e *env) openStore(ctx context.Context, stderr io.Writer) (*store.Store, error) {
 	st, err := store.Open(ctx, filepath.Join(e.dataDir, "kz.db"))
 	if err != nil {
+		if store.IsReadOnly(err) {
+			return nil, fmt.Errorf("the data dir %s is read-only, and kz must write its sessions there: make it writable or choose another with --data-dir (%w)", e.dataDir, err)
+		}
 		return nil, err
 	}
 	if st.Recovered != "" {
 		_, _ = fmt.Fprintf(stderr, "kz: warning: %s\n", st.Recovered)
 	}
 	return st, nil
+}
+
+// openStoreForReading is openStore for commands that only show sessions:
+// when the data dir is read-only they still work, on the database as it is
+// (see store.OpenReadOnly), with a warning.
+func (e *env) openStoreForReading(ctx context.Context, stderr io.Writer) (*store.Store, error) {
+	st, err := store.Open(ctx, filepath.Join(e.dataDir, "kz.db"))
+	if err == nil {
+		if st.Recovered != "" {
+			_, _ = fmt.Fprintf(stderr, "kz: warning: %s\n", st.Recovered)
+		}
+		return st, nil
+	}
+	if !store.IsReadOnly(err) {
+		return nil, err
+	}
+	ro, rerr := store.OpenReadOnly(ctx, filepath.Join(e.dataDir, "kz.db"))
+	if rerr != nil {
+		return nil, fmt.Errorf("the data dir %s is read-only and its database cannot be read as it is: %w", e.dataDir, rerr)
+	}
+	_, _ = fmt.Fprintf(stderr, "kz: warning: the data dir %s is read-only; showing the sessions as they are (a turn of a kz that was killed shows as running)\n", e.dataDir)
+	return ro, nil
 }
 
 func cmdMain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -301,6 +416,11 @@ func cmdMain(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	format, err := headless.ParseFormat(o.format)
 	if err != nil {
 		return usagef("%v", err)
+	}
+	if o.prompt == "-" {
+		if o.prompt, err = readPrompt(ctx, stdin); err != nil {
+			return err
+		}
 	}
 	e, err := loadEnv(o.dataDir)
 	if err != nil {
@@ -359,9 +479,21 @@ func cmdMain(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 	case o.cont:
 		if resumed, err = st.LatestSession(ctx, e.workspace); err != nil {
-			return err
+			return fmt.Errorf("%w to continue", err)
 		}
 	}
+	id := resumed.ID
+	if id == "" {
+		id = engine.NewID()
+	}
+	// The session is claimed before its history is read and before any
+	// turn: a second kz on it would number its events from the same last
+	// sequence number and lose its turn. The claim dies with the process.
+	claim, err := st.ClaimSession(ctx, id)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = claim.Release() }()
 	if resumed.ID != "" {
 		if prior, err = st.Prior(ctx, resumed.ID); err != nil {
 			return err
@@ -403,10 +535,6 @@ func cmdMain(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		patchRetries = &o.patchRetries
 	}
 
-	id := resumed.ID
-	if id == "" {
-		id = engine.NewID()
-	}
 	ws, err := workspace.Open(e.workspace)
 	if err != nil {
 		return err
@@ -461,6 +589,21 @@ func cmdMain(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	final, runErr := headless.Run(ctx, sess, o.prompt, format, stdout, stderr)
 	cerr := sess.Close(context.WithoutCancel(ctx))
+	if errors.Is(context.Cause(ctx), errOutputClosed) && final.Type != "" {
+		// Whoever read the output stopped reading (kz -p … | head): the
+		// turn was interrupted and recorded so, or had already ended.
+		// The failed writes are not an error of their own.
+		if final.Status != string(engine.StatusComplete) {
+			_, _ = fmt.Fprintf(stderr, "kz: the output was closed, so the turn was interrupted; it is recorded in session %s\n", sess.ID())
+		}
+		if cerr != nil {
+			return cerr
+		}
+		if code := headless.ExitCode(engine.Status(final.Status)); code != 0 {
+			return exitError{code}
+		}
+		return nil
+	}
 	if runErr != nil {
 		return runErr
 	}
@@ -503,6 +646,11 @@ func (e *env) runtimeEntries(script, runtimeFlag string, st *store.Store, probe 
 	name := runtimeFlag
 	if name == "" || name == "auto" {
 		name = "scripted"
+	}
+	if fi, err := os.Stat(script); err == nil && fi.IsDir() {
+		return nil, fmt.Errorf("--script %s: is a directory, not a script file", script)
+	} else if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("--script %s: no such file", script)
 	}
 	rt, err := scripted.Load(name, script)
 	if err != nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/kaizen-code/kz/engine"
 	"github.com/kaizen-code/kz/engine/config"
+	"github.com/kaizen-code/kz/internal/termsafe"
 	"github.com/kaizen-code/kz/patch"
 	"github.com/kaizen-code/kz/store"
 	"github.com/kaizen-code/kz/tools"
@@ -27,7 +29,7 @@ import (
 // applier is the patch applier of a session in ws; its journal lives in
 // kz's data directory, outside the workspace.
 func (e *env) applier(ws *workspace.Workspace, st *store.Store, sessionID string) *patch.Applier {
-	return &patch.Applier{FS: ws, Snapshots: patch.StoreSnapshots{Store: st, SessionID: sessionID},
+	return &patch.Applier{FS: ws, Snapshots: patch.StoreSnapshots{Store: st, SessionID: sessionID, Workspace: ws.Dir()},
 		JournalDir: filepath.Join(e.dataDir, "journal"), Root: ws.Dir()}
 }
 
@@ -89,14 +91,24 @@ func (u undoer) RevertChange(ctx context.Context, files []engine.FileChange) (st
 	return patch.RevertChange(ctx, u.e.applier(u.ws, u.st, u.sessionID), files)
 }
 
-// cmdUndo restores every file of the last applied change of a session (the
-// latest of this folder by default) to its exact previous bytes.
+// cmdUndo restores every file of the last applied change of a session to
+// its exact previous bytes. Without an id it takes the session of the
+// newest change applied in this folder (or, to say there is nothing to
+// undo, the latest session of this folder). It acts only in this folder:
+// a change applied elsewhere is refused with the folder to run it from
+// (see patch.FolderMismatchError for why).
 func cmdUndo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("undo", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	dataDir := fs.String("data-dir", "", "")
 	if err := fs.Parse(args); err != nil || fs.NArg() > 1 {
+		if err != nil && !errors.Is(err, flag.ErrHelp) {
+			return usagef("%v (usage: kz undo [SESSION-ID])", flagError(err))
+		}
 		return usagef("usage: kz undo [SESSION-ID]")
+	}
+	if err := requireValues(fs); err != nil {
+		return err
 	}
 	e, err := loadEnv(*dataDir)
 	if err != nil {
@@ -109,14 +121,34 @@ func cmdUndo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	defer func() { _ = st.Close() }()
 	var si store.SessionInfo
 	if fs.NArg() == 1 {
-		si, err = st.Session(ctx, fs.Arg(0))
+		if si, err = st.Session(ctx, fs.Arg(0)); err != nil {
+			return err
+		}
 	} else {
-		si, err = st.LatestSession(ctx, e.workspace)
+		last, err := st.LastChangeIn(ctx, e.workspace)
+		if err != nil {
+			return err
+		}
+		if last.ID != "" {
+			si, err = st.Session(ctx, last.SessionID)
+		} else if si, err = st.LatestSession(ctx, e.workspace); err != nil {
+			err = fmt.Errorf("%w to undo (give a session id: kz sessions list shows them)", err)
+		}
+		if err != nil {
+			return err
+		}
 	}
+	// A kz still running the session may be applying a change right now.
+	claim, err := st.ClaimSession(ctx, si.ID)
 	if err != nil {
+		var iu *store.InUseError
+		if errors.As(err, &iu) {
+			iu.Hint = "use /undo in that kz, or wait for it to finish"
+		}
 		return err
 	}
-	ws, err := workspace.Open(si.Workspace)
+	defer func() { _ = claim.Release() }()
+	ws, err := workspace.Open(e.workspace)
 	if err != nil {
 		return err
 	}
@@ -125,7 +157,7 @@ func cmdUndo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	_, _ = fmt.Fprintf(stdout, "%s in %s\n", msg, si.Workspace)
+	_, _ = fmt.Fprintf(stdout, "%s in %s\n", msg, ws.Dir())
 	return nil
 }
 
@@ -147,7 +179,7 @@ func cmdTrust(args []string, stdout io.Writer) error {
 	return nil
 }
 
-func cmdRuntimes(args []string, stdout io.Writer) error {
+func cmdRuntimes(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("runtimes", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	asJSON := fs.Bool("json", false, "")
@@ -157,6 +189,12 @@ func cmdRuntimes(args []string, stdout io.Writer) error {
 	e, err := loadEnv("")
 	if err != nil {
 		return err
+	}
+	// What the configuration ignored (an untrusted folder's runtimes, say)
+	// is said here as kz -p says it: a runtime missing from the table
+	// without a word would look like a bug.
+	for _, w := range e.cfg.Warnings {
+		_, _ = fmt.Fprintf(stderr, "kz: warning: %s\n", w)
 	}
 	entries, err := e.runtimeEntries("", "", nil, true, nil)
 	if err != nil {
@@ -206,6 +244,37 @@ func cmdRuntimes(args []string, stdout io.Writer) error {
 	return nil
 }
 
+// safeSessions returns a copy of list fit for a terminal table: a title
+// or a name is whatever someone typed, escape sequences and all.
+func safeSessions(list []store.SessionInfo) []store.SessionInfo {
+	out := make([]store.SessionInfo, len(list))
+	for i, s := range list {
+		s.ID, s.Title, s.Workspace = termsafe.Line(s.ID), termsafe.Line(s.Title), termsafe.Line(s.Workspace)
+		s.Runtime, s.Model, s.Mode = termsafe.Line(s.Runtime), termsafe.Line(s.Model), engine.Mode(termsafe.Line(string(s.Mode)))
+		out[i] = s
+	}
+	return out
+}
+
+// safeExport returns a copy of what kz sessions show prints, fit for a
+// terminal (see safeSessions). The summary shows a prompt's first line
+// only, so a prompt is cut at its first newline before the newlines of
+// the rest are escaped.
+func safeExport(x *store.Export) *store.Export {
+	y := *x
+	y.Session = safeSessions([]store.SessionInfo{x.Session})[0]
+	y.Turns = make([]store.TurnInfo, len(x.Turns))
+	for i, t := range x.Turns {
+		first, _, more := strings.Cut(t.Prompt, "\n")
+		if more {
+			first += "…"
+		}
+		t.Prompt, t.Runtime, t.Model, t.Status = termsafe.Line(first), termsafe.Line(t.Runtime), termsafe.Line(t.Model), termsafe.Line(t.Status)
+		y.Turns[i] = t
+	}
+	return &y
+}
+
 func cmdSessions(ctx context.Context, args []string, stdout io.Writer) error {
 	if len(args) == 0 {
 		return usagef("usage: kz sessions list|show ID|export ID [--format md|json]|delete ID")
@@ -217,13 +286,13 @@ func cmdSessions(ctx context.Context, args []string, stdout io.Writer) error {
 	asJSON := fs.Bool("json", false, "")
 	sub := args[0]
 	if err := fs.Parse(args[1:]); err != nil {
-		return usagef("sessions %s: %v", sub, err)
+		return usagef("sessions %s: %s", sub, flagError(err))
 	}
 	// Flags may also follow the id: kz sessions export ID --format json.
 	rest := fs.Args()
 	if len(rest) > 1 {
 		if err := fs.Parse(rest[1:]); err != nil {
-			return usagef("sessions %s: %v", sub, err)
+			return usagef("sessions %s: %s", sub, flagError(err))
 		}
 		rest = append(rest[:1], fs.Args()...)
 	}
@@ -233,11 +302,18 @@ func cmdSessions(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 		return rest[0], nil
 	}
+	if err := requireValues(fs, "data-dir", "format"); err != nil {
+		return err
+	}
 	e, err := loadEnv(*dataDir)
 	if err != nil {
 		return err
 	}
-	st, err := e.openStore(ctx, os.Stderr)
+	open := e.openStore
+	if sub == "list" || sub == "show" || sub == "export" {
+		open = e.openStoreForReading
+	}
+	st, err := open(ctx, os.Stderr)
 	if err != nil {
 		return err
 	}
@@ -254,7 +330,7 @@ func cmdSessions(ctx context.Context, args []string, stdout io.Writer) error {
 		if *asJSON {
 			return json.NewEncoder(stdout).Encode(list)
 		}
-		return store.WriteSessionList(stdout, list)
+		return store.WriteSessionList(stdout, safeSessions(list))
 	case "show":
 		id, err := needID()
 		if err != nil {
@@ -267,7 +343,7 @@ func cmdSessions(ctx context.Context, args []string, stdout io.Writer) error {
 		if *asJSON {
 			return x.WriteJSON(stdout)
 		}
-		return x.WriteSummary(stdout)
+		return safeExport(x).WriteSummary(stdout)
 	case "export":
 		id, err := needID()
 		if err != nil {

@@ -4,8 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -107,24 +111,68 @@ func changes(diffs []FileDiff, only []string) []engine.FileChange {
 	return out
 }
 
+// FolderMismatchError refuses to undo a change applied in another folder
+// than the applier's. A session can be resumed in another folder than the
+// one it started in, so its changes can be spread over several folders.
+//
+// Undo could act on the recorded folder instead, but it refuses: kz writes
+// only inside the folder it runs in (the gate's workspace confinement, the
+// path guard and the journal are all set up for that folder), and a
+// command that rewrote files in a folder the person is not looking at,
+// under that folder's rules unchecked, would be a surprise. Refusing costs
+// one cd and names the folder.
+type FolderMismatchError struct {
+	SessionID, ChangeID string
+	// Applied is where the change was applied; Here is the applier's folder.
+	Applied, Here string
+}
+
+func (e *FolderMismatchError) Error() string {
+	return fmt.Sprintf("the last change of session %s (%s) was applied in %s, not in %s; undo it from that folder: cd %s && kz undo %s",
+		e.SessionID, e.ChangeID, e.Applied, e.Here, shellQuote(e.Applied), e.SessionID)
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-+=:,@") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// ErrNothingToUndo means the session has no applied change left.
+var ErrNothingToUndo = errors.New("no change to undo")
+
 // UndoLast undoes the newest applied change of a session (exact bytes,
 // modes and files it created removed) and forgets it, so the next undo
-// reaches the change before.
+// reaches the change before. It refuses with a *FolderMismatchError when
+// the change was applied in another folder than a's.
 func UndoLast(ctx context.Context, a *Applier, st *store.Store, sessionID string) (string, error) {
 	change, err := st.LastChange(ctx, sessionID)
 	if err != nil {
 		return "", err
 	}
-	if change == "" {
-		return "", fmt.Errorf("session %s has no change to undo", sessionID)
+	if change.ID == "" {
+		return "", fmt.Errorf("session %s has %w", sessionID, ErrNothingToUndo)
 	}
-	if err := a.Undo(ctx, StoreSnapshots{Store: st, SessionID: sessionID}, change); err != nil {
-		return "", fmt.Errorf("undo %s: %w", change, err)
-	}
-	if err := st.DeleteChange(ctx, change); err != nil {
+	root, err := a.root()
+	if err != nil {
 		return "", err
 	}
-	return "undid " + change, nil
+	// A change recorded before folders were (and whose session was gone
+	// by then) names none: the applier's folder is all there is to go by,
+	// and Undo still refuses any file that no longer holds what the change
+	// wrote.
+	if change.Workspace != "" && filepath.Clean(change.Workspace) != filepath.Clean(root) {
+		return "", &FolderMismatchError{SessionID: sessionID, ChangeID: change.ID, Applied: change.Workspace, Here: root}
+	}
+	if err := a.Undo(ctx, StoreSnapshots{Store: st, SessionID: sessionID}, change.ID); err != nil {
+		return "", err
+	}
+	if err := st.DeleteChange(ctx, change.ID); err != nil {
+		return "", err
+	}
+	return "undid " + change.ID, nil
 }
 
 // StoreSnapshots keeps a session's patch snapshots in kz's store, so undo
@@ -132,12 +180,44 @@ func UndoLast(ctx context.Context, a *Applier, st *store.Store, sessionID string
 type StoreSnapshots struct {
 	Store     *store.Store
 	SessionID string
+	// Workspace is the absolute folder the applier writes in. It is
+	// recorded with each snapshot, so that undo acts only where the change
+	// was applied, and it lets SaveSnapshot tell which directories a new
+	// file's change is about to create. Empty records no folder.
+	Workspace string
 }
 
 // SaveSnapshot implements SnapshotSaver.
 func (s StoreSnapshots) SaveSnapshot(ctx context.Context, sn Snapshot) error {
+	dirs := sn.CreatedDirs
+	if dirs == nil && !sn.Existed && s.Workspace != "" {
+		dirs = missingParents(s.Workspace, sn.Path)
+	}
 	return s.Store.SaveSnapshot(ctx, store.Snapshot{SessionID: s.SessionID, ChangeID: sn.ChangeID, Path: sn.Path,
-		Existed: sn.Existed, Content: sn.Content, Mode: sn.Mode, AfterExists: sn.AfterExists, AfterSHA256: sn.AfterSHA256})
+		Existed: sn.Existed, Content: sn.Content, Mode: sn.Mode, AfterExists: sn.AfterExists, AfterSHA256: sn.AfterSHA256,
+		Workspace: s.Workspace, CreatedDirs: dirs})
+}
+
+// missingParents returns the ancestors of rel (slash-separated, relative
+// to root), parents first, that do not exist yet. Apply saves a file's
+// snapshot before it writes anything, so these are exactly the directories
+// its write will create. Anything that exists (a directory, a symlink, a
+// file) stops the list: the change did not make it.
+func missingParents(root, rel string) []string {
+	var out []string
+	for i := 0; i < len(rel); i++ {
+		if rel[i] != '/' {
+			continue
+		}
+		dir := rel[:i]
+		if len(out) == 0 {
+			if _, err := os.Lstat(filepath.Join(root, filepath.FromSlash(dir))); !errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+		}
+		out = append(out, dir)
+	}
+	return out
 }
 
 // LoadSnapshots implements SnapshotLoader.
@@ -149,7 +229,7 @@ func (s StoreSnapshots) LoadSnapshots(ctx context.Context, changeID string) ([]S
 	out := make([]Snapshot, 0, len(rows))
 	for _, r := range rows {
 		out = append(out, Snapshot{ChangeID: r.ChangeID, Path: r.Path, Existed: r.Existed, Content: r.Content, Mode: r.Mode,
-			AfterExists: r.AfterExists, AfterSHA256: r.AfterSHA256})
+			AfterExists: r.AfterExists, AfterSHA256: r.AfterSHA256, CreatedDirs: r.CreatedDirs})
 	}
 	return out, nil
 }

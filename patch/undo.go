@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"sort"
+	"strings"
 	"sync"
 )
 
@@ -21,6 +22,11 @@ type Snapshot struct {
 	Mode        fs.FileMode `json:"mode,omitempty"`
 	AfterExists bool        `json:"after_exists"`
 	AfterSHA256 string      `json:"after_sha256,omitempty"`
+	// CreatedDirs are the directories, parents first, that did not exist
+	// before the change and hold this (new) file; Undo removes those that
+	// are empty once the file is gone. A saver that cannot tell leaves it
+	// empty, and Undo then leaves every directory in place.
+	CreatedDirs []string `json:"created_dirs,omitempty"`
 }
 
 // SnapshotSaver stores snapshots (the store implements it in SQLite).
@@ -34,16 +40,38 @@ type SnapshotLoader interface {
 }
 
 // ErrUndoConflict means a file of the change was modified after it; undo
-// would destroy that later work, so it is refused.
+// would destroy that later work, so it is refused. The error is an
+// *UndoConflictError naming the files.
 var ErrUndoConflict = errors.New("files changed after the change being undone")
+
+// UndoConflictError is the refusal of an undo because files of the change
+// were modified after it.
+type UndoConflictError struct {
+	ChangeID string
+	Paths    []string
+}
+
+func (e *UndoConflictError) Error() string {
+	them := "it"
+	if len(e.Paths) > 1 {
+		them = "them"
+	}
+	return fmt.Sprintf("cannot undo %s: %s changed after it, and undoing would overwrite those edits; "+
+		"put %s back as the change left %s and undo again, or edit %s by hand",
+		e.ChangeID, strings.Join(e.Paths, ", "), them, them, them)
+}
+
+// Is makes errors.Is(err, ErrUndoConflict) true.
+func (e *UndoConflictError) Is(target error) bool { return target == ErrUndoConflict }
 
 // ErrUnknownChange means no snapshots exist for the change id.
 var ErrUnknownChange = errors.New("no snapshots for that change")
 
 // Undo restores every file of change changeID to its exact previous bytes
 // and mode (removing files the change created), all or none, under the
-// same journal as Apply. It refuses with ErrUndoConflict when a file no
-// longer holds what the change wrote.
+// same journal as Apply. It refuses with an *UndoConflictError when a file
+// no longer holds what the change wrote. Directories the change created
+// for its new files are removed afterwards when they are empty.
 func (a *Applier) Undo(ctx context.Context, snaps SnapshotLoader, changeID string) error {
 	if a.FS == nil || a.JournalDir == "" {
 		return errors.New("patch: Undo needs FS and JournalDir")
@@ -75,9 +103,47 @@ func (a *Applier) Undo(ctx context.Context, snaps SnapshotLoader, changeID strin
 		news = append(news, fileState{Path: s.Path, Exists: s.Existed, Mode: s.Mode, Content: s.Content})
 	}
 	if len(conflicts) > 0 {
-		return fmt.Errorf("undo %s: %v: %w", changeID, conflicts, ErrUndoConflict)
+		return &UndoConflictError{ChangeID: changeID, Paths: conflicts}
 	}
-	return a.commit(ctx, "undo_"+changeID, olds, news)
+	if err := a.commit(ctx, "undo_"+changeID, olds, news); err != nil {
+		return err
+	}
+	a.removeCreatedDirs(list)
+	return nil
+}
+
+// removeCreatedDirs removes, deepest first, the directories the undone
+// change created for its new files, each only if it is a real directory
+// (not a symlink) and empty now. A directory that existed before the
+// change is never in CreatedDirs, and one that holds anything (a file
+// written since, by anyone) fails to be removed and stays; either way the
+// undo itself has succeeded, so failures here are not errors.
+func (a *Applier) removeCreatedDirs(list []Snapshot) {
+	seen := map[string]bool{}
+	var dirs []string
+	for _, s := range list {
+		if s.Existed {
+			continue
+		}
+		for _, d := range s.CreatedDirs {
+			// A recorded directory must be an ancestor of its file;
+			// anything else is not the change's to remove.
+			if _, err := CheckPath(d); err != nil || !strings.HasPrefix(s.Path, d+"/") || seen[d] {
+				continue
+			}
+			seen[d] = true
+			dirs = append(dirs, d)
+		}
+	}
+	// Deeper paths have more separators; remove them before their parents.
+	sort.SliceStable(dirs, func(i, j int) bool { return strings.Count(dirs[i], "/") > strings.Count(dirs[j], "/") })
+	for _, d := range dirs {
+		info, err := a.FS.Lstat(d)
+		if err != nil || !info.IsDir() {
+			continue
+		}
+		_ = a.FS.Remove(d)
+	}
 }
 
 // MemorySnapshots is an in-memory SnapshotSaver and SnapshotLoader for

@@ -23,6 +23,14 @@ type Snapshot struct {
 	// AfterExists and AfterSHA256 describe what the change left.
 	AfterExists bool
 	AfterSHA256 string
+	// Workspace is the absolute folder the change was applied in; Path is
+	// relative to it. It is empty for tool writes, which undo does not
+	// take back by change.
+	Workspace string
+	// CreatedDirs are the directories (relative to Workspace, parents
+	// first) that did not exist before the change and that it created to
+	// hold this file.
+	CreatedDirs []string
 	Created     time.Time
 }
 
@@ -36,8 +44,9 @@ func (s *Store) SaveSnapshot(ctx context.Context, sn Snapshot) error {
 	if content == nil {
 		content = exactBytes{}
 	}
-	_, err := exec(ctx, s.db, `INSERT INTO snapshots(session_id, change_id, tool_call_id, path, existed, content, mode, after_exists, after_sha256, created_at) VALUES (?,?,?,?,?,?,?,?,?,?)`,
-		sn.SessionID, sn.ChangeID, sn.ToolCallID, sn.Path, sn.Existed, content, int64(sn.Mode), sn.AfterExists, sn.AfterSHA256, time.Now().UnixMilli())
+	_, err := exec(ctx, s.db, `INSERT INTO snapshots(session_id, change_id, tool_call_id, path, existed, content, mode, after_exists, after_sha256, workspace, created_dirs, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)`,
+		sn.SessionID, sn.ChangeID, sn.ToolCallID, sn.Path, sn.Existed, content, int64(sn.Mode), sn.AfterExists, sn.AfterSHA256,
+		sn.Workspace, strings.Join(sn.CreatedDirs, "\n"), time.Now().UnixMilli())
 	if err != nil {
 		return fmt.Errorf("save snapshot of %s: %w", sn.Path, err)
 	}
@@ -46,7 +55,7 @@ func (s *Store) SaveSnapshot(ctx context.Context, sn Snapshot) error {
 
 // Snapshots returns the snapshots of one change in the order they were taken.
 func (s *Store) Snapshots(ctx context.Context, changeID string) ([]Snapshot, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT session_id, change_id, tool_call_id, path, existed, content, mode, after_exists, after_sha256, created_at FROM snapshots WHERE change_id = ? ORDER BY id`, changeID)
+	rows, err := s.db.QueryContext(ctx, `SELECT session_id, change_id, tool_call_id, path, existed, content, mode, after_exists, after_sha256, workspace, created_dirs, created_at FROM snapshots WHERE change_id = ? ORDER BY id`, changeID)
 	if err != nil {
 		return nil, fmt.Errorf("read snapshots: %w", err)
 	}
@@ -55,29 +64,56 @@ func (s *Store) Snapshots(ctx context.Context, changeID string) ([]Snapshot, err
 	for rows.Next() {
 		var sn Snapshot
 		var mode, created int64
-		if err := rows.Scan(&sn.SessionID, &sn.ChangeID, &sn.ToolCallID, &sn.Path, &sn.Existed, &sn.Content, &mode, &sn.AfterExists, &sn.AfterSHA256, &created); err != nil {
+		var dirs string
+		if err := rows.Scan(&sn.SessionID, &sn.ChangeID, &sn.ToolCallID, &sn.Path, &sn.Existed, &sn.Content, &mode, &sn.AfterExists, &sn.AfterSHA256, &sn.Workspace, &dirs, &created); err != nil {
 			return nil, fmt.Errorf("read snapshots: %w", err)
 		}
 		sn.Mode, sn.Created = fs.FileMode(mode), time.UnixMilli(created)
+		if dirs != "" {
+			sn.CreatedDirs = strings.Split(dirs, "\n")
+		}
 		out = append(out, sn)
 	}
 	return out, rows.Err()
 }
 
-// LastChange returns the id of the newest applied proposal with snapshots
-// in a session, or "" when there is none.
-func (s *Store) LastChange(ctx context.Context, sessionID string) (string, error) {
-	var id string
+// Change names an applied proposal and the folder it was applied in.
+type Change struct {
+	ID        string
+	SessionID string
+	// Workspace is the absolute folder of the change; empty only for a
+	// change whose session was gone when the folder was first recorded.
+	Workspace string
+}
+
+// LastChange returns the newest applied proposal with snapshots in a
+// session, or a Change with an empty ID when there is none.
+func (s *Store) LastChange(ctx context.Context, sessionID string) (Change, error) {
+	c := Change{SessionID: sessionID}
 	// Only proposals applied as a whole are undone by change; a single tool
 	// write (change ids "tool_…") is undone from the review of issue 9.
-	err := s.db.QueryRowContext(ctx, `SELECT change_id FROM snapshots WHERE session_id = ? AND change_id LIKE 'chg\_%' ESCAPE '\' ORDER BY id DESC LIMIT 1`, sessionID).Scan(&id)
+	err := s.db.QueryRowContext(ctx, `SELECT change_id, workspace FROM snapshots WHERE session_id = ? AND change_id LIKE 'chg\_%' ESCAPE '\' ORDER BY id DESC LIMIT 1`, sessionID).Scan(&c.ID, &c.Workspace)
 	if errors.Is(err, sql.ErrNoRows) {
-		return "", nil
+		return c, nil
 	}
 	if err != nil {
-		return "", fmt.Errorf("last change: %w", err)
+		return c, fmt.Errorf("last change: %w", err)
 	}
-	return id, nil
+	return c, nil
+}
+
+// LastChangeIn returns the newest applied proposal of any session in a
+// folder, or a Change with an empty ID when there is none.
+func (s *Store) LastChangeIn(ctx context.Context, workspace string) (Change, error) {
+	c := Change{Workspace: workspace}
+	err := s.db.QueryRowContext(ctx, `SELECT change_id, session_id FROM snapshots WHERE workspace = ? AND change_id LIKE 'chg\_%' ESCAPE '\' ORDER BY id DESC LIMIT 1`, workspace).Scan(&c.ID, &c.SessionID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return c, nil
+	}
+	if err != nil {
+		return c, fmt.Errorf("last change in %s: %w", workspace, err)
+	}
+	return c, nil
 }
 
 // DeleteChange forgets the snapshots of an undone change, so the next undo

@@ -126,24 +126,54 @@ func (s *Store) LatestSession(ctx context.Context, workspace string) (_ SessionI
 		return SessionInfo{}, err
 	}
 	if len(list) == 0 {
-		return SessionInfo{}, fmt.Errorf("%w in %s to continue", ErrNotFound, workspace)
+		return SessionInfo{}, fmt.Errorf("%w in %s", ErrNotFound, workspace)
 	}
 	return list[0], nil
 }
 
-// DeleteSession removes a session and everything that hangs off it.
+// DeleteSession removes a session and everything that hangs off it, in one
+// transaction: either all of it goes or nothing does. It claims the session
+// first (see ClaimSession), so a session another kz is still writing is
+// refused with an *InUseError instead of being pulled from under it.
 func (s *Store) DeleteSession(ctx context.Context, id string) error {
-	r, err := exec(ctx, s.db, `DELETE FROM sessions WHERE id = ?`, id)
+	c, err := s.ClaimSession(ctx, id)
+	if err != nil {
+		var iu *InUseError
+		if errors.As(err, &iu) {
+			iu.Hint = "wait for it to finish, then delete it"
+		}
+		return err
+	}
+	if err := s.deleteSession(ctx, id); err != nil {
+		_ = c.Release()
+		return err
+	}
+	return c.releaseAndRemove()
+}
+
+func (s *Store) deleteSession(ctx context.Context, id string) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("delete session %s: %w", id, err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	// Events, turns, the transcript, usage, native ids and session grants
+	// go with the session row (ON DELETE CASCADE); snapshots and artifacts
+	// name their session without a foreign key and go explicitly.
+	r, err := exec(ctx, tx, `DELETE FROM sessions WHERE id = ?`, id)
 	if err != nil {
 		return fmt.Errorf("delete session %s: %w", id, err)
 	}
 	if n, _ := r.RowsAffected(); n == 0 {
 		return fmt.Errorf("delete session: %w: %s", ErrNotFound, id)
 	}
-	if _, err := exec(ctx, s.db, `DELETE FROM snapshots WHERE session_id = ?`, id); err != nil {
+	if _, err := exec(ctx, tx, `DELETE FROM snapshots WHERE session_id = ?`, id); err != nil {
 		return fmt.Errorf("delete session %s: %w", id, err)
 	}
-	if _, err := exec(ctx, s.db, `DELETE FROM artifacts WHERE session_id = ?`, id); err != nil {
+	if _, err := exec(ctx, tx, `DELETE FROM artifacts WHERE session_id = ?`, id); err != nil {
+		return fmt.Errorf("delete session %s: %w", id, err)
+	}
+	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("delete session %s: %w", id, err)
 	}
 	return nil

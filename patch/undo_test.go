@@ -1,0 +1,142 @@
+package patch
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/store"
+)
+
+// storeApplier is the applier main.go builds: the real workspace, and
+// snapshots in a real SQLite store that record the workspace's folder.
+func storeApplier(t *testing.T, st *store.Store, work, session string) *Applier {
+	t.Helper()
+	ws := openWorkspace(t, work)
+	return &Applier{FS: ws, Guard: testGuard{}, Snapshots: StoreSnapshots{Store: st, SessionID: session, Workspace: ws.Dir()},
+		JournalDir: filepath.Join(t.TempDir(), "journal"), Root: ws.Dir()}
+}
+
+func openStore(t *testing.T) *store.Store {
+	t.Helper()
+	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "kz.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	if err := st.CreateSession(context.Background(), "s1", "/first/folder", "scripted", "m", engine.ModePatchProposal); err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+func applyPlanText(t *testing.T, a *Applier, text string) {
+	t.Helper()
+	ctx := context.Background()
+	p, err := Parse(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := a.Validate(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Apply(ctx, plan); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestUndoRemovesTheDirectoriesTheChangeCreated: undoing a change that
+// created new/dir/file.txt and keep/x.txt removes new/dir and new (they
+// did not exist and are empty again) but keeps keep/, which existed
+// (empty) before the change, and a directory that holds a file written
+// since.
+func TestUndoRemovesTheDirectoriesTheChangeCreated(t *testing.T) {
+	ctx := context.Background()
+	st := openStore(t)
+	work := t.TempDir()
+	if err := os.Mkdir(filepath.Join(work, "keep"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	a := storeApplier(t, st, work, "s1")
+	applyPlanText(t, a, "*** Begin Patch\n*** Add File: new/dir/file.txt\n+hello\n*** Add File: keep/x.txt\n+x\n*** Add File: other/sub/y.txt\n+y\n*** End Patch\n")
+	if err := os.WriteFile(filepath.Join(work, "other", "since.txt"), []byte("mine\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := UndoLast(ctx, a, st, "s1"); err != nil {
+		t.Fatal(err)
+	}
+	for _, gone := range []string{"new", "keep/x.txt", "other/sub"} {
+		if _, err := os.Lstat(filepath.Join(work, gone)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s is still there after undo (%v)", gone, err)
+		}
+	}
+	for _, kept := range []string{"keep", "other/since.txt"} {
+		if _, err := os.Lstat(filepath.Join(work, kept)); err != nil {
+			t.Errorf("undo removed %s, which the change did not create: %v", kept, err)
+		}
+	}
+}
+
+// TestUndoActsOnlyInTheFolderOfTheChange: a session resumed in another
+// folder applies its change there; undo from the first folder is refused
+// (naming the folder) and touches nothing; undo from the change's folder
+// restores it.
+func TestUndoActsOnlyInTheFolderOfTheChange(t *testing.T) {
+	ctx := context.Background()
+	st := openStore(t)
+	wa, wb := t.TempDir(), t.TempDir()
+	for _, w := range []string{wa, wb} {
+		writeFiles(t, w, map[string]string{"greeting.txt": "hello moon\n"})
+	}
+	applyPlanText(t, storeApplier(t, st, wb, "s1"), SR3("greeting.txt", "hello moon", "hello world"))
+	// The file in wa already holds what the change wrote in wb: only the
+	// recorded folder can tell the two apart.
+	writeFiles(t, wa, map[string]string{"greeting.txt": "hello world\n"})
+
+	_, err := UndoLast(ctx, storeApplier(t, st, wa, "s1"), st, "s1")
+	var fm *FolderMismatchError
+	if !errors.As(err, &fm) || !strings.Contains(err.Error(), wb) || strings.Count(err.Error(), "\n") != 0 {
+		t.Fatalf("undo from the other folder: %v, want a refusal naming %s", err, wb)
+	}
+	for dir, want := range map[string]string{wa: "hello world\n", wb: "hello world\n"} {
+		if b, _ := os.ReadFile(filepath.Join(dir, "greeting.txt")); string(b) != want {
+			t.Fatalf("a refused undo changed %s: %q", dir, b)
+		}
+	}
+	if _, err := UndoLast(ctx, storeApplier(t, st, wb, "s1"), st, "s1"); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(wb, "greeting.txt")); string(b) != "hello moon\n" {
+		t.Fatalf("undo in the change's folder: %q", b)
+	}
+	if _, err := UndoLast(ctx, storeApplier(t, st, wb, "s1"), st, "s1"); !errors.Is(err, ErrNothingToUndo) {
+		t.Fatalf("second undo: %v", err)
+	}
+}
+
+// TestUndoConflictIsOneReadableLine: the refusal names the files without
+// Go syntax, says what to do, and does not repeat its prefix.
+func TestUndoConflictIsOneReadableLine(t *testing.T) {
+	ctx := context.Background()
+	st := openStore(t)
+	work := t.TempDir()
+	writeFiles(t, work, map[string]string{"a.txt": "one\n", "b.txt": "two\n"})
+	a := storeApplier(t, st, work, "s1")
+	applyPlanText(t, a, SR3("a.txt", "one", "ONE")+SR3("b.txt", "two", "TWO"))
+	writeFiles(t, work, map[string]string{"a.txt": "mine\n", "b.txt": "mine too\n"})
+	_, err := UndoLast(ctx, a, st, "s1")
+	if !errors.Is(err, ErrUndoConflict) {
+		t.Fatalf("undo after later edits: %v", err)
+	}
+	msg := err.Error()
+	change, _ := st.LastChange(ctx, "s1")
+	if strings.ContainsAny(msg, "[]\n") || strings.Count(msg, change.ID) != 1 || !strings.Contains(msg, "a.txt, b.txt") ||
+		!strings.Contains(msg, "put them back") {
+		t.Fatalf("message %q", msg)
+	}
+}
