@@ -436,6 +436,15 @@ func cmdMain(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 		defer func() { _ = remove() }()
 		e.workspace, demoDir = dir, dir
+		// Nothing the demo does outlives it: "always allow" goes to a
+		// grants file in the scratch folder, not the person's, and the
+		// demo's sessions to a scratch database unless --data-dir names
+		// one. Settings already read from the user config (the theme)
+		// still apply.
+		e.paths.UserConfig = filepath.Join(dir, ".kz-demo", "config", "config.toml")
+		if o.dataDir == "" {
+			e.dataDir = filepath.Join(dir, ".kz-demo", "data")
+		}
 	}
 	for _, w := range e.cfg.Warnings {
 		_, _ = fmt.Fprintf(stderr, "kz: warning: %s\n", w)
@@ -467,6 +476,8 @@ func cmdMain(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			return err
 		}
 	} else if entries, err = e.runtimeEntries(o.script, o.runtime, st, false, gate.DeniesTool); err != nil {
+		return err
+	} else if err := e.cfg.ValidateFailover(func(n string) bool { return runtimes.Entry(entries, n).Runtime != nil }); err != nil {
 		return err
 	}
 
@@ -518,6 +529,11 @@ func cmdMain(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			welcome = err.Error() + "\n\n" + welcome
 		}
 	case err != nil:
+		// json promises one final_result on stdout, even for a turn that
+		// could not start.
+		if werr := headless.WriteNotStarted(stdout, format, headless.NotStarted(resumed.ID, o.runtime, o.model, err)); werr != nil {
+			return errors.Join(err, werr)
+		}
 		return err
 	}
 	limits := engine.Limits{MaxCycles: e.cfg.Limits.MaxCycles, BudgetUSD: e.cfg.Limits.BudgetUSD, Timeout: e.cfg.Limits.Timeout.Duration}

@@ -178,11 +178,19 @@ func TestCapabilityMismatchFailsBeforeAnyTurn(t *testing.T) {
 	if strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
 		t.Fatalf("error is not one line: %q", errOut)
 	}
+	// json promises one final_result on stdout, even for a turn that
+	// could not start.
+	out, _, code := sb.kz("-p", "fix it", "--runtime", "scripted", "--script", script("text-only.jsonl"), "--mode", "full-autonomous", "--output-format", "json")
+	var final engine.Event
+	if err := json.Unmarshal([]byte(out), &final); err != nil || code != 1 || final.Type != engine.EventFinalResult ||
+		final.Status != string(engine.StatusError) || !strings.Contains(final.Text, "mode full-autonomous needs") {
+		t.Fatalf("json of a turn that cannot start: exit %d %q (%v)", code, out, err)
+	}
 	list, _, _ := sb.kz("sessions", "list", "--json")
 	if strings.TrimSpace(list) != "null" && strings.TrimSpace(list) != "[]" {
 		t.Fatalf("a refused turn left a session: %s", list)
 	}
-	out, errOut, code := sb.kz("-p", "propose", "--runtime", "scripted", "--script", script("text-only.jsonl"), "--mode", "patch-proposal")
+	out, errOut, code = sb.kz("-p", "propose", "--runtime", "scripted", "--script", script("text-only.jsonl"), "--mode", "patch-proposal")
 	if code != 0 || !strings.Contains(out, "A text-only answer.") {
 		t.Fatalf("patch-proposal: exit %d %s %s", code, out, errOut)
 	}
@@ -286,6 +294,7 @@ func TestBadInputGetsOneLineErrors(t *testing.T) {
 		{"bad flag", nil, []string{"-p", "x", "--frobnicate"}, 2, "frobnicate"},
 		{"stray argument", nil, []string{"-p", "x", "extra"}, 2, "unexpected argument"},
 		{"unknown config key", func() { sb.userConfig("default_mode = \"analysis-only\"\n\ncolour = \"red\"\n") }, []string{"-p", "x", "--script", script("hello.jsonl")}, 1, "config.toml:3: unknown key \"colour\""},
+		{"unknown failover runtime", func() { sb.userConfig("failover = [\"scripted\", \"nosuch\"]\n") }, []string{"-p", "x", "--script", script("hello.jsonl")}, 1, `config.toml:1: failover: unknown runtime "nosuch"`},
 		{"resume missing id", func() { sb.userConfig("") }, []string{"-p", "x", "--resume", "20990101-nothing", "--script", script("hello.jsonl")}, 1, "no such session: 20990101-nothing"},
 		{"unreadable database", func() {
 			_ = os.Remove(filepath.Join(sb.data, "kz", "kz.db"))
