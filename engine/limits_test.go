@@ -46,6 +46,13 @@ func TestEachLimitEndsWithItsOwnStatus(t *testing.T) {
 				if text != "xx" || final.Cycles != 2 {
 					t.Fatalf("ran %q over %d cycles", text, final.Cycles)
 				}
+			case engine.StatusComplete:
+				// Streamed text that no whole message closed is the answer of
+				// a complete turn, not one cut short.
+				tr := s.Transcript()
+				if a := tr[len(tr)-2]; a.Kind != engine.EntryAssistant || a.Status == "partial" || a.Text != "xxxxx" {
+					t.Fatalf("transcript = %+v", tr)
+				}
 			case engine.StatusBudgetExceeded:
 				if strings.Contains(text, "never") || final.CostUSD <= 1.0 || final.CostUSD > 1.3 {
 					t.Fatalf("kept going after the budget: text %q cost %v", text, final.CostUSD)

@@ -341,7 +341,9 @@ func (s *Session) finishLocked(ctx context.Context, ts *turnState, res Result, e
 		}
 	}
 	if ts.text.Len() > 0 {
-		s.emitLocked(Event{Type: EventAssistantMessage, TurnID: t.ID, Text: ts.text.String(), Partial: true})
+		// Streamed text the runtime never closed with a whole message: it is
+		// the message, cut short only when the turn did not complete.
+		s.emitLocked(Event{Type: EventAssistantMessage, TurnID: t.ID, Text: ts.text.String(), Partial: status != StatusComplete})
 	}
 	// A runtime may stop a command with the turn and never report its end
 	// (Codex sometimes does at an interrupt): the command card ends here.
