@@ -58,6 +58,23 @@ func (x *Export) WriteMarkdown(w io.Writer) error {
 	_, _ = fmt.Fprintf(&b, "# %s\n\n", title)
 	_, _ = fmt.Fprintf(&b, "- session: `%s`\n- workspace: `%s`\n- created: %s\n- turns: %d\n- cost: $%.4f\n",
 		x.Session.ID, x.Session.Workspace, x.Session.Created.UTC().Format("2006-01-02 15:04:05 UTC"), x.Session.Turns, x.Session.CostUSD)
+	// A decision is recorded after its tool call started, but it came
+	// first: it is written just before the call it answered.
+	decisions := map[string][]engine.TranscriptEntry{}
+	calls := map[string]bool{}
+	for _, e := range x.Transcript {
+		if e.Kind == engine.EntryToolCall && e.ToolCallID != "" {
+			calls[e.ToolCallID] = true
+		}
+	}
+	for _, e := range x.Transcript {
+		if e.Kind == engine.EntryDecision && calls[e.ToolCallID] {
+			decisions[e.ToolCallID] = append(decisions[e.ToolCallID], e)
+		}
+	}
+	decision := func(e engine.TranscriptEntry) {
+		_, _ = fmt.Fprintf(&b, "\n> permission %s for `%s`: %s\n", e.Status, e.Tool, e.Text)
+	}
 	for _, e := range x.Transcript {
 		switch e.Kind {
 		case engine.EntryUser:
@@ -69,12 +86,19 @@ func (x *Export) WriteMarkdown(w io.Writer) error {
 			}
 			_, _ = fmt.Fprintf(&b, "\n**Assistant** (%s%s):\n\n%s\n", label(e.Runtime, e.Model), partial, e.Text)
 		case engine.EntryToolCall:
+			for _, d := range decisions[e.ToolCallID] {
+				decision(d)
+			}
 			_, _ = fmt.Fprintf(&b, "\n**Tool** `%s` %s: %s\n", e.Tool, fence(string(e.Input)), e.Status)
 			if e.Output != "" {
-				_, _ = fmt.Fprintf(&b, "\n```\n%s\n```\n", strings.TrimRight(e.Output, "\n"))
+				out := strings.TrimRight(e.Output, "\n")
+				ticks := codeFence(out)
+				_, _ = fmt.Fprintf(&b, "\n%s\n%s\n%s\n", ticks, out, ticks)
 			}
 		case engine.EntryDecision:
-			_, _ = fmt.Fprintf(&b, "\n> permission %s for `%s`: %s\n", e.Status, e.Tool, e.Text)
+			if !calls[e.ToolCallID] {
+				decision(e)
+			}
 		case engine.EntryPatch, engine.EntryMarker:
 			_, _ = fmt.Fprintf(&b, "\n---\n*%s*\n\n---\n", e.Text)
 		case engine.EntryError:
@@ -134,6 +158,21 @@ func label(runtime, model string) string {
 		return runtime
 	}
 	return runtime + "/" + model
+}
+
+// codeFence is a fence longer than any run of backticks in s, so output
+// that holds a fence of its own cannot end the block early.
+func codeFence(s string) string {
+	longest, run := 0, 0
+	for i := 0; i < len(s); i++ {
+		if s[i] == '`' {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
+	}
+	return strings.Repeat("`", max(3, longest+1))
 }
 
 // fence quotes inline text with enough backticks that it cannot break out.
