@@ -71,6 +71,37 @@ type patchSelection struct {
 	Contents map[string]string `json:"contents,omitempty"`
 }
 
+// partialNote says, after a proposal's summary, what of it the person did
+// not take: the files left out and the files applied with hunks rejected.
+// The note travels with patch_applied into the transcript, so the next
+// turn's model (any runtime) knows the change was not applied whole.
+func partialNote(proposed, applied []FileChange, sel patchSelection) string {
+	got := map[string]bool{}
+	for _, f := range applied {
+		got[f.Path] = true
+	}
+	var left, trimmed []string
+	for _, f := range proposed {
+		switch {
+		case !got[f.Path]:
+			left = append(left, f.Path)
+		case sel.Hunks[f.Path] != nil:
+			trimmed = append(trimmed, f.Path)
+		}
+	}
+	var parts []string
+	if len(left) > 0 {
+		parts = append(parts, fmt.Sprintf("applied %d of %d files; not applied: %s", len(proposed)-len(left), len(proposed), strings.Join(left, ", ")))
+	}
+	if len(trimmed) > 0 {
+		parts = append(parts, "some hunks rejected in "+strings.Join(trimmed, ", "))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(parts, "; ") + ")"
+}
+
 // reviewPatch takes a patch-proposal answer through review, apply and
 // verification. It returns feedback for the model when the proposal failed
 // in a way the model can fix, and "" when there is nothing more to do.
@@ -132,7 +163,7 @@ func (s *Session) reviewPatch(ctx context.Context, ts *turnState, text string) s
 		s.emit(Event{Type: EventPatchRejected, TurnID: t.ID, PatchID: p.ID(), Reason: "apply failed", Text: fb})
 		return fb
 	}
-	s.emit(Event{Type: EventPatchApplied, TurnID: t.ID, PatchID: p.ID(), Files: applied, Text: p.Summary()})
+	s.emit(Event{Type: EventPatchApplied, TurnID: t.ID, PatchID: p.ID(), Files: applied, Text: p.Summary() + partialNote(files, applied, sel)})
 	for _, f := range applied {
 		s.emit(Event{Type: EventFileEdited, TurnID: t.ID, PatchID: p.ID(), Path: f.Path, Diff: f.Diff})
 	}

@@ -267,6 +267,14 @@ func TestPatchProposalPersonAcceptsAllSomeOrNone(t *testing.T) {
 			if outcome == nil || outcome.Type != c.wantEvent || len(outcome.Files) != c.wantFiles {
 				t.Fatalf("outcome %+v, want %s with %d files", outcome, c.wantEvent, c.wantFiles)
 			}
+			// The model of the next turn must learn that the change was
+			// not applied whole.
+			if c.name == "some" && !strings.HasSuffix(outcome.Text, "(applied 1 of 2 files; not applied: b.go)") {
+				t.Fatalf("partial apply says %q", outcome.Text)
+			}
+			if c.name == "all" && strings.Contains(outcome.Text, "applied 2 of") {
+				t.Fatalf("a whole apply says %q", outcome.Text)
+			}
 			if c.wantEvent == engine.EventPatchRejected && (outcome.Reason != "declined" || outcome.Text != "not now") {
 				t.Fatalf("rejection %+v", outcome)
 			}
