@@ -2,7 +2,9 @@ package tui
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -174,7 +176,8 @@ func (m *Model) complete() {
 		return
 	}
 	if m.completing == "" {
-		m.completing, m.completeIdx = m.input.Value(), 0
+		// The first tab takes the highlighted command of the menu.
+		m.completing, m.completeIdx = m.input.Value(), min(m.menuCursor, len(cs)-1)
 	} else {
 		m.completeIdx = (m.completeIdx + 1) % len(cs)
 	}
@@ -182,35 +185,75 @@ func (m *Model) complete() {
 	m.input.MoveToEnd()
 }
 
-// completionView lists the completions above the input.
+// completionView lists the completions above the input, the highlighted
+// one (menuCursor) always among the rows shown.
 func (m *Model) completionView(t *themes.Theme) string {
 	cs := m.completions()
 	if len(cs) == 0 {
 		return ""
 	}
+	cur := min(m.menuCursor, len(cs)-1)
 	w := 0
 	for _, c := range cs {
 		w = max(w, ansi.StringWidth(c.name+" "+c.args))
 	}
-	lines := make([]string, 0, min(len(cs), 6)+1)
-	for i, c := range cs {
-		if i == 6 {
-			lines = append(lines, t.Muted.Render(fmt.Sprintf("  … %d more", len(cs)-6)))
-			break
-		}
+	start := 0
+	if cur >= menuRows {
+		start = cur - menuRows + 1
+	}
+	lines := make([]string, 0, menuRows+2)
+	if start > 0 {
+		lines = append(lines, t.Muted.Render(fmt.Sprintf("  … %d above", start)))
+	}
+	for i := start; i < len(cs) && i < start+menuRows; i++ {
+		c := cs[i]
 		use := "/" + c.name
 		if c.args != "" {
 			use += " " + c.args
 		}
 		row := ansi.Truncate(use+strings.Repeat(" ", max(w+2-ansi.StringWidth(use), 1))+c.desc, m.width-2, "…")
-		if i == 0 {
+		if i == cur {
 			lines = append(lines, t.Selected.Render(row))
 		} else {
 			lines = append(lines, t.Text.Render(row))
 		}
 	}
-	lines = append(lines, t.Muted.Render("tab complete · enter run"))
+	if n := len(cs) - start - menuRows; n > 0 {
+		lines = append(lines, t.Muted.Render(fmt.Sprintf("  … %d more", n)))
+	}
+	lines = append(lines, t.Muted.Render("↑↓ choose · tab complete · enter run"))
 	return strings.Join(lines, "\n")
+}
+
+// menuRows is how many commands the menu shows at once.
+const menuRows = 6
+
+// onMenuKey moves the highlight of the command menu while it is open,
+// and takes the highlighted command with enter. It reports whether it
+// used the key.
+func (m *Model) onMenuKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
+	cs := m.completions()
+	if len(cs) == 0 {
+		return nil, false
+	}
+	cur := min(m.menuCursor, len(cs)-1)
+	switch msg.String() {
+	case "up", "ctrl+p":
+		m.menuCursor, m.menuMoved = (cur-1+len(cs))%len(cs), true
+	case "down", "ctrl+n":
+		m.menuCursor, m.menuMoved = (cur+1)%len(cs), true
+	case "enter":
+		if !m.menuMoved {
+			// Enter without choosing runs what was typed, so a
+			// prefix of several commands is questioned, not guessed.
+			return nil, false
+		}
+		m.input.SetValue("/" + cs[cur].name)
+		return m.send(), true
+	default:
+		return nil, false
+	}
+	return nil, true
 }
 
 func cmdRuntime(m *Model, args string) tea.Cmd {
@@ -301,7 +344,9 @@ func cmdCompact(m *Model, _ string) tea.Cmd {
 		return nil
 	}
 	m.submitting = true
-	m.tr.notice("compacting the conversation…", "")
+	// The progress is a status flash, not a transcript notice: it goes
+	// away when the compaction ends (afterCompact), whatever the outcome.
+	m.status.flash = "compacting the conversation…"
 	ctx := m.ctx
 	return func() tea.Msg {
 		ev, err := c.Compact(ctx)
@@ -317,6 +362,7 @@ func cmdCompact(m *Model, _ string) tea.Cmd {
 // prompt queued meanwhile.
 func (m *Model) afterCompact() tea.Cmd {
 	m.submitting = false
+	m.status.flash = ""
 	if m.status.running || len(m.queue) == 0 {
 		return nil
 	}
@@ -426,8 +472,8 @@ func grantList(gs []Grant) string {
 
 func cmdExport(m *Model, args string) tea.Cmd {
 	sess, st, dir := m.sess, m.status.state, m.ext.workspace
-	path := args
-	if path == "" {
+	path, named := args, args != ""
+	if !named {
 		id := st.ID
 		if len(id) > 8 {
 			id = id[:8]
@@ -439,28 +485,56 @@ func cmdExport(m *Model, args string) tea.Cmd {
 	}
 	return func() tea.Msg {
 		doc := exportMarkdown(st, sess.Transcript())
-		if err := writeExport(path, doc); err != nil {
-			return commandMsg{text: "export failed: " + err.Error(), style: "warn"}
+		written, err := writeExport(path, doc, !named)
+		switch {
+		case errors.Is(err, fs.ErrExist):
+			return commandMsg{text: fmt.Sprintf("export failed: %s already exists; /export FILE writes to another file", path), style: "warn"}
+		case err != nil:
+			return commandMsg{text: "export failed: " + err.Error() + "; /export FILE writes elsewhere", style: "warn"}
 		}
-		return commandMsg{text: "transcript written to " + path}
+		return commandMsg{text: "transcript written to " + written}
 	}
 }
 
 // writeExport writes a new file and refuses to overwrite one: an export
-// must never destroy a file the person has.
-func writeExport(path, doc string) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return fmt.Errorf("create %s: %w", path, err)
+// must never destroy a file the person has. With numbered set, a name
+// that is taken is tried again as NAME-2.md, NAME-3.md …, so that the
+// default name of /export works more than once. It returns the path
+// written. Its errors say the path once, not once per layer.
+func writeExport(path, doc string, numbered bool) (string, error) {
+	ext := filepath.Ext(path)
+	base := strings.TrimSuffix(path, ext)
+	try := path
+	var f *os.File
+	for n := 2; ; n++ {
+		var err error
+		f, err = os.OpenFile(try, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if err == nil {
+			break
+		}
+		if !numbered || !errors.Is(err, fs.ErrExist) || n > 999 {
+			return "", pathError("create", try, err)
+		}
+		try = fmt.Sprintf("%s-%d%s", base, n, ext)
 	}
 	if _, err := f.WriteString(doc); err != nil {
 		_ = f.Close()
-		return fmt.Errorf("write %s: %w", path, err)
+		return "", pathError("write", try, err)
 	}
 	if err := f.Close(); err != nil {
-		return fmt.Errorf("close %s: %w", path, err)
+		return "", pathError("close", try, err)
 	}
-	return nil
+	return try, nil
+}
+
+// pathError says what failed on path, with the cause without the path it
+// already names (os errors carry it).
+func pathError(op, path string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	return fmt.Errorf("%s %s: %w", op, path, err)
 }
 
 // exportMarkdown renders a transcript as a markdown document.

@@ -122,6 +122,29 @@ func TestSlashExport(t *testing.T) {
 	if s := m.screen(); !strings.Contains(s, "export failed") {
 		t.Errorf("an existing file was overwritten:\n%s", s)
 	}
+	// The path shows twice: where the first export went, and once (not
+	// twice) in the error.
+	if s := m.screen(); strings.Count(s, filepath.Join(dir, "out.md")) != 2 || !strings.Contains(s, "/export FILE") {
+		t.Errorf("the error names the path more than once or gives no hint:\n%s", s)
+	}
+}
+
+// TestSlashExportDefaultNameTwice: /export without a name works twice the
+// same day: the second export goes to a new file beside the first.
+func TestSlashExportDefaultNameTwice(t *testing.T) {
+	dir := t.TempDir()
+	m := testModel(t, newFake(), 200, 30)
+	m.ext.workspace = dir
+	m.command("/export")
+	m.command("/export")
+	if s := m.screen(); strings.Contains(s, "export failed") {
+		t.Fatalf("the second export failed:\n%s", s)
+	}
+	for _, name := range []string{"kz-session-s1.md", "kz-session-s1-2.md"} {
+		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+			t.Error(err)
+		}
+	}
 }
 
 func TestExportMarkdown(t *testing.T) {
@@ -304,7 +327,62 @@ func TestSlashCompactCallsTheSession(t *testing.T) {
 	// The session's refusal (a CLI runtime) is shown as it is.
 	f.err = errors.New("runtime claude-code cannot compact on request; it manages its own context")
 	m.command("/compact")
+	if s := m.screen(); strings.Contains(s, "compacting the conversation") {
+		t.Errorf("a stale progress notice stays beside the result:\n%s", s)
+	}
 	if s := m.screen(); !strings.Contains(s, "/compact: runtime claude-code cannot compact on request") {
 		t.Fatalf("refusal not shown:\n%s", s)
+	}
+}
+
+// TestSlashMenuArrows: ↑/↓ move the menu's highlight, not the history,
+// reach the entries hidden under "… more", and enter or tab takes the
+// highlighted command.
+func TestSlashMenuArrows(t *testing.T) {
+	f := newFake()
+	m := testModel(t, f, 100, 30)
+	m.history = []string{"an old prompt"}
+	m.histPos = 1
+	m.typeText("/")
+	if s := m.screen(); !strings.Contains(s, "more") {
+		t.Fatalf("the menu hides no entries; the test needs some hidden:\n%s", s)
+	}
+	last := slashCommands[len(slashCommands)-1].name
+	m.press("up") // wraps to the last command, hidden until now
+	if m.input.Value() != "/" {
+		t.Fatalf("↑ in the menu browsed the history: %q", m.input.Value())
+	}
+	if s := m.screen(); !strings.Contains(s, "/"+last) {
+		t.Fatalf("the highlighted last command is not shown:\n%s", s)
+	}
+	m.press("down", "down") // the first, then the second: /runtime
+	m.press("tab")
+	if v := m.input.Value(); v != "/"+slashCommands[1].name+" " {
+		t.Fatalf("tab took %q, want the highlighted /%s", v, slashCommands[1].name)
+	}
+	// Enter runs the highlighted command.
+	m.press("ctrl+c")
+	m.typeText("/")
+	m.press("down", "down") // /runtime, then /model
+	m.press("enter")
+	if m.picker == nil || m.picker.kind != pickModel {
+		t.Fatalf("enter did not run the highlighted /model")
+	}
+}
+
+// TestCtrlCClearsTheHistoryPosition: after ctrl+c clears a recalled
+// prompt, ↑ starts again from the newest one.
+func TestCtrlCClearsTheHistoryPosition(t *testing.T) {
+	m := testModel(t, newFake(), 100, 30)
+	m.history = []string{"first", "second", "third"}
+	m.histPos = 3
+	m.press("up", "up")
+	if m.input.Value() != "second" {
+		t.Fatalf("input %q", m.input.Value())
+	}
+	m.press("ctrl+c")
+	m.press("up")
+	if m.input.Value() != "third" {
+		t.Fatalf("↑ after ctrl+c gave %q, want the newest prompt", m.input.Value())
 	}
 }

@@ -75,6 +75,8 @@ type diffView struct {
 	// lines are scrolled past (a long wrapped line can be taller than the
 	// screen, and none of it may be unreachable).
 	top, sub int
+	// end is the index after the last row the last view showed (some of).
+	end int
 	// hunkLabel gives a hunk header its state (rejected, …); set by the
 	// review. Hunk headers are not cached, so the label can change.
 	hunkLabel func(file, hunk int) string
@@ -236,6 +238,7 @@ func (v *diffView) view(w, h int) []string {
 	v.ensure(w)
 	v.clamp()
 	out := make([]string, 0, h)
+	v.end = v.top
 	for i, skip := v.top, v.sub; i < len(v.rows) && len(out) < h; i, skip = i+1, 0 {
 		ls := v.rowLines(i)
 		for _, l := range ls[min(skip, len(ls)):] {
@@ -244,6 +247,7 @@ func (v *diffView) view(w, h int) []string {
 			}
 			out = append(out, l)
 		}
+		v.end = i + 1
 	}
 	for len(out) < h {
 		out = append(out, "")
@@ -297,6 +301,22 @@ func (v *diffView) below(h int) int {
 		n += len(v.rowLines(i))
 	}
 	return max(n-h, 0)
+}
+
+// settle scrolls back up while the diff's end leaves blank lines at the
+// bottom of a screen h lines high, so a view that grew (the window was
+// made taller) never hides lines above while showing nothing below.
+func (v *diffView) settle(h int) {
+	for v.top > 0 || v.sub > 0 {
+		n := len(v.rowLines(v.top)) - v.sub
+		for i := v.top + 1; i < len(v.rows) && n < h; i++ {
+			n += len(v.rowLines(i))
+		}
+		if n >= h {
+			return
+		}
+		v.scroll(-(h - n), h)
+	}
 }
 
 // clamp keeps the position inside the rows.

@@ -94,8 +94,11 @@ func TestE2EDemoInTmux(t *testing.T) {
 	time.Sleep(500 * time.Millisecond)
 	p.keys("v")
 	p.waitFor("the split view", "· split")
-	p.keys("Tab", "Space")
+	p.keys("Tab")
+	p.pause()
+	p.keys("Space")
 	p.waitFor("the rejected file", "✗ A greet/README.md")
+	p.pause()
 	p.send("y")
 	p.waitFor("the applied patch", "✓ patch applied")
 	p.waitGone("the end of the turn", "running")
@@ -269,6 +272,11 @@ func (p *pane) tmux(args ...string) string {
 
 // send types literal text; keys sends key names (Enter, Escape, BTab, C-r).
 func (p *pane) send(text string) { p.tmux("send-keys", "-t", p.name, "-l", text) }
+
+// pause waits as a person does between two deliberate keys in a prompt:
+// keys that follow each other faster are taken as typing and go to the
+// input (promptkeys.go).
+func (p *pane) pause() { time.Sleep(answerGrace + 200*time.Millisecond) }
 
 func (p *pane) keys(names ...string) {
 	for _, k := range names {

@@ -40,11 +40,11 @@ func defaultKeys() keyMap {
 		Model:       key.NewBinding(key.WithKeys("ctrl+l"), key.WithHelp("ctrl+l", "model")),
 		ExpandTools: key.NewBinding(key.WithKeys("ctrl+o"), key.WithHelp("ctrl+o", "expand tools")),
 		Reasoning:   key.NewBinding(key.WithKeys("ctrl+t"), key.WithHelp("ctrl+t", "reasoning")),
-		Undo:        key.NewBinding(key.WithKeys("ctrl+z"), key.WithHelp("ctrl+z", "undo")),
+		Undo:        key.NewBinding(key.WithKeys("ctrl+z"), key.WithHelp("ctrl+z", "type /undo")),
 		ScrollUp:    key.NewBinding(key.WithKeys("pgup", "shift+up"), key.WithHelp("pgup", "scroll up")),
 		ScrollDown:  key.NewBinding(key.WithKeys("pgdown", "shift+down"), key.WithHelp("pgdn", "scroll down")),
 		Help:        key.NewBinding(key.WithKeys("?", "f1"), key.WithHelp("?", "help")),
-		Quit:        key.NewBinding(key.WithKeys("ctrl+c", "ctrl+d"), key.WithHelp("ctrl+c", "quit")),
+		Quit:        key.NewBinding(key.WithKeys("ctrl+c", "ctrl+d"), key.WithHelp("ctrl+c", "clear, then quit")),
 	}
 }
 
@@ -119,7 +119,7 @@ func defaultDialogKeys() dialogKeys {
 		Up:           key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "scroll")),
 		Down:         key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "scroll")),
 		PageUp:       key.NewBinding(key.WithKeys("pgup", "b"), key.WithHelp("pgup", "page up")),
-		PageDown:     key.NewBinding(key.WithKeys("pgdown", "space", "f"), key.WithHelp("pgdn", "page down")),
+		PageDown:     key.NewBinding(key.WithKeys("pgdown", "space", "f"), key.WithHelp("pgdn/space", "page down")),
 	}
 }
 
@@ -163,13 +163,18 @@ func (m *Model) helpView(maxHeight int) string {
 	if m.width >= 90 {
 		groups = m.keys.FullHelp()
 	}
-	titles := []string{"Input", "Session", "View", "Permission dialog"}
-	sets := [][]key.Binding{groups[0], groups[1], groups[2], m.dialog.keys.ShortHelp()}
+	// Every key a prompt takes is listed too: the dialog's answers and
+	// scrolling, and the review's own keys (its answers are the same).
+	dk, rk := m.dialog.keys, defaultReviewKeys()
+	titles := []string{"Input", "Session", "View", "Permission dialog", "Diff review"}
+	sets := [][]key.Binding{groups[0], groups[1], groups[2],
+		append(dk.ShortHelp(), dk.Up, dk.Down, dk.PageUp, dk.PageDown),
+		{rk.ToggleFile, rk.ToggleHunk, rk.NextFile, rk.PrevFile, rk.NextHunk, rk.Layout, rk.Edit}}
 	blocks := make([]string, len(sets))
 	for i := range sets {
 		blocks[i] = block(titles[i], sets[i])
 	}
-	left := blocks[0] + "\n\n" + blocks[2]
+	left := blocks[0] + "\n\n" + blocks[2] + "\n\n" + blocks[4]
 	right := blocks[1] + "\n\n" + blocks[3]
 	body := lipgloss.JoinHorizontal(lipgloss.Top, left, "    ", right)
 	if lipgloss.Width(body) > inner {

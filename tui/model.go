@@ -110,7 +110,11 @@ type Model struct {
 	// completeIdx the completion shown.
 	completing  string
 	completeIdx int
-	mention     mentions
+	// menuCursor is the highlighted command of the "/" menu; menuMoved
+	// says the person moved it, so enter takes it.
+	menuCursor int
+	menuMoved  bool
+	mention    mentions
 	// changes is the log of changes applied in this session; changeLog
 	// its viewer, when open.
 	changes   []appliedChange
@@ -143,6 +147,14 @@ type Model struct {
 	histPos int // len(history) when not browsing
 	draft   string
 	queue   []string
+
+	// lastKeyAt is when the last key press that counts as typing came
+	// (every key but a prompt's navKey keys); a prompt takes answer keys
+	// only after a pause since then (see promptkeys.go).
+	lastKeyAt time.Time
+	// quitAskedAt is when a first quit key asked for a second one; zero
+	// when no such wait is on (see quit.go).
+	quitAskedAt time.Time
 }
 
 // newModel builds the root model. events may be nil (tests feed eventsMsg
@@ -154,6 +166,14 @@ func newModel(ctx context.Context, sess Session, events EventSource, theme theme
 	ta.Placeholder = "Ask kz…  (enter send · ctrl+j newline · ? help)"
 	ta.KeyMap.InsertNewline = key.NewBinding(key.WithKeys("shift+enter", "alt+enter", "ctrl+j"))
 	ta.KeyMap.TransposeCharacterBackward.SetEnabled(false)
+	// The input grows with its wrapped rows, not its logical lines, up to
+	// inputMaxRows; the textarea then also keeps its scroll offset within
+	// the content when it grows, so every row shows while they fit.
+	// MaxContentHeight bounds the content by visual rows: without it the
+	// textarea would refuse a newline past MaxHeight logical lines.
+	ta.DynamicHeight = true
+	ta.MinHeight, ta.MaxHeight = 1, inputMaxRows
+	ta.MaxContentHeight = 10000
 	ta.SetHeight(1)
 	// A steady cursor: blinking would repaint the screen twice a second
 	// for nothing.
@@ -217,11 +237,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.KeyPressMsg:
 		cmds = append(cmds, m.onKey(msg))
 	case tea.PasteMsg:
-		if !m.overlay() {
-			var cmd tea.Cmd
-			m.input, cmd = m.input.Update(msg)
-			cmds = append(cmds, cmd)
-		}
+		cmds = append(cmds, m.onPaste(msg))
 	case tea.MouseWheelMsg:
 		m.scrolled = true
 		// The wheel scrolls what is in front: a diff, else the transcript.
@@ -253,6 +269,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 				m.queue = append([]string{msg.prompt}, m.queue...)
 			} else {
 				m.tr.add(&item{kind: kindError, text: "could not send: " + msg.err.Error()})
+				m.restoreUnsent(msg.prompt)
 			}
 		}
 	case commandMsg:
@@ -318,6 +335,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 	case frameMsg:
 		m.frameDue = false
+	case quitExpiredMsg:
+		m.onQuitExpired(msg)
 	case prerenderedMsg:
 		m.prerendering = false
 		if msg.p.width == m.width {
@@ -362,12 +381,12 @@ func (m *Model) afterUpdate() tea.Cmd {
 	return tea.Batch(cmds...)
 }
 
-// sizeInput grows the input with its content, up to six lines.
+// inputMaxRows is the input's greatest height; longer text scrolls.
+const inputMaxRows = 6
+
+// sizeInput keeps the status bar's queue count current. The input sizes
+// itself to its wrapped rows (textarea.DynamicHeight, set in newModel).
 func (m *Model) sizeInput() tea.Cmd {
-	lines := min(max(m.input.LineCount(), 1), 6)
-	if m.input.Height() != lines {
-		m.input.SetHeight(lines)
-	}
 	m.status.queued = len(m.queue)
 	return nil
 }
@@ -376,7 +395,7 @@ func (m *Model) sizeInput() tea.Cmd {
 func (m *Model) frontDiff() (*diffView, int) {
 	switch {
 	case m.review != nil:
-		return m.review.dv, max(m.review.bodyH, 3)
+		return m.review.dv, max(m.review.bodyH, 1)
 	case m.changeLog != nil && !m.dialog.active():
 		return m.changeLog.dv, max(m.changeLog.bodyH, 3)
 	}
@@ -398,7 +417,7 @@ func (m *Model) syncReview() {
 	if p, ok := m.proposals[head.ToolCallID]; ok && head.Tool == engine.ToolApplyPatch {
 		prop = &p
 	}
-	m.review = newReview(head, prop, &m.theme, m.hunkSelect, m.now())
+	m.review = newReview(head, prop, &m.theme, m.hunkSelect)
 	m.review.workspace = m.ext.workspace
 }
 
@@ -407,6 +426,14 @@ func (m *Model) overlay() bool {
 }
 
 func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
+	now, prev := m.now(), m.lastKeyAt
+	if !(m.promptOpen() && navKey(msg)) {
+		m.lastKeyAt = now
+	}
+	if msg.String() != "ctrl+c" && (msg.String() != "ctrl+d" || m.input.Value() != "") {
+		// Any other key ends a wait for a second quit key.
+		m.clearQuit()
+	}
 	if m.showHelp {
 		m.showHelp = false
 		return nil
@@ -421,6 +448,11 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 		}
 		return cmd
 	}
+	if m.promptOpen() {
+		// A prompt comes before any picker: a question must never wait
+		// behind a list the person opened before it arrived.
+		return m.onPromptKey(msg, now, prev)
+	}
 	if m.picker != nil {
 		chosen, closed := m.picker.update(msg)
 		switch {
@@ -431,40 +463,15 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 		}
 		return nil
 	}
-	if m.review != nil {
-		if msg.String() == "ctrl+c" {
-			return tea.Quit
-		}
-		act, cmd := m.review.update(msg, m.width, m.review.bodyHeight(m.width, max(m.height-4, 5)), m.now())
-		if m.quiet {
-			cmd = nil
-		}
-		if act != nil {
-			m.dialog.remove(act.requestID)
-			m.review = nil
-			return tea.Batch(cmd, m.answer(*act))
-		}
-		return cmd
-	}
-	if m.dialog.active() {
-		if key.Matches(msg, m.keys.Quit) && msg.String() == "ctrl+c" {
-			return tea.Quit
-		}
-		act, cmd := m.dialog.update(msg, m.dialogBodyHeight(), m.now())
-		if m.quiet {
-			cmd = nil
-		}
-		if act != nil {
-			return tea.Batch(cmd, m.answer(*act))
-		}
-		return cmd
-	}
 	k := m.keys
 	if msg.String() == "tab" && (m.completing != "" || len(m.completions()) > 0) {
 		m.complete()
 		return nil
 	}
 	m.completing = ""
+	if cmd, ok := m.onMenuKey(msg); ok {
+		return cmd
+	}
 	if _, ok := mentionQuery(m.input.Value()); ok && m.mention.loaded {
 		switch msg.String() {
 		case "tab":
@@ -480,14 +487,10 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 		}
 	}
 	switch {
-	case key.Matches(msg, k.Quit) && (msg.String() == "ctrl+c" || m.input.Value() == ""):
-		// ctrl+c clears a non-empty input first; ctrl+d quits only from an
-		// empty input and otherwise deletes as in any editor.
-		if m.input.Value() != "" {
-			m.input.Reset()
-			return nil
+	case key.Matches(msg, k.Quit):
+		if cmd, done := m.quitKey(msg.String(), now); done {
+			return cmd
 		}
-		return tea.Quit
 	case key.Matches(msg, k.Interrupt):
 		return m.interrupt()
 	case key.Matches(msg, k.ModeCycle):
@@ -523,15 +526,20 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 		return nil
 	case key.Matches(msg, k.Send):
 		return m.send()
-	case key.Matches(msg, k.HistoryPrev) && m.input.Line() == 0:
+	case key.Matches(msg, k.HistoryPrev) && m.onFirstRow():
 		m.browseHistory(-1)
 		return nil
-	case key.Matches(msg, k.HistoryNext) && m.input.Line() >= m.input.LineCount()-1:
+	case key.Matches(msg, k.HistoryNext) && m.onLastRow():
 		m.browseHistory(1)
 		return nil
 	}
 	var cmd tea.Cmd
+	before := m.input.Value()
 	m.input, cmd = m.input.Update(msg)
+	if m.input.Value() != before {
+		// The menu's matches changed: the highlight starts at the top.
+		m.menuCursor, m.menuMoved = 0, false
+	}
 	if _, ok := mentionQuery(m.input.Value()); ok {
 		m.mention.cursor = 0
 		cmd = tea.Batch(cmd, m.loadFiles())
@@ -648,6 +656,9 @@ func (m *Model) onEvents(msg eventsMsg) tea.Cmd {
 			m.submitting = false
 		case engine.EventPermissionRequested:
 			m.dialog.push(ev)
+			// The help overlay would hide the question until a key
+			// closes it: close it now.
+			m.showHelp = false
 		case engine.EventPatchProposed:
 			if m.proposals == nil {
 				m.proposals = map[string]engine.Event{}

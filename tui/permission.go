@@ -24,15 +24,16 @@ type permissionDialog struct {
 	keys    dialogKeys
 
 	// headID and shownAt say which request is on screen and since when:
-	// answer keys pressed within answerGrace of a request appearing are
-	// ignored, so keys typed for the prompt (say "yes" or "ls -a") cannot
-	// answer a dialog that popped up under the person's fingers.
+	// the root model takes answer keys only after a pause since then
+	// (promptkeys.go), so keys typed for the prompt (say "yes" or "ls -a")
+	// cannot answer a dialog that popped up under the person's fingers.
 	headID  string
 	shownAt time.Time
+	// engaged says the person has already used the prompt on screen (a key
+	// went to it after the pause): from then on its keys go to it at any
+	// pace, so ] ] to skip two hunks is not taken for typing.
+	engaged bool
 }
-
-// answerGrace is how long a new request ignores answer keys.
-const answerGrace = 300 * time.Millisecond
 
 // answerAction is what the dialog asks the root model to send.
 type answerAction struct {
@@ -62,7 +63,7 @@ func (d *permissionDialog) touch(now time.Time) {
 		id = d.current().RequestID
 	}
 	if id != d.headID {
-		d.headID, d.shownAt = id, now
+		d.headID, d.shownAt, d.engaged = id, now, false
 	}
 }
 
@@ -113,11 +114,10 @@ func (d *permissionDialog) reset() {
 
 // update handles a key while the dialog is shown. It returns the answer to
 // send, if the key gave one.
-func (d *permissionDialog) update(msg tea.KeyPressMsg, bodyHeight int, now time.Time) (*answerAction, tea.Cmd) {
+func (d *permissionDialog) update(msg tea.KeyPressMsg, bodyHeight int) (*answerAction, tea.Cmd) {
 	if !d.active() {
 		return nil, nil
 	}
-	early := now.Sub(d.shownAt) < answerGrace
 	id := d.current().RequestID
 	if d.denying {
 		switch msg.String() {
@@ -133,10 +133,6 @@ func (d *permissionDialog) update(msg tea.KeyPressMsg, bodyHeight int, now time.
 		var cmd tea.Cmd
 		d.input, cmd = d.input.Update(msg)
 		return nil, cmd
-	}
-	k := d.keys
-	if early && key.Matches(msg, k.AllowOnce, k.AllowSession, k.AllowAlways, k.Deny, k.DenyMessage) {
-		return nil, nil
 	}
 	answer := func(dec engine.Decision, scope engine.AnswerScope) *answerAction {
 		a := &answerAction{requestID: id, answer: engine.Answer{Decision: dec, Scope: scope}}

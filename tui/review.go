@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"time"
 
 	"charm.land/bubbles/v2/key"
 	"charm.land/bubbles/v2/textinput"
@@ -40,12 +39,14 @@ type review struct {
 	rejectedHunks map[int]map[int]bool
 	hunkSelect    bool
 	fileCursor    int
-	shownAt       time.Time
 	flash         string
 	bodyH         int // the diff's height in the last frame, for paging
-	denying       bool
-	input         textinput.Model
-	keys          reviewKeys
+	// fitH is the room the diff had in the last frame (before its scroll
+	// line took one): when it grows, the window grew (see lines).
+	fitH    int
+	denying bool
+	input   textinput.Model
+	keys    reviewKeys
 	// workspace is where $EDITOR reads the file from; original keeps the
 	// proposal's files as parsed, and contents the files the person
 	// edited (path → the whole new content), sent with the answer.
@@ -68,8 +69,8 @@ func reviewable(ev engine.Event) bool {
 // newReview opens the review of a request. proposal, when not nil, is the
 // patch_proposed event of the same patch: its per-file diffs and stats are
 // better than the concatenated diff of the request.
-func newReview(ev engine.Event, proposal *engine.Event, t *themes.Theme, hunkSelect bool, now time.Time) *review {
-	r := &review{ev: ev, patch: ev.Tool == engine.ToolApplyPatch, hunkSelect: hunkSelect, shownAt: now, keys: defaultReviewKeys()}
+func newReview(ev engine.Event, proposal *engine.Event, t *themes.Theme, hunkSelect bool) *review {
+	r := &review{ev: ev, patch: ev.Tool == engine.ToolApplyPatch, hunkSelect: hunkSelect, keys: defaultReviewKeys()}
 	if proposal != nil && len(proposal.Files) > 0 {
 		r.files = filesFromChanges(proposal.Files)
 		r.summary = proposal.Text
@@ -127,12 +128,18 @@ func (r *review) hunkLabel(f, h int) string {
 
 // update handles a key. It returns the answer to send when the key gave
 // one; the caller then drops the request from the dialog queue.
-func (r *review) update(msg tea.KeyPressMsg, width, bodyHeight int, now time.Time) (*answerAction, tea.Cmd) {
+// Keys typed ahead never get here as answers: the root model holds them
+// back until a pause (promptkeys.go).
+func (r *review) update(msg tea.KeyPressMsg, width, bodyHeight int) (*answerAction, tea.Cmd) {
 	id := r.ev.RequestID
 	// Navigation needs the rows even before the first frame.
 	r.dv.ensure(max(width-4, 10))
 	if r.bodyH > 0 {
 		bodyHeight = r.bodyH
+	} else {
+		// The scroll position is made for this height until a frame
+		// measures the real one (see the resize in lines).
+		r.bodyH, r.fitH = bodyHeight, bodyHeight
 	}
 	if r.denying {
 		switch msg.String() {
@@ -150,11 +157,6 @@ func (r *review) update(msg tea.KeyPressMsg, width, bodyHeight int, now time.Tim
 	}
 	k := r.keys
 	r.flash = ""
-	// Answer keys right after the review appeared are ignored, as in the
-	// permission dialog: they were typed for something else.
-	if now.Sub(r.shownAt) < answerGrace && key.Matches(msg, k.Allow, k.AllowSession, k.AllowAlways, k.Deny, k.DenyMessage) {
-		return nil, nil
-	}
 	switch {
 	case key.Matches(msg, k.Allow):
 		return r.allow(engine.ScopeOnce), nil
@@ -333,41 +335,55 @@ func (r *review) lines(t *themes.Theme, width, maxHeight, waiting int) []string 
 	title += t.Muted.Render(fmt.Sprintf("  %s · ", plural(len(r.files), "file"))) + t.Added.Render(fmt.Sprintf("+%d", a)) + " " + t.Removed.Render(fmt.Sprintf("−%d", d))
 	title = ansi.Truncate(title, inner, "…")
 	parts := []string{title}
-	if r.summary != "" {
+	lay := r.layout(t, width, maxHeight)
+	if lay.summary {
 		parts = append(parts, t.Text.Render(ansi.Truncate(oneLine(r.summary), inner, "…")))
 	}
-	if r.asked() {
-		parts = append(parts, askedWhy(t, r.ev, inner)...)
+	parts = append(parts, cut(askedWhy(t, r.ev, inner), lay.whyRows, inner)...)
+	if lay.listRows > 0 {
+		parts = append(parts, r.fileList(t, inner, lay.listRows)...)
 	}
-	if r.listFiles() {
-		parts = append(parts, r.fileList(t, inner)...)
+	foot := r.foot(t, inner, lay.compact)
+	// A diff shorter than the room left gets a dialog its size, so the
+	// transcript above stays in view.
+	bodyH := r.dv.fit(inner, lay.room)
+	if r.fitH > 0 && bodyH > r.fitH {
+		// The window grew: fill the new lines with the diff above rather
+		// than blanks below. (Only then: a jump to the last hunk may leave
+		// blanks below on purpose, so that the hunk is at the top.)
+		r.dv.settle(bodyH)
 	}
-	var foot []string
-	if r.denying {
-		r.input.SetWidth(inner - 4)
-		foot = []string{r.input.View(), t.Muted.Render("enter send denial · esc back")}
-	} else {
-		foot = strings.Split(keyLine(t, r.keys.ShortHelp(), inner), "\n")
+	r.fitH = bodyH
+	// A diff that does not fit says which lines are shown: on a line of
+	// its own, like the plain dialog's, when the diff keeps enough lines,
+	// else first on the position line, where a cut loses the rest.
+	ownLine := false
+	if r.scrollNote(bodyH) != "" && bodyH > reviewMinBody {
+		bodyH, ownLine = bodyH-1, true
 	}
+	r.bodyH = bodyH
+	parts = append(parts, r.dv.view(inner, bodyH)...)
 	f, h := r.dv.hunkAt()
 	pos := fmt.Sprintf("file %d/%d", min(f+1, len(r.files)), len(r.files))
 	if h >= 0 {
 		pos += fmt.Sprintf(" · hunk %d/%d", h+1, len(r.files[f].hunks))
 	}
-	lay := r.dv.effective(inner)
-	pos += " · " + string(lay)
-	if r.dv.layout == layoutSplit && lay == layoutUnified {
+	eff := r.dv.effective(inner)
+	pos += " · " + string(eff)
+	if r.dv.layout == layoutSplit && eff == layoutUnified {
 		pos += " (too narrow for split)"
+	}
+	note := r.scrollNote(bodyH)
+	switch {
+	case note != "" && ownLine:
+		parts = append(parts, t.Muted.Render(ansi.Truncate(note, inner, "…")))
+	case note != "":
+		pos = note + " · " + pos
 	}
 	status := t.Muted.Render(ansi.Truncate(pos, inner, "…"))
 	if r.flash != "" {
 		status = t.Warn.Render(ansi.Truncate(r.flash, inner, "…"))
 	}
-	// A diff shorter than the room left gets a dialog its size, so the
-	// transcript above stays in view.
-	bodyH := r.dv.fit(inner, max(maxHeight-2-len(parts)-1-len(foot), 3))
-	r.bodyH = bodyH
-	parts = append(parts, r.dv.view(inner, bodyH)...)
 	parts = append(parts, status)
 	parts = append(parts, foot...)
 	return parts
@@ -375,18 +391,8 @@ func (r *review) lines(t *themes.Theme, width, maxHeight, waiting int) []string 
 
 // bodyHeight is the diff's height for a dialog of maxHeight lines and
 // width columns, for paging before the first frame has measured it.
-func (r *review) bodyHeight(width, maxHeight int) int {
-	head := 1
-	if r.summary != "" {
-		head++
-	}
-	if r.asked() {
-		head += len(wrapLines(whyText(r.ev), max(width-4, 10)))
-	}
-	if r.listFiles() {
-		head += min(len(r.files), fileListRows)
-	}
-	return max(maxHeight-2-head-3, 3)
+func (r *review) bodyHeight(t *themes.Theme, width, maxHeight int) int {
+	return r.layout(t, width, maxHeight).room
 }
 
 // asked says whether the gate gave a stage or reason worth showing: a
@@ -397,13 +403,14 @@ func (r *review) asked() bool { return r.ev.Stage != "" || r.ev.Reason != "" }
 // plain edit is named by the diff's own header, and has no mark to set.
 func (r *review) listFiles() bool { return r.patch || len(r.files) > 1 }
 
-func (r *review) fileList(t *themes.Theme, width int) []string {
+// fileList lists rows files around the cursor.
+func (r *review) fileList(t *themes.Theme, width, rows int) []string {
 	start := 0
-	if r.fileCursor >= fileListRows {
-		start = r.fileCursor - fileListRows + 1
+	if r.fileCursor >= rows {
+		start = r.fileCursor - rows + 1
 	}
 	var out []string
-	for i := start; i < len(r.files) && i < start+fileListRows; i++ {
+	for i := start; i < len(r.files) && i < start+rows; i++ {
 		f := r.files[i]
 		mark := "  "
 		if r.patch {
@@ -437,8 +444,8 @@ func (r *review) fileList(t *themes.Theme, width int) []string {
 		}
 		out = append(out, row)
 	}
-	if n := len(r.files) - fileListRows; n > 0 {
-		out = append(out, t.Muted.Render(fmt.Sprintf("  … %d files in all · tab/shift+tab to move", len(r.files))))
+	if len(r.files) > rows {
+		out = append(out, t.Muted.Render(ansi.Truncate(fmt.Sprintf("  … %d files in all · tab/shift+tab to move", len(r.files)), width, "…")))
 	}
 	return out
 }

@@ -49,13 +49,13 @@ func TestGoldenReview(t *testing.T) {
 	for _, name := range []string{"dark", "light"} {
 		th := themes.MustResolve(name, false)
 		for _, w := range []int{80, 140} {
-			r := newReview(req, &prop, &th, false, goldenT0)
+			r := newReview(req, &prop, &th, false)
 			v := r.view(&th, w, 60, 0)
 			golden(t, "review_unified", w, v)
 			goldenStyled(t, "review_unified_"+name, w, v)
 		}
 		for _, w := range []int{110, 160} {
-			r := newReview(req, &prop, &th, false, goldenT0)
+			r := newReview(req, &prop, &th, false)
 			r.dv.layout = layoutSplit
 			v := r.view(&th, w, 60, 0)
 			golden(t, "review_split", w, v)
@@ -96,8 +96,8 @@ func goldenStyled(t *testing.T, name string, width int, view string) {
 func TestReviewThemesColourDiffers(t *testing.T) {
 	prop, req := reviewProposal()
 	dark, light := themes.MustResolve("dark", false), themes.MustResolve("light", false)
-	a := newReview(req, &prop, &dark, false, goldenT0).view(&dark, 100, 40, 0)
-	b := newReview(req, &prop, &light, false, goldenT0).view(&light, 100, 40, 0)
+	a := newReview(req, &prop, &dark, false).view(&dark, 100, 44, 0)
+	b := newReview(req, &prop, &light, false).view(&light, 100, 44, 0)
 	if a == b {
 		t.Fatal("dark and light reviews render the same bytes")
 	}
@@ -108,7 +108,7 @@ func TestReviewThemesColourDiffers(t *testing.T) {
 		t.Error("dark review has no intra-line emphasis of the removed text")
 	}
 	nc := themes.MustResolve("dark", true)
-	plain := newReview(req, &prop, &nc, false, goldenT0).view(&nc, 100, 40, 0)
+	plain := newReview(req, &prop, &nc, false).view(&nc, 100, 40, 0)
 	if strings.Contains(plain, "38;2;") || strings.Contains(plain, "48;2;") {
 		t.Error("NO_COLOR review still has colours")
 	}
@@ -398,7 +398,7 @@ func bigChange(files, lines int) []engine.FileChange {
 func TestReviewNeutralisesHostileText(t *testing.T) {
 	th := themes.MustResolve("dark", false)
 	diff := "--- a/x\x1b[2J.go\n+++ b/x\x1b[2J.go\n@@ -1 +1 @@ \x1b]0;pwned\x07\n-ok\n+ok\x1b[2K\r\u202e; rm -rf ~\u200b\n"
-	r := newReview(engine.Event{RequestID: "r", Tool: "edit_file", Diff: diff, Paths: []string{"x.go"}}, nil, &th, false, goldenT0)
+	r := newReview(engine.Event{RequestID: "r", Tool: "edit_file", Diff: diff, Paths: []string{"x.go"}}, nil, &th, false)
 	v := r.view(&th, 100, 30, 0)
 	for _, bad := range []string{"\x1b[2J", "\x1b[2K", "\x1b]0;", "\x07", "\u202e", "\u200b", "\r"} {
 		if strings.Contains(v, bad) {
@@ -439,7 +439,7 @@ func TestDialogBoxMatchesLipgloss(t *testing.T) {
 		for _, nc := range []bool{false, true} {
 			th := themes.MustResolve(name, nc)
 			for _, w := range []int{60, 100, 160} {
-				r := newReview(req, &prop, &th, true, goldenT0)
+				r := newReview(req, &prop, &th, true)
 				lines := r.lines(&th, w, 40, 1)
 				want := th.Dialog.Width(w).Render(strings.Join(lines, "\n"))
 				// Byte for byte, except that a style spanning two lines

@@ -348,7 +348,7 @@ func (p *sessionPicker) view(t *themes.Theme, width, maxHeight int, now time.Tim
 		if len(id) > 8 {
 			id = id[:8]
 		}
-		row := fmt.Sprintf("%s%-8s %s  %s · %s · %d turns · $%.2f", mark, id, oneLine(title), orDash(runtimesOf(s)), age(now, s.Updated), s.Turns, s.CostUSD)
+		row := fmt.Sprintf("%s%-8s %s  %s · %s · %s · $%.2f", mark, id, oneLine(title), orDash(runtimesOf(s)), age(now, s.Updated), plural(s.Turns, "turn"), s.CostUSD)
 		if !p.here {
 			row += " · " + oneLine(s.Workspace)
 		}

@@ -22,6 +22,9 @@ type statusBar struct {
 	running   bool
 	queued    int
 	flash     string // a short message, e.g. "interrupting…"
+	// notice is a one-line request to the person, e.g. "press ctrl+c
+	// again to quit"; it is never dropped for room.
+	notice string
 }
 
 // apply folds the events that change the status.
@@ -74,7 +77,8 @@ func (s *statusBar) view(t *themes.Theme, width int, spinner string) string {
 	type part struct {
 		text string
 		key  bool
-		drop int // parts with the highest drop go first; 0 never
+		drop int    // parts with the highest drop go first; 0 never
+		spin string // the spinner, already styled, before the text
 	}
 	parts := []part{
 		{text: rt, key: true},
@@ -89,13 +93,23 @@ func (s *statusBar) view(t *themes.Theme, width int, spinner string) string {
 	if s.queued > 0 {
 		parts = append(parts, part{text: fmt.Sprintf("%d queued", s.queued), drop: 4})
 	}
+	// The spinner arrives styled for the transcript; in the bar it takes
+	// the bar's own colours, so its reset cannot cut the bar's background
+	// and it is as readable as the bar's labels in every theme.
+	spin := ""
+	if s.running {
+		spin = t.StatusKey.Render(ansi.Strip(spinner))
+	}
 	switch {
 	case s.running && s.flash != "":
-		parts = append(parts, part{text: spinner + " " + s.flash})
+		parts = append(parts, part{text: " " + s.flash, spin: spin})
 	case s.running:
-		parts = append(parts, part{text: spinner + " running"})
+		parts = append(parts, part{text: " running", spin: spin})
 	case s.flash != "":
 		parts = append(parts, part{text: s.flash})
+	}
+	if s.notice != "" {
+		parts = append(parts, part{text: s.notice, key: true})
 	}
 	render := func() string {
 		var b strings.Builder
@@ -104,6 +118,7 @@ func (s *statusBar) view(t *themes.Theme, width int, spinner string) string {
 			if i > 0 {
 				b.WriteString(t.Status.Render(" │ "))
 			}
+			b.WriteString(p.spin)
 			if p.key {
 				b.WriteString(t.StatusKey.Render(p.text))
 			} else {

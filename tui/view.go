@@ -26,16 +26,16 @@ func (m *Model) bottomPanel() string {
 		// Help hides the hint line: it may use all but the status bar and
 		// the blank line above the panel.
 		return m.helpView(max(m.height-2, 5))
+	case m.promptOpen():
+		// A permission prompt is never hidden: a picker, the session list
+		// or the change log opened before it waits behind it.
+		return m.promptView(maxH)
 	case m.picker != nil:
 		return m.picker.view(&m.theme, m.width, maxH)
-	case m.review != nil:
-		return m.review.view(&m.theme, m.width, maxH, len(m.dialog.queue)-1)
-	case m.sessions != nil && !m.dialog.active():
+	case m.sessions != nil:
 		return m.sessions.view(&m.theme, m.width, maxH, m.now())
-	case m.changeLog != nil && !m.dialog.active():
+	case m.changeLog != nil:
 		return m.changeLog.view(&m.theme, m.width, maxH)
-	case m.dialog.active():
-		return m.dialog.view(&m.theme, m.width, maxH)
 	}
 	var b strings.Builder
 	for i, q := range m.queue {
@@ -50,7 +50,7 @@ func (m *Model) bottomPanel() string {
 	} else if c := m.mentionView(&m.theme); c != "" {
 		b.WriteString(c + "\n")
 	}
-	in := m.inputMemo.get(fmt.Sprintf("%d|%d|%d|%d|%s", m.width, m.input.Height(), m.input.Line(), m.input.Column(), m.input.Value()),
+	in := m.inputMemo.get(fmt.Sprintf("%d|%d|%d|%d|%d|%s", m.width, m.input.Height(), m.input.ScrollYOffset(), m.input.Line(), m.input.Column(), m.input.Value()),
 		m.input.View)
 	b.WriteString(in)
 	return b.String()
