@@ -593,6 +593,20 @@ func (m *Model) browseHistory(dir int) {
 	m.input.MoveToEnd()
 }
 
+// unqueue puts the queued messages back into the input, ahead of what is
+// there: a person who stops the agent wants it stopped, not handed the
+// next message, and may still send them as they are.
+func (m *Model) unqueue() {
+	text := strings.Join(m.queue, "\n\n")
+	if cur := m.input.Value(); cur != "" {
+		text += "\n\n" + cur
+	}
+	m.input.SetValue(text)
+	m.tr.notice(fmt.Sprintf("interrupted: %s back in the input (enter sends)", plural(len(m.queue), "queued message")), "warn")
+	m.queue = nil
+	m.status.queued = 0
+}
+
 // interrupt asks the running turn to stop: once at the next safe point,
 // twice at once. Without a running turn it drops the queued messages.
 func (m *Model) interrupt() tea.Cmd {
@@ -674,8 +688,11 @@ func (m *Model) onEvents(msg eventsMsg) tea.Cmd {
 			m.modeCursor = ev.Mode
 		case engine.EventFinalResult:
 			m.dialog.dropTurn(ev.TurnID)
+			stopped := m.interrupts > 0 && ev.Status == string(engine.StatusInterrupted)
 			m.interrupts = 0
-			if len(m.queue) > 0 && cmd == nil {
+			if stopped && len(m.queue) > 0 {
+				m.unqueue()
+			} else if len(m.queue) > 0 && cmd == nil {
 				next := m.queue[0]
 				m.queue = m.queue[1:]
 				cmd = m.submit(next)

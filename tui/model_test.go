@@ -185,12 +185,28 @@ func TestSendQueueAndInterrupt(t *testing.T) {
 		t.Fatalf("calls = %+v, want graceful then immediate interrupt", c)
 	}
 	m.feed(engine.Event{Type: engine.EventFinalResult, TurnID: 1, Status: "interrupted"})
-	c = f.Calls()
-	if len(c) != 4 || c[3].method != "Submit" || c[3].args[0] != "second" {
-		t.Fatalf("queued message not submitted after the turn: %+v", c)
+	// Stopping the agent stops it: the queued message is not sent but put
+	// back into the input, and enter sends it.
+	if c = f.Calls(); len(c) != 3 {
+		t.Fatalf("a queued message was sent after an interrupt: %+v", c)
+	}
+	if m.input.Value() != "second" || !strings.Contains(m.screen(), "1 queued message back in the input") {
+		t.Fatalf("input %q, screen:\n%s", m.input.Value(), m.screen())
 	}
 	if !strings.Contains(m.screen(), "turn ended: interrupted") {
 		t.Fatalf("interrupted turn not shown:\n%s", m.screen())
+	}
+	m.press("enter")
+	if c = f.Calls(); len(c) != 4 || c[3].method != "Submit" || c[3].args[0] != "second" {
+		t.Fatalf("calls = %+v", c)
+	}
+	// A turn that ends by itself still sends the queue.
+	m.feed(engine.Event{Type: engine.EventUserMessage, TurnID: 2, Text: "second"})
+	m.typeText("third")
+	m.press("enter")
+	m.feed(engine.Event{Type: engine.EventFinalResult, TurnID: 2, Status: "complete"})
+	if c = f.Calls(); len(c) != 5 || c[4].args[0] != "third" {
+		t.Fatalf("queued message not sent after a complete turn: %+v", c)
 	}
 }
 

@@ -404,6 +404,17 @@ func (r *review) asked() bool { return r.ev.Stage != "" || r.ev.Reason != "" }
 func (r *review) listFiles() bool { return r.patch || len(r.files) > 1 }
 
 // fileList lists rows files around the cursor.
+// rejectedCount is how many hunks of file f the person rejected.
+func (r *review) rejectedCount(f int) int {
+	n := 0
+	for _, rej := range r.rejectedHunks[f] {
+		if rej {
+			n++
+		}
+	}
+	return n
+}
+
 func (r *review) fileList(t *themes.Theme, width, rows int) []string {
 	start := 0
 	if r.fileCursor >= rows {
@@ -417,13 +428,11 @@ func (r *review) fileList(t *themes.Theme, width, rows int) []string {
 			mark = "✓ "
 			if !r.accepted[i] {
 				mark = "✗ "
-			} else if len(r.rejectedHunks[i]) > 0 {
-				for _, rej := range r.rejectedHunks[i] {
-					if rej {
-						mark = "◐ "
-						break
-					}
-				}
+			} else if n := r.rejectedCount(i); n > 0 && n == len(f.hunks) {
+				// Every hunk rejected: nothing of the file is applied.
+				mark = "✗ "
+			} else if n > 0 {
+				mark = "◐ "
 			}
 		}
 		name := oneLine(f.path)

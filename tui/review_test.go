@@ -249,8 +249,14 @@ func TestReviewHunks(t *testing.T) {
 			t.Fatalf("not on hunk 2:\n%s", s)
 		}
 		m.press("x")
-		if s := m.screen(); !strings.Contains(s, "✗ hunk rejected @@ -20,3") {
+		if s := m.screen(); !strings.Contains(s, "✗ hunk rejected @@ -20,3") || !strings.Contains(s, "◐ M main.go") {
 			t.Fatalf("hunk not marked:\n%s", s)
+		}
+		// The only hunk of notes.txt rejected: nothing of the file is
+		// applied, and the list says so.
+		m.press("]", "x")
+		if s := m.screen(); !strings.Contains(s, "✗ M notes.txt") {
+			t.Fatalf("a file with every hunk rejected is not marked ✗:\n%s", s)
 		}
 		m.press("y")
 		_, a := lastAnswer(t, f)
@@ -258,7 +264,7 @@ func TestReviewHunks(t *testing.T) {
 		if err := json.Unmarshal(a.UpdatedInput, &sel); err != nil {
 			t.Fatal(err)
 		}
-		if fmt.Sprint(sel.Hunks) != "map[main.go:[0]]" || len(sel.Files) != 4 {
+		if fmt.Sprint(sel.Hunks) != "map[main.go:[0]]" || strings.Join(sel.Files, ",") != "main.go,logo.png,new/name.go" {
 			t.Errorf("selection %+v", sel)
 		}
 	})
