@@ -59,15 +59,22 @@ func TestE2EDemoInTmux(t *testing.T) {
 	p.waitFor("the streamed answer", "hello from kz")
 	p.waitGone("the end of the turn", "running")
 
-	// 2. A permission dialog answered with allow.
+	// 2. A permission dialog answered with always allow: in the demo the
+	// grant is kept in its scratch folder, never in the person's config.
 	p.send("clean the build")
 	p.keys("Enter")
 	p.waitFor("the bash permission dialog", "Permission needed: bash")
 	time.Sleep(500 * time.Millisecond) // read the dialog: keys right away are ignored
-	p.send("y")
+	p.send("a")
 	p.waitFor("the allowed command", "allowed bash: rm -rf build")
 	p.waitFor("the answer after allow", "is gone.")
 	p.waitGone("the end of the turn", "running")
+	if _, err := os.Stat(filepath.Join(tmp, "config", "kz", "grants.toml")); !os.IsNotExist(err) {
+		t.Errorf("the demo's always-allow reached the person's config (%v)", err)
+	}
+	if grants, _ := filepath.Glob(filepath.Join(scratch, "kz-demo-*", ".kz-demo", "config", "grants.toml")); len(grants) != 1 {
+		t.Errorf("the demo's grant is not in its scratch folder: %v", grants)
+	}
 
 	// 3. A permission dialog answered with deny.
 	p.send("fix the greeting")
