@@ -320,8 +320,7 @@ func TestClosedOutputInterruptsTheTurn(t *testing.T) {
 	case err = <-done:
 	case <-time.After(30 * time.Second):
 		_ = holder.Process.Kill()
-		<-done
-		t.Fatal("kz went on after its output was closed")
+		t.Fatalf("kz went on after its output was closed (then: %v)", <-done)
 	}
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != 3 {

@@ -268,20 +268,9 @@ func whyText(ev engine.Event) string {
 	return why
 }
 
-// keyLine lists bindings, wrapped rather than cut: every key of a
-// dialog must stay visible.
-func keyLine(t *themes.Theme, bs []key.Binding, width int) string {
-	parts := make([]string, 0, len(bs))
-	for _, b := range bs {
-		if b.Enabled() {
-			parts = append(parts, t.HelpKey.Render(b.Help().Key)+" "+t.HelpDesc.Render(b.Help().Desc))
-		}
-	}
-	return ansi.Wordwrap(strings.Join(parts, t.Muted.Render(" · ")), width, "")
-}
-
-// keyRows lists bindings like keyLine but breaks lines only between
-// bindings, so a key is never separated from what it does.
+// keyRows lists bindings, wrapped rather than cut so that every key of a
+// dialog stays visible, and breaks lines only between bindings, so a key
+// is never separated from what it does.
 func keyRows(t *themes.Theme, bs []key.Binding, width int) string {
 	var items []string
 	for _, b := range bs {
