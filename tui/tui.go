@@ -261,8 +261,5 @@ func main() {
 
 // DemoWelcome is the text `kz --demo` shows first.
 const DemoWelcome = `Welcome to the kz demo. Nothing here talks to a model: a scripted runtime answers.
-Type any prompt and press enter; each prompt plays the next scene: a streamed answer,
-a shell command that asks permission (y allow · s session · a always · n deny · m deny with message),
-a file edit with its diff, a patch proposal (in patch-proposal mode it opens the diff review),
-and a slow answer to interrupt with esc (twice: at once). Type / for commands.
+Type any prompt and press enter; each prompt plays the next scene: a streamed answer, a shell command that asks permission (y allow · s session · a always · n deny · m deny with message), a file edit with its diff, a patch proposal (in patch-proposal mode it opens the diff review), and a slow answer to interrupt with esc (twice: at once). Type / for commands.
 shift+tab cycles the mode, ctrl+r switches runtime (demo-lite is text only), ctrl+l the model, ? shows every key.`
