@@ -114,7 +114,7 @@ func defaultDialogKeys() dialogKeys {
 		AllowOnce:    key.NewBinding(key.WithKeys("y", "1"), key.WithHelp("y", "allow once")),
 		AllowSession: key.NewBinding(key.WithKeys("s", "2"), key.WithHelp("s", "allow for session")),
 		AllowAlways:  key.NewBinding(key.WithKeys("a", "3"), key.WithHelp("a", "always allow")),
-		Deny:         key.NewBinding(key.WithKeys("n", "4", "esc"), key.WithHelp("n", "deny")),
+		Deny:         key.NewBinding(key.WithKeys("n", "4", "esc"), key.WithHelp("n/esc", "deny")),
 		DenyMessage:  key.NewBinding(key.WithKeys("m", "5"), key.WithHelp("m", "deny with message")),
 		Up:           key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "scroll")),
 		Down:         key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "scroll")),

@@ -658,7 +658,7 @@ func TestOverlaysFitEveryScreen(t *testing.T) {
 		m.press("esc")
 		m.feed(permReq("r1", 1, long))
 		check("permission dialog")
-		if s := m.screen(); !strings.Contains(s, "y allow") || !strings.Contains(s, "n deny") || !strings.Contains(s, "Command") {
+		if s := m.screen(); !strings.Contains(s, "y allow") || !strings.Contains(s, "n/esc deny") || !strings.Contains(s, "Command") {
 			t.Fatalf("dialog at %dx%d lost its keys or its command:\n%s", w, h, s)
 		}
 	}

@@ -59,6 +59,21 @@ func textKey(msg tea.KeyPressMsg) bool {
 	return msg.Text != "" && msg.Mod&(tea.ModCtrl|tea.ModAlt|tea.ModSuper) == 0
 }
 
+// promptActsOn reports whether the open prompt does something with a key:
+// one of its bindings, or help. Only such keys can answer or engage it.
+func (m *Model) promptActsOn(msg tea.KeyPressMsg) bool {
+	var bs []key.Binding
+	if m.review != nil {
+		k := m.review.keys
+		bs = []key.Binding{k.Allow, k.AllowSession, k.AllowAlways, k.Deny, k.DenyMessage, k.ToggleFile, k.ToggleHunk,
+			k.NextFile, k.PrevFile, k.NextHunk, k.PrevHunk, k.Layout, k.Edit, k.Up, k.Down, k.PageUp, k.PageDown}
+	} else {
+		k := m.dialog.keys
+		bs = []key.Binding{k.AllowOnce, k.AllowSession, k.AllowAlways, k.Deny, k.DenyMessage, k.Up, k.Down, k.PageUp, k.PageDown}
+	}
+	return key.Matches(msg, m.keys.Help) || key.Matches(msg, bs...)
+}
+
 // promptOpen reports whether a permission prompt takes the keys.
 func (m *Model) promptOpen() bool { return m.review != nil || m.dialog.active() }
 
@@ -77,18 +92,23 @@ func (m *Model) onPromptKey(msg tea.KeyPressMsg, now, prev time.Time) tea.Cmd {
 	if msg.String() == "ctrl+c" {
 		return m.promptCtrlC(now)
 	}
-	if !m.promptDenying() && !navKey(msg) && !m.dialog.engaged && typingAhead(now, m.dialog.shownAt, prev) {
-		if !textKey(msg) {
-			return nil
+	if !m.promptDenying() && !navKey(msg) {
+		// A key the prompt does nothing with is typing, whenever it comes
+		// ("c" of "cat"), and so is any key while typing goes on, unless
+		// the person is already using the prompt. Typing disengages the
+		// prompt, so the "a" after that "c" is text, not "always allow".
+		if !m.promptActsOn(msg) || (!m.dialog.engaged && typingAhead(now, m.dialog.shownAt, prev)) {
+			m.dialog.engaged = false
+			if !textKey(msg) {
+				return nil
+			}
+			var cmd tea.Cmd
+			m.input, cmd = m.input.Update(msg)
+			return cmd
 		}
-		var cmd tea.Cmd
-		m.input, cmd = m.input.Update(msg)
-		return cmd
-	}
-	if !navKey(msg) {
-		// Moving about the prompt does not engage it: tab or an arrow can
-		// come from typing too (completing a command), and must not let
-		// the next letters through as answers.
+		// Moving about the prompt (navKey) does not engage it: tab or an
+		// arrow can come from typing too (completing a command), and must
+		// not let the next letters through as answers.
 		m.dialog.engaged = true
 	}
 	if key.Matches(msg, m.keys.Help) {
@@ -185,6 +205,10 @@ func (m *Model) promptView(maxH int) string {
 // never an answer, and must not be lost). Other overlays take no paste.
 func (m *Model) onPaste(msg tea.PasteMsg) tea.Cmd {
 	var cmd tea.Cmd
+	if m.promptOpen() && !m.promptDenying() {
+		// A paste is typing: the keys right after it are text too.
+		m.lastKeyAt, m.dialog.engaged = m.now(), false
+	}
 	switch {
 	case m.promptOpen() && m.promptDenying() && m.review != nil:
 		m.review.input, cmd = m.review.input.Update(msg)

@@ -364,3 +364,73 @@ func TestStatusSpinnerKeepsTheBackground(t *testing.T) {
 		}
 	}
 }
+
+// The second round of the tester's report: a prompt on screen for a while,
+// then the person starts typing the next message. A key the prompt does
+// nothing with ("c" of "cat", "l" of "ls", "t" of "ten") is typing, and
+// the letters after it are typing too, so neither "a" (always allow), "s"
+// (session), "e" ($EDITOR) nor "n" (reject) answers. A paste is typing,
+// and backspace after a pause edits the draft.
+func TestTypingAfterAPauseNeverAnswers(t *testing.T) {
+	prop, patchReq := reviewProposal()
+	edit := engine.Event{Type: engine.EventPermissionRequested, TurnID: 1, RequestID: "r9", Tool: "edit_file", Paths: []string{"main.go"},
+		Diff: "--- a/main.go\n+++ b/main.go\n@@ -1 +1 @@\n-var x = 1\n+var x = 2\n"}
+	for _, c := range []struct {
+		name   string
+		prompt []engine.Event
+		gap    time.Duration
+		text   string
+	}{
+		{"burst after the prompt waited", []engine.Event{permReq("r1", 1, "rm -rf build")}, 10 * time.Millisecond, "cat notes.txt"},
+		{"typing pace on an edit review", []engine.Event{edit}, 120 * time.Millisecond, "ls -l"},
+		{"a patch review", []engine.Event{prop, patchReq}, 100 * time.Millisecond, "ten"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := newFake()
+			m := testModel(t, f, 80, 24)
+			clock := manualClock(m)
+			m.feed(c.prompt...)
+			*clock = clock.Add(2500 * time.Millisecond)
+			typeAt(m, clock, c.gap, c.text)
+			if a := answers(f); len(a) != 0 {
+				t.Fatalf("typing %q answered the prompt: %+v", c.text, a)
+			}
+			if m.input.Value() != c.text {
+				t.Fatalf("input = %q, want %q", m.input.Value(), c.text)
+			}
+		})
+	}
+	t.Run("a paste, then more text", func(t *testing.T) {
+		f := newFake()
+		m := testModel(t, f, 80, 24)
+		clock := manualClock(m)
+		m.feed(permReq("r1", 1, "rm -rf build"))
+		*clock = clock.Add(3 * time.Second)
+		m.update(tea.PasteMsg{Content: "src/main.go"})
+		typeAt(m, clock, 50*time.Millisecond, " and")
+		if a := answers(f); len(a) != 0 {
+			t.Fatalf("typing after a paste answered the prompt: %+v", a)
+		}
+		if m.input.Value() != "src/main.go and" {
+			t.Fatalf("input = %q", m.input.Value())
+		}
+	})
+	t.Run("backspace after a pause", func(t *testing.T) {
+		f := newFake()
+		m := testModel(t, f, 80, 24)
+		clock := manualClock(m)
+		m.feed(permReq("r1", 1, "rm -rf build"))
+		typeAt(m, clock, 50*time.Millisecond, "ls -la build")
+		*clock = clock.Add(600 * time.Millisecond)
+		m.press("backspace")
+		*clock = clock.Add(50 * time.Millisecond)
+		m.press("backspace")
+		typeAt(m, clock, 50*time.Millisecond, "xn")
+		if a := answers(f); len(a) != 0 {
+			t.Fatalf("keys after backspace answered the prompt: %+v", a)
+		}
+		if m.input.Value() != "ls -la buixn" {
+			t.Fatalf("input = %q", m.input.Value())
+		}
+	})
+}

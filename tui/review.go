@@ -474,7 +474,7 @@ func defaultReviewKeys() reviewKeys {
 		Allow:        key.NewBinding(key.WithKeys("y", "1"), key.WithHelp("y", "allow once")),
 		AllowSession: key.NewBinding(key.WithKeys("s", "2"), key.WithHelp("s", "allow for session")),
 		AllowAlways:  key.NewBinding(key.WithKeys("a", "3"), key.WithHelp("a", "always allow")),
-		Deny:         key.NewBinding(key.WithKeys("n", "4", "esc"), key.WithHelp("n", "reject")),
+		Deny:         key.NewBinding(key.WithKeys("n", "4", "esc"), key.WithHelp("n/esc", "reject")),
 		DenyMessage:  key.NewBinding(key.WithKeys("m", "5"), key.WithHelp("m", "reject with message")),
 		ToggleFile:   key.NewBinding(key.WithKeys("space"), key.WithHelp("space", "accept/reject file")),
 		ToggleHunk:   key.NewBinding(key.WithKeys("x"), key.WithHelp("x", "accept/reject hunk")),

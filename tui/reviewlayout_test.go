@@ -19,7 +19,7 @@ func TestReviewFitsShortWindows(t *testing.T) {
 		if len(lines) != h {
 			t.Errorf("%dx%d: the screen has %d lines:\n%s", w, h, len(lines), s)
 		}
-		want := []string{"╰", "alpha/a-1", "y apply", "n reject", "m ", "↑↓ scroll · lines 1–"}
+		want := []string{"╰", "alpha/a-1", "y apply", "n/esc reject", "m ", "↑↓ scroll · lines 1–"}
 		if w >= 50 {
 			want = append(want, "file 1/4")
 		}
