@@ -237,6 +237,15 @@ func (m *Model) onMenuKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 		return nil, false
 	}
 	cur := min(m.menuCursor, len(cs)-1)
+	browsing := m.histPos < len(m.history) && !m.menuMoved && m.input.Value() == m.history[m.histPos]
+	switch msg.String() {
+	case "up", "ctrl+p", "down", "ctrl+n":
+		if browsing {
+			// A command recalled from history: the arrows go on through
+			// the history, not into the menu it opened.
+			return nil, false
+		}
+	}
 	switch msg.String() {
 	case "up", "ctrl+p":
 		m.menuCursor, m.menuMoved = (cur-1+len(cs))%len(cs), true

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	tea "charm.land/bubbletea/v2"
+
 	"github.com/kaizen-code/kz/engine"
 )
 
@@ -367,6 +369,31 @@ func TestSlashMenuArrows(t *testing.T) {
 	m.press("enter")
 	if m.picker == nil || m.picker.kind != pickModel {
 		t.Fatalf("enter did not run the highlighted /model")
+	}
+}
+
+// TestSlashMenuAfterPasteAndHistory: a paste that changes the filter puts
+// the highlight back at the top, so enter runs what was typed; and a
+// command recalled from history does not stop ↑ going on through it.
+func TestSlashMenuAfterPasteAndHistory(t *testing.T) {
+	f := newFake()
+	m := testModel(t, f, 100, 30)
+	m.typeText("/")
+	m.press("down", "down", "down")
+	m.update(tea.PasteMsg{Content: "m"})
+	if m.menuMoved || m.menuCursor != 0 {
+		t.Fatalf("a paste kept the stale highlight %d", m.menuCursor)
+	}
+	m.press("ctrl+c")
+	m.history = []string{"hello older", "/cost"}
+	m.histPos = len(m.history)
+	m.press("up")
+	if m.input.Value() != "/cost" {
+		t.Fatalf("↑ recalled %q", m.input.Value())
+	}
+	m.press("up")
+	if m.input.Value() != "hello older" {
+		t.Fatalf("↑ on a recalled command went into the menu: %q", m.input.Value())
 	}
 }
 

@@ -215,7 +215,13 @@ func (m *Model) onPaste(msg tea.PasteMsg) tea.Cmd {
 	case m.promptOpen() && m.promptDenying():
 		m.dialog.input, cmd = m.dialog.input.Update(msg)
 	case m.promptOpen() || !m.overlay():
+		before := m.input.Value()
 		m.input, cmd = m.input.Update(msg)
+		if m.input.Value() != before {
+			// As for a typed key: the menu's matches changed, so its
+			// highlight starts at the top again.
+			m.menuCursor, m.menuMoved = 0, false
+		}
 	}
 	return cmd
 }
