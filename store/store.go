@@ -43,9 +43,21 @@ var ErrNotFound = errors.New("no such session")
 
 // dsn applies the pragmas on every pooled connection: mattn/go-sqlite3 runs
 // the _ parameters on each new connection, while a one-off PRAGMA statement
-// would reach only one of them.
+// would reach only one of them. secure_delete overwrites what a delete
+// frees, so a deleted session (perhaps deleted for what was pasted into it)
+// does not live on in free pages; see Scrub for the write-ahead log.
 func dsn(path string) string {
-	return "file:" + path + "?_journal_mode=WAL&_busy_timeout=5000&_foreign_keys=on&_synchronous=NORMAL&_txlock=immediate"
+	return "file:" + path + "?_journal_mode=WAL&_busy_timeout=5000&_foreign_keys=on&_synchronous=NORMAL&_txlock=immediate&_secure_delete=on"
+}
+
+// Scrub moves the write-ahead log into the database and empties it. The log
+// keeps old page images until it is reset, so after a delete it still holds
+// what was deleted; with secure_delete the database itself does not.
+func (s *Store) Scrub(ctx context.Context) error {
+	if _, err := s.db.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
+		return fmt.Errorf("scrub the write-ahead log: %w", err)
+	}
+	return nil
 }
 
 // damagedSuffix names the marker written beside a database in which damage

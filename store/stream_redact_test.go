@@ -17,7 +17,9 @@ func TestStreamedSecretsAreRedactedWhole(t *testing.T) {
 	key := "sk-ant-api03-" + strings.Repeat("ZyXwVuTsRqPo", 8)
 	gh := "ghp_" + strings.Repeat("AbCdEfGhIj", 4)
 	pem := "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAn0p4dW9r\nc2VjcmV0bGluZTI=\n-----END RSA PRIVATE KEY-----"
-	stream := "Here is your key: " + key + " and a token " + gh + "\nand the file:\n" + pem + "\nthat is all, no newline at the end"
+	stream := "Here is your key: " + key + " and a token " + gh + "\nand the file:\n" + pem +
+		"\nAKIAIOSFODNN7EXAMPLQ\nDB_PASSWORD=Sup3rS3cretPw\n" + strings.Repeat("word ", 900) +
+		"curl -H 'Authorization: Bearer abcdefghijklmnop1234567890XYZ' https://x\nthat is all, no newline at the end"
 	// Cut the stream into deltas that split every secret, the way a model
 	// streams tokens.
 	var deltas []string
@@ -70,7 +72,8 @@ func TestStreamedSecretsAreRedactedWhole(t *testing.T) {
 			raw.WriteString(s)
 		}
 		_ = rows.Close()
-		for _, piece := range []string{key[20:40], key[len(key)-12:], gh[10:30], "MIIEowIBAAKCAQEAn0p4dW9r", "c2VjcmV0bGluZTI"} {
+		for _, piece := range []string{key[20:40], key[len(key)-12:], gh[10:30], "MIIEowIBAAKCAQEAn0p4dW9r", "c2VjcmV0bGluZTI",
+			"IOSFODNN7EXAMPLQ", "Sup3rS3cretPw", "abcdefghijklmnop1234567890XYZ"} {
 			if strings.Contains(raw.String(), piece) {
 				t.Errorf("pause %v: a piece of a secret was stored: %q", pause, piece)
 			}
@@ -100,7 +103,11 @@ func TestSafeCut(t *testing.T) {
 		{"a\n-----BEGIN PRIVATE KEY-----\nMIIE\n-----END PRIV", len("a\n")},
 		{"-----BEGIN PRIVATE KEY-----\nMIIE\n-----END PRIVATE KEY-----\nafter", len("-----BEGIN PRIVATE KEY-----\nMIIE\n-----END PRIVATE KEY-----\n")},
 		{long + "tail", len(long)},
-		{strings.Repeat("x", lineHold), lineHold},
+		// A long line is not cut between a lead-in and its secret.
+		{long + "curl -H 'Authorization: Bearer ", len(long + "curl -H ")},
+		{long + "DB_PASSWORD = ", len(long)},
+		{strings.Repeat("x", lineHold), 0},
+		{strings.Repeat("x", keyHold), keyHold},
 	} {
 		if got := safeCut(c.in); got != c.want {
 			t.Errorf("safeCut(%.40q…) = %d, want %d", c.in, got, c.want)
@@ -113,7 +120,7 @@ func TestSafeCut(t *testing.T) {
 func TestRedactKeepsContext(t *testing.T) {
 	for _, c := range []struct{ in, want string }{
 		{"-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC", Redacted},
-		{`{"text":"-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkq"}`, `{"text":"` + Redacted + `"}`},
+		{`{"text":"-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC"}`, `{"text":"` + Redacted + `"}`},
 		{"aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "aws_secret_access_key = " + Redacted},
 		{"export ANTHROPIC_API_KEY=sk-ant-short123", "export ANTHROPIC_API_KEY=" + Redacted},
 		{`DB_PASSWORD="hunter2hunter2"`, `DB_PASSWORD="` + Redacted + `"`},
@@ -127,6 +134,21 @@ func TestRedactKeepsContext(t *testing.T) {
 		{"see https://example.com:8080/path and http://localhost:3000", "see https://example.com:8080/path and http://localhost:3000"},
 		{"the basic functionality of the tokenizer", "the basic functionality of the tokenizer"},
 		{"SECRET_NAME=short", "SECRET_NAME=short"},
+		// The second round: secrets that start a line of JSON-encoded
+		// text, after \n or \t or \u003c, where \b finds no boundary.
+		{`{"text":"key:\nAKIAIOSFODNN7EXAMPLQ\nDB_PASSWORD=Sup3rS3cretPw\n\tghp_abcdefghijklmnopqrstuvwxyz0123456789\u003cAKIAIOSFODNN7EXAMPLE"}`,
+			`{"text":"key:\n` + Redacted + `\nDB_PASSWORD=` + Redacted + `\n\t` + Redacted + `\u003c` + Redacted + `"}`},
+		{`{"text":"Authorization: Basic dXNlcjpodW50ZXIyc2VjcmV0\nnext"}`, `{"text":"Authorization: Basic ` + Redacted + `\nnext"}`},
+		{"export API_KEY=abcd1234efgh5678", "export API_KEY=" + Redacted},
+		{`DB_PASSWORD = "Sup3rS3cretPw1"`, `DB_PASSWORD = "` + Redacted + `"`},
+		{"DB_PASSWORD: Sup3rS3cretPw2", "DB_PASSWORD: " + Redacted},
+		{`{\"DB_PASSWORD\": \"Sup3rS3cretPw3\"}`, `{\"DB_PASSWORD\": \"` + Redacted + `\"}`},
+		{"mysql://root:p@ss@host/db", "mysql://root:" + Redacted + "@host/db"},
+		// Not secrets.
+		{"the task-runner-configuration-file and disk-usage-monitoring-tool-v2", "the task-runner-configuration-file and disk-usage-monitoring-tool-v2"},
+		{"Private keys start with -----BEGIN RSA PRIVATE KEY----- and the rest of this sentence is prose.", "Private keys start with -----BEGIN RSA PRIVATE KEY----- and the rest of this sentence is prose."},
+		{"The bearer authorization-header approach", "The bearer authorization-header approach"},
+		{"MAX_TOKENS=1000000000 and CSRF_TOKEN_HEADER=X-CSRF-Token GITHUB_TOKEN_FILE=/run/secrets/gh", "MAX_TOKENS=1000000000 and CSRF_TOKEN_HEADER=X-CSRF-Token GITHUB_TOKEN_FILE=/run/secrets/gh"},
 	} {
 		if got := Redact(c.in); got != c.want {
 			t.Errorf("Redact(%q)\n got %q\nwant %q", c.in, got, c.want)

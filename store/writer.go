@@ -327,12 +327,12 @@ const (
 // redacts is split: after the last newline, since every secret pattern
 // but a private key block lies on one line, and never inside a key block
 // whose end line has not arrived. A line longer than lineHold is cut after
-// its last blank (secrets hold none), and text with no blank at all is cut
-// whole.
+// a blank that no secret spans (see blankCut); such a line with no safe
+// blank waits up to keyHold, then is cut whole.
 func safeCut(s string) int {
 	c := strings.LastIndexByte(s, '\n') + 1
 	if c == 0 && len(s) >= lineHold {
-		if c = strings.LastIndexAny(s, " \t\r") + 1; c == 0 {
+		if c = blankCut(s); c == 0 && len(s) >= keyHold {
 			c = len(s)
 		}
 	}
@@ -341,6 +341,29 @@ func safeCut(s string) int {
 		c = strings.LastIndexByte(s[:i], '\n') + 1
 	}
 	return c
+}
+
+// blankCut is the position after the last blank of s that a secret
+// cannot span: the credential itself holds no blank, but its lead-in may
+// ("Bearer abc…", "Authorization: Basic abc…", "PASSWORD = abc…"), so a
+// blank right after such a word is skipped. 0 means none.
+func blankCut(s string) int {
+	for end := len(s); end > 0; {
+		i := strings.LastIndexAny(s[:end], " \t\r")
+		if i < 0 {
+			return 0
+		}
+		word := strings.ToLower(strings.TrimRight(s[strings.LastIndexAny(s[:i], " \t\r")+1:i], `"'`))
+		next := strings.TrimLeft(s[i+1:], " \t\r")
+		switch {
+		case word == "bearer", word == "basic", strings.HasSuffix(word, "="), strings.HasSuffix(word, ":"),
+			strings.HasPrefix(next, "="), strings.HasPrefix(next, ":"):
+			end = i
+		default:
+			return i + 1
+		}
+	}
+	return 0
 }
 
 // keyBlockEnds says whether the key block starting b ends (its

@@ -189,8 +189,10 @@ type Config struct {
 	// Sources lists the files that were read.
 	Sources []string
 
-	// failoverLines locates the entries of Failover for ValidateFailover.
+	// failoverLines locates the entries of Failover, and defaultLines the
+	// default_runtime key, for ValidateRuntimeNames.
 	failoverLines keyLines
+	defaultLines  keyLines
 }
 
 // Paths locates kz's files.
@@ -386,6 +388,7 @@ func (cfg *Config) apply(f *File, lines keyLines, full, user bool) error {
 	if f.DefaultRuntime != "" {
 		if full {
 			cfg.DefaultRuntime = f.DefaultRuntime
+			cfg.defaultLines = lines
 		} else {
 			refuse("default_runtime")
 		}
@@ -559,6 +562,21 @@ func validateRuntime(name string, rt Runtime, lines keyLines) error {
 // answers to would be skipped silently, leaving a chain shorter than the
 // person believes. Errors name the file and line of the entry.
 func (cfg *Config) ValidateFailover(known func(name string) bool) error {
+	return cfg.ValidateRuntimeNames(known)
+}
+
+// ValidateRuntimeNames checks that default_runtime and every runtime the
+// failover chain names are known (configured or a preset), reporting the
+// file:line of the first that is not. Unknown names would otherwise be
+// skipped quietly, and kz would run another runtime than the one asked for.
+func (cfg *Config) ValidateRuntimeNames(known func(name string) bool) error {
+	if name := cfg.DefaultRuntime; name != "" && !known(name) {
+		err := fmt.Errorf("unknown runtime %q (configure it under [runtimes.%s], or use a preset: kz runtimes lists them)", name, name)
+		if cfg.defaultLines.file == "" {
+			return fmt.Errorf("default_runtime: %w", err)
+		}
+		return fmt.Errorf("%s: default_runtime: %w", cfg.defaultLines.at("default_runtime"), err)
+	}
 	for i, name := range cfg.Failover {
 		if known(name) {
 			continue

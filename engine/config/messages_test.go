@@ -68,7 +68,7 @@ func TestUntrustedProjectAllowRulesAreNotJudged(t *testing.T) {
 	}
 }
 
-func TestValidateFailover(t *testing.T) {
+func TestValidateRuntimeNames(t *testing.T) {
 	p := paths(t)
 	write(t, p.UserConfig, "theme = \"dark\"\nfailover = [\n  \"claude\",\n  \"mine\",\n  \"nosuch\",\n]\n[runtimes.mine]\nkind = \"native\"\n")
 	c, err := Load(p)
@@ -76,17 +76,28 @@ func TestValidateFailover(t *testing.T) {
 		t.Fatal(err)
 	}
 	known := func(n string) bool { return n == "claude" || n == "mine" }
-	err = c.ValidateFailover(known)
+	err = c.ValidateRuntimeNames(known)
 	if err == nil || !strings.Contains(err.Error(), p.UserConfig+`:5: failover: unknown runtime "nosuch"`) {
 		t.Fatalf("%v", err)
 	}
 	c.Failover = c.Failover[:2]
-	if err := c.ValidateFailover(known); err != nil {
+	if err := c.ValidateRuntimeNames(known); err != nil {
 		t.Fatal(err)
+	}
+	// An unknown default runtime is named with its line, not reported as
+	// "no runtime can serve this mode".
+	p2 := paths(t)
+	write(t, p2.UserConfig, "theme = \"dark\"\ndefault_runtime = \"nosuch\"\n")
+	c2, err := Load(p2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c2.ValidateRuntimeNames(known); err == nil || !strings.Contains(err.Error(), p2.UserConfig+`:2: default_runtime: unknown runtime "nosuch"`) {
+		t.Fatalf("%v", err)
 	}
 	// A chain from elsewhere (no file) still names the key.
 	empty := &Config{Failover: []string{"x"}}
-	if err := empty.ValidateFailover(known); err == nil || !strings.HasPrefix(err.Error(), `failover: unknown runtime "x"`) {
+	if err := empty.ValidateRuntimeNames(known); err == nil || !strings.HasPrefix(err.Error(), `failover: unknown runtime "x"`) {
 		t.Fatalf("%v", err)
 	}
 }
