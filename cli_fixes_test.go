@@ -2,6 +2,8 @@ package main
 
 import (
 	"bufio"
+	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -83,6 +85,12 @@ func TestASessionIsUsedByOneKzAtATime(t *testing.T) {
 		}
 		if strings.Contains(out, "Hello") {
 			t.Fatalf("kz %v ran a turn on a session in use: %s", c.args, out)
+		}
+		// json promises a final_result even for a turn that cannot start.
+		if c.args[len(c.args)-1] == "json" {
+			if ev := jsonFinal(t, out); ev.Status != string(engine.StatusError) || !strings.Contains(ev.Text, "is in use by another kz") {
+				t.Fatalf("final_result for a busy session: %+v", ev)
+			}
 		}
 	}
 	if err := holder.Process.Kill(); err != nil {
@@ -358,5 +366,206 @@ func TestReadOnlyDataDirStillListsSessions(t *testing.T) {
 	_, errOut, code = sb.kz("-p", "x", "--script", script("hello.jsonl"))
 	if code != 1 || !strings.Contains(errOut, "is read-only, and kz must write its sessions there") {
 		t.Fatalf("turn: exit %d %s", code, errOut)
+	}
+}
+
+// jsonFinal parses out as exactly one final_result line.
+func jsonFinal(t *testing.T, out string) engine.Event {
+	t.Helper()
+	var ev engine.Event
+	if strings.Count(out, "\n") != 1 || json.Unmarshal([]byte(out), &ev) != nil || ev.Type != engine.EventFinalResult {
+		t.Fatalf("stdout is not one final_result: %q", out)
+	}
+	return ev
+}
+
+// TestJSONPrintsAFinalResultWhenTheTurnCannotStart: every error of
+// kz -p --output-format json before a turn (a missing session or script,
+// a bad script line or config, a locks dir kz cannot use) still prints
+// one final_result with status error and the error in text, and exits 1;
+// text and stream-json print nothing on stdout, and a usage error prints
+// no final_result in any format.
+func TestJSONPrintsAFinalResultWhenTheTurnCannotStart(t *testing.T) {
+	sb := newSandbox(t)
+	bad := filepath.Join(sb.workspace, "bad.jsonl")
+	writeFile(t, bad, "{\"type\":\"text_delta\",\"text\":\"ok\"}\n{\"type\": \"text_delta\", \"tex\": 1}\n")
+	hello := script("hello.jsonl")
+	locks := filepath.Join(sb.data, "kz", "locks")
+	for _, c := range []struct {
+		name  string
+		setup func()
+		args  []string
+		want  string
+	}{
+		{"missing session", nil, []string{"--resume", "nosuch", "--script", hello}, "no such session: nosuch"},
+		{"missing script", nil, []string{"--script", "/nonexistent"}, "--script /nonexistent: no such file"},
+		{"bad script line", nil, []string{"--script", bad}, bad + ":2: malformed line"},
+		{"bad config", func() { sb.userConfig("colour = \"red\"\n") }, []string{"--script", hello}, `unknown key "colour"`},
+		{"unusable locks dir", func() {
+			sb.userConfig("")
+			_ = os.RemoveAll(locks)
+			writeFile(t, locks, "not a directory")
+		}, []string{"--script", hello}, "locks"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if c.setup != nil {
+				c.setup()
+			}
+			args := append([]string{"-p", "x"}, c.args...)
+			out, errOut, code := sb.kz(append(args, "--output-format", "json")...)
+			if code != 1 || !strings.Contains(errOut, c.want) {
+				t.Fatalf("json: exit %d, stderr %q, want %q", code, errOut, c.want)
+			}
+			ev := jsonFinal(t, out)
+			if ev.Status != string(engine.StatusError) || !strings.Contains(ev.Text, c.want) || ev.ErrorKind == "" {
+				t.Fatalf("final_result %+v, want status error with %q", ev, c.want)
+			}
+			for _, f := range []string{"text", "stream-json"} {
+				if out, errOut, code := sb.kz(append(args, "--output-format", f)...); code != 1 || out != "" || !strings.Contains(errOut, c.want) {
+					t.Fatalf("%s: exit %d, stdout %q, stderr %q", f, code, out, errOut)
+				}
+			}
+		})
+	}
+	if out, _, code := sb.kz("-p", "x", "--mode", "turbo", "--output-format", "json"); code != 2 || out != "" {
+		t.Fatalf("usage error: exit %d, stdout %q", code, out)
+	}
+}
+
+// TestCancelledBeforeTheTurnIsInterrupted: a signal (or a closed output)
+// while kz opens a new database, before any turn, ends kz with exit 3 and
+// one line saying it was interrupted, not exit 1 with the migration's
+// "context canceled"; json still prints its final_result, interrupted.
+func TestCancelledBeforeTheTurnIsInterrupted(t *testing.T) {
+	_ = newSandbox(t)
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cancel(errOutputClosed)
+	for _, args := range [][]string{
+		{"-p", "x", "--script", script("hello.jsonl"), "--output-format", "json"},
+		{"-p", "x", "--script", script("hello.jsonl")},
+		{"sessions", "list"},
+	} {
+		var out, errOut bytes.Buffer
+		code := run(ctx, args, &out, &errOut)
+		if code != 3 || errOut.String() != "kz: interrupted: the output was closed\n" {
+			t.Fatalf("kz %q: exit %d, stderr %q", args, code, errOut.String())
+		}
+		if args[len(args)-1] == "json" {
+			if ev := jsonFinal(t, out.String()); ev.Status != string(engine.StatusInterrupted) {
+				t.Fatalf("final_result %+v", ev)
+			}
+		} else if out.Len() != 0 {
+			t.Fatalf("kz %q printed %q", args, out.String())
+		}
+	}
+	// A plain cancel (no cause) says just "interrupted".
+	ctx, stop := context.WithCancel(context.Background())
+	stop()
+	var out, errOut bytes.Buffer
+	if code := run(ctx, []string{"sessions", "list"}, &out, &errOut); code != 3 || errOut.String() != "kz: interrupted\n" {
+		t.Fatalf("plain cancel: exit %d, stderr %q", code, errOut.String())
+	}
+}
+
+// TestUndoTakesThisFoldersChangeOfASessionThatMovedOn: a session applies
+// a change in fa, then (resumed) one in fb. kz undo in fa, with or
+// without the id, undoes fa's change and leaves fb's; once fa has none
+// left the refusal names fb and a command that works, --data-dir (given
+// after the id) included.
+func TestUndoTakesThisFoldersChangeOfASessionThatMovedOn(t *testing.T) {
+	sb := newSandbox(t)
+	fa := sb.workspace
+	fb := filepath.Join(filepath.Dir(fa), "projb")
+	if err := os.Mkdir(fb, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(filepath.Dir(fa), "my data")
+	patchArgs := []string{"-p", "fix", "--mode", "patch-proposal", "--script", script("patch.jsonl"), "--permission-mode", "accept-edits", "--data-dir", data, "--output-format", "json"}
+	for _, args := range [][]string{{"undo"}, {"undo", "ID"}} {
+		for _, w := range []string{fa, fb} {
+			writeFile(t, filepath.Join(w, "greeting.txt"), "hello moon\n")
+		}
+		t.Chdir(fa)
+		out, errOut, code := sb.kz(patchArgs...)
+		if code != 0 {
+			t.Fatalf("patch in fa: exit %d %s", code, errOut)
+		}
+		id := jsonFinal(t, out).SessionID
+		t.Chdir(fb)
+		if _, errOut, code := sb.kz(append(patchArgs, "--resume", id)...); code != 0 {
+			t.Fatalf("patch in fb: exit %d %s", code, errOut)
+		}
+		t.Chdir(fa)
+		undo := append(args, "--data-dir", data)
+		if args[len(args)-1] == "ID" {
+			undo[1] = id
+		}
+		if out, errOut, code := sb.kz(undo...); code != 0 || !strings.Contains(out, "undid chg_") {
+			t.Fatalf("kz %q in fa: exit %d %s %s", undo, code, out, errOut)
+		}
+		for w, want := range map[string]string{fa: "hello moon\n", fb: "hello world\n"} {
+			if b, _ := os.ReadFile(filepath.Join(w, "greeting.txt")); string(b) != want {
+				t.Fatalf("kz %q: %s holds %q, want %q", undo, w, b, want)
+			}
+		}
+		_, errOut, code = sb.kz("undo", id, "--data-dir", data)
+		want := "was applied in " + fb + "; undo it from that folder: cd " + fb + " && kz undo " + id + " --data-dir '" + data + "'"
+		if code != 1 || !strings.Contains(errOut, want) || strings.Count(strings.TrimRight(errOut, "\n"), "\n") != 0 {
+			t.Fatalf("second undo in fa: exit %d %q, want %q", code, errOut, want)
+		}
+	}
+}
+
+// TestSmallCLIInconsistencies: flags after kz undo's id, subcommands
+// after flags, kz version with arguments, an empty session id and a
+// timeout too long each get the right exit code and a message that says
+// what to do.
+func TestSmallCLIInconsistencies(t *testing.T) {
+	sb := newSandbox(t)
+	d := filepath.Join(sb.data, "elsewhere")
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"undo", "nosuch", "--data-dir", d}, 1, "no such session: nosuch"},
+		{[]string{"--data-dir", d, "sessions", "list"}, 2, "subcommands come first: kz sessions list --data-dir " + d},
+		{[]string{"-p", "x", "sessions"}, 2, "unexpected argument \"sessions\" (quote the prompt"},
+		{[]string{"version", "extra"}, 2, "kz version takes no arguments"},
+		{[]string{"sessions", "delete", ""}, 2, "the session id is empty"},
+		{[]string{"undo", ""}, 2, "the session id is empty"},
+		{[]string{"-p", "x", "--timeout", "9999999h"}, 2, `--timeout: "9999999h" is out of range (at most 2562047h`},
+		{[]string{"-p", "x", "--timeout", "90"}, 2, `--timeout: "90" is not a duration; use a unit`},
+	} {
+		_, errOut, code := sb.kz(c.args...)
+		if code != c.code || !strings.Contains(errOut, c.want) || strings.Count(strings.TrimRight(errOut, "\n"), "\n") != 0 {
+			t.Errorf("kz %q: exit %d (want %d), stderr %q (want %q)", c.args, code, c.code, errOut, c.want)
+		}
+	}
+}
+
+// TestFinalResultOutputHoldsStreamedText: a turn whose runtime streams
+// text without a closing assistant_message has that text as the json
+// final_result's output, whole when it completes and as far as it got
+// when it is interrupted.
+func TestFinalResultOutputHoldsStreamedText(t *testing.T) {
+	sb := newSandbox(t)
+	complete := filepath.Join(sb.workspace, "deltas.jsonl")
+	writeFile(t, complete, `{"type":"text_delta","text":"Hello"}`+"\n"+`{"type":"text_delta","text":", world."}`+"\n")
+	out, errOut, code := sb.kz("-p", "x", "--script", complete, "--output-format", "json")
+	if ev := jsonFinal(t, out); code != 0 || ev.Status != "complete" || ev.Output != "Hello, world." {
+		t.Fatalf("complete: exit %d %+v %s", code, ev, errOut)
+	}
+	slow := filepath.Join(sb.workspace, "slow.jsonl")
+	writeFile(t, slow, `{"type":"text_delta","text":"y","delay_ms":5,"repeat":100000}`+"\n")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	timer := time.AfterFunc(500*time.Millisecond, cancel)
+	defer timer.Stop()
+	var outb, errb bytes.Buffer
+	code = run(ctx, []string{"-p", "x", "--script", slow, "--output-format", "json"}, &outb, &errb)
+	ev := jsonFinal(t, outb.String())
+	if code != 3 || ev.Status != "interrupted" || ev.Output == "" || strings.Trim(ev.Output, "y") != "" {
+		t.Fatalf("interrupted: exit %d %+v %s", code, ev, errb.String())
 	}
 }

@@ -12,9 +12,11 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"syscall"
@@ -202,16 +204,64 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return headless.ExitUsage
 	case errors.Is(err, flag.ErrHelp):
 		return 0
+	case interrupted(ctx, err) != nil:
+		_, _ = fmt.Fprintf(stderr, "kz: %s\n", oneLine(interrupted(ctx, err).Error()))
+		return headless.ExitStopped
 	default:
 		_, _ = fmt.Fprintf(stderr, "kz: %s\n", oneLine(err.Error()))
 		return headless.ExitError
 	}
 }
 
+// interruptedError is an error caused by the run's context being
+// cancelled (Ctrl-C, SIGTERM, a hangup, a closed output) outside a turn:
+// opening the database, reading the prompt, claiming the session. kz then
+// exits 3 like an interrupted turn, saying only that it was interrupted;
+// the wrapped error (a migration's "context canceled") is how it showed,
+// not what went wrong.
+type interruptedError struct {
+	cause error
+	err   error
+}
+
+func (e *interruptedError) Error() string {
+	if e.cause == nil || e.cause == context.Canceled {
+		return "interrupted"
+	}
+	return "interrupted: " + e.cause.Error()
+}
+
+func (e *interruptedError) Unwrap() error { return e.err }
+
+// interrupted returns err as an *interruptedError when the run's context
+// was cancelled and err comes from that cancellation, and nil otherwise.
+// Both are checked: a context.Canceled of some inner context while ctx is
+// alive is a failure, not an interrupt.
+func interrupted(ctx context.Context, err error) *interruptedError {
+	var ie *interruptedError
+	if errors.As(err, &ie) {
+		return ie
+	}
+	if err == nil || ctx.Err() == nil {
+		return nil
+	}
+	cause := context.Cause(ctx)
+	if !errors.Is(err, context.Canceled) && !errors.Is(err, cause) {
+		return nil
+	}
+	return &interruptedError{cause: cause, err: err}
+}
+
+// subcommands are the words dispatch takes as a command before any flag.
+var subcommands = map[string]bool{"version": true, "sessions": true, "runtimes": true, "trust": true, "undo": true, "policy": true}
+
 func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) > 0 {
 		switch args[0] {
 		case "version", "--version":
+			if len(args) > 1 {
+				return usagef("kz %s takes no arguments", args[0])
+			}
 			_, _ = fmt.Fprintf(stdout, "kz %s (%s %s/%s)\n", version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 			return nil
 		case "help", "-h", "--help":
@@ -291,7 +341,7 @@ func parseMain(args []string) (*options, error) {
 	fs.Var(cliflag.Int{P: &o.maxCycles}, "max-cycles", "")
 	fs.Var(cliflag.Int{P: &o.patchRetries}, "patch-retries", "")
 	fs.Var(cliflag.USD{P: &o.budget}, "budget-usd", "")
-	fs.Var(cliflag.Duration{P: &o.timeout}, "timeout", "")
+	fs.Var(durationFlag{cliflag.Duration{P: &o.timeout}}, "timeout", "")
 	o.rules.register(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -299,10 +349,16 @@ func parseMain(args []string) (*options, error) {
 		}
 		return nil, usageError{flagError(err)}
 	}
+	fs.Visit(func(f *flag.Flag) { o.set[f.Name] = true })
 	if fs.NArg() > 0 {
+		if sub := fs.Arg(0); subcommands[sub] && !o.set["p"] && !o.set["print"] {
+			// kz --data-dir D sessions list: the flags were meant for the
+			// subcommand, which dispatch only recognises first.
+			flags := args[:len(args)-fs.NArg()]
+			return nil, usagef("subcommands come first: kz %s", quoteArgs(append(fs.Args(), flags...)))
+		}
 		return nil, usagef("unexpected argument %q (quote the prompt: kz -p \"...\")", fs.Arg(0))
 	}
-	fs.Visit(func(f *flag.Flag) { o.set[f.Name] = true })
 	if err := requireValues(fs, "runtime", "model", "mode", "permission-mode", "output-format", "resume", "script", "data-dir", "theme"); err != nil {
 		return nil, err
 	}
@@ -321,6 +377,40 @@ func parseMain(args []string) (*options, error) {
 		return nil, usagef("-p needs a prompt")
 	}
 	return o, nil
+}
+
+// durationFlag is cliflag.Duration that tells a duration too long for
+// time.Duration (--timeout 9999999h) from one without a unit:
+// time.ParseDuration reports both as invalid.
+type durationFlag struct{ cliflag.Duration }
+
+// Set implements flag.Value.
+func (f durationFlag) Set(s string) error {
+	err := f.Duration.Set(s)
+	// The syntax time.ParseDuration accepts, compiled only for a bad
+	// value so that it costs program start nothing.
+	if err != nil && regexp.MustCompile(`^[-+]?(([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+$`).MatchString(strings.TrimSpace(s)) {
+		return fmt.Errorf("%q is out of range (at most %s)", s, time.Duration(math.MaxInt64).Truncate(time.Hour))
+	}
+	return err
+}
+
+// quoteArgs joins args for a command line to copy, quoting each that the
+// shell would split or expand.
+func quoteArgs(args []string) string {
+	q := make([]string, len(args))
+	for i, a := range args {
+		q[i] = shellQuote(a)
+	}
+	return strings.Join(q, " ")
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-+=:,@") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // requireValues refuses a flag of names given an empty value (--mode ""),
@@ -408,7 +498,7 @@ func (e *env) openStoreForReading(ctx context.Context, stderr io.Writer) (*store
 	return ro, nil
 }
 
-func cmdMain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func cmdMain(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
 	o, err := parseMain(args)
 	if err != nil {
 		return err
@@ -417,6 +507,29 @@ func cmdMain(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return usagef("%v", err)
 	}
+	// json promises one final_result on stdout, even for a turn that could
+	// not start: a busy or missing session, a bad script or config, an
+	// unusable data dir, no capable runtime. headless.Run prints its own
+	// (including for a turn that cannot start inside it), so printed is set
+	// once it is called; usage errors print none, as for every command.
+	printed := false
+	var resumed store.SessionInfo
+	runtimeName, modelName := o.runtime, o.model
+	defer func() {
+		var ue usageError
+		var ee exitError
+		if err == nil || printed || o.prompt == "" || errors.As(err, &ue) || errors.As(err, &ee) {
+			return
+		}
+		ev := headless.NotStarted(resumed.ID, runtimeName, modelName, err)
+		if ie := interrupted(ctx, err); ie != nil {
+			err = ie
+			ev.Status, ev.Text, ev.ErrorKind = string(engine.StatusInterrupted), ie.Error(), ""
+		}
+		if werr := headless.WriteNotStarted(stdout, format, ev); werr != nil {
+			err = errors.Join(err, werr)
+		}
+	}()
 	if o.prompt == "-" {
 		if o.prompt, err = readPrompt(ctx, stdin); err != nil {
 			return err
@@ -482,7 +595,6 @@ func cmdMain(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 
 	var prior *engine.Prior
-	var resumed store.SessionInfo
 	switch {
 	case o.resume != "":
 		if resumed, err = st.Session(ctx, o.resume); err != nil {
@@ -529,13 +641,10 @@ func cmdMain(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			welcome = err.Error() + "\n\n" + welcome
 		}
 	case err != nil:
-		// json promises one final_result on stdout, even for a turn that
-		// could not start.
-		if werr := headless.WriteNotStarted(stdout, format, headless.NotStarted(resumed.ID, o.runtime, o.model, err)); werr != nil {
-			return errors.Join(err, werr)
-		}
+		// The deferred check prints the final_result json promises.
 		return err
 	}
+	runtimeName, modelName = name, model
 	limits := engine.Limits{MaxCycles: e.cfg.Limits.MaxCycles, BudgetUSD: e.cfg.Limits.BudgetUSD, Timeout: e.cfg.Limits.Timeout.Duration}
 	if o.set["max-cycles"] {
 		limits.MaxCycles = o.maxCycles
@@ -603,6 +712,7 @@ func cmdMain(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 		return err
 	}
+	printed = true
 	final, runErr := headless.Run(ctx, sess, o.prompt, format, stdout, stderr)
 	cerr := sess.Close(context.WithoutCancel(ctx))
 	if errors.Is(context.Cause(ctx), errOutputClosed) && final.Type != "" {

@@ -91,23 +91,33 @@ func (u undoer) RevertChange(ctx context.Context, files []engine.FileChange) (st
 	return patch.RevertChange(ctx, u.e.applier(u.ws, u.st, u.sessionID), files)
 }
 
-// cmdUndo restores every file of the last applied change of a session to
-// its exact previous bytes. Without an id it takes the session of the
-// newest change applied in this folder (or, to say there is nothing to
-// undo, the latest session of this folder). It acts only in this folder:
-// a change applied elsewhere is refused with the folder to run it from
-// (see patch.FolderMismatchError for why).
+// cmdUndo restores every file of the newest change of a session applied
+// in this folder to its exact previous bytes. Without an id it takes the
+// session of the newest change applied in this folder (or, to say there
+// is nothing to undo, the latest session of this folder). It acts only in
+// this folder: a session with no change here is refused with the folders
+// its changes are in (see patch.FolderMismatchError for why).
 func cmdUndo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("undo", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	dataDir := fs.String("data-dir", "", "")
-	if err := fs.Parse(args); err != nil || fs.NArg() > 1 {
+	err := fs.Parse(args)
+	// Flags may also follow the id, as for kz sessions: kz undo ID --data-dir D.
+	rest := fs.Args()
+	if err == nil && len(rest) > 1 {
+		err = fs.Parse(rest[1:])
+		rest = append(rest[:1], fs.Args()...)
+	}
+	if err != nil || len(rest) > 1 {
 		if err != nil && !errors.Is(err, flag.ErrHelp) {
 			return usagef("%v (usage: kz undo [SESSION-ID])", flagError(err))
 		}
 		return usagef("usage: kz undo [SESSION-ID]")
 	}
-	if err := requireValues(fs); err != nil {
+	if len(rest) == 1 && strings.TrimSpace(rest[0]) == "" {
+		return usagef("kz undo: the session id is empty (kz sessions list shows them)")
+	}
+	if err := requireValues(fs, "data-dir"); err != nil {
 		return err
 	}
 	e, err := loadEnv(*dataDir)
@@ -120,8 +130,8 @@ func cmdUndo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	defer func() { _ = st.Close() }()
 	var si store.SessionInfo
-	if fs.NArg() == 1 {
-		if si, err = st.Session(ctx, fs.Arg(0)); err != nil {
+	if len(rest) == 1 {
+		if si, err = st.Session(ctx, rest[0]); err != nil {
 			return err
 		}
 	} else {
@@ -154,6 +164,12 @@ func cmdUndo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	defer func() { _ = ws.Close() }()
 	msg, err := patch.UndoLast(ctx, e.applier(ws, st, si.ID), st, si.ID)
+	var fm *patch.FolderMismatchError
+	if errors.As(err, &fm) && *dataDir != "" {
+		// The suggested command runs in another folder: it needs the same
+		// database, named by its absolute path.
+		fm.Flags = "--data-dir " + shellQuote(e.dataDir)
+	}
 	if err != nil {
 		return err
 	}
@@ -299,6 +315,9 @@ func cmdSessions(ctx context.Context, args []string, stdout io.Writer) error {
 	needID := func() (string, error) {
 		if len(rest) != 1 {
 			return "", usagef("usage: kz sessions %s ID", sub)
+		}
+		if strings.TrimSpace(rest[0]) == "" {
+			return "", usagef("kz sessions %s: the session id is empty (kz sessions list shows them)", sub)
 		}
 		return rest[0], nil
 	}

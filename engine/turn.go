@@ -340,10 +340,16 @@ func (s *Session) finishLocked(ctx context.Context, ts *turnState, res Result, e
 		default:
 		}
 	}
-	if ts.text.Len() > 0 {
+	output := res.Output
+	if text := ts.text.String(); text != "" {
 		// Streamed text the runtime never closed with a whole message: it is
-		// the message, cut short only when the turn did not complete.
-		s.emitLocked(Event{Type: EventAssistantMessage, TurnID: t.ID, Text: ts.text.String(), Partial: status != StatusComplete})
+		// the message, cut short only when the turn did not complete. It is
+		// then also the turn's answer (partial for an interrupted turn),
+		// unless the runtime reported one.
+		s.emitLocked(Event{Type: EventAssistantMessage, TurnID: t.ID, Text: text, Partial: status != StatusComplete})
+		if output == "" {
+			output = text
+		}
 	}
 	// A runtime may stop a command with the turn and never report its end
 	// (Codex sometimes does at an interrupt): the command card ends here.
@@ -387,7 +393,7 @@ func (s *Session) finishLocked(ctx context.Context, ts *turnState, res Result, e
 	}
 	return s.emitLocked(Event{
 		Type: EventFinalResult, TurnID: t.ID, Runtime: t.Runtime, Model: model,
-		Status: string(status), Output: res.Output, Usage: &usage, CostUSD: cost, Cycles: cycles,
+		Status: string(status), Output: output, Usage: &usage, CostUSD: cost, Cycles: cycles,
 		DurationMS: s.now().Sub(ts.started).Milliseconds(), NativeID: res.NativeID, PermissionDenials: ts.denials,
 		Text: errMsg, ErrorKind: errKind,
 	})

@@ -111,9 +111,13 @@ func changes(diffs []FileDiff, only []string) []engine.FileChange {
 	return out
 }
 
-// FolderMismatchError refuses to undo a change applied in another folder
-// than the applier's. A session can be resumed in another folder than the
-// one it started in, so its changes can be spread over several folders.
+// FolderMismatchError refuses to undo for a session that has no change
+// applied in the applier's folder. A session can be resumed in another
+// folder than the one it started in, so its changes can be spread over
+// several folders; undo takes the newest change of the session applied in
+// its own folder (changes in different folders touch different files, so
+// a later change elsewhere does not stand in the way), and refuses only
+// when there is none here.
 //
 // Undo could act on the recorded folder instead, but it refuses: kz writes
 // only inside the folder it runs in (the gate's workspace confinement, the
@@ -122,14 +126,28 @@ func changes(diffs []FileDiff, only []string) []engine.FileChange {
 // under that folder's rules unchecked, would be a surprise. Refusing costs
 // one cd and names the folder.
 type FolderMismatchError struct {
-	SessionID, ChangeID string
-	// Applied is where the change was applied; Here is the applier's folder.
-	Applied, Here string
+	SessionID string
+	// Folders are where the session's changes were applied, the folder of
+	// its newest change first; Here is the applier's folder.
+	Folders []string
+	Here    string
+	// Flags are the arguments the suggested kz undo needs besides the
+	// session id (--data-dir DIR when it was given), already quoted for
+	// a shell; the caller that knows them sets them.
+	Flags string
 }
 
 func (e *FolderMismatchError) Error() string {
-	return fmt.Sprintf("the last change of session %s (%s) was applied in %s, not in %s; undo it from that folder: cd %s && kz undo %s",
-		e.SessionID, e.ChangeID, e.Applied, e.Here, shellQuote(e.Applied), e.SessionID)
+	where, what := "its last change was applied in "+e.Folders[0], "undo it from that folder"
+	if len(e.Folders) > 1 {
+		where, what = "its changes were applied in "+strings.Join(e.Folders, ", "), "undo them from those folders, the newest first"
+	}
+	cmd := "kz undo " + e.SessionID
+	if e.Flags != "" {
+		cmd += " " + e.Flags
+	}
+	return fmt.Sprintf("session %s has no change applied in %s: %s; %s: cd %s && %s",
+		e.SessionID, e.Here, where, what, shellQuote(e.Folders[0]), cmd)
 }
 
 // shellQuote quotes s for a POSIX shell when it needs it.
@@ -143,28 +161,34 @@ func shellQuote(s string) string {
 // ErrNothingToUndo means the session has no applied change left.
 var ErrNothingToUndo = errors.New("no change to undo")
 
-// UndoLast undoes the newest applied change of a session (exact bytes,
-// modes and files it created removed) and forgets it, so the next undo
-// reaches the change before. It refuses with a *FolderMismatchError when
-// the change was applied in another folder than a's.
+// UndoLast undoes the newest change of a session applied in a's folder
+// (exact bytes, modes and files it created removed) and forgets it, so the
+// next undo reaches the change before. Changes the session applied in
+// other folders are not in the way; when it has none here but some
+// elsewhere, it refuses with a *FolderMismatchError naming them.
 func UndoLast(ctx context.Context, a *Applier, st *store.Store, sessionID string) (string, error) {
-	change, err := st.LastChange(ctx, sessionID)
-	if err != nil {
-		return "", err
-	}
-	if change.ID == "" {
-		return "", fmt.Errorf("session %s has %w", sessionID, ErrNothingToUndo)
-	}
 	root, err := a.root()
 	if err != nil {
 		return "", err
 	}
+	root = filepath.Clean(root)
 	// A change recorded before folders were (and whose session was gone
-	// by then) names none: the applier's folder is all there is to go by,
-	// and Undo still refuses any file that no longer holds what the change
-	// wrote.
-	if change.Workspace != "" && filepath.Clean(change.Workspace) != filepath.Clean(root) {
-		return "", &FolderMismatchError{SessionID: sessionID, ChangeID: change.ID, Applied: change.Workspace, Here: root}
+	// by then) names none: it is taken as in this folder, the only one
+	// there is to go by, and Undo still refuses any file that no longer
+	// holds what the change wrote.
+	change, err := st.LastChangeOfSessionIn(ctx, sessionID, root)
+	if err != nil {
+		return "", err
+	}
+	if change.ID == "" {
+		folders, err := st.ChangeFolders(ctx, sessionID)
+		if err != nil {
+			return "", err
+		}
+		if len(folders) == 0 {
+			return "", fmt.Errorf("session %s has %w", sessionID, ErrNothingToUndo)
+		}
+		return "", &FolderMismatchError{SessionID: sessionID, Folders: folders, Here: root}
 	}
 	if err := a.Undo(ctx, StoreSnapshots{Store: st, SessionID: sessionID}, change.ID); err != nil {
 		return "", err

@@ -140,3 +140,41 @@ func TestUndoConflictIsOneReadableLine(t *testing.T) {
 		t.Fatalf("message %q", msg)
 	}
 }
+
+// TestUndoTakesTheNewestChangeOfTheSessionHere: a session applies a
+// change in wa, then (resumed) one in wb. Undo from wa undoes wa's change
+// although the session's newest change is in wb, and leaves wb alone; a
+// second undo from wa is refused, naming wb with the flags to use there.
+func TestUndoTakesTheNewestChangeOfTheSessionHere(t *testing.T) {
+	ctx := context.Background()
+	st := openStore(t)
+	wa, wb := t.TempDir(), t.TempDir()
+	for _, w := range []string{wa, wb} {
+		writeFiles(t, w, map[string]string{"greeting.txt": "hello moon\n"})
+	}
+	applyPlanText(t, storeApplier(t, st, wa, "s1"), SR3("greeting.txt", "hello moon", "hello world"))
+	applyPlanText(t, storeApplier(t, st, wb, "s1"), SR3("greeting.txt", "hello moon", "hello sun"))
+	if _, err := UndoLast(ctx, storeApplier(t, st, wa, "s1"), st, "s1"); err != nil {
+		t.Fatalf("undo in wa: %v", err)
+	}
+	for dir, want := range map[string]string{wa: "hello moon\n", wb: "hello sun\n"} {
+		if b, _ := os.ReadFile(filepath.Join(dir, "greeting.txt")); string(b) != want {
+			t.Fatalf("%s after undo in wa: %q, want %q", dir, b, want)
+		}
+	}
+	_, err := UndoLast(ctx, storeApplier(t, st, wa, "s1"), st, "s1")
+	var fm *FolderMismatchError
+	if !errors.As(err, &fm) || len(fm.Folders) != 1 || fm.Folders[0] != wb {
+		t.Fatalf("second undo in wa: %v, want a refusal naming %s", err, wb)
+	}
+	fm.Flags = "--data-dir '/my data'"
+	if want := "cd " + wb + " && kz undo s1 --data-dir '/my data'"; !strings.HasSuffix(fm.Error(), want) {
+		t.Fatalf("refusal %q does not end with %q", fm.Error(), want)
+	}
+	if _, err := UndoLast(ctx, storeApplier(t, st, wb, "s1"), st, "s1"); err != nil {
+		t.Fatalf("undo in wb: %v", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(wb, "greeting.txt")); string(b) != "hello moon\n" {
+		t.Fatalf("wb after its undo: %q", b)
+	}
+}

@@ -102,6 +102,45 @@ func (s *Store) LastChange(ctx context.Context, sessionID string) (Change, error
 	return c, nil
 }
 
+// LastChangeOfSessionIn returns the newest applied proposal of a session
+// in a folder, or a Change with an empty ID when there is none. A change
+// recorded without a folder (before folders were recorded) counts as in
+// every folder: the caller has nothing else to go by.
+func (s *Store) LastChangeOfSessionIn(ctx context.Context, sessionID, workspace string) (Change, error) {
+	c := Change{SessionID: sessionID}
+	err := s.db.QueryRowContext(ctx, `SELECT change_id, workspace FROM snapshots WHERE session_id = ? AND (workspace = ? OR workspace = '') AND change_id LIKE 'chg\_%' ESCAPE '\' ORDER BY id DESC LIMIT 1`, sessionID, workspace).Scan(&c.ID, &c.Workspace)
+	if errors.Is(err, sql.ErrNoRows) {
+		return c, nil
+	}
+	if err != nil {
+		return c, fmt.Errorf("last change of session %s in %s: %w", sessionID, workspace, err)
+	}
+	return c, nil
+}
+
+// ChangeFolders returns the folders a session's applied proposals were
+// applied in, the folder of its newest change first; a change recorded
+// without a folder is left out.
+func (s *Store) ChangeFolders(ctx context.Context, sessionID string) (_ []string, err error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT workspace FROM snapshots WHERE session_id = ? AND workspace != '' AND change_id LIKE 'chg\_%' ESCAPE '\' GROUP BY workspace ORDER BY MAX(id) DESC`, sessionID)
+	if err != nil {
+		return nil, fmt.Errorf("folders of the changes of session %s: %w", sessionID, err)
+	}
+	defer func() { _ = rows.Close() }()
+	var out []string
+	for rows.Next() {
+		var w string
+		if err := rows.Scan(&w); err != nil {
+			return nil, fmt.Errorf("folders of the changes of session %s: %w", sessionID, err)
+		}
+		out = append(out, w)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("folders of the changes of session %s: %w", sessionID, err)
+	}
+	return out, nil
+}
+
 // LastChangeIn returns the newest applied proposal of any session in a
 // folder, or a Change with an empty ID when there is none.
 func (s *Store) LastChangeIn(ctx context.Context, workspace string) (Change, error) {

@@ -11,8 +11,10 @@ import (
 	"io"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/internal/termsafe"
 )
 
 // Format is the output format of a headless run.
@@ -90,7 +92,13 @@ func Run(ctx context.Context, s *engine.Session, prompt string, format Format, o
 		stop()
 		wg.Wait()
 		st := s.State()
-		if werr := WriteNotStarted(out, format, NotStarted(st.ID, st.Runtime, st.Model, err)); werr != nil {
+		ev := NotStarted(st.ID, st.Runtime, st.Model, err)
+		if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+			// Cancelled (an interrupt, a closed output) before the turn
+			// began: interrupted, like a turn cut short, not an error.
+			ev.Status, ev.ErrorKind = string(engine.StatusInterrupted), ""
+		}
+		if werr := WriteNotStarted(out, format, ev); werr != nil {
 			return final, errors.Join(err, werr)
 		}
 		return final, err
@@ -134,6 +142,10 @@ type printer struct {
 	// streamed says text of the current message was already printed as
 	// deltas, so its assistant_message must not print it again.
 	streamed bool
+	// partial holds the first bytes of a UTF-8 character a text delta cut
+	// in two, until the next delta completes it: escaped alone, they
+	// would show as U+FFFD.
+	partial  string
 	wroteAny bool
 	// patchFiles remembers the paths of each proposal (by patch id) from
 	// patch_proposed and patch_applied, so that a later rejection or a
@@ -195,21 +207,31 @@ func (p *printer) printText(ev engine.Event) {
 	var s string
 	switch ev.Type {
 	case engine.EventTextDelta:
-		s, p.streamed = ev.Text, true
+		s, p.partial = splitIncomplete(p.partial + ev.Text)
+		s, p.streamed = termsafe.Text(s), true
 	case engine.EventAssistantMessage:
 		if !p.streamed {
-			s = ev.Text
+			s = termsafe.Text(ev.Text)
+		} else {
+			s = termsafe.Text(p.partial)
 		}
-		p.streamed = false
+		p.streamed, p.partial = false, ""
 	case engine.EventFinalResult:
-		if p.wroteAny {
-			s = "\n"
+		s, p.partial = termsafe.Text(p.partial), ""
+		if p.wroteAny || s != "" {
+			s += "\n"
 		}
 	}
 	if s == "" {
 		return
 	}
 	p.wroteAny = true
+	// The model's text is printed on a terminal as it is, and escape
+	// sequences in it (the text format's C0 and C1 controls, DEL) would
+	// act there: rewrite the window title, set the clipboard (OSC 52),
+	// overwrite a line with \r. They are shown visibly instead, keeping
+	// newlines and tabs; json and stream-json need none of this, their
+	// encoder escapes every control character.
 	if _, err := io.WriteString(p.out, s); err != nil {
 		p.err = fmt.Errorf("write output: %w", err)
 	}
@@ -242,6 +264,25 @@ func (p *printer) printProblems(ev engine.Event) {
 		s = "kz: turn ended: " + ev.Status + "\n"
 	}
 	if s != "" {
-		_, _ = io.WriteString(p.errOut, s)
+		// The lines hold what the model or a tool wrote (commands, error
+		// texts, reasons), shown on a terminal whatever the format, so
+		// their control characters are shown visibly too.
+		_, _ = io.WriteString(p.errOut, termsafe.Text(s))
 	}
+}
+
+// splitIncomplete splits s before an incomplete UTF-8 character at its
+// end (at most 3 bytes), which the next text delta may complete.
+func splitIncomplete(s string) (whole, rest string) {
+	for i := len(s) - 1; i >= 0 && i >= len(s)-3; i-- {
+		if c := s[i]; c < 0x80 {
+			break
+		} else if utf8.RuneStart(c) {
+			if !utf8.FullRuneInString(s[i:]) {
+				return s[:i], s[i:]
+			}
+			break
+		}
+	}
+	return s, ""
 }

@@ -181,3 +181,60 @@ func TestExitCodes(t *testing.T) {
 		t.Error("yaml accepted")
 	}
 }
+
+// TestTextFormatShowsControlCharactersVisibly: escape sequences in a
+// model's answer (an OSC 52 clipboard write, a title change, a carriage
+// return, a C1 control) and in a problem line reach the terminal shown
+// visibly, never raw, while newlines and tabs stay. json keeps the exact
+// text.
+func TestTextFormatShowsControlCharactersVisibly(t *testing.T) {
+	const body = `{"kz_script":1,"model":"m","capabilities":["text_completion","native_tool_loop","filesystem_edit","shell"]}
+{"type":"text_delta","text":"copy\u001b]52;c;ZXZpbA==\u0007 \u001b]0;owned\u0007"}
+{"type":"text_delta","text":"a\tb\nfake\rreal \u009b2J café"}
+{"type":"assistant_message","text":"ignored"}
+{"type":"assistant_message","text":"whole \u001b[2J message"}
+{"type":"error","text":"bad \u001b]0;x\u0007 thing","error_kind":"internal"}
+`
+	var out, errOut bytes.Buffer
+	if _, err := Run(context.Background(), session(t, body, ""), "hi", FormatText, &out, &errOut); err != nil {
+		t.Fatal(err)
+	}
+	want := `copy\x1b]52;c;ZXZpbA==\x07 \x1b]0;owned\x07` + "a\tb\nfake" + `\rreal \u009b2J ` + "café" + `whole \x1b[2J message` + "\n"
+	if out.String() != want {
+		t.Fatalf("stdout %q\nwant   %q", out.String(), want)
+	}
+	if !strings.Contains(errOut.String(), `kz: error: bad \x1b]0;x\x07 thing`) {
+		t.Fatalf("stderr %q", errOut.String())
+	}
+	for _, b := range []byte(out.String() + errOut.String()) {
+		if (b < 0x20 && b != '\n' && b != '\t') || b == 0x7f {
+			t.Fatalf("byte %#x printed raw", b)
+		}
+	}
+	out.Reset()
+	if _, err := Run(context.Background(), session(t, body, ""), "hi", FormatJSON, &out, &errOut); err != nil {
+		t.Fatal(err)
+	}
+	var ev engine.Event
+	if err := json.Unmarshal(out.Bytes(), &ev); err != nil || ev.Output != "whole \x1b[2J message" {
+		t.Fatalf("json %v %q", err, out.String())
+	}
+}
+
+// TestPrinterKeepsACharacterCutBetweenDeltas: a UTF-8 character split
+// over two text deltas is printed whole, not as two U+FFFD.
+func TestPrinterKeepsACharacterCutBetweenDeltas(t *testing.T) {
+	var out bytes.Buffer
+	p := &printer{format: FormatText, out: &out, errOut: &out}
+	for _, ev := range []engine.Event{
+		{Type: engine.EventTextDelta, Text: "caf\xc3"},
+		{Type: engine.EventTextDelta, Text: "\xa9 \xe2\x82"},
+		{Type: engine.EventTextDelta, Text: "\xac"},
+		{Type: engine.EventFinalResult, Status: "complete"},
+	} {
+		p.print(ev)
+	}
+	if out.String() != "café €\n" {
+		t.Fatalf("%q", out.String())
+	}
+}

@@ -30,3 +30,20 @@ func TestLineEscapesWhatATerminalWouldObey(t *testing.T) {
 		}
 	}
 }
+
+// TestTextKeepsLayoutAndEscapesSequences: running text keeps its newlines
+// and tabs, while an OSC 52 clipboard write, a title change, a carriage
+// return, DEL, a C1 CSI and a byte that is not UTF-8 are shown visibly.
+func TestTextKeepsLayoutAndEscapesSequences(t *testing.T) {
+	for in, want := range map[string]string{
+		"plain\n\tindented é":              "plain\n\tindented é",
+		"copy \x1b]52;c;ZXZpbA==\x07 done": `copy \x1b]52;c;ZXZpbA==\x07 done`,
+		"\x1b]0;owned\x07title\rover\x7f":  `\x1b]0;owned\x07title\rover\x7f`,
+		"c1 \u009b31m and \xff":            `c1 \u009b31m and ` + "\uFFFD",
+		"שלום \u200f":                      "שלום \u200f",
+	} {
+		if got := Text(in); got != want {
+			t.Errorf("Text(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
