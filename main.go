@@ -590,7 +590,7 @@ func cmdMain(ctx context.Context, args []string, stdout, stderr io.Writer) (err 
 		}
 	} else if entries, err = e.runtimeEntries(o.script, o.runtime, st, false, gate.DeniesTool); err != nil {
 		return err
-	} else if err := e.cfg.ValidateFailover(func(n string) bool { return runtimes.Entry(entries, n).Runtime != nil }); err != nil {
+	} else if err := e.cfg.ValidateRuntimeNames(func(n string) bool { return runtimes.Entry(entries, n).Runtime != nil }); err != nil {
 		return err
 	}
 

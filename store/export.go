@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/internal/termsafe"
 )
 
 // Export is a whole session in a portable form.
@@ -107,7 +108,10 @@ func (x *Export) WriteMarkdown(w io.Writer) error {
 			_, _ = fmt.Fprintf(&b, "\n*turn %d: %s*\n", e.TurnID, e.Status)
 		}
 	}
-	if _, err := io.WriteString(w, b.String()); err != nil {
+	// The export is read on terminals too (kz sessions export ID): escape
+	// sequences a prompt, a model or a tool's output carried are shown,
+	// not run (an OSC 52 would write the clipboard).
+	if _, err := io.WriteString(w, termsafe.Text(b.String())); err != nil {
 		return fmt.Errorf("export markdown: %w", err)
 	}
 	return nil

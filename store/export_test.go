@@ -35,3 +35,24 @@ func TestMarkdownExportReadsInOrder(t *testing.T) {
 		t.Errorf("the output's own fence ends its block:\n%s", md)
 	}
 }
+
+// TestMarkdownExportShowsEscapeSequences: what a prompt, a model or a tool
+// printed reaches a terminal reading the export as visible text, never as
+// sequences that set the title or write the clipboard.
+func TestMarkdownExportShowsEscapeSequences(t *testing.T) {
+	x := &Export{Session: SessionInfo{ID: "s1", Title: "evil \x1b[31mtitle\x1b]0;T\x07"}, Transcript: []engine.TranscriptEntry{
+		{Seq: 1, TurnID: 1, Kind: engine.EntryUser, Text: "hi\r\nthere"},
+		{Seq: 2, TurnID: 1, Kind: engine.EntryToolCall, ToolCallID: "c1", Tool: "bash", Output: "out \x1b]52;c;ZXZpbA==\x07\n\tindented"},
+	}}
+	var b strings.Builder
+	if err := x.WriteMarkdown(&b); err != nil {
+		t.Fatal(err)
+	}
+	md := b.String()
+	if strings.ContainsAny(md, "\x1b\x07\r") {
+		t.Fatalf("raw control characters in the export: %q", md)
+	}
+	if !strings.Contains(md, "\n\tindented") || !strings.Contains(md, `\x1b]52`) {
+		t.Fatalf("layout lost or sequences not shown: %q", md)
+	}
+}

@@ -148,7 +148,13 @@ func (s *Store) DeleteSession(ctx context.Context, id string) error {
 		_ = c.Release()
 		return err
 	}
-	return c.releaseAndRemove()
+	if err := c.releaseAndRemove(); err != nil {
+		return err
+	}
+	// The rows are gone, and secure_delete zeroed their pages; the
+	// write-ahead log still holds the pages as they were until it is
+	// emptied.
+	return s.Scrub(ctx)
 }
 
 func (s *Store) deleteSession(ctx context.Context, id string) error {

@@ -556,15 +556,6 @@ func validateRuntime(name string, rt Runtime, lines keyLines) error {
 	return nil
 }
 
-// ValidateFailover checks that every runtime the failover chain names
-// exists: known holds the names kz can build (the configured runtimes and
-// the presets, which only the runtimes package knows). A name nothing
-// answers to would be skipped silently, leaving a chain shorter than the
-// person believes. Errors name the file and line of the entry.
-func (cfg *Config) ValidateFailover(known func(name string) bool) error {
-	return cfg.ValidateRuntimeNames(known)
-}
-
 // ValidateRuntimeNames checks that default_runtime and every runtime the
 // failover chain names are known (configured or a preset), reporting the
 // file:line of the first that is not. Unknown names would otherwise be
