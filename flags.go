@@ -1,0 +1,62 @@
+package main
+
+// Flag values and messages shared by kz's commands.
+
+import (
+	"flag"
+	"fmt"
+	"math"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/kaizen-code/kz/internal/cliflag"
+)
+
+// durationFlag is cliflag.Duration that tells a duration too long for
+// time.Duration (--timeout 9999999h) from one without a unit:
+// time.ParseDuration reports both as invalid.
+type durationFlag struct{ cliflag.Duration }
+
+// Set implements flag.Value.
+func (f durationFlag) Set(s string) error {
+	err := f.Duration.Set(s)
+	// The syntax time.ParseDuration accepts, compiled only for a bad
+	// value so that it costs program start nothing.
+	if err != nil && regexp.MustCompile(`^[-+]?(([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+$`).MatchString(strings.TrimSpace(s)) {
+		return fmt.Errorf("%q is out of range (at most %s)", s, time.Duration(math.MaxInt64).Truncate(time.Hour))
+	}
+	return err
+}
+
+// quoteArgs joins args for a command line to copy, quoting each that the
+// shell would split or expand.
+func quoteArgs(args []string) string {
+	q := make([]string, len(args))
+	for i, a := range args {
+		q[i] = shellQuote(a)
+	}
+	return strings.Join(q, " ")
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-+=:,@") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// requireValues refuses a flag of names given an empty value (--mode ""),
+// which would otherwise silently mean "not given": a default mode, a new
+// session instead of the one asked for, the default data dir.
+func requireValues(fs *flag.FlagSet, names ...string) error {
+	if name := cliflag.Empty(fs, names...); name != "" {
+		return usagef("%s needs a value, not an empty one", cliflag.Dashed(name))
+	}
+	return nil
+}
+
+// flagError is a flag.FlagSet.Parse error as one line, flags written as
+// the help writes them.
+func flagError(err error) string { return cliflag.Message(err) }
