@@ -110,7 +110,7 @@ func keepAround(m string) (keep int, suffix string) {
 		// NAME=value or "name": "value": keep the name, the sign and an
 		// opening quote.
 		i := strings.IndexAny(rest, "=:")
-		name := strings.TrimRight(rest[:i], ` \t"'\\`)
+		name := strings.TrimRight(rest[:i], " \t\"'\\")
 		i++
 		for i < len(rest) && strings.IndexByte(" \t\"'\\", rest[i]) >= 0 {
 			i++
