@@ -116,16 +116,20 @@ type Event struct {
 	IsError    bool            `json:"is_error,omitempty"`
 
 	// permissions
-	RequestID string       `json:"request_id,omitempty"`
-	Decision  Decision     `json:"decision,omitempty"`
-	Scope     AnswerScope  `json:"scope,omitempty"`
-	Stage     string       `json:"stage,omitempty"`
-	Rule      string       `json:"rule,omitempty"`
-	Reason    string       `json:"reason,omitempty"`
-	Paths     []string     `json:"paths,omitempty"`
-	Feedback  string       `json:"feedback,omitempty"`
-	Status    string       `json:"status,omitempty"`
-	Files     []FileChange `json:"files,omitempty"`
+	RequestID string      `json:"request_id,omitempty"`
+	Decision  Decision    `json:"decision,omitempty"`
+	Scope     AnswerScope `json:"scope,omitempty"`
+	Stage     string      `json:"stage,omitempty"`
+	Rule      string      `json:"rule,omitempty"`
+	Reason    string      `json:"reason,omitempty"`
+	Paths     []string    `json:"paths,omitempty"`
+	Feedback  string      `json:"feedback,omitempty"`
+	// Grants, on a permission_requested, are the rules "always allow"
+	// would save (none when the request cannot be granted for good), so
+	// the prompt can say what a permanent answer covers.
+	Grants []string     `json:"grants,omitempty"`
+	Status string       `json:"status,omitempty"`
+	Files  []FileChange `json:"files,omitempty"`
 
 	// file_edited, command_*
 	Path     string `json:"path,omitempty"`

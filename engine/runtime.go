@@ -134,6 +134,8 @@ type Verdict struct {
 	Stage    string   `json:"stage,omitempty"`
 	Rule     string   `json:"rule,omitempty"`
 	Reason   string   `json:"reason,omitempty"`
+	// Grants, on an ask, are the rules "always allow" would save.
+	Grants []string `json:"grants,omitempty"`
 }
 
 // GateQuery is what the gate judges: the request in the session's context.

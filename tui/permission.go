@@ -265,6 +265,11 @@ func whyText(ev engine.Event) string {
 	if ev.Reason != "" {
 		why += ": " + oneLine(ev.Reason)
 	}
+	if len(ev.Grants) > 0 {
+		// A permanent answer must not cover more than the person read:
+		// allowing a shell command for good also allows what it writes.
+		why += ". Always allow saves: " + oneLine(strings.Join(ev.Grants, ", "))
+	}
 	return why
 }
 

@@ -434,3 +434,31 @@ func TestTypingAfterAPauseNeverAnswers(t *testing.T) {
 		}
 	})
 }
+
+// TestPromptSaysWhatAlwaysSaves: the dialog and an edit's review say what
+// "always allow" would save; a patch review, which has no "always", does
+// not.
+func TestPromptSaysWhatAlwaysSaves(t *testing.T) {
+	req := permReq("r1", 1, "rm -rf build")
+	req.Grants = []string{"Bash(rm -rf build)", "Edit(./build)"}
+	m := testModel(t, newFake(), 120, 40)
+	m.feed(req)
+	if s := m.screen(); !strings.Contains(s, "Always allow saves: Bash(rm -rf build), Edit(./build)") {
+		t.Fatalf("the dialog does not say what always saves:\n%s", s)
+	}
+	edit := engine.Event{Type: engine.EventPermissionRequested, TurnID: 1, RequestID: "r2", Tool: "edit_file", Paths: []string{"main.go"},
+		Stage: "allow", Reason: "nothing allowed this request", Grants: []string{"Edit(./main.go)"},
+		Diff: "--- a/main.go\n+++ b/main.go\n@@ -1 +1 @@\n-var x = 1\n+var x = 2\n"}
+	m2 := testModel(t, newFake(), 120, 40)
+	m2.feed(edit)
+	if s := m2.screen(); !strings.Contains(s, "Always allow saves: Edit(./main.go)") {
+		t.Fatalf("the edit review does not say what always saves:\n%s", s)
+	}
+	prop, patchReq := reviewProposal()
+	patchReq.Stage, patchReq.Grants = "mode", []string{"Edit(./main.go)"}
+	m3 := testModel(t, newFake(), 120, 50)
+	m3.feed(prop, patchReq)
+	if s := m3.screen(); strings.Contains(s, "Always allow saves") {
+		t.Fatalf("a patch review offers what always saves:\n%s", s)
+	}
+}

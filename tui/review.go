@@ -71,6 +71,10 @@ func reviewable(ev engine.Event) bool {
 // better than the concatenated diff of the request.
 func newReview(ev engine.Event, proposal *engine.Event, t *themes.Theme, hunkSelect bool) *review {
 	r := &review{ev: ev, patch: ev.Tool == engine.ToolApplyPatch, hunkSelect: hunkSelect, keys: defaultReviewKeys()}
+	if r.patch {
+		// A proposal is applied once or not at all: it has no "always".
+		r.ev.Grants = nil
+	}
 	if proposal != nil && len(proposal.Files) > 0 {
 		r.files = filesFromChanges(proposal.Files)
 		r.summary = proposal.Text

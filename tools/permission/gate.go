@@ -142,6 +142,10 @@ type Report struct {
 	Targets     []TargetReport  `json:"targets,omitempty"`
 	Unprovable  []string        `json:"unprovable,omitempty"`
 	Stages      []StageResult   `json:"stages"`
+	// Grants, when the decision is ask, are the rules "always allow"
+	// would save for this request (see Remember); none when it cannot be
+	// granted for good.
+	Grants []string `json:"grants,omitempty"`
 }
 
 // TargetReport is a path the request touches, as written and resolved.
@@ -154,7 +158,7 @@ type TargetReport struct {
 
 // Verdict converts the report to the engine's verdict.
 func (r Report) Verdict() engine.Verdict {
-	return engine.Verdict{Decision: r.Decision, Stage: string(r.Stage), Rule: r.Rule, Reason: r.Reason}
+	return engine.Verdict{Decision: r.Decision, Stage: string(r.Stage), Rule: r.Rule, Reason: r.Reason, Grants: r.Grants}
 }
 
 // Check implements engine.Gate.
@@ -238,6 +242,11 @@ func (g *Gate) Evaluate(ctx context.Context, q engine.GateQuery) Report {
 				Reason: rep.Reason + "; headless, no one can answer, so the request is denied (allow it with a rule or --permission-mode)"}
 			rep.Stages = append(rep.Stages, s)
 			rep.Decision, rep.Stage, rep.Reason = s.Decision, s.Stage, s.Reason
+		}
+	}
+	if rep.Decision == engine.DecisionAsk {
+		if _, rules, err := e.grantsFor(); err == nil {
+			rep.Grants = rules
 		}
 	}
 	return rep

@@ -275,3 +275,30 @@ func TestSessionGrantNeverCoversPatterns(t *testing.T) {
 		}
 	}
 }
+
+// TestAskSaysWhatAlwaysWouldSave: an ask carries the rules "always allow"
+// would save, so the prompt can show them; the rules Remember saves are
+// exactly those; a request that cannot be granted for good carries none.
+func TestAskSaysWhatAlwaysWouldSave(t *testing.T) {
+	f := newFixture(t)
+	w := &memWriter{}
+	g := f.gate(t, Options{Writer: w})
+	ctx := context.Background()
+	q := bashQuery(f.ws, "touch a.txt")
+	v := g.Check(ctx, q)
+	if v.Decision != engine.DecisionAsk || len(v.Grants) != 2 || v.Grants[0] != "Bash(touch a.txt)" || !strings.HasPrefix(v.Grants[1], "Edit(") {
+		t.Fatalf("verdict %+v", v)
+	}
+	if err := g.Remember(ctx, q, engine.ScopeAlways); err != nil {
+		t.Fatal(err)
+	}
+	w.mu.Lock()
+	saved := strings.Join(w.rules, "|")
+	w.mu.Unlock()
+	if saved != strings.Join(v.Grants, "|") {
+		t.Fatalf("saved %v, the prompt said %v", saved, v.Grants)
+	}
+	if v := g.Check(ctx, bashQuery(f.ws, "a=rm; $a x")); len(v.Grants) != 0 {
+		t.Fatalf("an unprovable command offers grants %v", v.Grants)
+	}
+}
