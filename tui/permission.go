@@ -244,13 +244,25 @@ func (d *permissionDialog) body(t *themes.Theme, width int) []string {
 }
 
 // askedWhy says which stage of the gate asked, under which rule and why,
-// wrapped to width.
+// and what "always allow" would save, wrapped to width.
 func askedWhy(t *themes.Theme, ev engine.Event, width int) []string {
 	var out []string
-	for _, l := range wrapLines(whyText(ev), width) {
+	for _, l := range whyLines(ev, width) {
 		out = append(out, t.Muted.Render(l))
 	}
 	return out
+}
+
+// whyLines are askedWhy's lines without style. What "always allow" saves
+// starts a line of its own: a permanent answer must not cover more than
+// the person read, and allowing a shell command for good also allows what
+// it writes.
+func whyLines(ev engine.Event, width int) []string {
+	lines := wrapLines(whyText(ev), width)
+	if len(ev.Grants) > 0 {
+		lines = append(lines, wrapLines("Always allow saves: "+oneLine(strings.Join(ev.Grants, ", ")), width)...)
+	}
+	return lines
 }
 
 func whyText(ev engine.Event) string {
@@ -264,11 +276,6 @@ func whyText(ev engine.Event) string {
 	}
 	if ev.Reason != "" {
 		why += ": " + oneLine(ev.Reason)
-	}
-	if len(ev.Grants) > 0 {
-		// A permanent answer must not cover more than the person read:
-		// allowing a shell command for good also allows what it writes.
-		why += ". Always allow saves: " + oneLine(strings.Join(ev.Grants, ", "))
 	}
 	return why
 }

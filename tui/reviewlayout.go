@@ -33,7 +33,7 @@ func (r *review) layout(t *themes.Theme, width, maxHeight int) reviewLayout {
 	avail := maxHeight - 2
 	l := reviewLayout{summary: r.summary != ""}
 	if r.asked() {
-		l.whyRows = len(wrapLines(whyText(r.ev), inner))
+		l.whyRows = len(whyLines(r.ev, inner))
 	}
 	if r.listFiles() {
 		l.listRows = min(len(r.files), fileListRows)
