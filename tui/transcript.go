@@ -27,6 +27,9 @@ type transcript struct {
 	// top is the index of the first item the last view showed; the
 	// messages just above it are rendered ahead, off the UI goroutine.
 	top int
+	// deferred holds dividers that came while an answer was streaming:
+	// they go below the answer once it ends, not into the middle of it.
+	deferred []*item
 }
 
 func newTranscript() *transcript {
@@ -35,8 +38,24 @@ func newTranscript() *transcript {
 
 func (tr *transcript) add(it *item) *item {
 	tr.closeStreams(it.kind)
+	tr.flushDeferred()
 	tr.items = append(tr.items, it)
 	return it
+}
+
+// addDivider adds a divider, after the answer streaming now if there is
+// one (the mode can change while an answer streams).
+func (tr *transcript) addDivider(it *item) {
+	if tr.openItem(kindAssistant) != nil {
+		tr.deferred = append(tr.deferred, it)
+		return
+	}
+	tr.add(it)
+}
+
+func (tr *transcript) flushDeferred() {
+	tr.items = append(tr.items, tr.deferred...)
+	tr.deferred = nil
 }
 
 // closeStreams ends streaming items when something else starts, so the
@@ -104,6 +123,7 @@ func (tr *transcript) apply(ev engine.Event) {
 			}
 			it.md.Finish()
 			it.open = false
+			tr.flushDeferred()
 			return
 		}
 		if strings.TrimSpace(text) == "" {
@@ -222,7 +242,7 @@ func (tr *transcript) apply(ev engine.Event) {
 		}
 		tr.add(&item{kind: kindDivider, turnID: ev.TurnID, text: text})
 	case engine.EventModeChanged:
-		tr.add(&item{kind: kindDivider, turnID: ev.TurnID, text: fmt.Sprintf("mode %s → %s", ev.From, ev.Mode)})
+		tr.addDivider(&item{kind: kindDivider, turnID: ev.TurnID, text: fmt.Sprintf("mode %s → %s", ev.From, ev.Mode)})
 	case engine.EventCompactBoundary:
 		text := "context compacted"
 		if ev.TokensBefore > 0 {
