@@ -578,7 +578,7 @@ func (e *env) runtimeEntries(script, runtimeFlag string, st *store.Store, probe 
 	if err != nil {
 		return nil, err
 	}
-	out := []engine.RuntimeEntry{{Runtime: rt, Models: []string{rt.Model()}}}
+	out := []engine.RuntimeEntry{{Runtime: rt, Models: []string{rt.Model()}, FixedModels: true}}
 	for _, x := range entries {
 		if x.Runtime.Name() != name {
 			out = append(out, x)

@@ -214,6 +214,23 @@ func TestSwitchRuntimeCarriesHistory(t *testing.T) {
 	}
 }
 
+// TestSwitchToAModelARuntimeDoesNotHave: a runtime whose models are a
+// fixed list (a scripted one) refuses another name; others take any.
+func TestSwitchToAModelARuntimeDoesNotHave(t *testing.T) {
+	fixed := entry(script(t, "a", hello), "m1", "m2")
+	fixed.FixedModels = true
+	s, _ := newSession(t, engine.Config{Runtimes: []engine.RuntimeEntry{fixed, entry(&historyRuntime{name: "b"}, "b1")}})
+	if err := s.SwitchRuntime("a", "nosuch"); err == nil || !strings.Contains(err.Error(), `a has no model "nosuch" (it has m1, m2)`) {
+		t.Fatalf("switch to a model the runtime does not have: %v", err)
+	}
+	if err := s.SwitchRuntime("a", "m2"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SwitchRuntime("b", "any-model-name"); err != nil {
+		t.Fatalf("a runtime without a fixed list refused a model: %v", err)
+	}
+}
+
 type historyRuntime struct {
 	name    string
 	history []engine.TranscriptEntry

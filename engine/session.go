@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -72,6 +73,10 @@ type RuntimeEntry struct {
 	Unavailable string
 	// Version is the runtime's own version when known (a CLI's).
 	Version string
+	// FixedModels says Models is every model the runtime has (a scripted
+	// runtime's): switching to another is refused. Other runtimes take
+	// any name their provider knows.
+	FixedModels bool
 }
 
 // ChainLink is one runtime of the failover chain and the models to try on it.
@@ -327,6 +332,9 @@ func (s *Session) SwitchRuntime(name, model string) error {
 	}
 	if model == "" && len(e.Models) > 0 {
 		model = e.Models[0]
+	}
+	if e.FixedModels && !slices.Contains(e.Models, model) {
+		return fmt.Errorf("switch runtime: %s has no model %q (it has %s)", name, model, strings.Join(e.Models, ", "))
 	}
 	if err := CheckMode(s.mode, name, model, e.Runtime.Capabilities(model)); err != nil {
 		return err

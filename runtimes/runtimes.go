@@ -77,7 +77,7 @@ func Build(name string, rc config.Runtime, opt Options) (engine.RuntimeEntry, er
 		if len(models) == 0 {
 			models = []string{rt.Model()}
 		}
-		return engine.RuntimeEntry{Runtime: rt, Models: models}, nil
+		return engine.RuntimeEntry{Runtime: rt, Models: models, FixedModels: true}, nil
 	case config.KindNative, config.KindCompletion:
 		return buildLLM(name, rc, opt)
 	case config.KindCodex:

@@ -222,8 +222,8 @@ func DemoRuntimes() ([]engine.RuntimeEntry, error) {
 		return nil, fmt.Errorf("demo script: %w", err)
 	}
 	return []engine.RuntimeEntry{
-		{Runtime: full, Models: []string{"demo-large", "demo-small"}},
-		{Runtime: lite, Models: []string{lite.Model()}},
+		{Runtime: full, Models: []string{"demo-large", "demo-small"}, FixedModels: true},
+		{Runtime: lite, Models: []string{lite.Model()}, FixedModels: true},
 	}, nil
 }
 
