@@ -56,7 +56,3 @@ func requireValues(fs *flag.FlagSet, names ...string) error {
 	}
 	return nil
 }
-
-// flagError is a flag.FlagSet.Parse error as one line, flags written as
-// the help writes them.
-func flagError(err error) string { return cliflag.Message(err) }

@@ -191,7 +191,7 @@ func parseMain(args []string) (*options, error) {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, err
 		}
-		return nil, usageError{flagError(err)}
+		return nil, usageError{cliflag.Message(err)}
 	}
 	fs.Visit(func(f *flag.Flag) { o.set[f.Name] = true })
 	if fs.NArg() > 0 {

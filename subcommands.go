@@ -14,6 +14,7 @@ import (
 
 	"github.com/kaizen-code/kz/engine"
 	"github.com/kaizen-code/kz/engine/config"
+	"github.com/kaizen-code/kz/internal/cliflag"
 	"github.com/kaizen-code/kz/internal/termsafe"
 	"github.com/kaizen-code/kz/patch"
 	"github.com/kaizen-code/kz/store"
@@ -110,7 +111,7 @@ func cmdUndo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	if err != nil || len(rest) > 1 {
 		if err != nil && !errors.Is(err, flag.ErrHelp) {
-			return usagef("%v (usage: kz undo [SESSION-ID])", flagError(err))
+			return usagef("%v (usage: kz undo [SESSION-ID])", cliflag.Message(err))
 		}
 		return usagef("usage: kz undo [SESSION-ID]")
 	}
@@ -302,13 +303,13 @@ func cmdSessions(ctx context.Context, args []string, stdout io.Writer) error {
 	asJSON := fs.Bool("json", false, "")
 	sub := args[0]
 	if err := fs.Parse(args[1:]); err != nil {
-		return usagef("sessions %s: %s", sub, flagError(err))
+		return usagef("sessions %s: %s", sub, cliflag.Message(err))
 	}
 	// Flags may also follow the id: kz sessions export ID --format json.
 	rest := fs.Args()
 	if len(rest) > 1 {
 		if err := fs.Parse(rest[1:]); err != nil {
-			return usagef("sessions %s: %s", sub, flagError(err))
+			return usagef("sessions %s: %s", sub, cliflag.Message(err))
 		}
 		rest = append(rest[:1], fs.Args()...)
 	}

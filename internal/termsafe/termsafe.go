@@ -18,34 +18,7 @@ import (
 // Unicode bidirectional overrides that make a terminal show text in
 // another order; bytes that are not UTF-8 become U+FFFD. Plain text is
 // returned as it is, without copying.
-func Line(s string) string {
-	if clean(s) {
-		return s
-	}
-	var b strings.Builder
-	b.Grow(len(s) + 8)
-	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size <= 1:
-			b.WriteRune(utf8.RuneError)
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case r == '\r':
-			b.WriteString(`\r`)
-		case r < 0x20 || r == 0x7f:
-			fmt.Fprintf(&b, `\x%02x`, r)
-		case r >= 0x80 && r < 0xa0, isBidi(r):
-			fmt.Fprintf(&b, `\u%04x`, r)
-		default:
-			b.WriteString(s[i : i+size])
-		}
-		i += size
-	}
-	return b.String()
-}
+func Line(s string) string { return escape(s, false) }
 
 // Text returns s for printing as running text, such as a model's answer:
 // like Line, but newlines and tabs are kept, since they are the text's own
@@ -55,8 +28,12 @@ func Line(s string) string {
 // line before it) is shown visibly, so an escape sequence in the text
 // (a window title, an OSC 52 clipboard write) prints as \x1b]52;… instead
 // of acting on the terminal. Bytes that are not UTF-8 become U+FFFD.
-func Text(s string) string {
-	if textClean(s) {
+func Text(s string) string { return escape(s, true) }
+
+// escape is Line (layout false) or Text (layout true). Plain text is
+// returned as it is, without copying.
+func escape(s string, layout bool) string {
+	if clean(s, layout) {
 		return s
 	}
 	var b strings.Builder
@@ -64,64 +41,62 @@ func Text(s string) string {
 	for i := 0; i < len(s); {
 		r, size := utf8.DecodeRuneInString(s[i:])
 		switch {
-		case r == utf8.RuneError && size <= 1:
+		case !unsafe(r, size, layout):
+			b.WriteString(s[i : i+size])
+		case r == utf8.RuneError:
 			b.WriteRune(utf8.RuneError)
-		case r == '\n' || r == '\t':
-			b.WriteRune(r)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\t':
+			b.WriteString(`\t`)
 		case r == '\r':
 			b.WriteString(`\r`)
 		case r < 0x20 || r == 0x7f:
 			fmt.Fprintf(&b, `\x%02x`, r)
-		case r >= 0x80 && r < 0xa0:
+		default: // C1 controls, and bidi overrides in a line
 			fmt.Fprintf(&b, `\u%04x`, r)
-		default:
-			b.WriteString(s[i : i+size])
 		}
 		i += size
 	}
 	return b.String()
 }
 
-// textClean reports whether Text has nothing to escape in s.
-func textClean(s string) bool {
+// clean reports whether escape has nothing to change in s; ASCII text
+// without controls, the common case, is checked a byte at a time.
+func clean(s string, layout bool) bool {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if c >= 0x80 {
 			for j := i; j < len(s); {
 				r, size := utf8.DecodeRuneInString(s[j:])
-				if (r == utf8.RuneError && size <= 1) || (r < 0x20 && r != '\n' && r != '\t') || (r >= 0x7f && r < 0xa0) {
+				if unsafe(r, size, layout) {
 					return false
 				}
 				j += size
 			}
 			return true
 		}
-		if (c < 0x20 && c != '\n' && c != '\t') || c == 0x7f {
+		if unsafe(rune(c), 1, layout) {
 			return false
 		}
 	}
 	return true
 }
 
-// clean reports whether s needs no escaping.
-func clean(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x7f {
-			return onlySafeUnicode(s[i:])
-		}
+// unsafe reports whether the rune r (size bytes of the input) must be
+// shown escaped: bytes that are not UTF-8, C0 controls (but newline and
+// tab in running text), DEL, C1 controls, and in a line the bidirectional
+// formatting characters.
+func unsafe(r rune, size int, layout bool) bool {
+	switch {
+	case r == utf8.RuneError && size <= 1:
+		return true
+	case layout && (r == '\n' || r == '\t'):
+		return false
+	case r < 0x20 || (r >= 0x7f && r < 0xa0):
+		return true
 	}
-	return true
-}
-
-func onlySafeUnicode(s string) bool {
-	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if (r == utf8.RuneError && size <= 1) || r < 0x20 || (r >= 0x7f && r < 0xa0) || isBidi(r) {
-			return false
-		}
-		i += size
-	}
-	return true
+	return !layout && isBidi(r)
 }
 
 // isBidi reports the Unicode bidirectional formatting characters
