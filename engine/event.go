@@ -127,9 +127,12 @@ type Event struct {
 	// Grants, on a permission_requested, are the rules "always allow"
 	// would save (none when the request cannot be granted for good), so
 	// the prompt can say what a permanent answer covers.
-	Grants []string     `json:"grants,omitempty"`
-	Status string       `json:"status,omitempty"`
-	Files  []FileChange `json:"files,omitempty"`
+	Grants []string `json:"grants,omitempty"`
+	// Confinement, on a permission_decided that allows a shell command,
+	// is the sandbox the command runs under.
+	Confinement *Confinement `json:"confinement,omitempty"`
+	Status      string       `json:"status,omitempty"`
+	Files       []FileChange `json:"files,omitempty"`
 
 	// file_edited, command_*
 	Path     string `json:"path,omitempty"`

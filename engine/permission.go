@@ -35,6 +35,9 @@ func (s *Session) requestPermission(ctx context.Context, t *Turn, req Permission
 		Command: req.Command, Paths: req.Paths}
 	if v.Decision != DecisionAsk {
 		a := Answer{Decision: v.Decision, Stage: v.Stage, Rule: v.Rule, Reason: v.Reason}
+		if a.Allowed() {
+			a.Confinement = v.Confinement
+		}
 		s.emitDecision(base, "", a)
 		return a
 	}
@@ -74,6 +77,11 @@ func (s *Session) requestPermission(ctx context.Context, t *Turn, req Permission
 	if a.Stage == "" {
 		a.Stage = "user"
 	}
+	if a.Allowed() {
+		// The person's yes lifts the question, never the confinement:
+		// the command runs under the profile the gate chose for it.
+		a.Confinement = v.Confinement
+	}
 	if a.Allowed() && (a.Scope == ScopeSession || a.Scope == ScopeAlways) {
 		if err := s.gate.Remember(ctx, q, a.Scope); err != nil {
 			s.emit(Event{Type: EventError, TurnID: t.ID, ErrorKind: ErrInternal, Text: "could not remember the grant: " + err.Error()})
@@ -86,6 +94,10 @@ func (s *Session) requestPermission(ctx context.Context, t *Turn, req Permission
 func (s *Session) emitDecision(ev Event, requestID string, a Answer) {
 	ev.RequestID, ev.Decision, ev.Scope = requestID, a.Decision, a.Scope
 	ev.Stage, ev.Rule, ev.Reason, ev.Feedback = a.Stage, a.Rule, a.Reason, a.Feedback
+	if a.Allowed() && !a.Confinement.IsZero() {
+		c := a.Confinement
+		ev.Confinement = &c
+	}
 	s.emit(ev)
 }
 
@@ -131,7 +143,18 @@ func (s *Session) Pending() []string {
 type PermissionModeGate struct{}
 
 // Check implements Gate.
-func (PermissionModeGate) Check(_ context.Context, q GateQuery) Verdict {
+func (g PermissionModeGate) Check(_ context.Context, q GateQuery) Verdict {
+	v := g.check(q)
+	if q.Request.Command != "" {
+		v.Confinement = Confinement{Profile: ProfileWorkspaceWrite, Network: true}
+		if q.Mode != ModeFullAutonomous && !q.Request.Internal {
+			v.Confinement = Confinement{Profile: ProfileReadOnly}
+		}
+	}
+	return v
+}
+
+func (PermissionModeGate) check(q GateQuery) Verdict {
 	r := q.Request
 	writes := r.Write || r.Command != ""
 	switch {

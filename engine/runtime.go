@@ -136,6 +136,64 @@ type Verdict struct {
 	Reason   string   `json:"reason,omitempty"`
 	// Grants, on an ask, are the rules "always allow" would save.
 	Grants []string `json:"grants,omitempty"`
+	// Confinement is how the OS confines a shell command this verdict
+	// lets run: on an allow, the profile it runs under; on an ask, the
+	// profile it runs under once the person says yes. Empty for requests
+	// that start no process (file tools, MCP tools).
+	Confinement Confinement `json:"confinement,omitzero"`
+}
+
+// ConfinementProfile names the OS sandbox profile of a command. A shell
+// command kz runs (its bash tool, a proposal's verification) always runs
+// under one: the analysis decides whether to ask, the profile makes what
+// the analysis claimed true, so that a wrong proof does no harm.
+type ConfinementProfile string
+
+// Confinement profiles.
+const (
+	// ProfileReadOnly: the file system is read-only except a private
+	// temporary directory; credentials are hidden; no other process of
+	// the machine is visible. The profile of commands the analysis
+	// proved read-only, of analysis-only mode and of the model's shell in
+	// patch-proposal mode.
+	ProfileReadOnly ConfinementProfile = "read-only"
+	// ProfileWorkspaceWrite: as read-only, plus writes to the workspace,
+	// except its protected paths (.git at any depth, .kz, agent
+	// configuration), which stay read-only. The profile of commands a
+	// rule, a grant, yolo or the person allowed.
+	ProfileWorkspaceWrite ConfinementProfile = "workspace-write"
+)
+
+// Confinement is the sandbox a command runs under. The zero value means
+// the gate decided nothing about confinement; a runner treats it as the
+// strictest profile (read-only, no network), never as "unconfined".
+type Confinement struct {
+	Profile ConfinementProfile `json:"profile,omitempty"`
+	// Network lets the command reach the network. It is off unless a
+	// rule, a grant, yolo or the person allowed the command.
+	Network bool `json:"network,omitempty"`
+}
+
+// IsZero reports whether nothing was decided.
+func (c Confinement) IsZero() bool { return c.Profile == "" && !c.Network }
+
+// OrStrictest returns c, or the strictest confinement when c is empty.
+func (c Confinement) OrStrictest() Confinement {
+	if c.Profile == "" {
+		return Confinement{Profile: ProfileReadOnly}
+	}
+	return c
+}
+
+// String renders the confinement for prompts and logs:
+// "read-only, no network".
+func (c Confinement) String() string {
+	c = c.OrStrictest()
+	net := "no network"
+	if c.Network {
+		net = "network"
+	}
+	return string(c.Profile) + ", " + net
 }
 
 // GateQuery is what the gate judges: the request in the session's context.
@@ -169,6 +227,9 @@ type Answer struct {
 	Stage        string          `json:"stage,omitempty"`
 	Rule         string          `json:"rule,omitempty"`
 	Reason       string          `json:"reason,omitempty"`
+	// Confinement is the sandbox an allowed shell command runs under: the
+	// gate's verdict decides it, also when the person said yes.
+	Confinement Confinement `json:"confinement,omitzero"`
 }
 
 // Allowed reports whether the tool call may run.
