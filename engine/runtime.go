@@ -172,10 +172,17 @@ type Confinement struct {
 	// Network lets the command reach the network. It is off unless a
 	// rule, a grant, yolo or the person allowed the command.
 	Network bool `json:"network,omitempty"`
+	// Git lets a workspace-write command change the repository's .git
+	// directories (git commit, add, checkout, ...), except what makes git
+	// run code: their config files, hooks and info. The gate sets it only
+	// for an allowed command whose analysis shows a git sub-command that
+	// writes the repository; otherwise .git is read-only like the other
+	// protected paths.
+	Git bool `json:"git,omitempty"`
 }
 
 // IsZero reports whether nothing was decided.
-func (c Confinement) IsZero() bool { return c.Profile == "" && !c.Network }
+func (c Confinement) IsZero() bool { return c == Confinement{} }
 
 // OrStrictest returns c, or the strictest confinement when c is empty.
 func (c Confinement) OrStrictest() Confinement {
@@ -189,11 +196,14 @@ func (c Confinement) OrStrictest() Confinement {
 // "read-only, no network".
 func (c Confinement) String() string {
 	c = c.OrStrictest()
-	net := "no network"
-	if c.Network {
-		net = "network"
+	s := string(c.Profile)
+	if c.Git && c.Profile == ProfileWorkspaceWrite {
+		s += " (.git writable but its config and hooks)"
 	}
-	return string(c.Profile) + ", " + net
+	if c.Network {
+		return s + ", network"
+	}
+	return s + ", no network"
 }
 
 // GateQuery is what the gate judges: the request in the session's context.
