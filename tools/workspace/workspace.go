@@ -1,40 +1,46 @@
 // Package workspace confines every file access of the tools to one
 // directory tree.
 //
-// All access goes through an os.Root opened on the workspace directory, so
-// a path that leaves the tree (through "..", an absolute path, or a symbolic
-// link swapped in by a racing process) fails inside the kernel walk rather
-// than in a lexical check that can be raced. The lexical checks here (Rel,
-// Resolve) exist to give the model a clear error early; the os.Root is the
-// enforcement.
+// All access starts at an os.Root opened on the workspace directory. A
+// path is resolved once (Resolve, Pin: every symbolic link followed, links
+// that leave the tree refused), the permission gate judges that resolved
+// path, and the operation then opens exactly it, one component at a time
+// with O_NOFOLLOW from the root's descriptor (see pinned.go). A link
+// swapped in between the judgement and the action (a directory replaced
+// by a link to .git/hooks, to outside, to a credential) makes the
+// operation fail with ErrChanged instead of being followed, and a
+// directory replaced by another directory is noticed by its inode. The
+// lexical checks (Rel) exist to give the model a clear error early.
 //
 // Facts this package relies on (see /work/shared/SECURITY.md):
 //   - filepath.IsLocal accepts a name containing NUL, so control characters
 //     are rejected before any syscall.
-//   - os.Root writes through a hard link to a file outside the root, so
-//     writes refuse a file with more than one link and always replace the
-//     directory entry (temp file + rename) instead of writing in place.
+//   - A write through a hard link changes a file that may be outside the
+//     root, so writes refuse a file with more than one link and always
+//     replace the directory entry (temp file + rename) instead of writing
+//     in place.
 //   - os.Root refuses absolute symbolic links even when they point inside
-//     the root, so Resolve resolves links itself and operations run on the
-//     resolved path.
-//   - Opening a FIFO for reading blocks: reads Lstat first, open with
-//     O_NONBLOCK and re-check the opened file with Fstat.
+//     the root, and follows in-root links on every later open, so Resolve
+//     resolves links itself and operations open the resolved path without
+//     following any.
+//   - Opening a FIFO for reading blocks, and opening a device can act:
+//     reads lstat first, open with O_NONBLOCK and re-check the opened file
+//     is the one lstat saw.
 package workspace
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
-	"syscall"
 	"unicode"
 	"unicode/utf8"
+
+	"golang.org/x/sys/unix"
 )
 
 // Errors returned by Workspace methods; test with errors.Is.
@@ -168,9 +174,9 @@ func validName(p string) error {
 // returns the resolved workspace-relative path. The longest existing prefix
 // is resolved; components after the first missing one are kept lexically,
 // so the path of a file about to be created resolves too. A link (relative
-// or absolute) that leads outside the workspace is ErrOutside. Resolve is a
-// check for clear errors and for protected-path rules on the real target;
-// it is not the enforcement, which is the os.Root.
+// or absolute) that leads outside the workspace is ErrOutside. The
+// resolved path is what the gate judges; the operations then open it
+// without following links (Pin), which is the enforcement.
 func (w *Workspace) Resolve(rel string) (string, error) {
 	r, err := w.Rel(rel)
 	if err != nil {
@@ -277,212 +283,138 @@ func (w *Workspace) Stat(rel string) (fs.FileInfo, error) {
 // ReadFile reads a regular file (following in-workspace symbolic links) of
 // at most max bytes (DefaultMaxRead when max <= 0). FIFOs, sockets, devices
 // and directories are ErrNotRegular and are never opened for a blocking
-// read; a larger file is ErrTooLarge.
+// read; a larger file is ErrTooLarge. The resolved path is opened without
+// following links (see Pin), so a link swapped in meanwhile is ErrChanged.
 func (w *Workspace) ReadFile(rel string, max int64) ([]byte, fs.FileInfo, error) {
-	if max <= 0 {
-		max = DefaultMaxRead
-	}
-	res, err := w.Resolve(rel)
+	p, err := w.Pin(rel)
 	if err != nil {
 		return nil, nil, err
 	}
-	info, err := w.root.Lstat(res)
+	return w.ReadPinned(p, max)
+}
+
+// ReadPinned reads a pinned regular file, like ReadFile.
+func (w *Workspace) ReadPinned(p Pinned, max int64) ([]byte, fs.FileInfo, error) {
+	e, err := w.OpenEntry(p)
 	if err != nil {
-		return nil, nil, w.wrap("read", rel, err)
+		return nil, nil, err
 	}
-	if !info.Mode().IsRegular() {
-		return nil, nil, fmt.Errorf("read %q (%s): %w", rel, info.Mode().Type(), ErrNotRegular)
-	}
-	if info.Size() > max {
-		return nil, nil, fmt.Errorf("read %q: %d bytes, limit %d: %w", rel, info.Size(), max, ErrTooLarge)
-	}
-	// O_NONBLOCK: if the file was swapped for a FIFO after the Lstat, the
-	// open returns at once instead of waiting for a writer.
-	f, err := w.root.OpenFile(res, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, nil, w.wrap("read", rel, err)
-	}
-	defer func() { _ = f.Close() }()
-	info, err = f.Stat()
-	if err != nil {
-		return nil, nil, w.wrap("read", rel, err)
-	}
-	if !info.Mode().IsRegular() {
-		return nil, nil, fmt.Errorf("read %q (%s): %w", rel, info.Mode().Type(), ErrNotRegular)
-	}
-	data, err := io.ReadAll(io.LimitReader(f, max+1))
-	if err != nil {
-		return nil, nil, w.wrap("read", rel, err)
-	}
-	if int64(len(data)) > max {
-		return nil, nil, fmt.Errorf("read %q: more than %d bytes: %w", rel, max, ErrTooLarge)
-	}
-	return data, info, nil
+	defer func() { _ = e.Close() }()
+	return e.Read(max)
 }
 
 // ReadDir lists a directory (following in-workspace symbolic links to it),
 // sorted by name.
 func (w *Workspace) ReadDir(rel string) ([]fs.DirEntry, error) {
-	res, err := w.Resolve(rel)
+	p, err := w.Pin(rel)
 	if err != nil {
 		return nil, err
 	}
-	ents, err := fs.ReadDir(w.root.FS(), res)
+	return w.ReadDirPinned(p)
+}
+
+// ReadDirPinned lists a pinned directory, sorted by name.
+func (w *Workspace) ReadDirPinned(p Pinned) ([]fs.DirEntry, error) {
+	d, err := w.OpenDir(p)
 	if err != nil {
-		return nil, w.wrap("readdir", rel, err)
+		return nil, err
 	}
+	defer func() { _ = d.Close() }()
+	ents, err := d.ReadDir(-1)
+	if err != nil {
+		return nil, w.wrap("readdir", p.rel, err)
+	}
+	slices.SortFunc(ents, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
 	return ents, nil
 }
 
-// OpenRoot opens a directory of the workspace as its own os.Root, for a
-// walk that opens many files with single-component names. The returned root
-// is confined to that directory; the caller closes it.
-func (w *Workspace) OpenRoot(rel string) (*os.Root, error) {
-	res, err := w.Resolve(rel)
-	if err != nil {
-		return nil, err
-	}
-	r, err := w.root.OpenRoot(res)
-	if err != nil {
-		return nil, w.wrap("open", rel, err)
-	}
-	return r, nil
-}
-
-// MkdirAll creates a directory and its missing parents inside the workspace.
+// MkdirAll creates a directory and its missing parents inside the
+// workspace (mode perm, 0755 when perm is 0), never through a link.
 func (w *Workspace) MkdirAll(rel string, perm fs.FileMode) error {
-	res, err := w.Resolve(rel)
+	p, err := w.Pin(rel)
 	if err != nil {
 		return err
-	}
-	if res == "." {
-		return nil
 	}
 	if perm == 0 {
 		perm = 0o755
 	}
-	if err := w.root.MkdirAll(res, perm); err != nil {
+	d, _, err := w.openDirs(p, splitRel(p.resolved), perm)
+	if err != nil {
 		return w.wrap("mkdir", rel, err)
 	}
-	return nil
+	return d.Close()
 }
 
-// WriteFile replaces rel with data atomically: a temporary file in the same
-// directory is written, fsynced, given the existing file's mode (perm for a
-// new file, 0644 when perm is 0), renamed over the target, and the directory
-// is fsynced. A symbolic link inside the workspace is written through (its
-// target is replaced, the link stays); a link leaving the workspace is
-// ErrOutside; a file with more than one hard link is ErrHardLink; an
-// existing non-regular file is ErrNotRegular. Missing parent directories
-// are created.
+// WriteFile replaces rel with data atomically (see Entry.Write): a symbolic
+// link inside the workspace is written through (its target is replaced,
+// the link stays); a link leaving the workspace is ErrOutside; a file with
+// more than one hard link is ErrHardLink; an existing non-regular file is
+// ErrNotRegular. Missing parent directories are created.
 func (w *Workspace) WriteFile(rel string, data []byte, perm fs.FileMode) error {
-	res, err := w.Resolve(rel)
+	p, err := w.Pin(rel)
 	if err != nil {
 		return err
 	}
-	if res == "." {
-		return fmt.Errorf("write %q: %w", rel, ErrNotRegular)
-	}
-	mode := perm & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)
-	if mode == 0 {
-		mode = 0o644
-	}
-	info, err := w.root.Lstat(res)
-	switch {
-	case err == nil:
-		if !info.Mode().IsRegular() {
-			return fmt.Errorf("write %q (%s): %w", rel, info.Mode().Type(), ErrNotRegular)
-		}
-		if nlink(info) > 1 {
-			return fmt.Errorf("write %q: %d links: %w", rel, nlink(info), ErrHardLink)
-		}
-		mode = info.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)
-	case errors.Is(err, fs.ErrNotExist):
-	default:
-		return w.wrap("write", rel, err)
-	}
-	dir := path.Dir(res)
-	if dir != "." {
-		if err := w.root.MkdirAll(dir, 0o755); err != nil {
-			return w.wrap("write", rel, err)
-		}
-	}
-	tmp, err := w.writeTemp(dir, path.Base(res), data, mode)
-	if err != nil {
-		return w.wrap("write", rel, err)
-	}
-	if err := w.root.Rename(tmp, res); err != nil {
-		_ = w.root.Remove(tmp)
-		return w.wrap("write", rel, err)
-	}
-	if err := w.syncDir(dir); err != nil {
-		return w.wrap("write", rel, err)
-	}
-	return nil
+	return w.WritePinned(p, data, perm)
 }
 
-// writeTemp creates, fills, fsyncs and chmods a fresh temporary file in dir
-// and returns its workspace-relative name. O_EXCL guarantees the file is new,
-// so nothing else (a planted link, a hard link) is written through.
-func (w *Workspace) writeTemp(dir, base string, data []byte, mode fs.FileMode) (string, error) {
-	var rnd [8]byte
-	if _, err := rand.Read(rnd[:]); err != nil {
-		return "", fmt.Errorf("temp name: %w", err)
-	}
-	if len(base) > 100 {
-		base = base[:100]
-	}
-	tmp := path.Join(dir, tempPrefix+base+"-"+hex.EncodeToString(rnd[:]))
-	f, err := w.root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+// WritePinned replaces a pinned file, like WriteFile.
+func (w *Workspace) WritePinned(p Pinned, data []byte, perm fs.FileMode) error {
+	e, err := w.OpenEntry(p)
 	if err != nil {
-		return "", err
+		return fmt.Errorf("write: %w", err)
 	}
-	fail := func(err error) (string, error) {
-		_ = f.Close()
-		_ = w.root.Remove(tmp)
-		return "", err
-	}
-	if _, err := f.Write(data); err != nil {
-		return fail(err)
-	}
-	if err := f.Sync(); err != nil {
-		return fail(err)
-	}
-	// Fchmod on the open descriptor: Root.Chmod by name is racy on Unix.
-	if err := f.Chmod(mode); err != nil {
-		return fail(err)
-	}
-	if err := f.Close(); err != nil {
-		_ = w.root.Remove(tmp)
-		return "", err
-	}
-	return tmp, nil
+	defer func() { _ = e.Close() }()
+	return e.Write(data, perm)
 }
 
-func (w *Workspace) syncDir(dir string) error {
-	d, err := w.root.Open(dir)
+// parentEntry opens the directory holding rel's last name, resolving the
+// links of the directories above it but not of the name itself, for the
+// operations that act on a link rather than its target.
+func (w *Workspace) parentEntry(op, rel string) (*Entry, error) {
+	r, err := w.Rel(rel)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
+	if r == "." {
+		return nil, fmt.Errorf("%s %q: refusing to %s the workspace: %w", op, rel, op, ErrInvalidPath)
 	}
-	return err
+	dir, err := w.Pin(path.Dir(r))
+	if err != nil {
+		return nil, err
+	}
+	d, missing, err := w.openDirs(dir, splitRel(dir.resolved), 0)
+	if err != nil {
+		return nil, w.wrap(op, rel, err)
+	}
+	if len(missing) > 0 {
+		_ = d.Close()
+		return nil, w.wrap(op, rel, fs.ErrNotExist)
+	}
+	return &Entry{w: w, pin: Pinned{rel: r, resolved: path.Join(dir.resolved, path.Base(r)), dirs: dir.dirs}, dir: d, name: path.Base(r)}, nil
 }
 
 // Remove removes a file or an empty directory. A symbolic link is removed
 // itself, never its target.
 func (w *Workspace) Remove(rel string) error {
-	r, err := w.Rel(rel)
+	e, err := w.parentEntry("remove", rel)
 	if err != nil {
 		return err
 	}
-	if r == "." {
-		return fmt.Errorf("remove %q: refusing to remove the workspace: %w", rel, ErrInvalidPath)
+	defer func() { _ = e.Close() }()
+	var st unix.Stat_t
+	flags := 0
+	if lstatAt(e.dir, e.name, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR {
+		flags = unix.AT_REMOVEDIR
 	}
-	if err := w.root.Remove(r); err != nil {
-		return w.wrap("remove", rel, err)
+	for {
+		err = unix.Unlinkat(int(e.dir.Fd()), e.name, flags)
+		if err != unix.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		return w.wrap("remove", rel, &fs.PathError{Op: "remove", Path: rel, Err: err})
 	}
 	return nil
 }
@@ -490,23 +422,29 @@ func (w *Workspace) Remove(rel string) error {
 // Rename renames oldRel to newRel inside the workspace, creating the
 // missing parent directories of newRel. A symbolic link is renamed itself.
 func (w *Workspace) Rename(oldRel, newRel string) error {
-	o, err := w.Rel(oldRel)
+	// Both names are validated before either reaches a syscall.
+	if _, err := w.Rel(newRel); err != nil {
+		return err
+	}
+	o, err := w.parentEntry("rename", oldRel)
 	if err != nil {
 		return err
 	}
-	n, err := w.Resolve(newRel)
+	defer func() { _ = o.Close() }()
+	n, err := w.Pin(newRel)
 	if err != nil {
 		return err
 	}
-	if o == "." || n == "." {
+	if n.resolved == "." {
 		return fmt.Errorf("rename %q -> %q: %w", oldRel, newRel, ErrInvalidPath)
 	}
-	if dir := path.Dir(n); dir != "." {
-		if err := w.root.MkdirAll(dir, 0o755); err != nil {
-			return w.wrap("rename", newRel, err)
-		}
+	comps := splitRel(n.resolved)
+	d, _, err := w.openDirs(n, comps[:len(comps)-1], 0o755)
+	if err != nil {
+		return w.wrap("rename", newRel, err)
 	}
-	if err := w.root.Rename(o, n); err != nil {
+	defer func() { _ = d.Close() }()
+	if err := renameat(o.dir, o.name, d, comps[len(comps)-1]); err != nil {
 		return w.wrap("rename", oldRel, err)
 	}
 	return nil
@@ -520,12 +458,4 @@ func (w *Workspace) wrap(op, rel string, err error) error {
 		return fmt.Errorf("%s %q: %w (%w)", op, rel, ErrOutside, err)
 	}
 	return fmt.Errorf("%s %q: %w", op, rel, err)
-}
-
-// nlink returns the hard link count of a file, or 1 when unknown.
-func nlink(info fs.FileInfo) uint64 {
-	if st, ok := info.Sys().(*syscall.Stat_t); ok {
-		return uint64(st.Nlink)
-	}
-	return 1
 }

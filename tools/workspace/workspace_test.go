@@ -370,7 +370,7 @@ func TestInvalidNamesRejectedBeforeAnySyscall(t *testing.T) {
 			"Stat":      func() error { _, err := w.Stat(name); return err },
 			"ReadFile":  func() error { _, _, err := w.ReadFile(name, 10); return err },
 			"ReadDir":   func() error { _, err := w.ReadDir(name); return err },
-			"OpenRoot":  func() error { _, err := w.OpenRoot(name); return err },
+			"Pin":       func() error { _, err := w.Pin(name); return err },
 			"WriteFile": func() error { return w.WriteFile(name, []byte("x"), 0o644) },
 			"MkdirAll":  func() error { return w.MkdirAll(name, 0o755) },
 			"Remove":    func() error { return w.Remove(name) },
