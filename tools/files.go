@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"path/filepath"
 	"strings"
 	"unicode/utf8"
 
@@ -32,13 +31,18 @@ const (
 	MaxListEntries = 1000
 )
 
-// target is a validated model-supplied path.
+// target is a validated model-supplied path, resolved once in Prepare.
+// The gate judges its paths, and Run opens exactly the resolved path
+// through the pinned form, without following a link that appeared since
+// (workspace.ErrChanged), so nothing can move the action away from what
+// was judged.
 type target struct {
 	// rel is the clean workspace-relative path the model named.
 	rel string
 	// resolved is rel with symlinks resolved inside the workspace; the gate
 	// must judge it as well, since an in-root link can point at .git.
 	resolved string
+	pin      workspace.Pinned
 }
 
 func (t target) paths() []string {
@@ -49,15 +53,11 @@ func (t target) paths() []string {
 }
 
 func resolveTarget(env *Env, p string) (target, error) {
-	rel, err := env.WS.Rel(p)
+	pin, err := env.WS.Pin(p)
 	if err != nil {
 		return target{}, err
 	}
-	res, err := env.WS.Resolve(rel)
-	if err != nil {
-		return target{}, err
-	}
-	return target{rel: filepath.ToSlash(rel), resolved: filepath.ToSlash(res)}, nil
+	return target{rel: pin.Rel(), resolved: pin.Resolved(), pin: pin}, nil
 }
 
 // ---- read_file ----
@@ -107,7 +107,7 @@ func (c *readFileCall) Request() engine.PermissionRequest {
 }
 
 func (c *readFileCall) Run(_ context.Context, rc *RunContext) (string, error) {
-	data, fi, err := rc.Env.WS.ReadFile(c.t.resolved, MaxReadBytes)
+	data, fi, err := rc.Env.WS.ReadPinned(c.t.pin, MaxReadBytes)
 	if err != nil {
 		return "", err
 	}
@@ -208,7 +208,23 @@ func (WriteFile) Prepare(_ context.Context, env *Env, input json.RawMessage) (Ca
 
 // currentContent reads what a write would replace.
 func currentContent(env *Env, t target) (data []byte, existed bool, fi fs.FileInfo, err error) {
-	data, fi, err = env.WS.ReadFile(t.resolved, MaxWriteBytes)
+	e, err := env.WS.OpenEntry(t.pin)
+	if err != nil {
+		return nil, false, nil, err
+	}
+	defer func() { _ = e.Close() }()
+	return entryContent(e)
+}
+
+// entryContent reads an open entry's current content, refusing first an
+// entry the write could not replace (a hard link's content may be a file
+// outside the workspace: it is neither shown in a diff nor snapshotted);
+// a missing file is not an error.
+func entryContent(e *workspace.Entry) (data []byte, existed bool, fi fs.FileInfo, err error) {
+	if err := e.CheckReplace(); err != nil {
+		return nil, false, nil, err
+	}
+	data, fi, err = e.Read(MaxWriteBytes)
 	switch {
 	case err == nil:
 		return data, true, fi, nil
@@ -238,9 +254,17 @@ func (c *writeCall) Run(ctx context.Context, rc *RunContext) (string, error) {
 	if env.Snapshots == nil {
 		return "", errors.New("no snapshot store is configured, so kz does not write files")
 	}
+	// One open directory for the re-read, the snapshot and the write, so
+	// the snapshot holds what is really replaced and the write replaces
+	// exactly the entry that was read.
+	ent, err := env.WS.OpenEntry(c.t.pin)
+	if err != nil {
+		return "", err
+	}
+	defer func() { _ = ent.Close() }()
 	// Re-read right before writing: the snapshot must hold what is really
 	// replaced, and edit_file must not clobber a change made meanwhile.
-	old, existed, fi, err := currentContent(env, c.t)
+	old, existed, fi, err := entryContent(ent)
 	if err != nil {
 		return "", err
 	}
@@ -256,11 +280,10 @@ func (c *writeCall) Run(ctx context.Context, rc *RunContext) (string, error) {
 	if err := env.Snapshots.SaveSnapshot(ctx, snap); err != nil {
 		return "", fmt.Errorf("save snapshot of %s: %w", c.t.rel, err)
 	}
-	if err := env.WS.WriteFile(c.t.resolved, c.content, 0o644); err != nil {
+	if err := ent.Write(c.content, 0o644); err != nil {
 		return "", err
 	}
-	newFi, _ := env.WS.Stat(c.t.resolved)
-	env.reads.record(c.t.resolved, c.content, newFi)
+	env.reads.record(c.t.resolved, c.content, nil)
 	diff := UnifiedDiff(c.t.rel, old, c.content, existed)
 	rc.Emit(engine.Event{Type: engine.EventFileEdited, Path: c.t.rel, Diff: diff})
 	verb := "Updated"
@@ -425,7 +448,7 @@ func (c *listDirCall) Request() engine.PermissionRequest {
 }
 
 func (c *listDirCall) Run(_ context.Context, rc *RunContext) (string, error) {
-	ents, err := rc.Env.WS.ReadDir(c.t.resolved)
+	ents, err := rc.Env.WS.ReadDirPinned(c.t.pin)
 	if err != nil {
 		return "", err
 	}

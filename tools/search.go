@@ -93,7 +93,7 @@ func (c *globCall) Run(ctx context.Context, rc *RunContext) (string, error) {
 	base := c.t.resolved
 	var out []string
 	more := 0
-	err := walk(ctx, rc.Env, base, func(f walkFile) bool {
+	err := walk(ctx, rc.Env, c.t.pin, nil, func(f walkFile) bool {
 		defer f.release()
 		rel := f.rel
 		if base != "." {
@@ -268,7 +268,7 @@ func (c *grepCall) Run(parent context.Context, rc *RunContext) (string, error) {
 	go func() {
 		defer close(jobs)
 		seq := 0
-		walkErr = walk(ctx, rc.Env, c.t.resolved, func(f walkFile) bool {
+		walkErr = walk(ctx, rc.Env, c.t.pin, nil, func(f walkFile) bool {
 			if !c.wantFile(f.rel) {
 				f.release()
 				return true

@@ -2,6 +2,8 @@ package tools
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path"
@@ -10,6 +12,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/kaizen-code/kz/tools/workspace"
 )
 
 // walkFile is one regular file found by walk. dir stays open until every
@@ -115,74 +119,98 @@ type walker struct {
 	ctx   context.Context
 	seq   int
 	visit func(walkFile) bool
+	// keepDir, when set, decides whether to descend into a directory (the
+	// read policy prunes denied ones).
+	keepDir func(rel string) bool
 }
 
-// walk calls visit for each regular file under start (workspace-relative,
-// slash form, already resolved), in sorted order, until visit returns false
-// or ctx ends. visit owns a reference and must call release.
-func walk(ctx context.Context, env *Env, start string, visit func(walkFile) bool) error {
-	w := &walker{ctx: ctx, visit: visit}
-	rules, err := ancestorRules(env, start)
+// walk calls visit for each regular file under start, in sorted order,
+// until visit returns false or ctx ends. visit owns a reference and must
+// call release. start is the pinned path the gate judged; it is opened
+// without following links (workspace.ErrChanged if one appeared since),
+// and below it every open is an openat of one listed name with
+// O_NOFOLLOW, so the walk never leaves the tree it was approved for.
+func walk(ctx context.Context, env *Env, start workspace.Pinned, keepDir func(string) bool, visit func(walkFile) bool) error {
+	w := &walker{ctx: ctx, visit: visit, keepDir: keepDir}
+	ent, err := env.WS.OpenEntry(start)
+	if errors.Is(err, workspace.ErrNotRegular) {
+		// The workspace root itself: it has no parent entry.
+		return w.walkDir(env, start, "")
+	}
 	if err != nil {
 		return err
 	}
-	root := env.WS.Root()
-	fi, err := root.Lstat(start)
+	mode, err := ent.Mode()
 	if err != nil {
+		_ = ent.Close()
 		return err
 	}
-	if fi.Mode().IsRegular() {
-		df, err := root.Open(path.Dir(start))
-		if err != nil {
-			return err
-		}
-		d := newDirHandle(df)
-		d.refs.Store(1)
-		w.visit(walkFile{rel: start, name: path.Base(start), dir: d})
+	switch {
+	case mode.IsDir():
+		_ = ent.Close()
+		return w.walkDir(env, start, start.Resolved())
+	case mode.IsRegular():
+		d := ent.DetachDir()
+		rel := start.Resolved()
+		h := newDirHandle(d)
+		h.refs.Store(1)
+		w.visit(walkFile{rel: rel, name: path.Base(rel), dir: h})
 		return nil
+	default:
+		_ = ent.Close()
+		// A FIFO opened for reading would block, a device could act.
+		return fmt.Errorf("%q (%s): %w", start.Rel(), mode.Type(), workspace.ErrNotRegular)
 	}
-	df, err := root.Open(start)
+}
+
+// walkDir walks the pinned directory start; prefix is its resolved path
+// ("" for the workspace root).
+func (w *walker) walkDir(env *Env, start workspace.Pinned, prefix string) error {
+	rules, err := ancestorRules(env, prefix)
 	if err != nil {
 		return err
 	}
-	prefix := start
-	if prefix == "." {
-		prefix = ""
+	df, err := env.WS.OpenDir(start)
+	if err != nil {
+		return err
 	}
 	w.dir(newDirHandle(df), prefix, rules, 0)
 	return nil
 }
 
 // ancestorRules loads the .gitignore files of the workspace root and of
-// every directory between it and start.
-func ancestorRules(env *Env, start string) ([]ignoreRule, error) {
-	var rules []ignoreRule
+// every directory between it and dir (dir itself excluded: the walk reads
+// its own). Each directory is opened with O_NOFOLLOW from its parent, so a
+// link swapped in makes the walk fail rather than read rules elsewhere.
+func ancestorRules(env *Env, dir string) ([]ignoreRule, error) {
 	top, err := env.WS.Root().Open(".")
 	if err != nil {
 		return nil, err
 	}
-	rules = append(rules, readIgnore(int(top.Fd()), "")...)
-	_ = top.Close()
-	if start == "." {
-		return rules, nil
+	if dir == "" {
+		_ = top.Close()
+		return nil, nil
 	}
+	fd := int(top.Fd())
+	closeFd := func() { _ = top.Close() }
+	rules := readIgnore(fd, "")
 	cur := ""
-	dir := path.Dir(start)
-	if fi, err := env.WS.Root().Lstat(start); err == nil && fi.IsDir() {
-		dir = start
-	}
-	if dir == "." {
-		return rules, nil
-	}
-	for _, seg := range splitSlash(dir) {
-		cur = path.Join(cur, seg)
-		df, err := env.WS.Root().Open(cur)
-		if err != nil {
-			return nil, err
+	segs := splitSlash(dir)
+	for _, seg := range segs[:len(segs)-1] {
+		next, err := openat(fd, seg, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW|syscall.O_NOCTTY)
+		closeFd()
+		if errors.Is(err, syscall.ELOOP) || errors.Is(err, syscall.ENOTDIR) {
+			return nil, fmt.Errorf("open %s: %w", path.Join(cur, seg), workspace.ErrChanged)
 		}
-		rules = append(rules, readIgnore(int(df.Fd()), cur)...)
-		_ = df.Close()
+		if err != nil {
+			return nil, fmt.Errorf("open %s: %w", path.Join(cur, seg), err)
+		}
+		fd = next
+		closeFd = func() { _ = syscall.Close(next) }
+		cur = path.Join(cur, seg)
+		rules = append(rules, readIgnore(fd, cur)...)
 	}
+	closeFd()
 	return rules, nil
 }
 
@@ -246,6 +274,9 @@ func (w *walker) dir(d *dirHandle, prefix string, rules []ignoreRule, depth int)
 			continue
 		case t.IsDir():
 			if name == ".git" || depth >= maxWalkDepth || ignored(rules, rel, true) {
+				continue
+			}
+			if w.keepDir != nil && !w.keepDir(rel) {
 				continue
 			}
 			// Blocking mode: a directory is never polled, and os.NewFile
