@@ -448,16 +448,29 @@ func (c *listDirCall) Request() engine.PermissionRequest {
 }
 
 func (c *listDirCall) Run(_ context.Context, rc *RunContext) (string, error) {
+	filter, err := newReadFilter(rc.Env, c.t.resolved, false)
+	if err != nil {
+		return "", err
+	}
 	ents, err := rc.Env.WS.ReadDirPinned(c.t.pin)
 	if err != nil {
 		return "", err
 	}
 	var sb strings.Builder
+	shown := 0
 	for i, e := range ents {
-		if i == MaxListEntries {
+		rel := e.Name()
+		if c.t.resolved != "." {
+			rel = c.t.resolved + "/" + e.Name()
+		}
+		if !filter.name(rel) {
+			continue
+		}
+		if shown == MaxListEntries {
 			fmt.Fprintf(&sb, "(%d more entries not shown)\n", len(ents)-i)
 			break
 		}
+		shown++
 		name := e.Name()
 		if err := workspace.CheckName(name); err != nil {
 			name = fmt.Sprintf("%q", name)
@@ -470,8 +483,12 @@ func (c *listDirCall) Run(_ context.Context, rc *RunContext) (string, error) {
 		}
 		sb.WriteString(name + "\n")
 	}
-	if len(ents) == 0 {
+	withheld := filter.summary()
+	if shown == 0 && len(ents) == 0 {
 		return fmt.Sprintf("(directory %s is empty)", c.t.rel), nil
 	}
-	return sb.String(), nil
+	if shown == 0 {
+		return joinNote(fmt.Sprintf("(no entries of %s can be shown)", c.t.rel), withheld), nil
+	}
+	return sb.String() + withheld, nil
 }

@@ -91,15 +91,28 @@ func (c *globCall) Request() engine.PermissionRequest {
 
 func (c *globCall) Run(ctx context.Context, rc *RunContext) (string, error) {
 	base := c.t.resolved
+	filter, err := newReadFilter(rc.Env, base, false)
+	if err != nil {
+		return "", err
+	}
+	// A directory below which nothing can match is not walked, nor judged
+	// by the read policy (so the note counts only what could have matched).
+	keepDir := func(rel string) bool {
+		r := rel
+		if base != "." {
+			r = strings.TrimPrefix(rel, base+"/")
+		}
+		return couldMatchBelow(c.segs, strings.Split(r, "/")) && filter.dir(rel)
+	}
 	var out []string
 	more := 0
-	err := walk(ctx, rc.Env, c.t.pin, nil, func(f walkFile) bool {
+	err = walk(ctx, rc.Env, c.t.pin, keepDir, func(f walkFile) bool {
 		defer f.release()
 		rel := f.rel
 		if base != "." {
 			rel = strings.TrimPrefix(rel, base+"/")
 		}
-		if matchSegs(c.segs, strings.Split(rel, "/")) {
+		if matchSegs(c.segs, strings.Split(rel, "/")) && filter.file(f.rel) {
 			if len(out) < MaxGlobResults {
 				out = append(out, f.rel)
 			} else {
@@ -111,14 +124,34 @@ func (c *globCall) Run(ctx context.Context, rc *RunContext) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	withheld := filter.summary()
 	if len(out) == 0 {
-		return "(no files match)", nil
+		return joinNote("(no files match)", withheld), nil
 	}
 	s := strings.Join(out, "\n") + "\n"
 	if more > 0 {
 		s += fmt.Sprintf("(%d more files not shown; narrow the pattern)\n", more)
 	}
-	return s, ctx.Err()
+	return s + withheld, ctx.Err()
+}
+
+// couldMatchBelow reports whether a file below the directory dir (split on
+// "/") could match the pattern pat (split on "/", "**" spanning any number
+// of segments).
+func couldMatchBelow(pat, dir []string) bool {
+	for len(dir) > 0 {
+		if len(pat) == 0 {
+			return false
+		}
+		if pat[0] == "**" {
+			return true
+		}
+		if ok, _ := path.Match(pat[0], dir[0]); !ok {
+			return false
+		}
+		pat, dir = pat[1:], dir[1:]
+	}
+	return len(pat) > 0
 }
 
 // ---- grep ----
@@ -243,6 +276,10 @@ type grepResult struct {
 // same whatever order the workers finish in, and the search stops (cancels
 // the walk) as soon as the ordered output reaches MaxGrepLines.
 func (c *grepCall) Run(parent context.Context, rc *RunContext) (string, error) {
+	filter, err := newReadFilter(rc.Env, c.t.resolved, true)
+	if err != nil {
+		return "", err
+	}
 	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
 	workers := max(runtime.GOMAXPROCS(0), 1)
@@ -268,8 +305,9 @@ func (c *grepCall) Run(parent context.Context, rc *RunContext) (string, error) {
 	go func() {
 		defer close(jobs)
 		seq := 0
-		walkErr = walk(ctx, rc.Env, c.t.pin, nil, func(f walkFile) bool {
-			if !c.wantFile(f.rel) {
+		// The filter is used only here, by the walker goroutine.
+		walkErr = walk(ctx, rc.Env, c.t.pin, filter.dir, func(f walkFile) bool {
+			if !c.wantFile(f.rel) || !filter.file(f.rel) {
 				f.release()
 				return true
 			}
@@ -318,13 +356,22 @@ func (c *grepCall) Run(parent context.Context, rc *RunContext) (string, error) {
 	if walkErr != nil && !stopped {
 		return "", walkErr
 	}
+	withheld := filter.summary()
 	if err := parent.Err(); err != nil {
-		return sb.String(), err
+		return sb.String() + withheld, err
 	}
 	if sb.Len() == 0 {
-		return "(no matches)", nil
+		return joinNote("(no matches)", withheld), nil
 	}
-	return sb.String(), nil
+	return sb.String() + withheld, nil
+}
+
+// joinNote puts a note line under an empty-result marker.
+func joinNote(marker, note string) string {
+	if note == "" {
+		return marker
+	}
+	return marker + "\n" + note
 }
 
 // searchFile greps one file. buf is reused between files of a worker.
