@@ -471,10 +471,7 @@ func (c *listDirCall) Run(_ context.Context, rc *RunContext) (string, error) {
 			break
 		}
 		shown++
-		name := e.Name()
-		if err := workspace.CheckName(name); err != nil {
-			name = fmt.Sprintf("%q", name)
-		}
+		name := displayPath(e.Name())
 		switch {
 		case e.Type()&fs.ModeSymlink != 0:
 			name += "@"
@@ -485,10 +482,10 @@ func (c *listDirCall) Run(_ context.Context, rc *RunContext) (string, error) {
 	}
 	withheld := filter.summary()
 	if shown == 0 && len(ents) == 0 {
-		return fmt.Sprintf("(directory %s is empty)", c.t.rel), nil
+		return fmt.Sprintf("(directory %s is empty)", displayPath(c.t.rel)), nil
 	}
 	if shown == 0 {
-		return joinNote(fmt.Sprintf("(no entries of %s can be shown)", c.t.rel), withheld), nil
+		return joinNote(fmt.Sprintf("(no entries of %s can be shown)", displayPath(c.t.rel)), withheld), nil
 	}
 	return sb.String() + withheld, nil
 }

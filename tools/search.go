@@ -114,7 +114,7 @@ func (c *globCall) Run(ctx context.Context, rc *RunContext) (string, error) {
 		}
 		if matchSegs(c.segs, strings.Split(rel, "/")) && filter.file(f.rel) {
 			if len(out) < MaxGlobResults {
-				out = append(out, f.rel)
+				out = append(out, displayPath(f.rel))
 			} else {
 				more++
 			}
@@ -394,14 +394,14 @@ func (c *grepCall) searchFile(f walkFile, buf []byte) (grepResult, []byte) {
 	var out bytes.Buffer
 	switch c.in.OutputMode {
 	case GrepFiles:
-		out.WriteString(f.rel + "\n")
+		out.WriteString(displayPath(f.rel) + "\n")
 		r.lines = 1
 	case GrepCount:
 		n := countMatchLines(data, locs)
-		fmt.Fprintf(&out, "%s:%d\n", f.rel, n)
+		fmt.Fprintf(&out, "%s:%d\n", displayPath(f.rel), n)
 		r.lines = 1
 	default:
-		r.lines = c.formatMatches(&out, f.rel, data, locs)
+		r.lines = c.formatMatches(&out, displayPath(f.rel), data, locs)
 	}
 	r.text = bytes.Clone(out.Bytes())
 	return r, buf

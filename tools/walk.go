@@ -159,7 +159,7 @@ func walk(ctx context.Context, env *Env, start workspace.Pinned, keepDir func(st
 	default:
 		_ = ent.Close()
 		// A FIFO opened for reading would block, a device could act.
-		return fmt.Errorf("%q (%s): %w", start.Rel(), mode.Type(), workspace.ErrNotRegular)
+		return fmt.Errorf("%s (%s): %w", displayPath(start.Rel()), mode.Type(), workspace.ErrNotRegular)
 	}
 }
 
