@@ -148,7 +148,8 @@ func init() {
 	wrap("env", "i,ignore-environment", "0,null", "u,unset=", "C,chdir=:c", "S,split-string=:x",
 		"block-signal?", "default-signal?", "ignore-signal?", "list-signal-handling", "v,debug", "a,argv0=")
 	wrap("timeout", "preserve-status", "foreground", "k,kill-after=", "s,signal=", "v,verbose")
-	wrap("nice", "n,adjustment=")
+	nice := wrap("nice", "n,adjustment=")
+	nice.numeric, nice.numericWord = "--adjustment", true
 	wrap("nohup")
 	wrap("stdbuf", "i,input=", "o,output=", "e,error=")
 	wrap("chroot", "groups=", "userspec=", "skip-chdir")
@@ -157,6 +158,32 @@ func init() {
 		"process-slot-var=", "r,no-run-if-empty", "s,max-chars=", "show-limits", "t,verbose", "x,exit")
 	// util-linux.
 	wrap("setsid", "c,ctty", "f,fork", "w,wait", "h@help", "V@version")
+	wrap("flock", "s,shared", "x,e,exclusive", "u,unlock", "n,nb,nonblock", "w,wait,timeout=",
+		"E,conflict-exit-code=", "o,close", "c,command=:x", "F,no-fork", "verbose", "h@help", "V@version")
+	wrap("script", "I,log-in=:w", "O,log-out=:w", "B,log-io=:w", "T,log-timing=:w", "t@timing", "timing?:w",
+		"m,logging-format=", "a,append", "c,command=:x", "e,return", "f,flush", "force", "E,echo=",
+		"o,output-limit=", "q,quiet", "h@help", "V@version")
+	wrap("ionice", "c,class=", "n,classdata=", "p,pid", "P,pgid", "t,ignore", "u,uid", "h@help", "V@version")
+	wrap("chrt", "b,batch", "d,deadline", "f,fifo", "i,idle", "o,other", "r,rr", "R,reset-on-fork",
+		"T,sched-runtime=", "P,sched-period=", "D,sched-deadline=", "a,all-tasks", "m,max", "p,pid",
+		"v,verbose", "h@help", "V@version")
+	wrap("taskset", "a,all-tasks", "p,pid", "c,cpu-list", "h@help", "V@version")
+	wrap("su", "m,p,preserve-environment", "w,whitelist-environment=", "g,group=", "G,supp-group=", "l,login",
+		"c,command=:x", "session-command=:x", "f,fast", "s,shell=:x", "P,pty", "h@help", "V@version")
+	wrap("runuser", "u,user=", "m,p,preserve-environment", "w,whitelist-environment=", "g,group=",
+		"G,supp-group=", "l,login", "c,command=:x", "session-command=:x", "f,fast", "s,shell=:x", "P,pty",
+		"h@help", "V@version")
+	// procps watch runs its command through sh -c unless -x.
+	wrap("watch", "b,beep", "c,color", "C,no-color", "d,differences?", "e,errexit", "g,chgexit",
+		"q,equexit=", "n,interval=", "p,precise", "r,no-rerun", "t,no-title", "w,no-wrap", "x,exec",
+		"h@help", "v@version")
+	// sudo(8) 1.9: -h alone is help; --host takes a value.
+	wrap("sudo", "A,askpass", "B,bell", "b,background", "C,close-from=", "D,chdir=:c", "E@preserve-env",
+		"preserve-env?", "e,edit:W", "g,group=", "H,set-home", "host=", "h@help", "i,login", "K,remove-timestamp",
+		"k,reset-timestamp", "l,list", "N,no-update", "n,non-interactive", "P,preserve-groups", "p,prompt=",
+		"R,chroot=", "r,role=", "S,stdin", "s,shell", "T,command-timeout=", "t,type=", "U,other-user=",
+		"u,user=", "V@version", "v,validate")
+	models["doas"] = newModel("doas", false, "n", "s", "u=", "C=", "L")
 	register(gnu("rev", "0,zero", "h@help", "V@version"))
 	register(gnu("look", "a,alternative", "d,alphanum", "f,ignore-case", "t,terminate=", "h@help", "V@version"))
 	register(gnu("column", "t,table", "n,table-name=", "O,table-order=", "N,table-columns=", "l,table-columns-limit=",

@@ -97,7 +97,7 @@ type Parsed struct {
 }
 
 // Has reports whether a flag with the canonical name was given.
-func (p *Parsed) Has(name string) bool {
+func (p Parsed) Has(name string) bool {
 	for _, f := range p.Flags {
 		if f.Name == name {
 			return true
@@ -107,7 +107,7 @@ func (p *Parsed) Has(name string) bool {
 }
 
 // Values returns the values of every flag with the canonical name.
-func (p *Parsed) Values(name string) []string {
+func (p Parsed) Values(name string) []string {
 	var out []string
 	for _, f := range p.Flags {
 		if f.Name == name && f.HasValue {
@@ -119,7 +119,7 @@ func (p *Parsed) Values(name string) []string {
 
 // Known reports whether a model parsed every argument and every option
 // was known: the arguments mean what the model says.
-func (p *Parsed) Known() bool {
+func (p Parsed) Known() bool {
 	return p.Model && len(p.Unknown) == 0
 }
 

@@ -5,7 +5,34 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"mvdan.cc/sh/v3/syntax"
 )
+
+// rawCommand returns the first simple command of src as written, without
+// peeling wrappers.
+func rawCommand(t *testing.T, src string) Command {
+	t.Helper()
+	f, err := syntax.NewParser().Parse(strings.NewReader(src), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	call, ok := f.Stmts[0].Cmd.(*syntax.CallExpr)
+	if !ok {
+		t.Fatalf("%q is not a simple command", src)
+	}
+	var c Command
+	for i, w := range call.Args {
+		v, info := wordValue(w)
+		if i == 0 {
+			c.Name = v
+			continue
+		}
+		c.Args = append(c.Args, v)
+		c.Dynamic = append(c.Dynamic, !info.literal || info.glob)
+	}
+	return c
+}
 
 // flagList renders flags as "name" or "name=value" for comparison.
 func flagList(p Parsed) []string {
@@ -93,7 +120,7 @@ func TestParseArgs(t *testing.T) {
 		// find, ps, jq, xxd, tree.
 		{cmd: "find . -name '*.go' -type f", flags: "-name=*.go -type=f", operands: "."},
 		{cmd: "find -L a b -newermt x -print", flags: "-L -newermt=x -print", operands: "a b"},
-		{cmd: "find . -exec rm {} ; -print", flags: "-exec=rm -print", operands: "."},
+		{cmd: "find . -exec rm {} \\; -print", flags: "-exec=rm -print", operands: "."},
 		{cmd: "find . -frobnicate", operands: ".", unknown: "-frobnicate"},
 		{cmd: "ps aux", flags: "a u x"},
 		{cmd: "ps eww", flags: "e w w"},
@@ -107,7 +134,12 @@ func TestParseArgs(t *testing.T) {
 		{cmd: "xxd -cols 8 f out", flags: "-c=8", operands: "f out"},
 		{cmd: "tree -oL out 2 .", flags: "-o=out -L=2", operands: "."},
 		// Sub-commands after global options.
-		{cmd: "git -C . push -f", flags: "-C=.", operands: "-f", sub: "push"},
+		{cmd: "git -C . push -f", flags: "-C=. --force", sub: "push"},
+		{cmd: "git -C . push --for origin", flags: "-C=.", operands: "origin", unknown: "--for", sub: "push"},
+		{cmd: "git push --verb origin", flags: "--verbose", operands: "origin", sub: "push"},
+		{cmd: "git log --oneline -5 -- a", flags: "--oneline --max-count=5", operands: "a", sub: "log"},
+		{cmd: "git log --onel", unknown: "--onel", sub: "log"},
+		{cmd: "git status --short --untracked=no", flags: "--short --untracked-files=no", sub: "status"},
 		{cmd: "git -c a=b --no-pager log", flags: "-c=a=b --no-pager", sub: "log"},
 		{cmd: "git --git-dir x status", flags: "--git-dir=x", sub: "status"},
 		{cmd: "git -Cx status", unknown: "-Cx", sub: "status"},
@@ -121,20 +153,7 @@ func TestParseArgs(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.cmd, func(t *testing.T) {
-			a := Analyze(c.cmd)
-			if len(a.Commands) == 0 {
-				t.Fatalf("no command in %q", c.cmd)
-			}
-			cmd := a.Commands[len(a.Commands)-1]
-			if cmd.Name != strings.Fields(c.cmd)[0] {
-				// A wrapper was peeled; parse the raw words instead.
-				w := strings.Fields(c.cmd)
-				cmd = Command{Name: w[0]}
-				for _, x := range w[1:] {
-					cmd.Args = append(cmd.Args, strings.Trim(x, "'"))
-				}
-				cmd.Dynamic = make([]bool, len(cmd.Args))
-			}
+			cmd := rawCommand(t, c.cmd)
 			p := ParseArgs(cmd.Name, cmd.Args, cmd.Dynamic)
 			if !p.Model && c.sub == "" && !strings.HasPrefix(c.cmd, "git") {
 				t.Fatalf("no model for %s", cmd.Name)
