@@ -103,7 +103,9 @@ func (e *eval) globRead(t target, dotGlob bool) verdict {
 		pat = expandHome(pat, e.home)
 	}
 	if !filepath.IsAbs(pat) {
-		pat = filepath.Join(e.ws, pat)
+		// Not filepath.Join: it would drop a trailing slash, which
+		// restricts the pattern to directories.
+		pat = e.ws + "/" + pat
 	}
 	alts, ok := expandBraces(pat, maxGlobAlternatives)
 	if !ok {
@@ -138,10 +140,12 @@ func (e *eval) globRead(t target, dotGlob bool) verdict {
 // globMatches expands one absolute pattern against the file system the
 // way bash does (with dotglob when the script may have set it).
 func globMatches(pat string, dotGlob bool, budget *int) ([]string, error) {
-	comps := strings.Split(strings.TrimPrefix(pat, "/"), "/")
+	dirOnly := strings.HasSuffix(pat, "/")
+	comps := strings.Split(strings.Trim(pat, "/"), "/")
 	cur := []string{"/"}
 	for k, c := range comps {
-		last := k == len(comps)-1
+		// A trailing slash matches directories only.
+		last := k == len(comps)-1 && !dirOnly
 		if c == "" {
 			continue
 		}
@@ -281,6 +285,12 @@ func (e *eval) recursiveRead(t target, root string) verdict {
 		budget--
 		if budget < 0 {
 			return errStop
+		}
+		if p != root && t.SkipsHidden && strings.HasPrefix(d.Name(), ".") {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
 		}
 		if p != root && isCredential(strings.ToLower(d.Name())) || d.IsDir() && credDirs[strings.ToLower(d.Name())] {
 			found = p

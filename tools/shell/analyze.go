@@ -68,6 +68,9 @@ type Target struct {
 	// Recursive is set when everything below the path is read or
 	// written (grep -r, rg, find, diff -r, rm -r is not: it deletes).
 	Recursive bool `json:"recursive,omitempty"`
+	// SkipsHidden is set on a recursive read that skips hidden files and
+	// directories (rg without --hidden).
+	SkipsHidden bool `json:"skips_hidden,omitempty"`
 }
 
 // Command is one simple command after quote removal and wrapper peeling.

@@ -295,13 +295,22 @@ func readRg(c *classCtx) {
 	if !c.p.Has("--regexp") && !c.p.Has("--file") && !c.p.Has("--files") && !c.p.Has("--type-list") && len(ops) > 0 {
 		ops = ops[1:]
 	}
+	unrestricted := 0
+	for _, f := range c.p.Flags {
+		if f.Name == "--unrestricted" {
+			unrestricted++
+		}
+	}
+	hidden := c.p.Has("--hidden") || unrestricted >= 2
 	for _, i := range ops {
 		if c.args[i] != "-" {
-			c.read(i).Recursive = true
+			t := c.read(i)
+			t.Recursive, t.SkipsHidden = true, !hidden
 		}
 	}
 	if len(ops) == 0 && !c.p.Has("--type-list") {
-		c.target(".", false, OpRead).Recursive = true
+		t := c.target(".", false, OpRead)
+		t.Recursive, t.SkipsHidden = true, !hidden
 	}
 }
 
