@@ -122,7 +122,7 @@ func (c *classCtx) effects() {
 			}
 		}
 	}
-	if len(c.p.Unknown) > 0 {
+	if len(c.p.Unknown) > 0 || !c.p.Model {
 		c.notProven = true
 	}
 	for _, i := range c.p.MaybeOptions {
@@ -187,7 +187,7 @@ var readers = map[string]operandReader{
 	"hostid": readNone, "locale": readNone, "getconf": readNone, "free": readNone, "uptime": readNone,
 	"which": readNone, "type": readNone, "pgrep": readNone, "lsblk": readNone, "jobs": readNone,
 	"wait": readNone, "dirs": readNone, "times": readNone, "help": readNone,
-	"printenv": readPrintenv, "date": readDate, "hostname": readHostname, "ps": readNone,
+	"printenv": readPrintenv, "env": readEnvDump, "date": readDate, "hostname": readHostname, "ps": readNone,
 	"test": readNone, "[": readNone, "cd": readNone, "pushd": readNone, "popd": readNone,
 	"grep": readGrep, "egrep": readGrep, "fgrep": readGrep, "rg": readRg, "fd": readFd, "fdfind": readFd,
 	"find": readFind, "jq": readJq, "sed": readSed, "awk": readAwk, "gawk": readAwk, "mawk": readAwk,
@@ -249,6 +249,11 @@ func readPrintenv(c *classCtx) {
 			c.info.secrets = append(c.info.secrets, "printenv "+c.args[i]+" prints a secret")
 		}
 	}
+}
+
+// readEnvDump: env without a command prints the whole environment.
+func readEnvDump(c *classCtx) {
+	c.info.secrets = append(c.info.secrets, "env prints the whole environment")
 }
 
 // readDate: `date +FORMAT` prints; any other operand sets the clock.

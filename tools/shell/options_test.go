@@ -232,3 +232,13 @@ func TestParseArgsDynamic(t *testing.T) {
 		}
 	}
 }
+
+// TestEveryReaderHasAModel: a program the analysis may prove read-only
+// must have a model, or its options could not be known.
+func TestEveryReaderHasAModel(t *testing.T) {
+	for name := range readers {
+		if models[name] == nil {
+			t.Errorf("%s is a reader without a model", name)
+		}
+	}
+}

@@ -94,8 +94,14 @@ func hasGlob(v string) bool {
 		switch c {
 		case '\\':
 			esc = true
-		case '*', '?', '[':
+		case '*', '?':
 			return true
+		case '[':
+			// A bracket expression needs its closing bracket; a lone
+			// `[` (the test command) is a literal.
+			if strings.IndexByte(v[i+1:], ']') >= 0 {
+				return true
+			}
 		case '{':
 			if j := strings.IndexByte(v[i:], '}'); j > 0 {
 				inner := v[i+1 : i+j]
