@@ -102,6 +102,9 @@ type Command struct {
 	// the working directory.
 	Dirs       []string `json:"dirs,omitempty"`
 	DirUnknown bool     `json:"dir_unknown,omitempty"`
+	// destructive caches Destructive's answer, found while classifying.
+	destructive    string
+	destructiveSet bool
 }
 
 // Analysis is the flat view of a command line.
@@ -479,7 +482,11 @@ func (w *walker) nodes(st *state, n syntax.Node) {
 			return false
 		case *syntax.ArithmExp:
 			w.an.arith = true
+			w.arithWords(x.X)
 		case *syntax.ParamExp:
+			if x.Index != nil {
+				w.arithWords(x.Index)
+			}
 			if x.Index != nil || x.Slice != nil || x.Excl {
 				// Subscripts, slices and indirection (${!x}) evaluate
 				// values as arithmetic or as variable names.
@@ -491,83 +498,6 @@ func (w *walker) nodes(st *state, n syntax.Node) {
 		}
 		return true
 	})
-}
-
-// decl handles declare/export/local/readonly/typeset.
-func (w *walker) decl(d *syntax.DeclClause, st *state) {
-	name := d.Variant.Value
-	cmd := Command{Name: name}
-	nameref, listing, names := false, false, 0
-	for _, a := range d.Args {
-		if a.Value != nil {
-			w.words(st, a.Value)
-			if v, info := wordValue(a.Value); !info.literal {
-				w.an.dynAssign = true
-			} else if subscriptCode(v) {
-				w.an.unprovable("%s argument may run code through an array subscript: %s", name, v)
-			}
-		}
-		if a.Name == nil && a.Value != nil {
-			v, info := wordValue(a.Value)
-			// declare -i makes later assignments arithmetic.
-			if !info.literal || strings.HasPrefix(v, "-") && strings.Contains(v, "i") {
-				w.an.arith = true
-			}
-			if info.literal && (strings.HasPrefix(v, "-") || strings.HasPrefix(v, "+")) {
-				nameref = nameref || strings.Contains(v, "n")
-				listing = listing || strings.Contains(v, "p")
-				if strings.ContainsAny(v, "fF") {
-					names++ // functions, not variables, are listed
-				}
-				continue
-			}
-		}
-		names++
-		if a.Array != nil {
-			w.nodes(st, a.Array)
-		}
-		if a.Index != nil {
-			w.nodes(st, a.Index)
-			w.an.arith = true
-		}
-		if a.Name != nil {
-			if IsSteeringVar(a.Name.Value) && !a.Naked {
-				w.an.out.Steering = append(w.an.out.Steering, a.Name.Value)
-			}
-			if a.Name.Value == "CDPATH" {
-				w.an.cdpath = true
-			}
-			if nameref && a.Value != nil {
-				// A name reference is resolved, subscript included, at
-				// every use.
-				if v, _ := wordValue(a.Value); strings.ContainsAny(v, "[`$") {
-					w.an.unprovable("%s -n refers to %s, which bash evaluates at every use", name, v)
-				}
-			}
-			cmd.Args = append(cmd.Args, a.Name.Value)
-			cmd.Dynamic = append(cmd.Dynamic, false)
-		} else if a.Value != nil {
-			// `export $x` may assign anything.
-			v, info := wordValue(a.Value)
-			if !info.literal {
-				w.an.unprovable("%s with a non-literal argument", name)
-			} else if strings.Contains(v, "[") {
-				w.an.unprovable("%s argument names an array element, whose subscript bash evaluates: %s", name, v)
-			}
-			cmd.Args = append(cmd.Args, v)
-			cmd.Dynamic = append(cmd.Dynamic, !info.literal)
-			if k, _, ok := strings.Cut(v, "="); ok && IsSteeringVar(k) {
-				w.an.out.Steering = append(w.an.out.Steering, k)
-			}
-		}
-	}
-	if listing || names == 0 {
-		// `export`, `declare -p` print variables with their values.
-		w.an.out.Secrets = append(w.an.out.Secrets, "`"+name+"` prints variables, secrets included")
-	}
-	// Declaring variables changes no file; steering is reported apart.
-	cmd.ReadOnly = true
-	w.an.out.Commands = append(w.an.out.Commands, cmd)
 }
 
 // call handles a simple command.
@@ -716,6 +646,7 @@ func (w *walker) record(words []string, dyn []bool, env, wrappers []string, priv
 	base := path.Base(cmd.Name)
 	info := classify(base, cmd.Args, cmd.Dynamic)
 	cmd.ReadOnly, cmd.Writes = info.readOnly, info.writes
+	cmd.destructive, cmd.destructiveSet = info.destructive, info.destructiveSet
 	if priv || strings.Contains(cmd.Name, "/") && !systemBinary(cmd.Name) {
 		// `./cat` is whatever the workspace put there, not cat.
 		cmd.ReadOnly = false
@@ -724,9 +655,16 @@ func (w *walker) record(words []string, dyn []bool, env, wrappers []string, priv
 		// A function or alias of the script, not the program.
 		cmd.ReadOnly = false
 	}
-	w.dirs(&cmd, st)
+	var parsed Parsed
+	if m := models[base]; m != nil && m.subs != nil {
+		parsed = ParseArgs(base, cmd.Args, cmd.Dynamic)
+	}
+	w.dirs(&cmd, st, parsed)
 	w.an.out.Commands = append(w.an.out.Commands, cmd)
-	label := commandLabel(cmd)
+	label := base
+	if parsed.Sub != "" {
+		label = base + " " + parsed.Sub
+	}
 	for _, t := range info.targets {
 		t.By = label
 		w.addTarget(st, t)
@@ -752,19 +690,6 @@ func (w *walker) record(words []string, dyn []bool, env, wrappers []string, priv
 		w.an.out.Secrets = append(w.an.out.Secrets, "`set` prints every variable, secrets included")
 	}
 	w.cwdAfter(base, cmd, st, guarded)
-}
-
-// commandLabel names a command in a target's By and in reasons: the
-// program and, for programs with sub-commands, the sub-command.
-func commandLabel(c Command) string {
-	base := path.Base(c.Name)
-	if m := models[base]; m != nil && m.subs != nil {
-		p := ParseArgs(base, c.Args, c.Dynamic)
-		if p.Sub != "" {
-			return base + " " + p.Sub
-		}
-	}
-	return base
 }
 
 // shellStdin handles a shell started without a script: it reads commands

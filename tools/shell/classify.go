@@ -17,6 +17,10 @@ type classInfo struct {
 	// execCwdUnknown: the execs run in directories the analysis cannot
 	// follow (find -execdir).
 	execCwdUnknown bool
+	// destructive is why the command destroys work (git reset --hard),
+	// when destructiveSet says it was judged.
+	destructive    string
+	destructiveSet bool
 }
 
 type argv struct {

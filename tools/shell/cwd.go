@@ -60,7 +60,7 @@ func (w *walker) loop(st *state, body func()) {
 
 // dirs sets the directories a command runs in; for git, its -C options
 // are applied.
-func (w *walker) dirs(c *Command, st *state) {
+func (w *walker) dirs(c *Command, st *state, p Parsed) {
 	if st.unknownCwd {
 		c.DirUnknown = true
 		return
@@ -69,7 +69,6 @@ func (w *walker) dirs(c *Command, st *state) {
 	if path.Base(c.Name) != "git" {
 		return
 	}
-	p := ParseArgs("git", c.Args, c.Dynamic)
 	var cs []string
 	for _, f := range p.Flags {
 		if f.Name != "-C" || !f.Global {

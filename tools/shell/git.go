@@ -109,7 +109,8 @@ func classifyGit(args []string, dyn []bool) classInfo {
 	if !g.p.Model && g.sub == "" && g.p.SubIndex < 0 && len(g.p.Operands) > 0 {
 		c.unprovable("git with a non-literal sub-command")
 	}
-	if why := DestructiveGit(args, dyn); why != "" {
+	c.info.destructive, c.info.destructiveSet = destructiveGit(g), true
+	if c.info.destructive != "" {
 		c.info.writes = true
 		c.notProven = true
 	}
@@ -359,7 +360,10 @@ func gitClone(c *classCtx, g gitInvocation) {
 // matched in every spelling the sub-command's parser takes. It returns ""
 // for anything else.
 func DestructiveGit(args []string, dyn []bool) string {
-	g := parseGit(args, dyn)
+	return destructiveGit(parseGit(args, dyn))
+}
+
+func destructiveGit(g gitInvocation) string {
 	switch g.sub {
 	case "reset":
 		if g.has("--hard") || g.has("--merge") || g.has("--keep") {
@@ -431,6 +435,9 @@ func GitDirs(c Command) []string {
 // commands the gate refuses in every mode (destructive git forms). Paths
 // (catastrophic rm) are judged by the caller, which knows the workspace.
 func Destructive(c Command) string {
+	if c.destructiveSet {
+		return c.destructive
+	}
 	if path.Base(c.Name) == "git" {
 		return DestructiveGit(c.Args, c.Dynamic)
 	}

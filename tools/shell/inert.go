@@ -158,3 +158,80 @@ func (w *walker) nameOperands(words []string, dyn []bool) {
 		}
 	}
 }
+
+// decl handles declare/export/local/readonly/typeset.
+func (w *walker) decl(d *syntax.DeclClause, st *state) {
+	name := d.Variant.Value
+	cmd := Command{Name: name}
+	nameref, listing, names := false, false, 0
+	for _, a := range d.Args {
+		if a.Value != nil {
+			w.words(st, a.Value)
+			if v, info := wordValue(a.Value); !info.literal {
+				w.an.dynAssign = true
+			} else if subscriptCode(v) {
+				w.an.unprovable("%s argument may run code through an array subscript: %s", name, v)
+			}
+		}
+		if a.Name == nil && a.Value != nil {
+			v, info := wordValue(a.Value)
+			// declare -i makes later assignments arithmetic.
+			if !info.literal || strings.HasPrefix(v, "-") && strings.Contains(v, "i") {
+				w.an.arith = true
+			}
+			if info.literal && (strings.HasPrefix(v, "-") || strings.HasPrefix(v, "+")) {
+				nameref = nameref || strings.Contains(v, "n")
+				listing = listing || strings.Contains(v, "p")
+				if strings.ContainsAny(v, "fF") {
+					names++ // functions, not variables, are listed
+				}
+				continue
+			}
+		}
+		names++
+		if a.Array != nil {
+			w.nodes(st, a.Array)
+		}
+		if a.Index != nil {
+			w.nodes(st, a.Index)
+			w.an.arith = true
+		}
+		if a.Name != nil {
+			if IsSteeringVar(a.Name.Value) && !a.Naked {
+				w.an.out.Steering = append(w.an.out.Steering, a.Name.Value)
+			}
+			if a.Name.Value == "CDPATH" {
+				w.an.cdpath = true
+			}
+			if nameref && a.Value != nil {
+				// A name reference is resolved, subscript included, at
+				// every use.
+				if v, _ := wordValue(a.Value); strings.ContainsAny(v, "[`$") {
+					w.an.unprovable("%s -n refers to %s, which bash evaluates at every use", name, v)
+				}
+			}
+			cmd.Args = append(cmd.Args, a.Name.Value)
+			cmd.Dynamic = append(cmd.Dynamic, false)
+		} else if a.Value != nil {
+			// `export $x` may assign anything.
+			v, info := wordValue(a.Value)
+			if !info.literal {
+				w.an.unprovable("%s with a non-literal argument", name)
+			} else if strings.Contains(v, "[") {
+				w.an.unprovable("%s argument names an array element, whose subscript bash evaluates: %s", name, v)
+			}
+			cmd.Args = append(cmd.Args, v)
+			cmd.Dynamic = append(cmd.Dynamic, !info.literal)
+			if k, _, ok := strings.Cut(v, "="); ok && IsSteeringVar(k) {
+				w.an.out.Steering = append(w.an.out.Steering, k)
+			}
+		}
+	}
+	if listing || names == 0 {
+		// `export`, `declare -p` print variables with their values.
+		w.an.out.Secrets = append(w.an.out.Secrets, "`"+name+"` prints variables, secrets included")
+	}
+	// Declaring variables changes no file; steering is reported apart.
+	cmd.ReadOnly = true
+	w.an.out.Commands = append(w.an.out.Commands, cmd)
+}

@@ -178,18 +178,22 @@ func parseBuiltinOperands(name string) func([]string, []bool) Parsed {
 	}
 }
 
-// parseGitArgs follows git.c's handle_options: exact global options only
-// (no grouping, no abbreviation), then the sub-command.
-func parseGitArgs(args []string, dyn []bool) Parsed {
-	p := Parsed{Model: true, SubIndex: -1}
-	valued := map[string]Effect{"-C": EffectChdir, "-c": EffectConfig, "--git-dir": EffectConfig,
+// git's global options: those taking a value, and the others.
+var (
+	gitValued = map[string]Effect{"-C": EffectChdir, "-c": EffectConfig, "--git-dir": EffectConfig,
 		"--work-tree": EffectConfig, "--namespace": EffectConfig, "--super-prefix": EffectConfig,
 		"--config-env": EffectConfig, "--attr-source": EffectConfig}
-	bare := map[string]Effect{"-p": "", "--paginate": "", "-P": "", "--no-pager": "", "--no-replace-objects": "",
+	gitBare = map[string]Effect{"-p": "", "--paginate": "", "-P": "", "--no-pager": "", "--no-replace-objects": "",
 		"--no-lazy-fetch": "", "--no-optional-locks": "", "--no-advice": "", "--bare": EffectConfig,
 		"--literal-pathspecs": "", "--glob-pathspecs": "", "--noglob-pathspecs": "", "--icase-pathspecs": "",
 		"--html-path": "", "--man-path": "", "--info-path": "", "-v": "", "--version": "", "-h": "", "--help": "",
 		"--exec-path": EffectExec}
+)
+
+// parseGitArgs follows git.c's handle_options: exact global options only
+// (no grouping, no abbreviation), then the sub-command.
+func parseGitArgs(args []string, dyn []bool) Parsed {
+	p := Parsed{Model: true, SubIndex: -1}
 	i := 0
 	for ; i < len(args); i++ {
 		a := args[i]
@@ -209,7 +213,7 @@ func parseGitArgs(args []string, dyn []bool) Parsed {
 			break
 		}
 		name, val, hasVal := strings.Cut(a, "=")
-		if e, ok := valued[name]; ok {
+		if e, ok := gitValued[name]; ok {
 			f := Flag{Name: name, Index: i, Effect: e, Global: true, HasValue: true, Value: val}
 			if name == "-C" || name == "-c" {
 				if hasVal {
@@ -232,7 +236,7 @@ func parseGitArgs(args []string, dyn []bool) Parsed {
 			p.Flags = append(p.Flags, Flag{Name: name, Index: i, Effect: EffectExec, Global: true, HasValue: hasVal, Value: val})
 			continue
 		}
-		if e, ok := bare[a]; ok {
+		if e, ok := gitBare[a]; ok {
 			p.Flags = append(p.Flags, Flag{Name: gitCanon(a), Index: i, Effect: e, Global: true})
 			continue
 		}
