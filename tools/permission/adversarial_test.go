@@ -181,6 +181,9 @@ var adversarialClasses = map[string][]advCase{
 		adv("rg -uu KEY"),
 		advDeny("head -c 100 ~/.aws/credentials"),
 		advDeny("cp .env /tmp/x"),
+		advDeny(". ./.env"),
+		advDeny("dd if=.env"),
+		adv("x=ANTHROPIC_API_KEY; echo ${!x}"),
 	},
 	// Class 5: files read as arguments are path-checked like redirections.
 	"reads as arguments": {
@@ -434,6 +437,7 @@ func TestReadOnlyStillAllowed(t *testing.T) {
 		"echo hello; pwd; date +%F", "tree -L 2", "du -sh src", "stat README.md", "cd src && ls",
 		"grep -c x docs/*.md", "cat docs/{guide.md,sub/deeper.md}", "ls -d docs/*/", "git rev-parse --show-toplevel",
 		"git ls-files | head", "git grep -n package", "printf '%s\\n' a b | sort",
+		"command -v git",
 	} {
 		rep := g.Evaluate(context.Background(), bashQuery(f.ws, cmd))
 		if rep.Decision != engine.DecisionAllow {

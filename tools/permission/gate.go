@@ -604,10 +604,15 @@ func (e *eval) safety() StageResult {
 }
 
 // secretArg returns a literal argument naming a credential file or
-// directory (`~/.ssh/id_rsa`, `.env`, `x.pem`): whatever the rules, a
-// command touching it is asked, because reading it leaks the secret.
+// directory (`~/.ssh/id_rsa`, `.env`, `x.pem`) given to a program whose
+// reads the analysis does not track: whatever the rules, a command
+// touching it is asked, because reading it leaks the secret.
 func (e *eval) secretArg() string {
 	for _, c := range e.an.Commands {
+		if shell.TracksFiles(c.Name) && !strings.Contains(c.Name, "/") {
+			// Its reads are targets, judged by shellChecks.
+			continue
+		}
 		for i, a := range c.Args {
 			if c.IsDynamic(i) {
 				continue

@@ -136,7 +136,8 @@ func TestAdversarialSecretReads(t *testing.T) {
 	secrets := []string{"env", "env -0", "env -u HOME", "printenv", "printenv ANTHROPIC_API_KEY", "ps eww",
 		"ps auxe", "ps -o pid,environ", "ps e", "awk '{print ENVIRON[\"HOME\"]}' f", "jq -n env",
 		"jq -n '$ENV.HOME'", "echo $ANTHROPIC_API_KEY", "echo \"${GITHUB_TOKEN}\"", "export -p", "declare -p",
-		"export", "set", "typeset -p", "git config --list", "git config --get http.extraheader"}
+		"export", "set", "typeset -p", "git config --list", "git config --get http.extraheader",
+		"x=ANTHROPIC_API_KEY; echo ${!x}"}
 	for _, src := range secrets {
 		if a := Analyze(src); len(a.Secrets) == 0 {
 			t.Errorf("%q: no secret read reported", src)
@@ -150,6 +151,7 @@ func TestAdversarialSecretReads(t *testing.T) {
 		"diff .env f": ".env", "base64 .env": ".env", "xxd .env": ".env", "od -c k.pem": "k.pem",
 		"cat /proc/self/environ": "/proc/self/environ", "tr a b < /proc/1/environ": "/proc/1/environ",
 		"cp .env /tmp/x": ".env", "jq --rawfile s .env -n '$s'": ".env", "git diff --no-index .env f": ".env",
+		". ./.env": "./.env", "source .env": ".env", "dd if=.env": ".env",
 	}
 	for src, p := range reads {
 		if a := Analyze(src); !hasTarget(a, p, OpRead) {

@@ -492,8 +492,11 @@ func (w *walker) nodes(st *state, n syntax.Node) {
 				// values as arithmetic or as variable names.
 				w.an.arith = true
 			}
-			if x.Param != nil && SecretName(x.Param.Value) && !x.Length && !x.Excl {
+			switch {
+			case x.Param != nil && SecretName(x.Param.Value) && !x.Length && !x.Excl:
 				w.an.out.Secrets = append(w.an.out.Secrets, "$"+x.Param.Value+" expands a variable that may hold a secret")
+			case x.Excl && x.Names == 0 && x.Index == nil && x.Param != nil:
+				w.an.out.Secrets = append(w.an.out.Secrets, "${!"+x.Param.Value+"} expands whichever variable "+x.Param.Value+" names")
 			}
 		}
 		return true

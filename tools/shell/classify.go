@@ -106,6 +106,10 @@ func (c *classCtx) effects() {
 			if f.HasValue && f.Value != "-" {
 				c.target(f.Value, f.ValueDynamic, OpRead)
 			}
+		case EffectStat:
+			if f.HasValue {
+				c.target(f.Value, f.ValueDynamic, OpRead).Meta = true
+			}
 		case EffectReadList:
 			if f.HasValue && f.Value != "-" {
 				c.target(f.Value, f.ValueDynamic, OpRead)
@@ -190,12 +194,20 @@ var readers = map[string]operandReader{
 	"groups": readNone, "users": readNone, "who": readNone, "arch": readNone, "logname": readNone,
 	"hostid": readNone, "locale": readNone, "getconf": readNone, "free": readNone, "uptime": readNone,
 	"which": readNone, "type": readNone, "pgrep": readNone, "lsblk": readNone, "jobs": readNone,
-	"wait": readNone, "dirs": readNone, "times": readNone, "help": readNone,
+	"wait": readNone, "dirs": readNone, "command": readNone, "exec": readNone, "times": readNone, "help": readNone,
 	"printenv": readPrintenv, "env": readEnvDump, "date": readDate, "hostname": readHostname, "ps": readNone,
 	"test": readNone, "[": readNone, "cd": readNone, "pushd": readNone, "popd": readNone,
 	"grep": readGrep, "egrep": readGrep, "fgrep": readGrep, "rg": readRg, "fd": readFd, "fdfind": readFd,
 	"find": readFind, "jq": readJq, "sed": readSed, "awk": readAwk, "gawk": readAwk, "mawk": readAwk,
 	"nawk": readAwk,
+}
+
+// TracksFiles reports whether the analysis reports every file the program
+// reads or writes as a target (a modelled reader), so that a caller need
+// not guess from its arguments.
+func TracksFiles(prog string) bool {
+	_, ok := readers[baseName(prog)]
+	return ok
 }
 
 // readMetaOperands: operands are paths whose metadata is read; none means

@@ -95,7 +95,7 @@ func init() {
 	register(gnu("uniq", "c,count", "d,repeated", "D", "all-repeated?", "f,skip-fields=", "group?", "i,ignore-case",
 		"s,skip-chars=", "u,unique", "z,zero-terminated", "w,check-chars="))
 	register(gnu("date", "d,date=", "debug", "f,file=:r", "I,iso-8601?", "resolution", "R,rfc-email", "rfc-3339=",
-		"r,reference=:r", "s,set=:W", "u,utc,universal"))
+		"r,reference=:m", "s,set=:W", "u,utc,universal"))
 	register(gnu("id", "a", "Z,context", "g,group", "G,groups", "n,name", "r,real", "u,user", "z,zero"))
 	register(gnu("uname", "a,all", "s,kernel-name", "n,nodename", "r,kernel-release", "v,kernel-version",
 		"m,machine", "p,processor", "i,hardware-platform", "o,operating-system"))
@@ -109,8 +109,8 @@ func init() {
 		"q,count", "r,runlevel", "s,short", "t,time", "T,w,mesg,message,writable", "u,users"))
 	yes := register(gnu("yes"))
 	yes.permute = false
-	register(gnu("truncate", "c,no-create", "o,io-blocks", "r,reference=:r", "s,size="))
-	register(gnu("touch", "a", "c,no-create", "d,date=", "f", "h,no-dereference", "m", "r,reference=:r", "t=", "time="))
+	register(gnu("truncate", "c,no-create", "o,io-blocks", "r,reference=:m", "s,size="))
+	register(gnu("touch", "a", "c,no-create", "d,date=", "f", "h,no-dereference", "m", "r,reference=:m", "t=", "time="))
 	register(gnu("mkdir", "m,mode=", "p,parents", "v,verbose", "Z@context", "context?"))
 	register(gnu("rmdir", "ignore-fail-on-non-empty", "p,parents", "v,verbose"))
 	register(gnu("rm", "f,force", "i", "I", "interactive?", "one-file-system", "no-preserve-root",
@@ -134,10 +134,10 @@ func init() {
 		"T,no-target-directory", "v,verbose", "preserve-context", "Z@context", "context?"))
 	register(gnu("tee", "a,append", "i,ignore-interrupts", "p", "output-error?"))
 	register(gnu("chmod", "c,changes", "f,silent,quiet", "v,verbose", "no-preserve-root", "preserve-root",
-		"reference=:r", "R,recursive"))
+		"reference=:m", "R,recursive"))
 	for _, s := range []string{"chown", "chgrp"} {
 		register(gnu(s, "c,changes", "f,silent,quiet", "v,verbose", "dereference", "h,no-dereference", "from=",
-			"no-preserve-root", "preserve-root", "reference=:r", "R,recursive", "H", "L", "P"))
+			"no-preserve-root", "preserve-root", "reference=:m", "R,recursive", "H", "L", "P"))
 	}
 	// Wrappers: their options end at the command they run.
 	wrap := func(name string, specs ...string) *Model {

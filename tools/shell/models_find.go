@@ -35,8 +35,8 @@ var findPrimaries = map[string]int{
 var findEffects = map[string]Effect{
 	"-delete": EffectWrites, "-exec": EffectExec, "-execdir": EffectExec, "-ok": EffectExec,
 	"-okdir": EffectExec, "-fls": EffectWrite, "-fprint": EffectWrite, "-fprint0": EffectWrite,
-	"-fprintf": EffectWrite, "-files0-from": EffectReadList, "-anewer": EffectRead, "-cnewer": EffectRead,
-	"-newer": EffectRead, "-samefile": EffectRead,
+	"-fprintf": EffectWrite, "-files0-from": EffectReadList, "-anewer": EffectStat, "-cnewer": EffectStat,
+	"-newer": EffectStat, "-samefile": EffectStat,
 }
 
 func init() {
@@ -109,7 +109,7 @@ starts:
 		}
 		f := Flag{Name: a, Index: i, Effect: findEffects[a]}
 		if isFindNewerXY(a) && a[len(a)-1] != 't' {
-			f.Effect = EffectRead
+			f.Effect = EffectStat
 		}
 		switch {
 		case n < 0:

@@ -31,6 +31,9 @@ const (
 	EffectNone Effect = ""
 	// EffectRead: the value names a file the program reads.
 	EffectRead Effect = "read"
+	// EffectStat: the value names a path whose metadata (times, size,
+	// mode) the program reads, not its content (touch -r, find -newer).
+	EffectStat Effect = "stat"
 	// EffectReadList: the value names a file that lists more files to
 	// read (--files0-from): the files read cannot be known.
 	EffectReadList Effect = "read-list"
@@ -164,7 +167,7 @@ type Model struct {
 // more: a long one), then "=" for a required value or "?" for an
 // optional one, then "@name" when the canonical name is another option's
 // (`-F` is `--classify` but takes no value), then ":" and an effect
-// letter: r read, l read a list of files, w write, d write-dir, W writes,
+// letter: r read, m read metadata, l read a list of files, w write, d write-dir, W writes,
 // x exec, c chdir, C config, s secret.
 func newModel(name string, permute bool, specs ...string) *Model {
 	m := &Model{name: name, short: map[byte]*modelOpt{}, long: map[string]*modelOpt{}, permute: permute}
@@ -212,7 +215,7 @@ func (m *Model) add(specs ...string) *Model {
 	return m
 }
 
-var effectLetters = map[string]Effect{"": EffectNone, "r": EffectRead, "l": EffectReadList, "w": EffectWrite, "d": EffectWriteDir,
+var effectLetters = map[string]Effect{"": EffectNone, "r": EffectRead, "m": EffectStat, "l": EffectReadList, "w": EffectWrite, "d": EffectWriteDir,
 	"W": EffectWrites, "x": EffectExec, "c": EffectChdir, "C": EffectConfig, "s": EffectSecret}
 
 // lookupLong finds a long option by its name or, as getopt_long does, by

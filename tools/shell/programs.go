@@ -90,6 +90,14 @@ func classify(base string, args []string, dyn []bool) classInfo {
 		}
 	case "gcc", "cc", "g++", "c++", "clang", "clang++", "rustc", "tcc", "ld", "as":
 		return classifyOutputFlag(args, dyn, "-o", true)
+	case "source", ".":
+		// The sourced file is read (and run): a credential sourced is
+		// read.
+		if len(args) > 0 {
+			t := tgt(args, dyn, 0, OpRead)
+			t.Glob = t.Dynamic && isGlobOnly(t.Path)
+			return classInfo{targets: []Target{t}}
+		}
 	case "npm", "yarn", "pnpm", "npx", "bun", "make", "gmake", "cargo":
 		// They run the project's scripts, recipes and build scripts.
 		return classInfo{}
