@@ -508,3 +508,23 @@ func SecretName(name string) bool {
 	}
 	return false
 }
+
+// KnownOptions reports whether a model parsed every argument of c, knew
+// every option, and saw no word that may expand to an option other than
+// a glob: the command means what the model says. A gate that cannot rely
+// on an OS sandbox allows without asking only such commands.
+func KnownOptions(c Command) bool {
+	if c.DynamicName {
+		return false
+	}
+	p := ParseArgs(c.Name, c.Args, c.Dynamic)
+	if !p.Known() {
+		return false
+	}
+	for _, i := range p.MaybeOptions {
+		if !isGlobOnly(c.Args[i]) {
+			return false
+		}
+	}
+	return true
+}

@@ -242,3 +242,15 @@ func TestEveryReaderHasAModel(t *testing.T) {
 		}
 	}
 }
+
+func TestKnownOptions(t *testing.T) {
+	for src, want := range map[string]bool{
+		"ls -la src": true, "grep -rn x .": true, "cat -Q f": false, "sort $o f": false, "wc -l *.go": true,
+		"git log --oneline": true, "git frobnicate": false, "python3 x.py": false, "$x f": false,
+	} {
+		a := Analyze(src)
+		if got := KnownOptions(a.Commands[0]); got != want {
+			t.Errorf("%q: KnownOptions %v, want %v", src, got, want)
+		}
+	}
+}
