@@ -628,9 +628,23 @@ func (e *eval) secretArg() string {
 			if isCredential(filepath.Base(l)) || hasCredDir(l) {
 				return a
 			}
+			// Inline code (`python3 -c 'open(".env")'`, `curl -d @.env`)
+			// names files inside a larger word.
+			for _, tok := range strings.FieldsFunc(l, notPathByte) {
+				tok = strings.TrimRight(tok, "/.")
+				if tok != "" && (isCredential(filepath.Base(tok)) || hasCredDir(tok)) {
+					return a
+				}
+			}
 		}
 	}
 	return ""
+}
+
+// notPathByte reports a character that cannot be part of a path as code
+// usually spells one.
+func notPathByte(r rune) bool {
+	return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || strings.ContainsRune("._~/-+", r))
 }
 
 // catastrophic says why deleting t would destroy the workspace, home or

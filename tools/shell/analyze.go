@@ -150,10 +150,11 @@ func (a *Analysis) ReadOnly() bool {
 }
 
 // IsHarmlessDevice reports whether p is a device that swallows or echoes
-// output (/dev/null, /dev/stdout, /dev/stderr, /dev/fd/0-2).
+// output (/dev/null, /dev/stdout, /dev/stderr, /dev/fd/0-2) or the pipe of
+// a process substitution (ProcSubstPath).
 func IsHarmlessDevice(p string) bool {
 	switch p {
-	case "/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/fd/0", "/dev/fd/1", "/dev/fd/2":
+	case "/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/fd/0", "/dev/fd/1", "/dev/fd/2", ProcSubstPath:
 		return true
 	}
 	return false

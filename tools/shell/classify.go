@@ -51,6 +51,10 @@ func (c *classCtx) unprovable(why string) {
 }
 
 func (c *classCtx) target(p string, dyn bool, op Op) *Target {
+	if p == ProcSubstPath {
+		// A pipe to analysed commands: a scratch target nobody records.
+		return &Target{}
+	}
 	if c.chdir != "" && !isAbsPath(p) {
 		p = strings.TrimSuffix(c.chdir, "/") + "/" + p
 	}

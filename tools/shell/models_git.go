@@ -1,6 +1,9 @@
 package shell
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // This file's init runs after models_cli.go's (files initialise in name
 // order), which registers the git model.
@@ -77,6 +80,12 @@ func init() {
 }
 
 func gitSubModel(sub string, specs []string) *Model {
+	// "NUM" stands for -<number> in the extracted lists.
+	numeric := false
+	specs = slices.DeleteFunc(slices.Clone(specs), func(s string) bool {
+		numeric = numeric || s == "NUM"
+		return s == "NUM"
+	})
 	m := newModel(sub, true, specs...)
 	m.exactLong = gitRevisionWalkers[sub]
 	// Negated spellings of long options (`--no-verify`); a negation
@@ -89,7 +98,7 @@ func gitSubModel(sub string, specs []string) *Model {
 			m.add("no-" + n)
 		}
 	}
-	if _, ok := m.long["max-count"]; ok {
+	if _, ok := m.long["max-count"]; ok && numeric {
 		m.numeric = "--max-count"
 	}
 	if sub == "grep" {

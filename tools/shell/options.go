@@ -201,12 +201,15 @@ func (m *Model) add(specs ...string) *Model {
 			o.canon = "-" + names[0]
 		}
 		for _, n := range names {
+			// The first definition of a name wins: a command's own
+			// options come before those it shares (git shortlog's -n is
+			// --numbered, not the revision walker's --max-count).
 			if len(n) == 1 {
-				m.short[n[0]] = o
-			} else {
-				if _, dup := m.long[n]; !dup {
-					m.longNames = append(m.longNames, n)
+				if _, dup := m.short[n[0]]; !dup {
+					m.short[n[0]] = o
 				}
+			} else if _, dup := m.long[n]; !dup {
+				m.longNames = append(m.longNames, n)
 				m.long[n] = o
 			}
 		}

@@ -68,6 +68,14 @@ func wordValue(w *syntax.Word) (string, wordInfo) {
 			if p.Param != nil {
 				b.WriteString(p.Param.Value)
 			}
+		case *syntax.ProcSubst:
+			info.literal = false
+			if len(w.Parts) == 1 {
+				// The word is a pipe to commands analysed on their own.
+				b.WriteString(ProcSubstPath)
+				continue
+			}
+			b.WriteString("$?")
 		default:
 			info.literal = false
 			b.WriteString("$?")
@@ -75,6 +83,11 @@ func wordValue(w *syntax.Word) (string, wordInfo) {
 	}
 	return b.String(), info
 }
+
+// ProcSubstPath is the value of a word that is only a process
+// substitution, <(cmd) or >(cmd): bash passes a pipe's /dev/fd path, not a
+// file, and the commands behind it are analysed like any other.
+const ProcSubstPath = "/dev/fd/<(...)>"
 
 func isHomeParam(p *syntax.ParamExp) bool {
 	return p.Param != nil && p.Param.Value == "HOME" && !p.Excl && !p.Length && !p.Width &&
