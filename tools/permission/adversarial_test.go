@@ -139,6 +139,7 @@ var adversarialClasses = map[string][]advCase{
 		advDeny("pushd -0 && echo x > index"),
 		adv("CDPATH=.git cd hooks && echo x > pre-commit"),
 		adv("eval 'cd src'; echo x > notes.txt"),
+		advDeny("shopt -s cdable_vars; g=.git; cd g && touch config"),
 	},
 	// Class 4: secrets read as files, through the environment, or
 	// through history.
@@ -236,6 +237,9 @@ var adversarialClasses = map[string][]advCase{
 		adv("git --bare log"),
 		adv("cd vendor && cd x && git diff"),
 		adv("eval 'cd vendor/x'; git status"),
+		adv("mkdir bare2 && cd bare2 && touch HEAD && mkdir objects refs && git status"),
+		adv("cd src && touch HEAD config && mkdir objects refs && git status"),
+		adv("git init sub2 && git -C sub2 status"),
 	},
 	// Class 7: programs steered by files or variables the model controls.
 	"steered programs": {

@@ -377,10 +377,47 @@ func (e *eval) foreignGit(c shell.Command) string {
 		if !within(e.ws, r) {
 			return "`" + c.String() + "` runs git in " + d + ", outside the workspace"
 		}
+		if r == e.ws {
+			continue
+		}
+		if _, err := os.Lstat(r); err != nil {
+			// The line creates the directory: what it will hold is
+			// not known.
+			return "`" + c.String() + "` runs git in " + d + ", which does not exist yet"
+		}
 		for dir := r; dir != e.ws && within(e.ws, dir); dir = filepath.Dir(dir) {
+			rel, _ := filepath.Rel(e.ws, dir)
 			if _, err := os.Lstat(filepath.Join(dir, ".git")); err == nil || looksLikeGitDir(dir) {
-				rel, _ := filepath.Rel(e.ws, dir)
 				return "`" + c.String() + "` runs git on the repository in " + rel + ", not the workspace's, and its configuration can run programs"
+			}
+			if w := e.makesRepository(dir); w != "" {
+				return "`" + c.String() + "` runs git in " + rel + ", where the same command line writes " + w + ", which can make it a repository of its own"
+			}
+		}
+	}
+	return ""
+}
+
+// repoMarkers are the names that make a directory a git repository to git's
+// discovery (a .git entry, or a bare repository's HEAD, objects, refs and
+// config).
+var repoMarkers = map[string]bool{".git": true, "head": true, "objects": true, "refs": true, "config": true,
+	"commondir": true, "gitdir": true}
+
+// makesRepository returns a path the command line writes that would make
+// dir a repository (dir/HEAD, dir/config, dir/objects/...), or one it
+// writes where the analysis cannot tell.
+func (e *eval) makesRepository(dir string) string {
+	for _, t := range e.tgts {
+		if t.Op == shell.OpRead || shell.IsHarmlessDevice(t.Path) {
+			continue
+		}
+		if t.Dynamic || t.resolved == "" {
+			return t.Path
+		}
+		for p := t.resolved; within(dir, p) && p != dir; p = filepath.Dir(p) {
+			if filepath.Dir(p) == dir && repoMarkers[strings.ToLower(filepath.Base(p))] {
+				return t.Path
 			}
 		}
 	}

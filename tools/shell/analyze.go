@@ -688,7 +688,10 @@ func (w *walker) record(words []string, dyn []bool, env, wrappers []string, priv
 		w.shellStdin(base, s, st)
 	}
 	if base == "shopt" {
+		// dotglob, nocaseglob, globstar change what globs match;
+		// cdable_vars lets cd go where a variable says.
 		w.an.out.GlobOptions = true
+		w.an.cdpath = true
 	}
 	if base == "set" && len(cmd.Args) == 0 {
 		w.an.out.Secrets = append(w.an.out.Secrets, "`set` prints every variable, secrets included")
