@@ -344,7 +344,8 @@ func (w *walker) target(st *state, word *syntax.Word, op Op, by string) {
 // addTarget records t in every candidate working directory. A relative
 // path under an unknown working directory may be below any directory.
 func (w *walker) addTarget(st *state, t Target) {
-	if t.Path == "" && !t.Dynamic {
+	if t.Path == "" && !t.Dynamic || t.Path == ProcSubstPath {
+		// Nothing, or the pipe of a process substitution.
 		return
 	}
 	abs := isAbsPath(t.Path)

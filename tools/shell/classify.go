@@ -78,6 +78,12 @@ func (c *classCtx) write(i int, op Op) {
 	c.notProven = true
 }
 
+// isTempDir reports the system's temporary directories.
+func isTempDir(p string) bool {
+	p = strings.TrimSuffix(p, "/")
+	return p == "/tmp" || p == "/var/tmp" || p == "/dev/shm"
+}
+
 // isAbsPath reports a path that does not depend on the working directory.
 func isAbsPath(p string) bool {
 	return strings.HasPrefix(p, "/") || p == "~" || strings.HasPrefix(p, "~/")
@@ -99,6 +105,12 @@ func (c *classCtx) effects() {
 			}
 			c.info.writes, c.notProven = true, true
 		case EffectWriteDir:
+			if f.HasValue && !f.ValueDynamic && isTempDir(f.Value) {
+				// Scratch files in a temporary directory (sort -T /tmp),
+				// which the sandbox makes private.
+				c.info.writes, c.notProven = true, true
+				continue
+			}
 			if f.HasValue {
 				t := c.target(f.Value, f.ValueDynamic, OpWrite)
 				t.Recursive = true
