@@ -49,17 +49,7 @@ func classify(base string, args []string, dyn []bool) classInfo {
 		}
 		return info
 	case "curl", "wget":
-		var t []Target
-		scanOpts(args, dyn, 0, optSpec{short: "oOdHXuAeEKbcTwxmrCFPDY", long: map[string]bool{"output": true, "output-document": true, "data": true, "header": true, "config": true, "upload-file": true, "dump-header": true, "cookie-jar": true, "directory-prefix": true}}, func(o, a string, d bool) {
-			switch {
-			case base == "curl" && (o == "-o" || o == "--output" || o == "-D" || o == "--dump-header" || o == "-c" || o == "--cookie-jar"),
-				base == "wget" && (o == "-O" || o == "--output-document"):
-				t = append(t, Target{Path: a, Op: OpWrite, Dynamic: d})
-			case base == "wget" && (o == "-P" || o == "--directory-prefix"):
-				t = append(t, Target{Path: a, Op: OpWrite, Dynamic: true})
-			}
-		})
-		return classInfo{writes: len(t) > 0 || base == "wget", targets: t}
+		return classifyTransfer(base, args, dyn)
 	case "patch":
 		var t []Target
 		scanOpts(args, dyn, 0, optSpec{short: "oBdDFgiprVYzx", long: map[string]bool{"output": true, "directory": true, "input": true, "reject-file": true, "prefix": true, "strip": true, "basename-prefix": true, "backup-if-mismatch": false, "suffix": true}}, func(o, a string, d bool) {
@@ -187,50 +177,4 @@ func classifyGo(args []string) classInfo {
 		return classInfo{readOnly: !anyArg(args, "-w", "-u")}
 	}
 	return classInfo{}
-}
-
-// classifyTar: creating writes the archive (-f); extracting writes whatever
-// the archive names, which no check can see.
-func classifyTar(args []string, dyn []bool) classInfo {
-	extract, create := false, false
-	var file, dir *Target
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		switch {
-		case a == "-x" || a == "--extract" || a == "--get" || i == 0 && !strings.HasPrefix(a, "-") && strings.ContainsRune(a, 'x'):
-			extract = true
-		case a == "-c" || a == "--create" || a == "-r" || a == "-u" || a == "--append" || i == 0 && !strings.HasPrefix(a, "-") && strings.ContainsAny(a, "cru"):
-			create = true
-		case strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && len(a) > 2:
-			extract = extract || strings.ContainsRune(a, 'x')
-			create = create || strings.ContainsAny(a, "cru")
-		}
-		if a == "-C" || a == "--directory" {
-			if i+1 < len(args) {
-				dir = &Target{Path: args[i+1], Op: OpWrite, Dynamic: dyn[i+1]}
-			}
-		}
-		if v, ok := strings.CutPrefix(a, "--directory="); ok {
-			dir = &Target{Path: v, Op: OpWrite, Dynamic: dyn[i]}
-		}
-		if v, ok := strings.CutPrefix(a, "--file="); ok {
-			file = &Target{Path: v, Op: OpWrite, Dynamic: dyn[i]}
-		}
-		if a == "-f" || a == "--file" || strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && strings.HasSuffix(a, "f") {
-			if i+1 < len(args) {
-				file = &Target{Path: args[i+1], Op: OpWrite, Dynamic: dyn[i+1]}
-			}
-		}
-	}
-	info := classInfo{writes: extract || create, readOnly: !extract && !create}
-	if extract {
-		info.unprovable = "tar extracts the files its archive names"
-		if dir != nil {
-			info.targets = append(info.targets, *dir)
-		}
-	}
-	if create && file != nil && file.Path != "-" {
-		info.targets = append(info.targets, *file)
-	}
-	return info
 }
