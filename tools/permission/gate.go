@@ -486,8 +486,9 @@ func (e *eval) validation() StageResult {
 			}
 		}
 		for _, t := range e.tgts {
-			if t.Dynamic {
-				return ask("the command " + string(t.Op) + "s a path that is not a literal: " + t.Path)
+			if t.Dynamic && !(t.Glob && t.Op == shell.OpRead) {
+				// A glob read is expanded by the safety stage.
+				return ask(by(t) + " " + string(t.Op) + "s a path that is not a literal: " + t.Path)
 			}
 		}
 		if why := e.unforeseeableLinkTarget(); why != "" {
@@ -519,6 +520,10 @@ func (e *eval) safety() StageResult {
 			continue
 		}
 		writes := t.Op != shell.OpRead
+		if !writes && !t.file {
+			// A shell command's reads are judged by shellChecks.
+			continue
+		}
 		if t.Op == shell.OpDelete && t.Dynamic {
 			if why := catastrophicPattern(t.Path); why != "" {
 				return deny(why)
@@ -528,7 +533,7 @@ func (e *eval) safety() StageResult {
 			// Only the literal directory prefix can be judged.
 			if pre := staticPrefix(t.Path); writes && pre != "" {
 				if r, err := resolvePath(e.ws, pre, e.home); err == nil && !within(e.ws, r) {
-					return deny("the command writes below " + pre + ", outside the workspace")
+					return deny(by(t) + " writes below " + pre + ", outside the workspace")
 				}
 			}
 			continue
@@ -543,21 +548,16 @@ func (e *eval) safety() StageResult {
 		}
 		if !within(e.ws, t.resolved) {
 			if writes {
-				return deny("the path " + t.Path + " resolves to " + t.resolved + ", outside the workspace " + e.ws)
+				return deny(by(t) + " writes " + t.Path + ", which resolves to " + t.resolved + ", outside the workspace " + e.ws)
 			}
-			if t.file {
-				return deny("reading " + t.Path + " (" + t.resolved + ") outside the workspace " + e.ws)
-			}
-			s := StageResult{Stage: StageSafety, Decision: engine.DecisionAsk, Reason: "the command reads " + t.Path + ", outside the workspace"}
-			ask = &s
-			continue
+			return deny("reading " + t.Path + " (" + t.resolved + ") outside the workspace " + e.ws)
 		}
 		why, cred := e.protection(t.resolved)
 		if why == "" {
 			continue
 		}
 		if writes {
-			return deny(why)
+			return deny(by(t) + " writes " + t.Path + ": " + why)
 		}
 		if cred && ask == nil {
 			s := StageResult{Stage: StageSafety, Decision: engine.DecisionAsk, Reason: "reading a secret: " + why}
@@ -582,6 +582,16 @@ func (e *eval) safety() StageResult {
 			}
 		}
 	}
+	if e.an != nil {
+		switch v := e.shellChecks(); v.decision {
+		case engine.DecisionDeny:
+			return deny(v.reason)
+		case engine.DecisionAsk:
+			if ask == nil {
+				ask = &StageResult{Stage: StageSafety, Decision: engine.DecisionAsk, Reason: v.reason}
+			}
+		}
+	}
 	if ask == nil && e.an != nil {
 		if a := e.secretArg(); a != "" {
 			return StageResult{Stage: StageSafety, Decision: engine.DecisionAsk, Reason: "the command names a secret: " + a}
@@ -594,10 +604,15 @@ func (e *eval) safety() StageResult {
 }
 
 // secretArg returns a literal argument naming a credential file or
-// directory (`~/.ssh/id_rsa`, `.env`, `x.pem`): whatever the rules, a
-// command touching it is asked, because reading it leaks the secret.
+// directory (`~/.ssh/id_rsa`, `.env`, `x.pem`) given to a program whose
+// reads the analysis does not track: whatever the rules, a command
+// touching it is asked, because reading it leaks the secret.
 func (e *eval) secretArg() string {
 	for _, c := range e.an.Commands {
+		if shell.TracksFiles(c.Name) && !strings.Contains(c.Name, "/") {
+			// Its reads are targets, judged by shellChecks.
+			continue
+		}
 		for i, a := range c.Args {
 			if c.IsDynamic(i) {
 				continue
@@ -613,9 +628,23 @@ func (e *eval) secretArg() string {
 			if isCredential(filepath.Base(l)) || hasCredDir(l) {
 				return a
 			}
+			// Inline code (`python3 -c 'open(".env")'`, `curl -d @.env`)
+			// names files inside a larger word.
+			for _, tok := range strings.FieldsFunc(l, notPathByte) {
+				tok = strings.TrimRight(tok, "/.")
+				if tok != "" && (isCredential(filepath.Base(tok)) || hasCredDir(tok)) {
+					return a
+				}
+			}
 		}
 	}
 	return ""
+}
+
+// notPathByte reports a character that cannot be part of a path as code
+// usually spells one.
+func notPathByte(r rune) bool {
+	return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || strings.ContainsRune("._~/-+", r))
 }
 
 // catastrophic says why deleting t would destroy the workspace, home or

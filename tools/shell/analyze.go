@@ -12,7 +12,6 @@ package shell
 import (
 	"fmt"
 	"path"
-	"slices"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -55,6 +54,23 @@ type Target struct {
 	// Dynamic means the path is not a literal (variables, globs, command
 	// substitution, unknown cwd): the real file cannot be known.
 	Dynamic bool `json:"dynamic,omitempty"`
+	// Glob is set on a dynamic path whose only expansions are globs and
+	// braces: the gate may expand it against the file system.
+	Glob bool `json:"glob,omitempty"`
+	// UnknownCwd is set on a relative path used where the working
+	// directory is unknown (after eval, source, a function call, trap,
+	// pushd +N, cd -, inside find -execdir): it may be relative to any
+	// directory, .git among them.
+	UnknownCwd bool `json:"unknown_cwd,omitempty"`
+	// Meta is set on a read that sees only names and metadata (ls, stat,
+	// find), not the file's content.
+	Meta bool `json:"meta,omitempty"`
+	// Recursive is set when everything below the path is read or
+	// written (grep -r, rg, find, diff -r, rm -r is not: it deletes).
+	Recursive bool `json:"recursive,omitempty"`
+	// SkipsHidden is set on a recursive read that skips hidden files and
+	// directories (rg without --hidden).
+	SkipsHidden bool `json:"skips_hidden,omitempty"`
 }
 
 // Command is one simple command after quote removal and wrapper peeling.
@@ -80,6 +96,15 @@ type Command struct {
 	// Writes is set when the program is known to change files (cp, rm,
 	// git commit, sed -i, patch, ...), whether or not the targets are known.
 	Writes bool `json:"writes,omitempty"`
+	// Dirs are the candidate directories the command runs in, relative
+	// to the start directory ("" is the start directory itself), with
+	// git's -C applied; DirUnknown is set when the analysis cannot follow
+	// the working directory.
+	Dirs       []string `json:"dirs,omitempty"`
+	DirUnknown bool     `json:"dir_unknown,omitempty"`
+	// destructive caches Destructive's answer, found while classifying.
+	destructive    string
+	destructiveSet bool
 }
 
 // Analysis is the flat view of a command line.
@@ -92,6 +117,14 @@ type Analysis struct {
 	// Unprovable lists why the analysis may be incomplete. Empty means every
 	// command that can run is in Commands.
 	Unprovable []string `json:"unprovable,omitempty"`
+	// Secrets lists reads of secrets that are not files: the environment
+	// (env, printenv, set, ps e, awk ENVIRON, jq env, $TOKEN), each
+	// naming the sub-command that reads it.
+	Secrets []string `json:"secrets,omitempty"`
+	// GlobOptions is set when the script may change how globs expand
+	// (shopt dotglob or nocaseglob, GLOBIGNORE): a caller expanding a
+	// glob must then match dot files and ignore case.
+	GlobOptions bool `json:"glob_options,omitempty"`
 }
 
 // Provable reports whether the analysis saw everything that can run.
@@ -117,10 +150,11 @@ func (a *Analysis) ReadOnly() bool {
 }
 
 // IsHarmlessDevice reports whether p is a device that swallows or echoes
-// output (/dev/null, /dev/stdout, /dev/stderr, /dev/fd/0-2).
+// output (/dev/null, /dev/stdout, /dev/stderr, /dev/fd/0-2) or the pipe of
+// a process substitution (ProcSubstPath).
 func IsHarmlessDevice(p string) bool {
 	switch p {
-	case "/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/fd/0", "/dev/fd/1", "/dev/fd/2":
+	case "/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/fd/0", "/dev/fd/1", "/dev/fd/2", ProcSubstPath:
 		return true
 	}
 	return false
@@ -191,16 +225,13 @@ type analyzer struct {
 	// arith is set when the script evaluates arithmetic; dynAssign when
 	// it gives a variable a value that is not a literal.
 	arith, dynAssign bool
+	// funcs are the names of functions and aliases the script defines:
+	// a call runs a body that may change the working directory.
+	funcs map[string]bool
+	// cdpath is set when the script sets CDPATH: `cd name` may then go
+	// anywhere.
+	cdpath bool
 }
-
-// subscriptCode reports a literal that, used as a variable name or
-// arithmetic value, runs a command through an array subscript.
-func subscriptCode(v string) bool {
-	return strings.Contains(v, "[") && (strings.Contains(v, "$(") || strings.Contains(v, "`"))
-}
-
-// assigningCommands give variables values read at run time.
-var assigningCommands = map[string]bool{"read": true, "mapfile": true, "readarray": true, "getopts": true, "printf": true}
 
 func (an *analyzer) unprovable(format string, args ...any) {
 	an.out.Unprovable = append(an.out.Unprovable, fmt.Sprintf(format, args...))
@@ -229,6 +260,7 @@ func (an *analyzer) script(src string, depth int, st *state) {
 	if an.seen == nil {
 		an.seen = map[*syntax.CallExpr]bool{}
 	}
+	an.collectFuncs(f)
 	w := &walker{an: an, depth: depth}
 	w.stmts(f.Stmts, st, false)
 	// Cross-check: every simple command in the tree must have been
@@ -305,23 +337,29 @@ func (w *walker) target(st *state, word *syntax.Word, op Op, by string) {
 		return
 	}
 	v, info := wordValue(word)
-	w.addTarget(st, v, !info.literal || info.glob, op, by)
+	dyn := !info.literal || info.glob
+	w.addTarget(st, Target{Path: v, Op: op, By: by, Dynamic: dyn, Glob: dyn && info.literal})
 }
 
-func (w *walker) addTarget(st *state, p string, dynamic bool, op Op, by string) {
-	if p == "" && !dynamic {
+// addTarget records t in every candidate working directory. A relative
+// path under an unknown working directory may be below any directory.
+func (w *walker) addTarget(st *state, t Target) {
+	if t.Path == "" && !t.Dynamic || t.Path == ProcSubstPath {
+		// Nothing, or the pipe of a process substitution.
 		return
 	}
-	abs := strings.HasPrefix(p, "/") || p == "~" || strings.HasPrefix(p, "~/")
+	abs := isAbsPath(t.Path)
 	if !abs && st.unknownCwd {
-		dynamic = true
+		t.Dynamic, t.UnknownCwd, t.Glob = true, true, false
 	}
-	if abs || dynamic {
-		w.an.out.Targets = append(w.an.out.Targets, Target{Path: p, Op: op, By: by, Dynamic: dynamic})
+	if abs || t.Dynamic {
+		w.an.out.Targets = append(w.an.out.Targets, t)
 		return
 	}
 	for _, c := range st.cwds {
-		w.an.out.Targets = append(w.an.out.Targets, Target{Path: joinCwd(c, p), Op: op, By: by})
+		u := t
+		u.Path = joinCwd(c, t.Path)
+		w.an.out.Targets = append(w.an.out.Targets, u)
 	}
 }
 
@@ -361,8 +399,10 @@ func (w *walker) command(cmd syntax.Command, s *syntax.Stmt, st *state, guarded 
 			w.stmts(cl.Then, st, false)
 		}
 	case *syntax.WhileClause:
-		w.stmts(c.Cond, st, false)
-		w.stmts(c.Do, st, false)
+		w.loop(st, func() {
+			w.stmts(c.Cond, st, false)
+			w.stmts(c.Do, st, false)
+		})
 	case *syntax.ForClause:
 		switch l := c.Loop.(type) {
 		case *syntax.WordIter:
@@ -371,7 +411,7 @@ func (w *walker) command(cmd syntax.Command, s *syntax.Stmt, st *state, guarded 
 			w.an.arith = true
 			w.arith(st, l.Init, l.Cond, l.Post)
 		}
-		w.stmts(c.Do, st, false)
+		w.loop(st, func() { w.stmts(c.Do, st, false) })
 	case *syntax.CaseClause:
 		w.words(st, c.Word)
 		for _, it := range c.Items {
@@ -380,18 +420,27 @@ func (w *walker) command(cmd syntax.Command, s *syntax.Stmt, st *state, guarded 
 		}
 	case *syntax.FuncDecl:
 		// The body runs whenever the function is called, possibly under
-		// the name of a harmless program: analyse it as if it ran here.
-		w.stmt(c.Body, st.clone(), false)
+		// the name of a harmless program, from any directory: analyse it
+		// as if it ran here in an unknown directory.
+		body := st.clone()
+		body.unknownCwd = true
+		w.stmt(c.Body, body, false)
 	case *syntax.ArithmCmd:
 		w.an.arith = true
 		w.arith(st, c.X)
+		w.arithWords(c.X)
 	case *syntax.LetClause:
 		w.an.arith = true
 		w.arith(st, c.Exprs...)
+		for _, e := range c.Exprs {
+			w.arithWords(e)
+		}
 	case *syntax.TestClause:
-		// [[ ]] compares operands of -eq and friends arithmetically.
+		// [[ ]] compares operands of -eq and friends arithmetically and
+		// looks up -v operands as variables, subscripts included.
 		w.an.arith = true
 		w.nodes(st, c.X)
+		w.testClause(c.X)
 	case *syntax.TimeClause:
 		w.stmt(c.Stmt, st, guarded)
 	case *syntax.CoprocClause:
@@ -435,59 +484,25 @@ func (w *walker) nodes(st *state, n syntax.Node) {
 			return false
 		case *syntax.ArithmExp:
 			w.an.arith = true
+			w.arithWords(x.X)
 		case *syntax.ParamExp:
-			if x.Index != nil || x.Slice != nil {
+			if x.Index != nil {
+				w.arithWords(x.Index)
+			}
+			if x.Index != nil || x.Slice != nil || x.Excl {
+				// Subscripts, slices and indirection (${!x}) evaluate
+				// values as arithmetic or as variable names.
 				w.an.arith = true
+			}
+			switch {
+			case x.Param != nil && SecretName(x.Param.Value) && !x.Length && !x.Excl:
+				w.an.out.Secrets = append(w.an.out.Secrets, "$"+x.Param.Value+" expands a variable that may hold a secret")
+			case x.Excl && x.Names == 0 && x.Index == nil && x.Param != nil:
+				w.an.out.Secrets = append(w.an.out.Secrets, "${!"+x.Param.Value+"} expands whichever variable "+x.Param.Value+" names")
 			}
 		}
 		return true
 	})
-}
-
-// decl handles declare/export/local/readonly/typeset.
-func (w *walker) decl(d *syntax.DeclClause, st *state) {
-	name := d.Variant.Value
-	cmd := Command{Name: name}
-	for _, a := range d.Args {
-		if a.Value != nil {
-			w.words(st, a.Value)
-			if v, info := wordValue(a.Value); !info.literal {
-				w.an.dynAssign = true
-			} else if subscriptCode(v) {
-				w.an.unprovable("%s argument may run code through an array subscript: %s", name, v)
-			}
-		}
-		if a.Name == nil && a.Value != nil {
-			// declare -i makes later assignments arithmetic.
-			if v, info := wordValue(a.Value); !info.literal || strings.HasPrefix(v, "-") && strings.Contains(v, "i") {
-				w.an.arith = true
-			}
-		}
-		if a.Array != nil {
-			w.nodes(st, a.Array)
-		}
-		if a.Name != nil {
-			if IsSteeringVar(a.Name.Value) && !a.Naked {
-				w.an.out.Steering = append(w.an.out.Steering, a.Name.Value)
-			}
-			cmd.Args = append(cmd.Args, a.Name.Value)
-			cmd.Dynamic = append(cmd.Dynamic, false)
-		} else if a.Value != nil {
-			// `export $x` may assign anything.
-			v, info := wordValue(a.Value)
-			if !info.literal {
-				w.an.unprovable("%s with a non-literal argument", name)
-			}
-			cmd.Args = append(cmd.Args, v)
-			cmd.Dynamic = append(cmd.Dynamic, !info.literal)
-			if k, _, ok := strings.Cut(v, "="); ok && IsSteeringVar(k) {
-				w.an.out.Steering = append(w.an.out.Steering, k)
-			}
-		}
-	}
-	// Declaring variables changes no file; steering is reported apart.
-	cmd.ReadOnly = true
-	w.an.out.Commands = append(w.an.out.Commands, cmd)
 }
 
 // call handles a simple command.
@@ -505,17 +520,23 @@ func (w *walker) call(c *syntax.CallExpr, s *syntax.Stmt, st *state, guarded boo
 		}
 		if a.Array != nil {
 			w.an.dynAssign = true
-		}
-		if a.Array != nil {
 			w.nodes(st, a.Array)
 		}
 		if a.Index != nil {
 			w.nodes(st, a.Index)
+			w.arithWords(a.Index)
+			w.an.arith = true
 		}
 		if a.Name != nil {
 			env = append(env, a.Name.Value)
 			if IsSteeringVar(a.Name.Value) {
 				w.an.out.Steering = append(w.an.out.Steering, a.Name.Value)
+			}
+			if a.Name.Value == "CDPATH" {
+				w.an.cdpath = true
+			}
+			if a.Name.Value == "GLOBIGNORE" {
+				w.an.out.GlobOptions = true
 			}
 		}
 	}
@@ -536,16 +557,6 @@ func (w *walker) call(c *syntax.CallExpr, s *syntax.Stmt, st *state, guarded boo
 		w.an.out.Commands = append(w.an.out.Commands, Command{Name: words[0], Args: words[1:], Dynamic: dyn[1:], Env: env, DynamicName: true})
 		return
 	}
-	if assigningCommands[path.Base(words[0])] || words[0] == "test" || words[0] == "[" || words[0] == "unset" || words[0] == "let" {
-		if words[0] != "printf" || slices.Contains(words, "-v") {
-			w.an.dynAssign = w.an.dynAssign || assigningCommands[words[0]]
-		}
-		for i, v := range words[1:] {
-			if !dyn[i+1] && subscriptCode(v) {
-				w.an.unprovable("%s argument may run code through an array subscript: %s", words[0], v)
-			}
-		}
-	}
 	w.simple(words, dyn, env, nil, false, s, st, guarded)
 }
 
@@ -555,9 +566,10 @@ func (w *walker) simple(words []string, dyn []bool, env, wrappers []string, priv
 	for len(words) > 0 {
 		if dyn[0] {
 			w.an.unprovable("program name is not a literal: %s", words[0])
-			w.an.out.Commands = append(w.an.out.Commands, Command{Name: words[0], Args: words[1:], Dynamic: dyn[1:], Env: env, Wrappers: wrappers, Privileged: priv, DynamicName: true})
+			w.an.out.Commands = append(w.an.out.Commands, Command{Name: words[0], Args: words[1:], Dynamic: dyn[1:], Env: env, Wrappers: wrappers, Privileged: priv, DynamicName: true, DirUnknown: true})
 			return
 		}
+		w.nameOperands(words, dyn)
 		p := peel(words, dyn)
 		if p.kind == peelNone {
 			break
@@ -568,13 +580,19 @@ func (w *walker) simple(words []string, dyn []bool, env, wrappers []string, priv
 			if IsSteeringVar(e) {
 				w.an.out.Steering = append(w.an.out.Steering, e)
 			}
+			if e == "CDPATH" {
+				w.an.cdpath = true
+			}
 		}
 		priv = priv || p.privileged
 		if p.unprovable != "" {
 			w.an.unprovable("%s", p.unprovable)
 		}
 		for _, t := range p.writes {
-			w.addTarget(st, t, false, OpWrite, p.label)
+			w.addTarget(st, Target{Path: t, Op: OpWrite, By: p.label})
+		}
+		for _, t := range p.reads {
+			w.addTarget(st, Target{Path: t, Op: OpRead, By: p.label})
 		}
 		if p.chdir != "" {
 			st = st.clone()
@@ -586,7 +604,21 @@ func (w *walker) simple(words []string, dyn []bool, env, wrappers []string, priv
 				w.an.unprovable("%s script is not a literal", p.label)
 				return
 			}
-			sub := st.clone()
+			sub := st
+			switch p.label {
+			case "eval":
+				// eval runs in this shell: its cd is this shell's. The
+				// joined words may parse differently than they read, so
+				// the directory is unknown afterwards anyway.
+				defer func() { st.unknownCwd = true }()
+			case "trap", "alias":
+				// The code runs later, from whatever directory.
+				sub = st.clone()
+				sub.unknownCwd = true
+				st.unknownCwd = true
+			default:
+				sub = st.clone()
+			}
 			before := len(w.an.out.Commands)
 			w.an.script(p.script, w.depth+1, sub)
 			for i := before; i < len(w.an.out.Commands); i++ {
@@ -619,21 +651,36 @@ func (w *walker) record(words []string, dyn []bool, env, wrappers []string, priv
 	base := path.Base(cmd.Name)
 	info := classify(base, cmd.Args, cmd.Dynamic)
 	cmd.ReadOnly, cmd.Writes = info.readOnly, info.writes
+	cmd.destructive, cmd.destructiveSet = info.destructive, info.destructiveSet
 	if priv || strings.Contains(cmd.Name, "/") && !systemBinary(cmd.Name) {
 		// `./cat` is whatever the workspace put there, not cat.
 		cmd.ReadOnly = false
 	}
-	if cmd.ReadOnly && !noDangerousOptions[base] && mayInjectOption(cmd) {
-		// `sort *` with a file named `-o…` writes: a word that may expand
-		// to an option makes the classification unprovable.
+	if w.an.funcs[cmd.Name] {
+		// A function or alias of the script, not the program.
 		cmd.ReadOnly = false
 	}
+	var parsed Parsed
+	if m := models[base]; m != nil && m.subs != nil {
+		parsed = ParseArgs(base, cmd.Args, cmd.Dynamic)
+	}
+	w.dirs(&cmd, st, parsed)
 	w.an.out.Commands = append(w.an.out.Commands, cmd)
+	label := base
+	if parsed.Sub != "" {
+		label = base + " " + parsed.Sub
+	}
 	for _, t := range info.targets {
-		w.addTarget(st, t.Path, t.Dynamic, t.Op, base)
+		t.By = label
+		w.addTarget(st, t)
+	}
+	for _, sec := range info.secrets {
+		w.an.out.Secrets = append(w.an.out.Secrets, sec+" (`"+label+"`)")
 	}
 	for _, sub := range info.execs {
-		w.simple(sub.words, sub.dyn, nil, append(append([]string(nil), wrappers...), base+" -exec"), priv, nil, st.clone(), false)
+		es := st.clone()
+		es.unknownCwd = es.unknownCwd || info.execCwdUnknown
+		w.simple(sub.words, sub.dyn, nil, append(append([]string(nil), wrappers...), base+" -exec"), priv, nil, es, false)
 	}
 	if info.unprovable != "" {
 		w.an.unprovable("%s", info.unprovable)
@@ -641,17 +688,16 @@ func (w *walker) record(words []string, dyn []bool, env, wrappers []string, priv
 	if isShell(base) && allFlags(cmd.Args) {
 		w.shellStdin(base, s, st)
 	}
-	switch base {
-	case "cd", "pushd":
-		if len(cmd.Args) == 0 {
-			w.cd(st, "~", false, guarded)
-			return
-		}
-		last := len(cmd.Args) - 1
-		w.cd(st, cmd.Args[last], cmd.dyn(last) || cmd.Args[last] == "-", guarded)
-	case "popd":
-		st.unknownCwd = true
+	if base == "shopt" {
+		// dotglob, nocaseglob, globstar change what globs match;
+		// cdable_vars lets cd go where a variable says.
+		w.an.out.GlobOptions = true
+		w.an.cdpath = true
 	}
+	if base == "set" && len(cmd.Args) == 0 {
+		w.an.out.Secrets = append(w.an.out.Secrets, "`set` prints every variable, secrets included")
+	}
+	w.cwdAfter(base, cmd, st, guarded)
 }
 
 // shellStdin handles a shell started without a script: it reads commands
@@ -680,51 +726,6 @@ func (w *walker) shellStdin(name string, s *syntax.Stmt, st *state) {
 		}
 	}
 	w.an.unprovable("%s reads its script from stdin", name)
-}
-
-// cd moves the candidate working directories. When the cd is guarded (what
-// follows runs only if it succeeded) the directories are replaced;
-// otherwise the old ones remain possible.
-func (w *walker) cd(st *state, dir string, dynamic, guarded bool) {
-	if dynamic || strings.HasPrefix(dir, "~") && dir != "~" && !strings.HasPrefix(dir, "~/") {
-		st.unknownCwd = true
-		return
-	}
-	next := make([]string, 0, len(st.cwds)*2)
-	for _, c := range st.cwds {
-		next = append(next, joinCwd(c, dir))
-	}
-	if !guarded {
-		next = append(next, st.cwds...)
-	}
-	if len(next) > maxCwds {
-		st.unknownCwd = true
-		return
-	}
-	st.cwds = dedupe(next)
-}
-
-// noDangerousOptions are read-only programs with no option that writes
-// files or runs programs, so expanded words cannot turn them into writers.
-var noDangerousOptions = map[string]bool{
-	"ls": true, "cat": true, "head": true, "tail": true, "wc": true, "grep": true, "egrep": true, "fgrep": true,
-	"echo": true, "printf": true, "file": true, "stat": true, "du": true, "df": true, "basename": true,
-	"dirname": true, "realpath": true, "readlink": true, "cmp": true, "comm": true, "cut": true, "tr": true,
-	"nl": true, "od": true, "hexdump": true, "tac": true, "rev": true, "fold": true, "expand": true, "seq": true,
-	"sha256sum": true, "sha1sum": true, "sha512sum": true, "md5sum": true, "b2sum": true, "cksum": true,
-	"base64": true, "strings": true, "column": true, "test": true, "[": true, "true": true, "false": true,
-	"pwd": true, "which": true, "type": true, "cd": true, "pushd": true, "sleep": true,
-}
-
-// mayInjectOption reports a non-literal argument that could expand to a
-// word starting with "-".
-func mayInjectOption(c Command) bool {
-	for i, a := range c.Args {
-		if c.IsDynamic(i) && (a == "" || strings.ContainsRune("$*?[{", rune(a[0]))) {
-			return true
-		}
-	}
-	return false
 }
 
 // systemBinary reports a program path in the standard system directories.

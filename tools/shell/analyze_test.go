@@ -104,11 +104,11 @@ func TestUnprovable(t *testing.T) {
 		"echo 'unterminated", "bash -c \"$x\"", "eval $x", "curl x | sh", "sudo -s", "su -c \"$x\"",
 		strings.Repeat("a", MaxInputBytes+1), strings.Repeat("$(", 10000) + strings.Repeat(")", 10000),
 		strings.Repeat("bash -c '", 1) + strings.Repeat("bash -c \\'", 10) + "x",
-		"git -c core.pager=x log", "git --git-dir=/x status", "git diff --ext-diff", "fd -x rm", "export $x",
+		"git -c core.pager=x log", "git -c color.ui=never log", "git --git-dir=/x status", "git diff --ext-diff", "fd -x rm", "export $x",
 		"env \"$x\" ls", "flock l -c \"$x\"", "script",
 		"printf -v 'a[$(rm -rf x)]' x", "test -v 'a[$(rm x)]'", "read 'a[$(rm x)]'", "x='a[$(rm x)]'; echo $((x))",
 		"read x < f; echo $((x))", "x=$(cat f); [[ $x -eq 1 ]]", "declare 'a[`rm x`]'", "declare -i n; n=$(cat f)",
-		"sed -n '1w .git/hooks/pre-commit' f", "awk '{print > \".git/config\"}' f", "awk -f prog f",
+		"sed -e 'e id' f", "awk '{print > \".git/config\"}' f", "awk -f prog f",
 		"tar xf a.tar", "unzip a.zip", "patch -p1 < x.diff",
 	} {
 		if a := Analyze(src); a.Provable() {
@@ -199,7 +199,7 @@ func TestReadOnlyClassifier(t *testing.T) {
 	ro := []string{
 		"ls -la", "cat a | grep x | wc -l", "git status", "git log --oneline -5", "git diff HEAD~1", "git show x",
 		"git branch", "git branch -a -v", "git branch --list 'f*'", "git rev-parse HEAD", "git ls-files", "git blame f",
-		"git grep x", "git -C sub status", "git -c color.ui=never log", "git remote -v", "git config --get user.name",
+		"git grep x", "git -C sub status", "git remote -v", "git config --get user.name",
 		"git stash list", "git tag", "sed -n '1,5p' f", "sed 's/a/b/g' f", "sed -e '/x/d' -e 's/a/b/2' f",
 		"find . -name '*.go' -type f", "sort -u f", "awk '{print $1}' f", "rg foo", "rg --pre-glob '*.x' foo",
 		"head -n 5 f && tail f", "echo hi", "printf '%s' x", "diff a b", "jq . f", "go version", "go env GOPATH",
@@ -236,6 +236,8 @@ func TestDestructiveGit(t *testing.T) {
 		"git push --force-with-lease": true, "git -c a.b=c push -f": true, "git branch -D x": true,
 		"git branch -d x": false, "git branch -d -f x": true, "git push origin main": false, "git reset HEAD f": false,
 		"git checkout -f": true, "git stash drop": true, "git reflog expire --all": true, "git status": false,
+		"git reset --har": true, "git clean --forc": true, "git push --mirr": true, "git push -fq": true,
+		"git branch -qD x": true, "git checkout --forc x": true, "git push --force-w": true,
 	} {
 		a := Analyze(src)
 		got := Destructive(a.Commands[0]) != ""

@@ -7,61 +7,24 @@ import (
 
 // classifyCopy finds what cp, mv, install and ln write: the destination
 // (and, for a directory destination, the file named after each source in
-// it); mv also removes its sources.
+// it); mv also removes its sources. Options are read through the models,
+// so `cp --tar=.git/hooks x` is `cp -t .git/hooks x`.
 func classifyCopy(base string, args []string, dyn []bool) classInfo {
 	info := classInfo{writes: true}
-	targetDir, targetDirDyn, dirMode := "", false, false
-	ops := []int{}
-	short := map[string]string{"cp": "St", "mv": "St", "install": "mogStT", "ln": "St"}[base]
-	i := 0
-	for i < len(args) {
-		a := args[i]
-		if dyn[i] || a == "-" || !strings.HasPrefix(a, "-") {
-			ops = append(ops, i)
-			i++
-			continue
-		}
-		if a == "--" {
-			for j := i + 1; j < len(args); j++ {
-				ops = append(ops, j)
-			}
-			break
-		}
-		if strings.HasPrefix(a, "--") {
-			name, val, hasVal := strings.Cut(a[2:], "=")
-			if name == "target-directory" {
-				if !hasVal && i+1 < len(args) {
-					i++
-					val, targetDirDyn = args[i], dyn[i]
-				}
-				targetDir = val
-			}
-			i++
-			continue
-		}
-		for j := 1; j < len(a); j++ {
-			c := a[j]
-			if c == 'd' && base == "install" {
-				dirMode = true
-			}
-			if strings.IndexByte(short, c) >= 0 {
-				val := a[j+1:]
-				if val == "" && i+1 < len(args) {
-					i++
-					val = args[i]
-					if c == 't' {
-						targetDirDyn = dyn[i]
-					}
-				}
-				if c == 't' {
-					targetDir = val
-				}
-				break
-			}
-		}
-		i++
+	p := ParseArgs(base, args, dyn)
+	if len(p.Unknown) > 0 || len(p.MaybeOptions) > 0 {
+		// An unknown option may take the next word as its value: the
+		// destination cannot be told apart from the sources.
+		info.unprovable = base + " with an option kz does not know or a word that may be one: " + strings.Join(p.Unknown, " ")
 	}
-	if dirMode {
+	targetDir, targetDirDyn, hasTarget := "", false, false
+	for _, f := range p.Flags {
+		if f.Name == "--target-directory" {
+			targetDir, targetDirDyn, hasTarget = f.Value, f.ValueDynamic, true
+		}
+	}
+	ops := p.Operands
+	if base == "install" && p.Has("--directory") {
 		for _, k := range ops {
 			info.targets = append(info.targets, tgt(args, dyn, k, OpWrite))
 		}
@@ -71,14 +34,14 @@ func classifyCopy(base string, args []string, dyn []bool) classInfo {
 	// linkDirs are the directories the new links may land in, for the
 	// link targets below.
 	var linkDirs []string
-	if targetDir == "" {
+	if !hasTarget {
 		if len(ops) == 0 {
 			return info
 		}
 		if len(ops) == 1 && base == "ln" {
 			// ln TARGET creates a link named after it in the cwd.
 			info.targets = append(info.targets, Target{Path: path.Base(args[ops[0]]), Op: OpWrite, Dynamic: dyn[ops[0]]})
-			info.targets = append(info.targets, linkTargets(args, dyn, ops, []string{"."})...)
+			info.targets = append(info.targets, linkTargets(p, args, dyn, ops, []string{"."})...)
 			return info
 		}
 		dest := ops[len(ops)-1]
@@ -91,64 +54,35 @@ func classifyCopy(base string, args []string, dyn []bool) classInfo {
 		info.targets = append(info.targets, Target{Path: targetDir, Op: OpWrite, Dynamic: targetDirDyn})
 		linkDirs = []string{targetDir}
 	}
-	if makesLinks(base, args, dyn) {
-		info.targets = append(info.targets, linkTargets(args, dyn, sources, linkDirs)...)
+	if base == "ln" || base == "cp" && (p.Has("--symbolic-link") || p.Has("--link")) {
+		info.targets = append(info.targets, linkTargets(p, args, dyn, sources, linkDirs)...)
 	}
 	for _, s := range sources {
 		info.targets = append(info.targets, Target{Path: strings.TrimSuffix(targetDir, "/") + "/" + path.Base(args[s]), Op: OpWrite, Dynamic: targetDirDyn || dyn[s]})
-		if base == "mv" {
+		switch base {
+		case "mv":
 			info.targets = append(info.targets, tgt(args, dyn, s, OpDelete))
+		case "cp", "install":
+			// What is copied is read: a credential or a file outside
+			// copied into the workspace is read there.
+			t := tgt(args, dyn, s, OpRead)
+			t.Glob = t.Dynamic && isGlobOnly(t.Path)
+			info.targets = append(info.targets, t)
 		}
 	}
 	return info
 }
 
-// makesLinks reports a cp or ln that creates links (symbolic or hard)
-// instead of copies. A link makes what it points to writable through it,
-// so what it points to is judged as a write: `ln -s .git/hooks h && echo x
-// > h/pre-commit` writes into .git, and `ln -s /etc e` opens /etc.
-func makesLinks(base string, args []string, dyn []bool) bool {
-	if base == "ln" {
-		return true
-	}
-	if base != "cp" {
-		return false
-	}
-	for i, a := range args {
-		if dyn[i] || a == "--" {
-			break
-		}
-		if a == "--link" || a == "--symbolic-link" {
-			return true
-		}
-		if strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && strings.ContainsAny(a, "sl") {
-			return true
-		}
-	}
-	return false
-}
-
 // linkTargets returns what the links made from sources point to, as write
-// targets. A relative symbolic link is resolved from the directory it is
-// created in, so each source is joined with every candidate link
-// directory; a hard link, or `ln -r`, names its source from the cwd. Judging
-// a candidate that is not the real one only asks more, never less.
-func linkTargets(args []string, dyn []bool, sources []int, linkDirs []string) []Target {
-	symbolic, relative := false, false
-	for i, a := range args {
-		if dyn[i] || a == "--" {
-			break
-		}
-		switch {
-		case a == "--symbolic" || a == "--symbolic-link":
-			symbolic = true
-		case a == "--relative":
-			relative = true
-		case strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--"):
-			symbolic = symbolic || strings.ContainsRune(a, 's')
-			relative = relative || strings.ContainsRune(a, 'r')
-		}
-	}
+// targets: a link makes what it points to writable through it, so
+// `ln -s .git/hooks h && echo x > h/pre-commit` writes into .git and
+// `ln -s /etc e` opens /etc. A relative symbolic link is resolved from
+// the directory it is created in, so each source is joined with every
+// candidate link directory; a hard link, or `ln -r`, names its source from
+// the cwd. Judging a candidate that is not the real one only asks more.
+func linkTargets(p Parsed, args []string, dyn []bool, sources []int, linkDirs []string) []Target {
+	symbolic := p.Has("--symbolic") || p.Has("--symbolic-link")
+	relative := p.Has("--relative")
 	if !symbolic || relative {
 		linkDirs = []string{"."}
 	}
@@ -162,7 +96,7 @@ func linkTargets(args []string, dyn []bool, sources []int, linkDirs []string) []
 	}
 	for _, s := range sources {
 		src := args[s]
-		if dyn[s] || strings.HasPrefix(src, "/") || src == "~" || strings.HasPrefix(src, "~/") {
+		if dyn[s] || isAbsPath(src) {
 			add(Target{Path: src, Op: OpWrite, Dynamic: dyn[s]})
 			continue
 		}

@@ -5,80 +5,61 @@ import (
 	"strings"
 )
 
-// gitInvocation is a git command line with its global options peeled.
+// gitInvocation is a git command line with its global options parsed by
+// the git model.
 type gitInvocation struct {
+	p    Parsed
 	sub  string
 	args []string
 	dyn  []bool
-	// configs are the -c key=value settings.
-	configs []string
-	// steering is set by global options that point git at other
-	// repositories, config or programs (--git-dir, --exec-path, ...).
-	steering bool
-	dynamic  bool
+	// off is the index in the full argument list of args[0].
+	off int
 }
 
 func parseGit(args []string, dyn []bool) gitInvocation {
-	var g gitInvocation
-	i := 0
-	for i < len(args) {
-		a := args[i]
-		if dyn[i] {
-			g.dynamic = true
-			return g
-		}
-		if !strings.HasPrefix(a, "-") {
-			break
-		}
-		switch {
-		case a == "-C":
-			i += 2
-			continue
-		case a == "-c":
-			if i+1 < len(args) {
-				g.configs = append(g.configs, args[i+1])
-				if dyn[i+1] {
-					g.dynamic = true
-				}
-			}
-			i += 2
-			continue
-		case a == "--git-dir" || a == "--work-tree" || a == "--namespace" || a == "--exec-path" || a == "--super-prefix" || a == "--config-env" || a == "--list-cmds":
-			g.steering = true
-			i += 2
-			continue
-		case strings.HasPrefix(a, "--git-dir=") || strings.HasPrefix(a, "--work-tree=") || strings.HasPrefix(a, "--exec-path=") ||
-			strings.HasPrefix(a, "--config-env=") || strings.HasPrefix(a, "--namespace=") || strings.HasPrefix(a, "--super-prefix="):
-			g.steering = true
-		case strings.HasPrefix(a, "-c") && len(a) > 2:
-			g.configs = append(g.configs, a[2:])
-		case strings.HasPrefix(a, "-C") && len(a) > 2:
-		}
-		i++
-	}
-	if i < len(args) {
-		g.sub, g.args, g.dyn = args[i], args[i+1:], dyn[i+1:]
+	g := gitInvocation{p: ParseArgs("git", args, dyn), off: len(args)}
+	if g.p.SubIndex >= 0 {
+		g.sub = g.p.Sub
+		g.off = g.p.SubIndex + 1
+		g.args, g.dyn = args[g.off:], dyn[g.off:]
 	}
 	return g
 }
 
-// safeGitConfigPrefixes are -c settings that only change presentation.
-var safeGitConfigPrefixes = []string{"color.", "advice.", "core.quotepath", "user.name", "user.email", "log.", "init.defaultbranch", "column.", "format.pretty", "i18n.", "diff.noprefix", "diff.renames", "status.short", "pager."}
-
-func gitConfigSafe(kv string) bool {
-	k, _, _ := strings.Cut(strings.ToLower(kv), "=")
-	if k == "pager" || strings.HasPrefix(k, "pager.") {
-		// pager.<cmd> may name a program to run.
-		return false
-	}
-	for _, p := range safeGitConfigPrefixes {
-		if strings.HasPrefix(k, p) {
+// has reports a flag of the sub-command by canonical name.
+func (g gitInvocation) has(name string) bool {
+	for _, f := range g.p.Flags {
+		if !f.Global && f.Name == name {
 			return true
 		}
 	}
 	return false
 }
 
+// operands returns the sub-command's operands as words, after the
+// nested action words (`stash list`).
+func (g gitInvocation) operands() []int {
+	var out []int
+	for _, i := range g.p.Operands {
+		if i >= g.off {
+			out = append(out, i-g.off)
+		}
+	}
+	return out
+}
+
+// action is the sub-command's first operand (stash list, worktree add,
+// remote show), or "".
+func (g gitInvocation) action() string {
+	ops := g.operands()
+	if len(ops) == 0 || g.dyn[ops[0]] {
+		return ""
+	}
+	return g.args[ops[0]]
+}
+
+// gitReadOnly lists the sub-commands that only read the repository, when
+// their every option is known and harmless.
 var gitReadOnly = map[string]bool{
 	"status": true, "log": true, "diff": true, "show": true, "rev-parse": true, "ls-files": true, "ls-tree": true,
 	"blame": true, "grep": true, "describe": true, "shortlog": true, "cat-file": true, "rev-list": true,
@@ -87,114 +68,215 @@ var gitReadOnly = map[string]bool{
 	"diff-tree": true, "diff-files": true, "diff-index": true, "show-branch": true, "annotate": true,
 }
 
-// gitBranchListFlags are branch options that list without changing refs.
-var gitBranchListFlags = map[string]bool{"-a": true, "-r": true, "-v": true, "-vv": true, "-l": true, "--list": true, "--all": true,
-	"--remotes": true, "--verbose": true, "--show-current": true, "--no-color": true, "--color": true, "-q": true, "--quiet": true,
-	"--contains": true, "--no-contains": true, "--merged": true, "--no-merged": true, "--points-at": true, "--sort": true, "--format": true,
-	"--ignore-case": true, "--omit-empty": true, "--column": true, "--no-column": true, "--abbrev": true, "--no-abbrev": true}
+// gitContent are the sub-commands whose path operands have their content
+// shown (a credential named there is read); gitPatch are the options
+// that make the log family show content.
+var (
+	gitContent = map[string]bool{"diff": true, "show": true, "blame": true, "annotate": true, "grep": true,
+		"cat-file": true, "diff-tree": true, "diff-files": true, "diff-index": true}
+	gitPatch = []string{"--patch", "--unified", "--patch-with-stat", "--patch-with-raw", "--word-diff",
+		"--color-words", "--full-diff", "--cc", "-c", "--dd", "--remerge-diff", "--diff-merges", "-m", "--stat", "--numstat"}
+)
 
+// classifyGit classifies a git command line: global options that point
+// git at other repositories or configuration make it unprovable, the
+// sub-command decides whether it only reads, and the paths it names
+// (pathspecs, REV:path) are read targets.
 func classifyGit(args []string, dyn []bool) classInfo {
 	g := parseGit(args, dyn)
-	if g.dynamic {
-		return classInfo{unprovable: "git with a non-literal option"}
-	}
-	for _, c := range g.configs {
-		if !gitConfigSafe(c) {
-			return classInfo{unprovable: "git -c " + c + " can make git run programs"}
+	c := &classCtx{base: "git", args: g.args, dyn: g.dyn}
+	for _, f := range g.p.Flags {
+		if !f.Global {
+			continue
 		}
-	}
-	info := classInfo{}
-	if g.steering {
-		info.unprovable = "git global options point it at other repositories or programs"
-		return info
-	}
-	for i, a := range g.args {
-		if v, ok := strings.CutPrefix(a, "--directory="); ok && g.sub == "apply" {
-			info.targets = append(info.targets, Target{Path: v, Op: OpWrite, Dynamic: g.dyn[i]})
-		}
-		if strings.HasPrefix(a, "--output") || a == "-o" && g.sub == "format-patch" {
-			info.writes = true
-			v, ok := strings.CutPrefix(a, "--output=")
-			if ok {
-				info.targets = append(info.targets, Target{Path: v, Op: OpWrite, Dynamic: g.dyn[i]})
-			} else if i+1 < len(g.args) {
-				info.targets = append(info.targets, Target{Path: g.args[i+1], Op: OpWrite, Dynamic: g.dyn[i+1]})
+		switch f.Name {
+		case "-c", "--config-env":
+			c.unprovable("git " + f.Name + " " + f.Value + " sets configuration, which can make git run programs")
+		case "--git-dir", "--work-tree", "--namespace", "--super-prefix", "--bare", "--attr-source":
+			c.unprovable("git " + f.Name + " points git at another repository, whose configuration can run programs")
+		case "--exec-path", "--list-cmds":
+			if f.HasValue {
+				c.unprovable("git " + f.Name + " makes git run programs from another place")
 			}
-			return info
-		}
-		if a == "--ext-diff" || a == "-O" || strings.HasPrefix(a, "--open-files-in-pager") || strings.HasPrefix(a, "--exec") ||
-			strings.HasPrefix(a, "--upload-pack") || strings.HasPrefix(a, "--receive-pack") {
-			info.unprovable = "git " + g.sub + " " + a + " runs a program"
-			return info
+		case "--help", "--paginate":
+			// --help runs man or a browser; -p a pager.
+			c.notProven = true
 		}
 	}
-	if DestructiveGit(args, dyn) != "" {
-		info.writes = true
-		return info
+	if len(g.p.Unknown) > 0 && g.sub == "" {
+		c.unprovable("git with an option kz does not know: " + strings.Join(g.p.Unknown, " "))
+	}
+	if !g.p.Model && g.sub == "" && g.p.SubIndex < 0 && len(g.p.Operands) > 0 {
+		c.unprovable("git with a non-literal sub-command")
+	}
+	c.info.destructive, c.info.destructiveSet = destructiveGit(g), true
+	if c.info.destructive != "" {
+		c.info.writes = true
+		c.notProven = true
+	}
+	// The sub-command's own flags, with their effects.
+	c.p = Parsed{Model: g.p.Model, Unknown: g.p.Unknown, SubIndex: -1}
+	for _, f := range g.p.Flags {
+		if !f.Global {
+			f.Index -= g.off
+			c.p.Flags = append(c.p.Flags, f)
+		}
+	}
+	for _, i := range g.operands() {
+		c.p.Operands = append(c.p.Operands, i)
+	}
+	for _, i := range g.p.MaybeOptions {
+		if i >= g.off {
+			c.p.MaybeOptions = append(c.p.MaybeOptions, i-g.off)
+		}
+	}
+	if g.sub != "" {
+		c.effects()
 	}
 	switch g.sub {
 	case "":
-		info.readOnly = true
+		// `git` alone prints help; `git --version` the version.
 	case "branch":
-		info.readOnly = gitBranchIsList(g.args)
-		info.writes = !info.readOnly
+		if !gitBranchIsList(g) {
+			c.info.writes, c.notProven = true, true
+		}
 	case "tag":
-		info.readOnly = len(g.args) == 0 || anyArg(g.args, "-l", "--list") && !anyArgPrefix(g.args, "-d", "-a", "-s", "-f", "-m", "-u", "--delete", "--annotate", "--sign", "--force", "--message")
-		info.writes = !info.readOnly
+		if len(g.operands()) > 0 && !g.has("--list") || g.has("--annotate") || g.has("--sign") || g.has("--delete") ||
+			g.has("--force") || g.has("--message") || g.has("--file") || g.has("--local-user") || g.has("--edit") {
+			c.info.writes, c.notProven = true, true
+		}
 	case "remote":
-		info.readOnly = len(g.args) == 0 || g.args[0] == "-v" || g.args[0] == "--verbose" || g.args[0] == "show" || g.args[0] == "get-url"
-		info.writes = !info.readOnly
-	case "config":
-		info.readOnly = anyArgPrefix(g.args, "--get", "--list", "-l") || len(g.args) > 0 && (g.args[0] == "get" || g.args[0] == "list")
-		info.writes = !info.readOnly
-		if info.writes {
-			info.targets = gitConfigTargets(g.args, g.dyn)
+		if a := g.action(); a != "" && a != "show" && a != "get-url" {
+			c.info.writes, c.notProven = true, true
 		}
 	case "stash":
-		info.readOnly = len(g.args) > 0 && (g.args[0] == "list" || g.args[0] == "show")
-		info.writes = !info.readOnly
+		switch g.action() {
+		case "list", "show":
+		default:
+			c.info.writes, c.notProven = true, true
+		}
 	case "reflog":
-		info.readOnly = len(g.args) == 0 || g.args[0] == "show"
-		info.writes = !info.readOnly
+		switch g.action() {
+		case "", "show", "exists":
+		default:
+			c.info.writes, c.notProven = true, true
+		}
 	case "worktree":
-		info.readOnly = len(g.args) > 0 && g.args[0] == "list"
-		info.writes = !info.readOnly
-		if len(g.args) > 0 && g.args[0] == "add" {
+		if g.action() != "list" {
+			c.info.writes, c.notProven = true, true
+		}
+		if g.action() == "add" {
 			// The new worktree's directory is created: it must stay in
 			// the workspace.
-			if ops := operands(g.args[1:], g.dyn[1:], "bB", map[string]bool{"reason": true}); len(ops) > 0 {
-				info.targets = append(info.targets, tgt(g.args[1:], g.dyn[1:], ops[0], OpWrite))
+			if ops := g.operands(); len(ops) > 1 {
+				c.write(ops[1], OpWrite)
 			}
 		}
+	case "config":
+		gitConfig(c, g)
 	case "clone":
-		info.writes = true
-		ops := operands(g.args, g.dyn, "obuj", map[string]bool{"origin": true, "branch": true, "upload-pack": true,
-			"reference": true, "reference-if-able": true, "separate-git-dir": true, "depth": true, "shallow-since": true,
-			"shallow-exclude": true, "jobs": true, "filter": true, "template": true, "config": true, "server-option": true, "bundle-uri": true})
-		switch {
-		case len(ops) >= 2:
-			info.targets = append(info.targets, tgt(g.args, g.dyn, ops[1], OpWrite))
-		case len(ops) == 1 && !g.dyn[ops[0]]:
-			name := strings.TrimSuffix(path.Base(strings.TrimSuffix(g.args[ops[0]], "/")), ".git")
-			info.targets = append(info.targets, Target{Path: name, Op: OpWrite})
-		case len(ops) == 1:
-			info.targets = append(info.targets, Target{Path: g.args[ops[0]], Op: OpWrite, Dynamic: true})
-		}
-		for i, a := range g.args {
-			if v, ok := strings.CutPrefix(a, "--separate-git-dir="); ok {
-				info.targets = append(info.targets, Target{Path: v, Op: OpWrite, Dynamic: g.dyn[i]})
-			} else if a == "--separate-git-dir" && i+1 < len(g.args) {
-				info.targets = append(info.targets, tgt(g.args, g.dyn, i+1, OpWrite))
-			}
-			if a == "--template" || strings.HasPrefix(a, "--template=") || a == "-c" || a == "--config" || strings.HasPrefix(a, "--config=") {
-				info.unprovable = "git clone " + a + " installs configuration or hooks that can run programs"
+		gitClone(c, g)
+	case "apply":
+		c.info.writes, c.notProven = true, true
+		for _, f := range c.p.Flags {
+			if f.Name == "--directory" {
+				c.target(f.Value, f.ValueDynamic, OpWrite)
 			}
 		}
 	default:
-		info.readOnly = gitReadOnly[g.sub]
-		info.writes = !info.readOnly
+		if !gitReadOnly[g.sub] {
+			c.info.writes, c.notProven = true, true
+			break
+		}
+		gitPaths(c, g)
 	}
-	return info
+	if g.sub != "" && !g.p.Model {
+		// A sub-command kz has no model of (or an alias).
+		c.notProven = true
+	}
+	return c.finish()
+}
+
+// gitPaths records the paths a read-only sub-command names: operands
+// (a pattern first for grep), pathspecs after --, and the path of
+// REV:path.
+func gitPaths(c *classCtx, g gitInvocation) {
+	ops := g.operands()
+	if g.sub == "grep" && !g.has("-e") && !g.has("-f") && len(ops) > 0 {
+		ops = ops[1:]
+	}
+	content := gitContent[g.sub] || g.has("--no-index")
+	if !content && (g.sub == "log" || g.sub == "whatchanged" || g.sub == "rev-list") {
+		for _, f := range gitPatch {
+			content = content || g.has(f)
+		}
+	}
+	for _, i := range ops {
+		a := g.args[i]
+		if rev, p, ok := strings.Cut(a, ":"); ok && !g.dyn[i] && !strings.HasPrefix(p, "/") {
+			// REV:path and :stage:path name a file in the history.
+			if rev == "" {
+				if _, after, ok := strings.Cut(p, ":"); ok && len(p) > 0 && p[0] >= '0' && p[0] <= '3' {
+					p = after
+				}
+			}
+			if p != "" {
+				c.target(p, false, OpRead)
+			}
+			continue
+		}
+		t := c.target(a, g.dyn[i], OpRead)
+		t.Meta = !content
+	}
+}
+
+// gitBranchIsList reports a `git branch` that only lists.
+func gitBranchIsList(g gitInvocation) bool {
+	for _, f := range []string{"--delete", "-D", "--move", "-M", "--copy", "-C", "--force", "--track", "--no-track",
+		"--set-upstream-to", "--unset-upstream", "--edit-description", "--create-reflog", "--recurse-submodules"} {
+		if g.has(f) {
+			return false
+		}
+	}
+	if len(g.operands()) == 0 {
+		return true
+	}
+	// Operands are patterns only in list mode.
+	for _, f := range []string{"--list", "--all", "--remotes", "--contains", "--no-contains", "--merged",
+		"--no-merged", "--points-at", "--verbose", "--show-current"} {
+		if g.has(f) {
+			return true
+		}
+	}
+	return false
+}
+
+// gitConfig classifies git config: reading a key is read-only (listing
+// every key may show tokens); writing changes a config file.
+func gitConfig(c *classCtx, g gitInvocation) {
+	ops := g.operands()
+	action := g.action()
+	reading := g.has("--get") || g.has("--get-all") || g.has("--get-regexp") || g.has("--get-urlmatch") ||
+		g.has("--list") || g.has("--get-color") || g.has("--get-colorbool") ||
+		action == "get" || action == "list"
+	listing := g.has("--list") || g.has("--get-regexp") || action == "list"
+	keys := ops
+	if action == "get" || action == "list" {
+		keys = ops[1:]
+	}
+	if reading {
+		if listing {
+			c.info.secrets = append(c.info.secrets, "git config lists every setting, credentials in URLs and headers included")
+		}
+		for _, k := range keys {
+			if SecretName(g.args[k]) || strings.Contains(strings.ToLower(g.args[k]), "extraheader") {
+				c.info.secrets = append(c.info.secrets, "git config reads "+g.args[k])
+			}
+		}
+		return
+	}
+	c.info.writes, c.notProven = true, true
+	c.info.targets = append(c.info.targets, gitConfigTargets(g)...)
 }
 
 // gitConfigTargets returns the file a writing `git config` changes. A key
@@ -202,45 +284,33 @@ func classifyGit(args []string, dyn []bool) classInfo {
 // core.fsmonitor, ...) written to the repository's config is a write to
 // .git/config, which the gate protects like any other write there; the
 // global, system and --file forms write the file they name.
-func gitConfigTargets(args []string, dyn []bool) []Target {
+func gitConfigTargets(g gitInvocation) []Target {
 	var out []Target
 	local := true
-	var ops []int
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		switch {
-		case dyn[i] && strings.HasPrefix(a, "-"):
-			return []Target{{Path: a, Op: OpWrite, Dynamic: true}}
-		case a == "--global":
+	for _, f := range g.p.Flags {
+		switch f.Name {
+		case "--global":
 			out, local = append(out, Target{Path: "~/.gitconfig", Op: OpWrite}), false
-		case a == "--system":
+		case "--system":
 			out, local = append(out, Target{Path: "/etc/gitconfig", Op: OpWrite}), false
-		case a == "--file" || a == "-f":
-			if i+1 < len(args) {
-				out, local = append(out, tgt(args, dyn, i+1, OpWrite)), false
-				i++
-			}
-		case strings.HasPrefix(a, "--file="):
-			out, local = append(out, Target{Path: a[len("--file="):], Op: OpWrite, Dynamic: dyn[i]}), false
-		case a == "--worktree":
+		case "--file":
+			out, local = append(out, Target{Path: f.Value, Op: OpWrite, Dynamic: f.ValueDynamic}), false
+		case "--worktree":
 			out, local = append(out, Target{Path: ".git/config.worktree", Op: OpWrite}), false
-		case a == "--type" || a == "--default" || a == "--comment" || a == "--blob" || a == "--value":
-			i++
-		case !strings.HasPrefix(a, "-"):
-			ops = append(ops, i)
 		}
 	}
 	if !local {
 		return out
 	}
+	ops := g.operands()
 	key := ""
 	if len(ops) > 0 {
-		key = args[ops[0]]
+		key = g.args[ops[0]]
 		switch key {
 		case "set", "unset", "rename-section", "remove-section", "edit":
 			key = ""
-			if len(ops) > 1 && args[ops[0]] != "edit" {
-				key = args[ops[1]]
+			if len(ops) > 1 && g.args[ops[0]] != "edit" {
+				key = g.args[ops[1]]
 			}
 		}
 	}
@@ -250,97 +320,93 @@ func gitConfigTargets(args []string, dyn []bool) []Target {
 	return out
 }
 
-func gitBranchIsList(args []string) bool {
-	listing := len(args) == 0
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		name, _, _ := strings.Cut(a, "=")
-		if !gitBranchListFlags[name] {
-			// A positional is a pattern only after --list/-l, or a commit
-			// after --contains and friends.
-			if strings.HasPrefix(a, "-") || !listing {
-				return false
-			}
-			continue
-		}
-		switch name {
-		case "-l", "--list", "-a", "-r", "--all", "--remotes", "-v", "-vv", "--verbose", "--show-current":
-			listing = true
-		case "--contains", "--no-contains", "--merged", "--no-merged", "--points-at", "--sort", "--format":
-			listing = true
-			if !strings.Contains(a, "=") && i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
-				i++
-			}
+// safeGitConfigPrefixes are settings that only change presentation.
+var safeGitConfigPrefixes = []string{"color.", "advice.", "core.quotepath", "user.name", "user.email", "log.", "init.defaultbranch", "column.", "format.pretty", "i18n.", "diff.noprefix", "diff.renames", "status.short"}
+
+func gitConfigSafe(kv string) bool {
+	k, _, _ := strings.Cut(strings.ToLower(kv), "=")
+	for _, p := range safeGitConfigPrefixes {
+		if strings.HasPrefix(k, p) {
+			return true
 		}
 	}
-	return true
+	return false
+}
+
+// gitClone records what git clone writes: the target directory, or one
+// named after the repository.
+func gitClone(c *classCtx, g gitInvocation) {
+	c.info.writes, c.notProven = true, true
+	ops := g.operands()
+	switch {
+	case len(ops) >= 2:
+		c.write(ops[1], OpWrite)
+	case len(ops) == 1 && !g.dyn[ops[0]]:
+		name := strings.TrimSuffix(path.Base(strings.TrimSuffix(g.args[ops[0]], "/")), ".git")
+		c.target(name, false, OpWrite)
+	case len(ops) == 1:
+		c.target(g.args[ops[0]], true, OpWrite)
+	}
+	for _, f := range c.p.Flags {
+		if f.Effect == EffectConfig {
+			c.unprovable("git clone " + f.Name + " installs configuration or hooks that can run programs")
+		}
+	}
 }
 
 // DestructiveGit reports why a git argument list (after the program name)
 // destroys work that cannot be recovered: reset --hard, clean -f, forced or
-// deleting pushes, branch -D, checkout -f, reflog expire. It looks through
-// the global options -C and -c. It returns "" for anything else.
+// deleting pushes, branch -D, checkout -f, reflog expire. Options are
+// matched in every spelling the sub-command's parser takes. It returns ""
+// for anything else.
 func DestructiveGit(args []string, dyn []bool) string {
-	g := parseGit(args, dyn)
-	has := func(long string, short byte) bool {
-		for _, a := range g.args {
-			if a == long || strings.HasPrefix(a, long+"=") {
-				return true
-			}
-			if short != 0 && len(a) > 1 && a[0] == '-' && a[1] != '-' && strings.IndexByte(a[1:], short) >= 0 {
-				return true
-			}
-		}
-		return false
-	}
+	return destructiveGit(parseGit(args, dyn))
+}
+
+func destructiveGit(g gitInvocation) string {
 	switch g.sub {
 	case "reset":
-		if has("--hard", 0) || has("--merge", 0) || has("--keep", 0) {
+		if g.has("--hard") || g.has("--merge") || g.has("--keep") {
 			return "git reset --hard discards uncommitted work"
 		}
 	case "clean":
-		if has("--force", 'f') {
+		if g.has("--force") {
 			return "git clean -f deletes untracked files"
 		}
 	case "push":
-		if has("--force", 'f') || has("--force-with-lease", 0) || has("--mirror", 0) || has("--delete", 'd') || has("--prune", 0) {
+		if g.has("--force") || g.has("--force-with-lease") || g.has("--mirror") || g.has("--delete") || g.has("--prune") {
 			return "git push --force rewrites or deletes remote history"
 		}
-		for _, a := range g.args {
-			if strings.HasPrefix(a, "+") || strings.HasPrefix(a, ":") {
+		for _, i := range g.operands() {
+			if a := g.args[i]; strings.HasPrefix(a, "+") || strings.HasPrefix(a, ":") || strings.Contains(a, ":+") {
 				return "git push with a forced or deleting refspec"
 			}
 		}
 	case "branch":
-		for _, a := range g.args {
-			if a == "-D" || len(a) > 1 && a[0] == '-' && a[1] != '-' && strings.ContainsRune(a, 'D') {
-				return "git branch -D deletes an unmerged branch"
-			}
-		}
-		if has("--delete", 'd') && has("--force", 'f') {
-			return "git branch -d --force deletes an unmerged branch"
+		if g.has("-D") || g.has("--delete") && g.has("--force") || g.has("-M") || g.has("-C") {
+			return "git branch -D deletes an unmerged branch"
 		}
 	case "checkout", "switch", "restore":
-		if g.sub != "restore" && (has("--force", 'f') || has("--discard-changes", 0)) {
+		if g.sub != "restore" && (g.has("--force") || g.has("--discard-changes")) {
 			return "git " + g.sub + " --force discards local changes"
 		}
 		if g.sub != "switch" {
-			for _, a := range g.args {
-				if a == "." || a == ":/" || a == "*" || a == ":(top)" {
+			for _, i := range g.operands() {
+				if a := g.args[i]; a == "." || a == ":/" || a == "*" || a == ":(top)" || g.dyn[i] {
 					return "git " + g.sub + " " + a + " discards every uncommitted change"
 				}
 			}
 		}
 	case "reflog":
-		if len(g.args) > 0 && (g.args[0] == "expire" || g.args[0] == "delete") {
-			return "git reflog " + g.args[0] + " drops recovery points"
+		if a := g.action(); a == "expire" || a == "delete" {
+			return "git reflog " + a + " drops recovery points"
 		}
 	case "stash":
-		if len(g.args) > 0 && (g.args[0] == "clear" || g.args[0] == "drop") {
-			return "git stash " + g.args[0] + " deletes stashed work"
+		if a := g.action(); a == "clear" || a == "drop" {
+			return "git stash " + a + " deletes stashed work"
 		}
 	case "update-ref":
-		if has("-d", 0) {
+		if g.has("-d") {
 			return "git update-ref -d deletes a ref"
 		}
 	case "filter-branch", "filter-repo":
@@ -357,19 +423,9 @@ func GitDirs(c Command) []string {
 		return nil
 	}
 	var dirs []string
-	for i := 0; i < len(c.Args); i++ {
-		a := c.Args[i]
-		if !strings.HasPrefix(a, "-") {
-			break
-		}
-		switch {
-		case a == "-C" && i+1 < len(c.Args):
-			dirs = append(dirs, c.Args[i+1])
-			i++
-		case a == "-c":
-			i++
-		case strings.HasPrefix(a, "-C") && len(a) > 2:
-			dirs = append(dirs, a[2:])
+	for _, f := range ParseArgs("git", c.Args, c.Dynamic).Flags {
+		if f.Global && f.Name == "-C" {
+			dirs = append(dirs, f.Value)
 		}
 	}
 	return dirs
@@ -379,6 +435,9 @@ func GitDirs(c Command) []string {
 // commands the gate refuses in every mode (destructive git forms). Paths
 // (catastrophic rm) are judged by the caller, which knows the workspace.
 func Destructive(c Command) string {
+	if c.destructiveSet {
+		return c.destructive
+	}
 	if path.Base(c.Name) == "git" {
 		return DestructiveGit(c.Args, c.Dynamic)
 	}

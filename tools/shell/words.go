@@ -68,6 +68,14 @@ func wordValue(w *syntax.Word) (string, wordInfo) {
 			if p.Param != nil {
 				b.WriteString(p.Param.Value)
 			}
+		case *syntax.ProcSubst:
+			info.literal = false
+			if len(w.Parts) == 1 {
+				// The word is a pipe to commands analysed on their own.
+				b.WriteString(ProcSubstPath)
+				continue
+			}
+			b.WriteString("$?")
 		default:
 			info.literal = false
 			b.WriteString("$?")
@@ -75,6 +83,11 @@ func wordValue(w *syntax.Word) (string, wordInfo) {
 	}
 	return b.String(), info
 }
+
+// ProcSubstPath is the value of a word that is only a process
+// substitution, <(cmd) or >(cmd): bash passes a pipe's /dev/fd path, not a
+// file, and the commands behind it are analysed like any other.
+const ProcSubstPath = "/dev/fd/<(...)>"
 
 func isHomeParam(p *syntax.ParamExp) bool {
 	return p.Param != nil && p.Param.Value == "HOME" && !p.Excl && !p.Length && !p.Width &&
@@ -94,8 +107,14 @@ func hasGlob(v string) bool {
 		switch c {
 		case '\\':
 			esc = true
-		case '*', '?', '[':
+		case '*', '?':
 			return true
+		case '[':
+			// A bracket expression needs its closing bracket; a lone
+			// `[` (the test command) is a literal.
+			if strings.IndexByte(v[i+1:], ']') >= 0 {
+				return true
+			}
 		case '{':
 			if j := strings.IndexByte(v[i:], '}'); j > 0 {
 				inner := v[i+1 : i+j]
@@ -305,17 +324,31 @@ func isWordByte(c byte) bool {
 }
 
 // steeringPrefixes and steeringVars name variables that make programs
-// load or run code chosen by whoever sets them.
-var steeringPrefixes = []string{"GIT_", "LD_", "DYLD_", "npm_config_", "NPM_CONFIG_", "PYTHON", "PERL", "RUBY", "NODE_", "BASH_FUNC_", "CARGO_", "RUSTC", "LESS"}
+// load or run code, or read configuration, chosen by whoever sets them:
+// interpreters' startup and library paths, pagers and editors, git's and
+// the package managers' settings, the loader, locale and message files,
+// and the files tools read their options from (RIPGREP_CONFIG_PATH,
+// TAR_OPTIONS, GREP_OPTIONS, AWKPATH, LESSOPEN, EXINIT, ...).
+var steeringPrefixes = []string{"GIT_", "LD_", "DYLD_", "npm_config_", "NPM_CONFIG_", "YARN_", "PNPM_", "BUN_",
+	"DENO_", "COREPACK_", "PYTHON", "PIP_", "UV_", "PERL", "RUBY", "GEM_", "BUNDLE_", "NODE_", "BASH_FUNC_",
+	"CARGO_", "RUSTC", "RUSTUP_", "RUSTFLAGS", "RUSTDOCFLAGS", "LESS", "GO", "CGO_", "AWK", "DOCKER_", "KUBE",
+	"XDG_", "MAVEN_", "GRADLE_", "JAVA_", "SSH_", "GPG", "GNUPG", "SYSTEMD_", "GCONV_", "LOCPATH", "NLSPATH",
+	"GLIBC_", "MALLOC_", "TERMINFO", "LUA_", "PHP", "R_", "HISTFILE", "INPUTRC", "VIM", "EMACS", "EXINIT",
+	"MYVIMRC", "NVIM", "TAR_", "ZSTD_", "XZ_", "GZIP", "BZIP", "CURL_", "WGETRC", "http_proxy", "https_proxy",
+	"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "all_proxy", "NO_PROXY", "no_proxy"}
 
 var steeringVars = map[string]bool{
-	"PAGER": true, "MANPAGER": true, "EDITOR": true, "VISUAL": true, "BASH_ENV": true, "ENV": true,
-	"PROMPT_COMMAND": true, "PS1": true, "PS4": true, "SHELLOPTS": true, "BASHOPTS": true, "IFS": true,
-	"PATH": true, "HOME": true, "ZDOTDIR": true, "XDG_CONFIG_HOME": true, "GCONV_PATH": true,
-	"MAKEFLAGS": true, "GOFLAGS": true, "GOTOOLCHAIN": true, "GOPROXY": true, "SSH_ASKPASS": true, "SUDO_ASKPASS": true,
-	"BROWSER": true, "JAVA_TOOL_OPTIONS": true, "_JAVA_OPTIONS": true, "CC": true, "CXX": true,
-	"RUBYOPT": true, "TERMINFO": true, "SHELL": true, "CDPATH": true, "GLOBIGNORE": true, "TMPDIR": true,
-	"PROMPT": true, "FPATH": true, "HISTFILE": true,
+	"PAGER": true, "MANPAGER": true, "MANOPT": true, "MANPATH": true, "EDITOR": true, "VISUAL": true,
+	"BASH_ENV": true, "ENV": true, "PROMPT_COMMAND": true, "PS0": true, "PS1": true, "PS2": true, "PS4": true,
+	"SHELLOPTS": true, "BASHOPTS": true, "IFS": true, "PATH": true, "HOME": true, "ZDOTDIR": true,
+	"MAKEFLAGS": true, "MFLAGS": true, "MAKE": true, "MAKEFILES": true, "SSH_ASKPASS": true, "SUDO_ASKPASS": true,
+	"BROWSER": true, "_JAVA_OPTIONS": true, "CLASSPATH": true, "CC": true, "CXX": true, "CPP": true, "LD": true,
+	"AR": true, "AS": true, "CFLAGS": true, "CXXFLAGS": true, "CPPFLAGS": true, "LDFLAGS": true, "SHELL": true,
+	"CDPATH": true, "GLOBIGNORE": true, "TMPDIR": true, "PROMPT": true, "FPATH": true, "RIPGREP_CONFIG_PATH": true,
+	"GREP_OPTIONS": true, "POSIXLY_CORRECT": true, "HOSTALIASES": true, "RESOLV_HOST_CONF": true,
+	"KUBECONFIG": true, "EXECIGNORE": true, "TZDIR": true,
+	"SYSTEMD_EDITOR": true, "FZF_DEFAULT_COMMAND": true, "FZF_DEFAULT_OPTS": true, "BAT_PAGER": true,
+	"DELTA_PAGER": true, "GH_PAGER": true, "GH_EDITOR": true, "SSL_CERT_FILE": true, "SSL_CERT_DIR": true,
 }
 
 // IsSteeringVar reports whether assigning the variable can make another

@@ -21,16 +21,18 @@ const (
 
 // peelResult is what peeling one wrapper found.
 type peelResult struct {
-	kind          peelKind
-	label         string
-	rest          []string
-	restDyn       []bool
-	self          []string
-	selfDyn       []bool
-	env           []string
-	privileged    bool
-	unprovable    string
-	writes        []string
+	kind       peelKind
+	label      string
+	rest       []string
+	restDyn    []bool
+	self       []string
+	selfDyn    []bool
+	env        []string
+	privileged bool
+	unprovable string
+	writes     []string
+	// reads are files the wrapper reads (xargs -a).
+	reads         []string
 	chdir         string
 	script        string
 	scriptDynamic bool
@@ -102,18 +104,11 @@ func peel(words []string, dyn []bool) peelResult {
 	name := path.Base(words[0])
 	switch name {
 	case "timeout":
-		i := scanOpts(words, dyn, 1, optSpec{short: "sk", long: map[string]bool{"signal": true, "kill-after": true}}, func(string, string, bool) {})
-		return next(name, words, dyn, i+1) // skip the duration
-	case "nice":
-		i := 1
-		if i < len(words) && len(words[i]) > 1 && words[i][0] == '-' && isNumber(words[i][1:]) {
-			i++
-		}
-		i = scanOpts(words, dyn, i, optSpec{short: "n", long: map[string]bool{"adjustment": true}}, func(string, string, bool) {})
-		return next(name, words, dyn, i)
-	case "nohup", "builtin", "unbuffer", "catchsegv", "nocorrect", "noglob", "caffeinate", "rlwrap":
-		return next(name, words, dyn, 1)
-	case "busybox":
+		// timeout [options] DURATION COMMAND...
+		return peelModelled(name, words, dyn, 1)
+	case "nice", "stdbuf", "setsid", "nohup":
+		return peelModelled(name, words, dyn, 0)
+	case "builtin", "unbuffer", "catchsegv", "nocorrect", "noglob", "caffeinate", "rlwrap", "busybox":
 		return next(name, words, dyn, 1)
 	case "time":
 		r := peelResult{}
@@ -125,12 +120,6 @@ func peel(words []string, dyn []bool) peelResult {
 		n := next(name, words, dyn, i)
 		n.writes = r.writes
 		return n
-	case "stdbuf":
-		i := scanOpts(words, dyn, 1, optSpec{short: "ioe", long: map[string]bool{"input": true, "output": true, "error": true}}, func(string, string, bool) {})
-		return next(name, words, dyn, i)
-	case "setsid":
-		i := scanOpts(words, dyn, 1, optSpec{}, func(string, string, bool) {})
-		return next(name, words, dyn, i)
 	case "command":
 		lookup := false
 		i := scanOpts(words, dyn, 1, optSpec{}, func(o, _ string, _ bool) {
@@ -157,35 +146,28 @@ func peel(words []string, dyn []bool) peelResult {
 		return peelFlock(words, dyn)
 	case "script":
 		return peelScriptCmd(words, dyn)
-	case "ionice":
-		pid := false
-		i := scanOpts(words, dyn, 1, optSpec{short: "cnp", long: map[string]bool{"class": true, "classdata": true, "pid": true, "pgid": true, "uid": true}}, func(o, _ string, _ bool) {
-			if o == "-p" || o == "-P" || o == "-u" || o == "--pid" || o == "--pgid" || o == "--uid" {
-				pid = true
-			}
-		})
-		if pid {
-			return peelResult{kind: peelOnly, label: name, self: words, selfDyn: dyn}
+	case "ionice", "chrt", "taskset":
+		p, why := wrapperArgs(name, words, dyn)
+		if p.Has("--pid") || p.Has("--pgid") || p.Has("--uid") || p.Has("--max") {
+			// They act on running processes: the command is itself.
+			return peelResult{kind: peelOnly, label: name, self: words, selfDyn: dyn, unprovable: why}
 		}
-		return next(name, words, dyn, i)
-	case "chrt", "taskset":
-		pid := false
-		i := scanOpts(words, dyn, 1, optSpec{short: "TPDc", long: map[string]bool{"sched-runtime": true, "sched-period": true, "sched-deadline": true, "cpu-list": true}}, func(o, _ string, _ bool) {
-			if o == "-p" || o == "--pid" || o == "-m" || o == "--max" {
-				pid = true
-			}
-		})
-		if pid {
-			return peelResult{kind: peelOnly, label: name, self: words, selfDyn: dyn}
+		skip := 0
+		if name != "ionice" {
+			skip = 1 // the priority or the mask
 		}
-		if name == "taskset" && i < len(words) && hasDash(words, "-c", "--cpu-list") {
-			// With -c the list was consumed as the option argument.
-			return next(name, words, dyn, i)
-		}
-		return next(name, words, dyn, i+1) // priority or mask
+		return peelOperands(name, words, dyn, p, skip, why)
 	case "watch":
-		i := scanOpts(words, dyn, 1, optSpec{short: "dnq", long: map[string]bool{"interval": true, "differences": true, "equexit": true}}, func(string, string, bool) {})
-		return joinedScript(name, words, dyn, i)
+		p, why := wrapperArgs(name, words, dyn)
+		if len(p.Operands) == 0 {
+			return peelResult{kind: peelOnly, label: name, self: words, selfDyn: dyn, unprovable: why}
+		}
+		if p.Has("--exec") {
+			return peelOperands(name, words, dyn, p, 0, why)
+		}
+		r := joinedScript(name, words, dyn, p.Operands[0]+1)
+		r.unprovable = why
+		return r
 	case "eval":
 		return joinedScript(name, words, dyn, 1)
 	case "trap":
@@ -306,126 +288,152 @@ func peelShell(name string, words []string, dyn []bool) peelResult {
 	return peelResult{kind: peelScript, label: name + " -c", script: words[i], scriptDynamic: dyn[i]}
 }
 
+// wrapperArgs parses a wrapper's options with its model. An option the
+// model does not know may take the next word as its value, which would
+// make the wrapped command another one: the peel is then unprovable.
+func wrapperArgs(name string, words []string, dyn []bool) (Parsed, string) {
+	p := ParseArgs(name, words[1:], dyn[1:])
+	if len(p.Unknown) > 0 {
+		return p, name + " with an option kz does not know: " + strings.Join(p.Unknown, " ")
+	}
+	return p, ""
+}
+
+// peelOperands returns the command that starts at the wrapper's operand
+// number skip.
+func peelOperands(name string, words []string, dyn []bool, p Parsed, skip int, why string) peelResult {
+	if len(p.Operands) <= skip {
+		return peelResult{kind: peelOnly, label: name, self: words, selfDyn: dyn, unprovable: why}
+	}
+	n := next(name, words, dyn, p.Operands[skip]+1)
+	n.unprovable = why
+	return n
+}
+
+func peelModelled(name string, words []string, dyn []bool, skip int) peelResult {
+	p, why := wrapperArgs(name, words, dyn)
+	return peelOperands(name, words, dyn, p, skip, why)
+}
+
+// peelEnv handles env: options (-i, -u, -C dir, -S string, in every
+// spelling), NAME=VALUE assignments, then the command; -S splits its
+// string into the command line, which is analysed as a script.
 func peelEnv(words []string, dyn []bool) peelResult {
-	r := peelResult{label: "env"}
-	split, splitDyn := "", false
-	i := 1
-	for i < len(words) {
-		w := words[i]
-		if dyn[i] {
-			r.unprovable = "env with a non-literal argument"
-			return peelResult{kind: peelScript, label: "env", scriptDynamic: true}
+	p, why := wrapperArgs("env", words, dyn)
+	r := peelResult{label: "env", unprovable: why}
+	split, splitSet, splitDyn := "", false, false
+	for _, f := range p.Flags {
+		switch f.Name {
+		case "--chdir":
+			r.chdir = f.Value
+			if f.ValueDynamic {
+				r.unprovable = "env -C with a directory that is not a literal"
+			}
+		case "--split-string":
+			split, splitSet, splitDyn = split+" "+f.Value, true, splitDyn || f.ValueDynamic
 		}
-		if k, _, ok := strings.Cut(w, "="); ok && !strings.HasPrefix(w, "-") && k != "" {
-			r.env = append(r.env, k)
-			i++
+	}
+	i := len(words)
+	for _, k := range p.Operands {
+		w := words[k+1]
+		if dyn[k+1] {
+			if r.unprovable == "" {
+				r.unprovable = "env with a non-literal argument"
+			}
+			return peelResult{kind: peelScript, label: "env", scriptDynamic: true, unprovable: r.unprovable}
+		}
+		if name, _, ok := strings.Cut(w, "="); ok && name != "" {
+			r.env = append(r.env, name)
 			continue
 		}
-		if !strings.HasPrefix(w, "-") || w == "-" {
-			if w == "-" {
-				i++
-				continue
-			}
-			break
-		}
-		if w == "--" {
-			i++
-			break
-		}
-		name, val, hasVal := strings.Cut(strings.TrimLeft(w, "-"), "=")
-		long := strings.HasPrefix(w, "--")
-		takeArg := func() string {
-			if hasVal {
-				return val
-			}
-			if !long && len(w) > 2 {
-				return w[2:]
-			}
-			if i+1 < len(words) {
-				i++
-				if dyn[i] {
-					splitDyn = true
-				}
-				return words[i]
-			}
-			return ""
-		}
-		switch {
-		case long && (name == "chdir") || !long && strings.HasPrefix(w, "-C"):
-			r.chdir = takeArg()
-		case long && name == "split-string" || !long && strings.HasPrefix(w, "-S"):
-			split = takeArg()
-		case long && name == "unset" || !long && strings.HasPrefix(w, "-u"):
-			takeArg()
-		}
-		i++
+		i = k + 1
+		break
 	}
-	if split != "" || splitDyn {
+	if splitSet {
 		rest := make([]string, 0, len(words)-i)
 		for _, w := range words[i:] {
 			rest = append(rest, quoteWord(w))
 		}
-		return peelResult{kind: peelScript, label: "env -S", env: r.env, chdir: r.chdir,
+		return peelResult{kind: peelScript, label: "env -S", env: r.env, chdir: r.chdir, unprovable: r.unprovable,
 			script: strings.TrimSpace(split + " " + strings.Join(rest, " ")), scriptDynamic: splitDyn}
 	}
 	n := next("env", words, dyn, i)
-	n.env, n.chdir = r.env, r.chdir
+	n.env, n.chdir, n.unprovable = r.env, r.chdir, r.unprovable
 	if n.kind == peelOnly {
 		n.env = nil
 	}
 	return n
 }
 
+// peelXargs handles xargs: the command after its options gets arguments
+// read from stdin (or from the -a file), which may be anything, options
+// included; with -I they replace the marker instead.
 func peelXargs(words []string, dyn []bool) peelResult {
+	p, why := wrapperArgs("xargs", words, dyn)
 	replace := ""
-	i := scanOpts(words, dyn, 1, optSpec{short: "adEeIiLlnPs", long: map[string]bool{"arg-file": true, "delimiter": true, "eof": true, "replace": true, "max-lines": true, "max-args": true, "max-procs": true, "max-chars": true, "process-slot-var": true}}, func(o, a string, _ bool) {
-		switch o {
+	for _, f := range p.Flags {
+		switch f.Name {
 		case "-I", "--replace":
-			replace = a
-		case "-i":
-			replace = a
+			replace = f.Value
 			if replace == "" {
 				replace = "{}"
 			}
 		}
-	})
-	rest := append([]string(nil), words[i:]...)
-	restDyn := append([]bool(nil), dyn[i:]...)
+	}
+	var rest []string
+	var restDyn []bool
+	if len(p.Operands) > 0 {
+		k := p.Operands[0] + 1
+		rest = append(rest, words[k:]...)
+		restDyn = append(restDyn, dyn[k:]...)
+	}
 	if len(rest) == 0 {
 		rest, restDyn = []string{"echo"}, []bool{false}
 	}
 	if replace != "" {
-		for k := 1; k < len(rest); k++ {
+		for k := range rest {
 			if strings.Contains(rest[k], replace) {
 				restDyn[k] = true
 			}
 		}
-		if strings.Contains(rest[0], replace) {
-			restDyn[0] = true
-		}
 	} else {
-		// Arguments read from stdin are appended at the end.
-		rest = append(rest, "<stdin>")
+		// Arguments read from the input are appended at the end.
+		rest = append(rest, xargsInput)
 		restDyn = append(restDyn, true)
 	}
-	return peelResult{kind: peelNext, label: "xargs", rest: rest, restDyn: restDyn}
+	r := peelResult{kind: peelNext, label: "xargs", rest: rest, restDyn: restDyn, unprovable: why}
+	for _, f := range p.Flags {
+		if f.Name == "--arg-file" {
+			r.reads = append(r.reads, f.Value)
+		}
+	}
+	return r
 }
 
+// xargsInput stands for the arguments xargs reads from its input. It
+// starts with "$" so that it counts as a word that may be an option.
+const xargsInput = "$(xargs input)"
+
 func peelSudo(name string, words []string, dyn []bool) peelResult {
-	r := peelResult{label: name, privileged: true}
+	p, why := wrapperArgs(name, words, dyn)
+	r := peelResult{label: name, privileged: true, unprovable: why}
 	only, shell := false, false
-	i := scanOpts(words, dyn, 1, optSpec{short: "ugphCDrtTUa", long: map[string]bool{"user": true, "group": true, "prompt": true, "host": true, "close-from": true, "chdir": true, "role": true, "type": true, "command-timeout": true, "other-user": true, "chroot": true}}, func(o, a string, _ bool) {
-		switch o {
-		case "-e", "--edit":
+	for _, f := range p.Flags {
+		switch f.Name {
+		case "--edit":
 			r.unprovable = name + " -e edits files as another user"
-		case "-s", "--shell", "-i", "--login":
+		case "--shell", "--login":
 			shell = true
-		case "-l", "--list", "-v", "--validate", "-k", "-K", "--reset-timestamp", "--remove-timestamp", "-V", "--version", "-h", "--help", "-L":
+		case "--list", "--validate", "--reset-timestamp", "--remove-timestamp", "--version", "--help":
 			only = true
-		case "-D", "--chdir":
-			r.chdir = a
+		case "--chdir":
+			r.chdir = f.Value
 		}
-	})
+	}
+	i := len(words)
+	if len(p.Operands) > 0 {
+		i = p.Operands[0] + 1
+	}
 	for i < len(words) && !dyn[i] && strings.Contains(words[i], "=") && !strings.HasPrefix(words[i], "=") {
 		k, _, _ := strings.Cut(words[i], "=")
 		r.env = append(r.env, k)
@@ -448,86 +456,76 @@ func peelSudo(name string, words []string, dyn []bool) peelResult {
 }
 
 func peelSu(name string, words []string, dyn []bool) peelResult {
-	script, scriptDyn, hasC := "", false, false
-	i := scanOpts(words, dyn, 1, optSpec{short: "cgGsuw", long: map[string]bool{"command": true, "group": true, "supp-group": true, "shell": true, "user": true, "whitelist-environment": true, "session-command": true}}, func(o, a string, d bool) {
-		if o == "-c" || o == "--command" || o == "--session-command" {
-			script, scriptDyn, hasC = a, d, true
+	p, why := wrapperArgs(name, words, dyn)
+	for _, f := range p.Flags {
+		if f.Name == "--command" || f.Name == "--session-command" {
+			return peelResult{kind: peelScript, label: name + " -c", script: f.Value, scriptDynamic: f.ValueDynamic, privileged: true, unprovable: why}
 		}
-	})
-	if hasC {
-		return peelResult{kind: peelScript, label: name + " -c", script: script, scriptDynamic: scriptDyn, privileged: true}
 	}
-	if name == "runuser" && i < len(words) {
-		// runuser -u user -- cmd
-		return peelResult{kind: peelNext, label: name, rest: words[i:], restDyn: dyn[i:], privileged: true}
+	if name == "runuser" && p.Has("--user") && len(p.Operands) > 0 {
+		// runuser -u user [--] cmd
+		k := p.Operands[0] + 1
+		return peelResult{kind: peelNext, label: name, rest: words[k:], restDyn: dyn[k:], privileged: true, unprovable: why}
 	}
 	return peelResult{kind: peelOnly, label: name, self: words, selfDyn: dyn, privileged: true, unprovable: name + " starts an interactive shell"}
 }
 
+// peelFlock handles flock: `flock [opts] lock command...`, `flock [opts]
+// lock -c command` and `flock [opts] fd`.
 func peelFlock(words []string, dyn []bool) peelResult {
+	p, why := wrapperArgs("flock", words, dyn)
 	script, scriptDyn, hasC := "", false, false
-	var operands []int
-	i := 1
-	for i < len(words) {
-		w := words[i]
-		switch {
-		case dyn[i]:
-			return peelResult{kind: peelScript, label: "flock", scriptDynamic: true}
-		case w == "-c" || w == "--command":
-			if i+1 < len(words) {
-				script, scriptDyn, hasC = words[i+1], dyn[i+1], true
-			}
-			i += 2
-			continue
-		case w == "-w" || w == "--wait" || w == "--timeout" || w == "-E" || w == "--conflict-exit-code":
-			i += 2
-			continue
-		case strings.HasPrefix(w, "-") && len(operands) == 0:
-			i++
-			continue
+	for _, f := range p.Flags {
+		if f.Name == "--command" {
+			script, scriptDyn, hasC = f.Value, f.ValueDynamic, true
 		}
-		operands = append(operands, i)
-		if len(operands) == 2 && !hasC {
-			break
-		}
-		i++
 	}
-	if len(operands) == 0 {
-		return peelResult{kind: peelOnly, label: "flock", self: words, selfDyn: dyn}
+	if len(p.Operands) == 0 {
+		return peelResult{kind: peelOnly, label: "flock", self: words, selfDyn: dyn, unprovable: why}
 	}
-	lock := words[operands[0]]
+	k := p.Operands[0] + 1
+	if dyn[k] {
+		return peelResult{kind: peelScript, label: "flock", scriptDynamic: true, unprovable: why}
+	}
 	var writes []string
-	if !isNumber(lock) {
-		writes = []string{lock}
+	if !isNumber(words[k]) {
+		writes = []string{words[k]}
+	}
+	if !hasC && k+1 < len(words) && (words[k+1] == "-c" || words[k+1] == "--command") {
+		if k+2 < len(words) {
+			script, scriptDyn, hasC = words[k+2], dyn[k+2], true
+		} else {
+			return peelResult{kind: peelScript, label: "flock -c", scriptDynamic: true, writes: writes, unprovable: why}
+		}
 	}
 	if hasC {
-		return peelResult{kind: peelScript, label: "flock -c", script: script, scriptDynamic: scriptDyn, writes: writes}
+		return peelResult{kind: peelScript, label: "flock -c", script: script, scriptDynamic: scriptDyn, writes: writes, unprovable: why}
 	}
-	if len(operands) < 2 {
-		return peelResult{kind: peelOnly, label: "flock", self: words, selfDyn: dyn, writes: writes}
+	if k+1 >= len(words) {
+		return peelResult{kind: peelOnly, label: "flock", self: words, selfDyn: dyn, writes: writes, unprovable: why}
 	}
-	k := operands[1]
-	return peelResult{kind: peelNext, label: "flock", rest: words[k:], restDyn: dyn[k:], writes: writes}
+	return peelResult{kind: peelNext, label: "flock", rest: words[k+1:], restDyn: dyn[k+1:], writes: writes, unprovable: why}
 }
 
 func peelScriptCmd(words []string, dyn []bool) peelResult {
+	p, why := wrapperArgs("script", words, dyn)
 	script, scriptDyn, hasC := "", false, false
 	var writes []string
-	i := scanOpts(words, dyn, 1, optSpec{short: "cEIOBTm", long: map[string]bool{"command": true, "echo": true, "log-in": true, "log-out": true, "log-io": true, "log-timing": true, "logging-format": true, "output-limit": true}}, func(o, a string, d bool) {
-		switch o {
-		case "-c", "--command":
-			script, scriptDyn, hasC = a, d, true
-		case "-I", "-O", "-B", "-T", "--log-in", "--log-out", "--log-io", "--log-timing":
-			writes = append(writes, a)
+	for _, f := range p.Flags {
+		switch {
+		case f.Name == "--command":
+			script, scriptDyn, hasC = f.Value, f.ValueDynamic, true
+		case f.Effect == EffectWrite && f.HasValue:
+			writes = append(writes, f.Value)
 		}
-	})
-	if i < len(words) {
-		writes = append(writes, words[i])
+	}
+	if len(p.Operands) > 0 {
+		writes = append(writes, words[p.Operands[0]+1])
 	} else {
 		writes = append(writes, "typescript")
 	}
 	if !hasC {
 		return peelResult{kind: peelOnly, label: "script", self: words, selfDyn: dyn, writes: writes, unprovable: "script starts an interactive shell"}
 	}
-	return peelResult{kind: peelScript, label: "script -c", script: script, scriptDynamic: scriptDyn, writes: writes}
+	return peelResult{kind: peelScript, label: "script -c", script: script, scriptDynamic: scriptDyn, writes: writes, unprovable: why}
 }
