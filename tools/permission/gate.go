@@ -146,6 +146,9 @@ type Report struct {
 	// would save for this request (see Remember); none when it cannot be
 	// granted for good.
 	Grants []string `json:"grants,omitempty"`
+	// Class is the declared class of a tool whose input the gate does not
+	// read (Task, WebSearch, ...).
+	Class ToolClass `json:"class,omitempty"`
 }
 
 // TargetReport is a path the request touches, as written and resolved.
@@ -187,6 +190,9 @@ type eval struct {
 	rules []Rule
 	// write says the request changes files (file tool writes).
 	write bool
+	// spec is the declared spec of a tool whose input the gate does not
+	// read, or nil.
+	spec *ToolSpec
 }
 
 // Evaluate runs the whole pipeline and reports every stage.
@@ -249,6 +255,9 @@ func (g *Gate) Evaluate(ctx context.Context, q engine.GateQuery) Report {
 			rep.Grants = rules
 		}
 	}
+	if e.spec != nil {
+		rep.Class = e.spec.Class
+	}
 	return rep
 }
 
@@ -267,6 +276,9 @@ func (g *Gate) prepare(q engine.GateQuery) *eval {
 	e.rules = g.rules
 	g.mu.RUnlock()
 	e.write = q.Request.Write || e.kind == KindEdit || e.kind == KindWrite
+	if s, ok := toolSpecs[q.Request.Tool]; ok && e.kind == Kind(q.Request.Tool) {
+		e.spec = &s
+	}
 
 	if e.kind == KindBash {
 		e.an = shell.Analyze(q.Request.Command)

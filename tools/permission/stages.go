@@ -42,6 +42,14 @@ func (e *eval) modePolicy() StageResult {
 	deny := func(reason string) StageResult {
 		return StageResult{Stage: StageMode, Decision: engine.DecisionDeny, Reason: reason}
 	}
+	if e.spec != nil && e.q.Mode != engine.ModeFullAutonomous {
+		switch {
+		case e.spec.Class == ClassWrite || e.spec.Class == ClassExecute:
+			return deny(fmt.Sprintf("%s mode: %s %s, which this mode does not allow", e.q.Mode, e.spec.Name, e.spec.Does))
+		case e.spec.Name == "ExitPlanMode" && e.q.Mode == engine.ModeAnalysisOnly:
+			return deny("kz keeps this session in analysis-only mode: present the plan as text")
+		}
+	}
 	switch e.q.Mode {
 	case engine.ModeAnalysisOnly:
 		if e.kind == KindBash {
@@ -90,6 +98,8 @@ func (e *eval) capability() StageResult {
 		need = engine.CapFilesystemRead
 	case strings.HasPrefix(e.q.Request.Tool, "mcp__"):
 		need = engine.CapMCP
+	case e.spec != nil && e.spec.Class == ClassSubagent:
+		need = engine.CapSubagents
 	default:
 		return StageResult{Stage: StageCapability}
 	}
@@ -201,7 +211,32 @@ func (e *eval) allowStage() StageResult {
 	if pm == engine.PermissionYolo {
 		return allow("", "permission mode yolo")
 	}
-	return ask("ask before running " + e.q.Request.Tool)
+	if e.spec != nil {
+		return e.specDecision()
+	}
+	return ask("ask before running " + e.q.Request.Tool + ": kz does not know what this tool does")
+}
+
+// specDecision answers a tool with a declared spec that no rule, grant or
+// permission mode decided.
+func (e *eval) specDecision() StageResult {
+	s := e.spec
+	res := StageResult{Stage: StageAllow, Decision: s.Class.defaultDecision()}
+	switch s.Class {
+	case ClassSubagent:
+		res.Reason = s.Name + " " + s.Does + "; each of its tool calls passes this gate"
+	case ClassReadOnly, ClassSession:
+		res.Reason = s.Name + " " + s.Does + " and changes nothing else"
+	case ClassNetwork:
+		res.Reason = s.Name + " " + s.Does + ", which kz cannot confine; allow it with a rule such as `" + s.Name + "`"
+	case ClassInteraction:
+		res.Reason = s.Name + " " + s.Does + "; only the person can answer"
+	case ClassExecute:
+		res.Reason = s.Name + " " + s.Does + " that do not pass this gate"
+	default:
+		res.Reason = s.Name + " " + s.Does
+	}
+	return res
 }
 
 func (e *eval) pathList() string {
