@@ -8,7 +8,6 @@ package permission
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -193,6 +192,10 @@ type eval struct {
 	// spec is the declared spec of a tool whose input the gate does not
 	// read, or nil.
 	spec *ToolSpec
+	// hosts are a fetch's normalised hosts (see fetchHosts).
+	hosts     []string
+	hostsErr  error
+	hostsDone bool
 }
 
 // Evaluate runs the whole pipeline and reports every stage.
@@ -392,7 +395,7 @@ func (e *eval) ruleStage(action Action) StageResult {
 				}
 			}
 		case e.applies(r):
-			if e.kind == KindWebFetch && !r.matchDomain(e.url()) {
+			if e.kind == KindWebFetch && !e.matchFetch(r) {
 				continue
 			}
 			return StageResult{Stage: stage, Decision: decision, Rule: r.String(), Reason: "the tool matches the rule"}
@@ -467,14 +470,6 @@ func (e *eval) matchTargets(r Rule) string {
 	return ""
 }
 
-func (e *eval) url() string {
-	var in struct {
-		URL string `json:"url"`
-	}
-	_ = json.Unmarshal(e.q.Request.Input, &in)
-	return in.URL
-}
-
 // validation checks the request is well-formed and fully analysable.
 func (e *eval) validation() StageResult {
 	res := StageResult{Stage: StageValidation}
@@ -505,6 +500,8 @@ func (e *eval) validation() StageResult {
 		if why := e.unforeseeableLinkTarget(); why != "" {
 			return ask(why)
 		}
+	case e.kind == KindWebFetch:
+		return e.fetchValidation()
 	case e.kind == KindRead || e.kind == KindEdit || e.kind == KindWrite || e.write:
 		if len(e.tgts) == 0 {
 			return ask("the request names no path")

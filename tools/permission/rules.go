@@ -2,7 +2,6 @@ package permission
 
 import (
 	"fmt"
-	"net/url"
 	"path"
 	"path/filepath"
 	"strings"
@@ -55,6 +54,8 @@ type Rule struct {
 	prefix []string
 	glob   string
 	exact  []string
+	// domain is a WebFetch rule's normalised domain pattern.
+	domain string
 }
 
 // String renders the rule with its source.
@@ -99,8 +100,12 @@ func ParseRule(s string, action Action, source Source) (Rule, error) {
 			r.exact = specWords(spec)
 		}
 	}
-	if r.Kind == KindWebFetch && !r.matchesAll() && !strings.HasPrefix(spec, "domain:") {
-		return Rule{}, fmt.Errorf("rule %q: WebFetch rules take domain:<host>", s)
+	if r.Kind == KindWebFetch && !r.matchesAll() {
+		d, err := domainPattern(spec)
+		if err != nil {
+			return Rule{}, fmt.Errorf("rule %q: %w", s, err)
+		}
+		r.domain = d
 	}
 	return r, nil
 }
@@ -307,23 +312,6 @@ func matchSegs(ps, xs []string) bool {
 		return false
 	}
 	return matchSegs(ps[1:], xs[1:])
-}
-
-// matchDomain matches a WebFetch rule against the request's URL.
-func (r Rule) matchDomain(rawURL string) bool {
-	if r.matchesAll() {
-		return true
-	}
-	u, err := url.Parse(rawURL)
-	if err != nil || u.Hostname() == "" {
-		return false
-	}
-	host := strings.ToLower(u.Hostname())
-	d := strings.ToLower(strings.TrimPrefix(r.Spec, "domain:"))
-	if strings.HasPrefix(d, "*.") {
-		return strings.HasSuffix(host, d[1:])
-	}
-	return host == d
 }
 
 // matchToolName matches a rule for a tool with no spec semantics (mcp

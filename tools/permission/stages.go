@@ -204,7 +204,7 @@ func (e *eval) allowStage() StageResult {
 		return allow("session grant", "granted for this session")
 	}
 	for _, r := range e.rules {
-		if r.Action == ActionAllow && e.applies(r) && (e.kind != KindWebFetch || r.matchDomain(e.url())) {
+		if r.Action == ActionAllow && e.applies(r) && (e.kind != KindWebFetch || e.matchFetch(r)) {
 			return allow(r.String(), "allowed by rule")
 		}
 	}
