@@ -57,6 +57,17 @@ type Options struct {
 	// Writer persists "always allow" grants; nil makes them session-only
 	// and Remember returns an error saying so.
 	Writer RuleWriter
+	// Enforcement is what the machine's OS sandbox enforces (from
+	// tools/sandbox.Probe()). Unless it is full, commands the analysis
+	// proves read-only run without asking only when they are on a short
+	// list of programs whose every option is known; the zero value is
+	// none.
+	Enforcement Enforcement
+	// Network lets commands that run under the workspace-write profile
+	// (allowed by a rule, a grant, yolo or the person) reach the network:
+	// config `[sandbox] network`, true by default there. Read-only
+	// commands never get the network.
+	Network bool
 }
 
 // Gate implements engine.Gate. It is safe for concurrent use.
@@ -148,6 +159,9 @@ type Report struct {
 	// Class is the declared class of a tool whose input the gate does not
 	// read (Task, WebSearch, ...).
 	Class ToolClass `json:"class,omitempty"`
+	// Confinement is the OS sandbox profile a shell command runs under
+	// (on an ask, once the person says yes); empty for other tools.
+	Confinement engine.Confinement `json:"confinement,omitzero"`
 }
 
 // TargetReport is a path the request touches, as written and resolved.
@@ -160,7 +174,8 @@ type TargetReport struct {
 
 // Verdict converts the report to the engine's verdict.
 func (r Report) Verdict() engine.Verdict {
-	return engine.Verdict{Decision: r.Decision, Stage: string(r.Stage), Rule: r.Rule, Reason: r.Reason, Grants: r.Grants}
+	return engine.Verdict{Decision: r.Decision, Stage: string(r.Stage), Rule: r.Rule, Reason: r.Reason, Grants: r.Grants,
+		Confinement: r.Confinement}
 }
 
 // Check implements engine.Gate.
@@ -192,6 +207,9 @@ type eval struct {
 	// spec is the declared spec of a tool whose input the gate does not
 	// read, or nil.
 	spec *ToolSpec
+	// readOnlyAllow records that the allow stage allowed a shell command
+	// because the analysis proved it read-only (no rule, grant or mode).
+	readOnlyAllow bool
 	// hosts are a fetch's normalised hosts (see fetchHosts).
 	hosts     []string
 	hostsErr  error
@@ -258,6 +276,7 @@ func (g *Gate) Evaluate(ctx context.Context, q engine.GateQuery) Report {
 			rep.Grants = rules
 		}
 	}
+	rep.Confinement = e.confinement(rep.Decision)
 	if e.spec != nil {
 		rep.Class = e.spec.Class
 	}

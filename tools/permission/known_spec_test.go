@@ -79,6 +79,9 @@ func TestToolSpecs(t *testing.T) {
 			if strings.Contains(rep.Reason, "unknown tool") {
 				t.Errorf("reason %q", rep.Reason)
 			}
+			if !rep.Confinement.IsZero() {
+				t.Errorf("a tool that starts no command got confinement %v", rep.Confinement)
+			}
 		})
 	}
 }

@@ -158,6 +158,11 @@ func (e *eval) allowStage() StageResult {
 		case pm == engine.PermissionYolo:
 			return allow("", "permission mode yolo")
 		case missing != "" && e.an.ReadOnly() && !e.suspiciousArgs():
+			if c, ok := e.unvouched(); !ok {
+				return ask(fmt.Sprintf("no OS sandbox is active (enforcement %s), so only a short list of commands with known options runs without asking; `%s` is not on it",
+					e.g.opts.Enforcement.orNone(), c))
+			}
+			e.readOnlyAllow = true
 			return allow("", "the command is proven read-only and stays in the workspace")
 		case missing == "":
 			missing = "the command runs nothing"

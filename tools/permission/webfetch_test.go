@@ -85,6 +85,9 @@ func TestWebFetchHostSpellings(t *testing.T) {
 		if !strings.Contains(rep.Reason, c.reason) {
 			t.Errorf("%s: reason %q does not say %q", c.url, rep.Reason, c.reason)
 		}
+		if !rep.Confinement.IsZero() {
+			t.Errorf("%s: a fetch got confinement %v", c.url, rep.Confinement)
+		}
 	}
 }
 
