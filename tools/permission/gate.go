@@ -393,6 +393,7 @@ func (e *eval) ruleStage(action Action) StageResult {
 	}
 	res := StageResult{Stage: stage}
 	var maybe *Rule
+	maybeWhy := ""
 	for i := range e.rules {
 		r := e.rules[i]
 		if r.Action != action {
@@ -405,7 +406,7 @@ func (e *eval) ruleStage(action Action) StageResult {
 				return StageResult{Stage: stage, Decision: decision, Rule: r.String(), Reason: why}
 			}
 			if m == maybeMatch && maybe == nil {
-				maybe = &e.rules[i]
+				maybe, maybeWhy = &e.rules[i], why
 			}
 		case r.Kind == KindRead || r.Kind == KindEdit || r.Kind == KindWrite:
 			if !r.matchesAll() || e.applies(r) {
@@ -414,15 +415,20 @@ func (e *eval) ruleStage(action Action) StageResult {
 				}
 			}
 		case e.applies(r):
-			if e.kind == KindWebFetch && !e.matchFetch(r) {
-				continue
+			why := "the tool matches the rule"
+			if e.kind == KindWebFetch {
+				if !e.matchFetch(r) {
+					continue
+				}
+				if !r.matchesAll() {
+					why = "the host " + strings.Join(e.hosts, ", ") + " matches the rule"
+				}
 			}
-			return StageResult{Stage: stage, Decision: decision, Rule: r.String(), Reason: "the tool matches the rule"}
+			return StageResult{Stage: stage, Decision: decision, Rule: r.String(), Reason: why}
 		}
 	}
 	if maybe != nil {
-		return StageResult{Stage: stage, Decision: engine.DecisionAsk, Rule: maybe.String(),
-			Reason: "a non-literal word could make the command match the rule"}
+		return StageResult{Stage: stage, Decision: engine.DecisionAsk, Rule: maybe.String(), Reason: maybeWhy}
 	}
 	return res
 }
@@ -447,10 +453,10 @@ func (e *eval) matchShellRestrict(r Rule) (matchResult, string) {
 		}
 		words, dyn := commandWords(c)
 		if m := r.matchCommand(words, dyn, false); m > best {
-			best, why = m, "the sub-command `"+c.String()+"` matches the rule"
 			if m == match {
-				return m, why
+				return m, "the sub-command `" + c.String() + "` matches the rule"
 			}
+			best, why = m, "a non-literal word could make `"+c.String()+"` match the rule"
 		}
 		for _, w := range c.Wrappers {
 			ww := strings.Fields(w)

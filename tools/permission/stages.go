@@ -54,7 +54,7 @@ func (e *eval) modePolicy() StageResult {
 	case engine.ModeAnalysisOnly:
 		if e.kind == KindBash {
 			if !e.an.ReadOnly() {
-				return deny("analysis-only mode runs only shell commands proven read-only")
+				return deny("analysis-only mode runs only shell commands proven read-only; " + e.notReadOnly() + " is not")
 			}
 		} else if e.write {
 			return deny("analysis-only mode allows no writes")
@@ -130,7 +130,7 @@ func (e *eval) allowStage() StageResult {
 		if !e.an.Provable() {
 			return ask("the command cannot be fully analysed")
 		}
-		rule, missing := "", ""
+		rule, missing, missingReadOnly := "", "", false
 		for _, c := range e.an.Commands {
 			if r := e.allowedCommand(c, grants); r != "" {
 				if rule == "" {
@@ -138,8 +138,15 @@ func (e *eval) allowStage() StageResult {
 				}
 				continue
 			}
-			missing = "`" + c.String() + "` is not allowed by any rule"
-			break
+			// Name the sub-command that decides: in `ls && rm -rf build`
+			// that is rm, not the read-only ls before it.
+			if missing == "" || !c.ReadOnly && missingReadOnly {
+				missing = "`" + c.String() + "` is not allowed by any rule"
+				missingReadOnly = c.ReadOnly
+			}
+			if !c.ReadOnly {
+				break
+			}
 		}
 		if missing == "" {
 			for _, t := range e.tgts {
@@ -157,7 +164,10 @@ func (e *eval) allowStage() StageResult {
 			return allow(rule, "every sub-command and write target is allowed")
 		case pm == engine.PermissionYolo:
 			return allow("", "permission mode yolo")
-		case missing != "" && e.an.ReadOnly() && !e.suspiciousArgs():
+		case missing != "" && e.an.ReadOnly():
+			if why := e.suspiciousArg(); why != "" {
+				return ask(why)
+			}
 			if c, ok := e.unvouched(); !ok {
 				return ask(fmt.Sprintf("no OS sandbox is active (enforcement %s), so only a short list of commands with known options runs without asking; `%s` is not on it",
 					e.g.opts.Enforcement.orNone(), c))
@@ -316,15 +326,14 @@ func (e *eval) allowedRead(grants map[string]bool) string {
 	return rule
 }
 
-// suspiciousArgs reports literal arguments naming paths outside the
-// workspace or secrets: a read-only command reading them is not run
-// without asking.
-func (e *eval) suspiciousArgs() bool {
+// suspiciousArg returns why a literal argument names a path outside the
+// workspace or a secret, naming the command and the argument, or "": a
+// read-only command reading it is not run without asking.
+func (e *eval) suspiciousArg() string {
 	for _, c := range e.an.Commands {
 		for i, a := range c.Args {
 			if c.IsDynamic(i) && strings.ContainsAny(a, "$`") {
-				// A variable may name any file.
-				return true
+				return "`" + c.String() + "` reads a path held in a variable, which may name any file"
 			}
 			if _, v, ok := strings.Cut(a, "="); ok && strings.HasPrefix(a, "-") {
 				a = v
@@ -333,10 +342,10 @@ func (e *eval) suspiciousArgs() bool {
 				continue
 			}
 			if strings.HasPrefix(a, "/") || strings.HasPrefix(a, "~") || a == ".." || strings.HasPrefix(a, "../") || strings.Contains(a, "/../") || strings.HasSuffix(a, "/..") {
-				return true
+				return "`" + c.String() + "` names " + a + ", which may be outside the workspace"
 			}
 			if isCredential(strings.ToLower(filepath.Base(a))) || hasCredDir(strings.ToLower(a)) {
-				return true
+				return "`" + c.String() + "` names a secret: " + a
 			}
 			if c.IsDynamic(i) {
 				// A glob: its literal parts were checked above.
@@ -344,11 +353,11 @@ func (e *eval) suspiciousArgs() bool {
 			}
 			if r, err := resolvePath(e.ws, a, e.home); err == nil && !within(e.ws, r) {
 				// A symlink inside the workspace may point out of it.
-				return true
+				return "`" + c.String() + "` names " + a + ", which resolves outside the workspace"
 			}
 		}
 	}
-	return false
+	return ""
 }
 
 func hasCredDir(p string) bool {
@@ -469,4 +478,20 @@ func (e *eval) pathRule(kind Kind, resolved string) string {
 		return ""
 	}
 	return string(kind) + "(./" + filepath.ToSlash(rel) + ")"
+}
+
+// notReadOnly names the first sub-command the analysis could not prove
+// read-only, for reasons; a write by redirection names its target.
+func (e *eval) notReadOnly() string {
+	for _, c := range e.an.Commands {
+		if !c.ReadOnly {
+			return "`" + c.String() + "`"
+		}
+	}
+	for _, t := range e.tgts {
+		if t.Op != shell.OpRead && !shell.IsHarmlessDevice(t.Path) {
+			return "the write to " + t.Path
+		}
+	}
+	return "the command"
 }
