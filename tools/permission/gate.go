@@ -408,7 +408,15 @@ func (e *eval) ruleStage(action Action) StageResult {
 			if m == maybeMatch && maybe == nil {
 				maybe, maybeWhy = &e.rules[i], why
 			}
-		case r.Kind == KindRead || r.Kind == KindEdit || r.Kind == KindWrite:
+		case r.Kind == KindRead:
+			m, why := e.matchReads(r)
+			if m == match {
+				return StageResult{Stage: stage, Decision: decision, Rule: r.String(), Reason: why}
+			}
+			if m == maybeMatch && maybe == nil {
+				maybe, maybeWhy = &e.rules[i], why
+			}
+		case r.Kind == KindEdit || r.Kind == KindWrite:
 			if !r.matchesAll() || e.applies(r) {
 				if t := e.matchTargets(r); t != "" {
 					return StageResult{Stage: stage, Decision: decision, Rule: r.String(), Reason: "the path " + t + " matches the rule"}
@@ -477,15 +485,12 @@ func (e *eval) matchShellRestrict(r Rule) (matchResult, string) {
 	return best, why
 }
 
-// matchTargets matches a path rule against the request's targets of the
-// rule's kind; it returns the matching path.
+// matchTargets matches an Edit or Write rule against the request's write
+// targets; it returns the matching path.
 func (e *eval) matchTargets(r Rule) string {
 	pat := pathPattern(r.Spec, e.ws, e.home)
 	for _, t := range e.tgts {
-		if t.resolved == "" || t.err != nil {
-			continue
-		}
-		if (r.Kind == KindRead) != (t.Op == shell.OpRead) {
+		if t.resolved == "" || t.err != nil || t.Op == shell.OpRead {
 			continue
 		}
 		if r.matchesAll() || matchPath(pat, t.resolved) {
