@@ -210,6 +210,9 @@ type eval struct {
 	// readOnlyAllow records that the allow stage allowed a shell command
 	// because the analysis proved it read-only (no rule, grant or mode).
 	readOnlyAllow bool
+	// parses are the analysis' commands parsed with their programs'
+	// models, as rules need them (see parsedCommand).
+	parses []*shell.Parsed
 	// hosts are a fetch's normalised hosts (see fetchHosts).
 	hosts     []string
 	hostsErr  error
@@ -447,7 +450,7 @@ func (e *eval) matchShellRestrict(r Rule) (matchResult, string) {
 	best := noMatch
 	why := ""
 	prog := r.programWord()
-	for _, c := range e.an.Commands {
+	for i, c := range e.an.Commands {
 		if c.DynamicName {
 			// `rm${IFS}-rf` splits into rm: judge the literal prefix.
 			lit := c.Name
@@ -459,8 +462,7 @@ func (e *eval) matchShellRestrict(r Rule) (matchResult, string) {
 			}
 			continue
 		}
-		words, dyn := commandWords(c)
-		if m := r.matchCommand(words, dyn, false); m > best {
+		if m := e.ruleMatch(r, i, false); m > best {
 			if m == match {
 				return m, "the sub-command `" + c.String() + "` matches the rule"
 			}

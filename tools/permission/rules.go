@@ -56,6 +56,9 @@ type Rule struct {
 	exact  []string
 	// domain is a WebFetch rule's normalised domain pattern.
 	domain string
+	// shell is a prefix or exact rule parsed like the command it names,
+	// when the shell analysis models the program.
+	shell *shellSpec
 }
 
 // String renders the rule with its source.
@@ -98,6 +101,11 @@ func ParseRule(s string, action Action, source Source) (Rule, error) {
 			r.glob = spec
 		default:
 			r.exact = specWords(spec)
+		}
+		if r.prefix != nil {
+			r.shell = parseShellSpec(r.prefix)
+		} else if r.exact != nil {
+			r.shell = parseShellSpec(r.exact)
 		}
 	}
 	if r.Kind == KindWebFetch && !r.matchesAll() {

@@ -131,8 +131,8 @@ func (e *eval) allowStage() StageResult {
 			return ask("the command cannot be fully analysed")
 		}
 		rule, missing, missingReadOnly := "", "", false
-		for _, c := range e.an.Commands {
-			if r := e.allowedCommand(c, grants); r != "" {
+		for i, c := range e.an.Commands {
+			if r := e.allowedCommand(i, grants); r != "" {
 				if rule == "" {
 					rule = r
 				}
@@ -264,16 +264,16 @@ func (e *eval) pathList() string {
 
 // allowedCommand returns the rule or grant allowing c, or "". Allow rules
 // need a bare program name, and never allow privileged commands.
-func (e *eval) allowedCommand(c shell.Command, grants map[string]bool) string {
+func (e *eval) allowedCommand(i int, grants map[string]bool) string {
+	c := e.an.Commands[i]
 	if c.Privileged || strings.Contains(c.Name, "/") {
 		return ""
 	}
 	if !c.HasDynamic() && grants["bash:"+c.String()] {
 		return "session grant `" + c.String() + "`"
 	}
-	words, dyn := commandWords(c)
 	for _, r := range e.rules {
-		if r.Action == ActionAllow && r.Kind == KindBash && r.matchCommand(words, dyn, true) == match {
+		if r.Action == ActionAllow && r.Kind == KindBash && e.ruleMatch(r, i, true) == match {
 			return r.String()
 		}
 	}
