@@ -80,15 +80,17 @@ func vouched(c shell.Command) bool {
 	return optionsKnown(c)
 }
 
-// optionsKnown reports whether every option of c is one its model knows
-// and none of them writes. Until the option models exist, only commands
-// without options qualify.
+// optionsKnown reports whether the program's model parsed every argument
+// of c, knew every option, found no word that may expand to an option,
+// and no option does more than shape the output or read a file named in
+// it (no writes, no programs, no configuration, no list of files).
 func optionsKnown(c shell.Command) bool {
-	for _, a := range c.Args {
-		if a == "--" {
-			return true
-		}
-		if strings.HasPrefix(a, "-") && a != "-" {
+	p := shell.ParseArgs(c.Name, c.Args, dynFlags(c))
+	if !p.Known() || len(p.MaybeOptions) > 0 {
+		return false
+	}
+	for _, f := range p.Flags {
+		if f.Effect != shell.EffectNone && f.Effect != shell.EffectRead {
 			return false
 		}
 	}
@@ -115,11 +117,11 @@ func (e *eval) gitWrites() bool {
 	if e.an == nil {
 		return false
 	}
-	for _, c := range e.an.Commands {
+	for i, c := range e.an.Commands {
 		if path.Base(c.Name) != "git" || c.ReadOnly {
 			continue
 		}
-		sub := gitSubcommand(c)
+		sub := e.parsedCommand(i).Sub
 		if sub == "apply" && !anyArg(c.Args, "--index", "--cached", "--3way", "-3") {
 			// Plain git apply changes the work tree only.
 			continue
@@ -129,24 +131,6 @@ func (e *eval) gitWrites() bool {
 		}
 	}
 	return false
-}
-
-// gitSubcommand returns git's sub-command after its global options.
-func gitSubcommand(c shell.Command) string {
-	for i := 0; i < len(c.Args); i++ {
-		a := c.Args[i]
-		switch {
-		case c.IsDynamic(i):
-			return ""
-		case a == "-C" || a == "-c" || a == "--git-dir" || a == "--work-tree" || a == "--namespace" ||
-			a == "--exec-path" || a == "--super-prefix" || a == "--config-env" || a == "--list-cmds":
-			i++
-		case strings.HasPrefix(a, "-"):
-		default:
-			return a
-		}
-	}
-	return ""
 }
 
 func anyArg(args []string, opts ...string) bool {
