@@ -3,6 +3,7 @@ package permission
 import (
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/kaizen-code/kz/engine"
@@ -188,4 +189,38 @@ func credentialPath(p string) string {
 		return "the path looks like a credential (" + base + ")"
 	}
 	return ""
+}
+
+// ReadDenyRoots returns the absolute paths that Read deny rules name up to
+// their first wildcard (`Read(./secret/**)` gives <workspace>/secret,
+// `Read(~/notes.txt)` gives <home>/notes.txt), for the OS sandbox to hide
+// from shell commands as it hides credentials: a command that reads a
+// parent directory (`grep -r x .`, `tar c .`) would otherwise see what the
+// rule denies. Rules that match at any depth (`Read(.env)`) and rules
+// whose root would be the workspace, one of its parents or the home
+// directory have none.
+func (g *Gate) ReadDenyRoots(workspace string) []string {
+	ws := g.resolveWorkspace(workspace)
+	g.mu.RLock()
+	rules := g.rules
+	g.mu.RUnlock()
+	var out []string
+	for _, r := range rules {
+		if r.Kind != KindRead || r.Action != ActionDeny || r.matchesAll() {
+			continue
+		}
+		var lit []string
+		for _, s := range strings.Split(pathPattern(r.Spec, ws, g.home), "/") {
+			if strings.ContainsAny(s, "*?[") {
+				break
+			}
+			lit = append(lit, s)
+		}
+		root := filepath.Clean("/" + path.Join(lit...))
+		if within(root, ws) || root == g.home || slices.Contains(out, root) {
+			continue
+		}
+		out = append(out, root)
+	}
+	return out
 }
