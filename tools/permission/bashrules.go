@@ -89,8 +89,8 @@ func dynFlags(c shell.Command) []bool {
 // ruleMatch matches a Bash rule against sub-command i of the analysis.
 func (e *eval) ruleMatch(r Rule, i int, forAllow bool) matchResult {
 	c := e.an.Commands[i]
-	words, dyn := commandWords(c)
 	if r.shell == nil || r.matchesAll() || shell.ModelFor(c.Name) == nil {
+		words, dyn := commandWords(c)
 		m := r.matchCommand(words, dyn, forAllow)
 		if m == noMatch && !forAllow && r.glob != "" {
 			// Global options do not hide the sub-command from a

@@ -2,6 +2,7 @@ package permission
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -129,6 +130,9 @@ func TestPolicyShowsConfinement(t *testing.T) {
 	}
 	if txt := rep.Text(); !strings.Contains(txt, "sandbox:  read-only, no network") {
 		t.Errorf("text:\n%s", txt)
+	}
+	if js, err := json.Marshal(rep); err != nil || !strings.Contains(string(js), `"confinement":{"profile":"read-only"}`) {
+		t.Errorf("json %s %v", js, err)
 	}
 	rep, err = g.PolicyCheck(context.Background(), PolicyInput{Tool: "Task", Input: []byte(`{}`), Workspace: f.ws})
 	if err != nil {
