@@ -33,6 +33,14 @@ func (e Enforcement) orNone() Enforcement {
 	return e
 }
 
+// why says, for a reason, what a proof of read-only cannot rely on.
+func (e Enforcement) why() string {
+	if e == EnforcementPartial {
+		return "the OS sandbox is partial (enforcement partial: writes are confined, the network, other processes and hidden files are not)"
+	}
+	return "no OS sandbox is active (enforcement " + string(e.orNone()) + ")"
+}
+
 // full reports whether a proof of read-only can rely on the sandbox: only
 // then may a wrong proof be harmless.
 func (e Enforcement) full() bool { return e == EnforcementFull }

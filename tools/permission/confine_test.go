@@ -166,7 +166,7 @@ func TestNoSandboxFallback(t *testing.T) {
 		{name: "cd then ls", cmd: "cd src && ls", enf: EnforcementNone, want: engine.DecisionAllow},
 		{name: "zero value is none", cmd: "git status", enf: "", want: engine.DecisionAsk, reason: "no OS sandbox is active (enforcement none)"},
 		{name: "git status not on the list", cmd: "git status", enf: EnforcementNone, want: engine.DecisionAsk, reason: "`git status` is not on it"},
-		{name: "partial names itself", cmd: "git log", enf: EnforcementPartial, want: engine.DecisionAsk, reason: "enforcement partial"},
+		{name: "partial names itself", cmd: "git log", enf: EnforcementPartial, want: engine.DecisionAsk, reason: "the OS sandbox is partial"},
 		{name: "find not on the list", cmd: "find . -name x", enf: EnforcementNone, want: engine.DecisionAsk},
 		{name: "sed -n not on the list", cmd: "sed -n 1p README.md", enf: EnforcementNone, want: engine.DecisionAsk},
 		{name: "one unlisted part asks", cmd: "ls && awk '{print $1}' README.md", enf: EnforcementNone, want: engine.DecisionAsk, reason: "awk"},
@@ -212,7 +212,7 @@ func TestNoSandboxFallback(t *testing.T) {
 			if !strings.Contains(rep.Reason, c.reason) {
 				t.Errorf("reason %q does not say %q", rep.Reason, c.reason)
 			}
-			if strings.Contains(rep.Reason, "no OS sandbox") && rep.Confinement != roNoNet {
+			if strings.Contains(rep.Reason, "short list of commands") && rep.Confinement != roNoNet {
 				t.Errorf("a read-only command asked for want of a sandbox gets %+v", rep.Confinement)
 			}
 		})

@@ -169,8 +169,8 @@ func (e *eval) allowStage() StageResult {
 				return ask(why)
 			}
 			if c, ok := e.unvouched(); !ok {
-				return ask(fmt.Sprintf("no OS sandbox is active (enforcement %s), so only a short list of commands with known options runs without asking; `%s` is not on it",
-					e.g.opts.Enforcement.orNone(), c))
+				return ask(fmt.Sprintf("%s, so only a short list of commands with known options runs without asking; `%s` is not on it",
+					e.g.opts.Enforcement.why(), c))
 			}
 			e.readOnlyAllow = true
 			return allow("", "the command is proven read-only and stays in the workspace")
