@@ -56,6 +56,21 @@ func BenchmarkGateCompoundDenied(b *testing.B) {
 	medianCheck(b, g, bashQuery(f.ws, "git status && rm -rf build"), engine.DecisionDeny)
 }
 
+// BenchmarkGateCompoundParsedRules is the compound figure with rules
+// that are matched on parsed commands (flag order, global options): a
+// deny rule, an ask rule, allow rules and a Read deny rule all apply.
+func BenchmarkGateCompoundParsedRules(b *testing.B) {
+	f := newFixture(b)
+	g := f.gate(b, Options{User: Rules{
+		Deny:  []string{"Bash(rm -rf:*)", "Bash(git push:*)", "Read(./secret/**)"},
+		Ask:   []string{"Bash(npm publish:*)"},
+		Allow: []string{"Bash(git status:*)", "Bash(go test:*)", "Bash(tee:*)", "Edit(out.log)"},
+	}})
+	q := bashQuery(f.ws, "git status && go test -count=1 ./... | tee out.log && git -C . push origin main")
+	b.ReportAllocs()
+	medianCheck(b, g, q, engine.DecisionDeny)
+}
+
 // BenchmarkGateHugeCommand: a 1 MB command line is asked (target: within
 // 100 ms).
 func BenchmarkGateHugeCommand(b *testing.B) {

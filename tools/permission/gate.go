@@ -8,7 +8,6 @@ package permission
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -58,6 +57,17 @@ type Options struct {
 	// Writer persists "always allow" grants; nil makes them session-only
 	// and Remember returns an error saying so.
 	Writer RuleWriter
+	// Enforcement is what the machine's OS sandbox enforces (from
+	// tools/sandbox.Probe()). Unless it is full, commands the analysis
+	// proves read-only run without asking only when they are on a short
+	// list of programs whose every option is known; the zero value is
+	// none.
+	Enforcement Enforcement
+	// Network lets commands that run under the workspace-write profile
+	// (allowed by a rule, a grant, yolo or the person) reach the network:
+	// config `[sandbox] network`, true by default there. Read-only
+	// commands never get the network.
+	Network bool
 }
 
 // Gate implements engine.Gate. It is safe for concurrent use.
@@ -146,6 +156,12 @@ type Report struct {
 	// would save for this request (see Remember); none when it cannot be
 	// granted for good.
 	Grants []string `json:"grants,omitempty"`
+	// Class is the declared class of a tool whose input the gate does not
+	// read (Task, WebSearch, ...).
+	Class ToolClass `json:"class,omitempty"`
+	// Confinement is the OS sandbox profile a shell command runs under
+	// (on an ask, once the person says yes); empty for other tools.
+	Confinement engine.Confinement `json:"confinement,omitzero"`
 }
 
 // TargetReport is a path the request touches, as written and resolved.
@@ -158,7 +174,8 @@ type TargetReport struct {
 
 // Verdict converts the report to the engine's verdict.
 func (r Report) Verdict() engine.Verdict {
-	return engine.Verdict{Decision: r.Decision, Stage: string(r.Stage), Rule: r.Rule, Reason: r.Reason, Grants: r.Grants}
+	return engine.Verdict{Decision: r.Decision, Stage: string(r.Stage), Rule: r.Rule, Reason: r.Reason, Grants: r.Grants,
+		Confinement: r.Confinement}
 }
 
 // Check implements engine.Gate.
@@ -187,6 +204,19 @@ type eval struct {
 	rules []Rule
 	// write says the request changes files (file tool writes).
 	write bool
+	// spec is the declared spec of a tool whose input the gate does not
+	// read, or nil.
+	spec *ToolSpec
+	// readOnlyAllow records that the allow stage allowed a shell command
+	// because the analysis proved it read-only (no rule, grant or mode).
+	readOnlyAllow bool
+	// parses are the analysis' commands parsed with their programs'
+	// models, as rules need them (see parsedCommand).
+	parses []*shell.Parsed
+	// hosts are a fetch's normalised hosts (see fetchHosts).
+	hosts     []string
+	hostsErr  error
+	hostsDone bool
 }
 
 // Evaluate runs the whole pipeline and reports every stage.
@@ -249,6 +279,10 @@ func (g *Gate) Evaluate(ctx context.Context, q engine.GateQuery) Report {
 			rep.Grants = rules
 		}
 	}
+	rep.Confinement = e.confinement(rep.Decision)
+	if e.spec != nil {
+		rep.Class = e.spec.Class
+	}
 	return rep
 }
 
@@ -267,6 +301,9 @@ func (g *Gate) prepare(q engine.GateQuery) *eval {
 	e.rules = g.rules
 	g.mu.RUnlock()
 	e.write = q.Request.Write || e.kind == KindEdit || e.kind == KindWrite
+	if s, ok := toolSpecs[q.Request.Tool]; ok && e.kind == Kind(q.Request.Tool) {
+		e.spec = &s
+	}
 
 	if e.kind == KindBash {
 		e.an = shell.Analyze(q.Request.Command)
@@ -359,6 +396,7 @@ func (e *eval) ruleStage(action Action) StageResult {
 	}
 	res := StageResult{Stage: stage}
 	var maybe *Rule
+	maybeWhy := ""
 	for i := range e.rules {
 		r := e.rules[i]
 		if r.Action != action {
@@ -371,24 +409,37 @@ func (e *eval) ruleStage(action Action) StageResult {
 				return StageResult{Stage: stage, Decision: decision, Rule: r.String(), Reason: why}
 			}
 			if m == maybeMatch && maybe == nil {
-				maybe = &e.rules[i]
+				maybe, maybeWhy = &e.rules[i], why
 			}
-		case r.Kind == KindRead || r.Kind == KindEdit || r.Kind == KindWrite:
+		case r.Kind == KindRead:
+			m, why := e.matchReads(r)
+			if m == match {
+				return StageResult{Stage: stage, Decision: decision, Rule: r.String(), Reason: why}
+			}
+			if m == maybeMatch && maybe == nil {
+				maybe, maybeWhy = &e.rules[i], why
+			}
+		case r.Kind == KindEdit || r.Kind == KindWrite:
 			if !r.matchesAll() || e.applies(r) {
 				if t := e.matchTargets(r); t != "" {
 					return StageResult{Stage: stage, Decision: decision, Rule: r.String(), Reason: "the path " + t + " matches the rule"}
 				}
 			}
 		case e.applies(r):
-			if e.kind == KindWebFetch && !r.matchDomain(e.url()) {
-				continue
+			why := "the tool matches the rule"
+			if e.kind == KindWebFetch {
+				if !e.matchFetch(r) {
+					continue
+				}
+				if !r.matchesAll() {
+					why = "the host " + strings.Join(e.hosts, ", ") + " matches the rule"
+				}
 			}
-			return StageResult{Stage: stage, Decision: decision, Rule: r.String(), Reason: "the tool matches the rule"}
+			return StageResult{Stage: stage, Decision: decision, Rule: r.String(), Reason: why}
 		}
 	}
 	if maybe != nil {
-		return StageResult{Stage: stage, Decision: engine.DecisionAsk, Rule: maybe.String(),
-			Reason: "a non-literal word could make the command match the rule"}
+		return StageResult{Stage: stage, Decision: engine.DecisionAsk, Rule: maybe.String(), Reason: maybeWhy}
 	}
 	return res
 }
@@ -399,7 +450,7 @@ func (e *eval) matchShellRestrict(r Rule) (matchResult, string) {
 	best := noMatch
 	why := ""
 	prog := r.programWord()
-	for _, c := range e.an.Commands {
+	for i, c := range e.an.Commands {
 		if c.DynamicName {
 			// `rm${IFS}-rf` splits into rm: judge the literal prefix.
 			lit := c.Name
@@ -411,12 +462,11 @@ func (e *eval) matchShellRestrict(r Rule) (matchResult, string) {
 			}
 			continue
 		}
-		words, dyn := commandWords(c)
-		if m := r.matchCommand(words, dyn, false); m > best {
-			best, why = m, "the sub-command `"+c.String()+"` matches the rule"
+		if m := e.ruleMatch(r, i, false); m > best {
 			if m == match {
-				return m, why
+				return m, "the sub-command `" + c.String() + "` matches the rule"
 			}
+			best, why = m, "a non-literal word could make `"+c.String()+"` match the rule"
 		}
 		for _, w := range c.Wrappers {
 			ww := strings.Fields(w)
@@ -437,15 +487,12 @@ func (e *eval) matchShellRestrict(r Rule) (matchResult, string) {
 	return best, why
 }
 
-// matchTargets matches a path rule against the request's targets of the
-// rule's kind; it returns the matching path.
+// matchTargets matches an Edit or Write rule against the request's write
+// targets; it returns the matching path.
 func (e *eval) matchTargets(r Rule) string {
 	pat := pathPattern(r.Spec, e.ws, e.home)
 	for _, t := range e.tgts {
-		if t.resolved == "" || t.err != nil {
-			continue
-		}
-		if (r.Kind == KindRead) != (t.Op == shell.OpRead) {
+		if t.resolved == "" || t.err != nil || t.Op == shell.OpRead {
 			continue
 		}
 		if r.matchesAll() || matchPath(pat, t.resolved) {
@@ -453,14 +500,6 @@ func (e *eval) matchTargets(r Rule) string {
 		}
 	}
 	return ""
-}
-
-func (e *eval) url() string {
-	var in struct {
-		URL string `json:"url"`
-	}
-	_ = json.Unmarshal(e.q.Request.Input, &in)
-	return in.URL
 }
 
 // validation checks the request is well-formed and fully analysable.
@@ -494,6 +533,8 @@ func (e *eval) validation() StageResult {
 		if why := e.unforeseeableLinkTarget(); why != "" {
 			return ask(why)
 		}
+	case e.kind == KindWebFetch:
+		return e.fetchValidation()
 	case e.kind == KindRead || e.kind == KindEdit || e.kind == KindWrite || e.write:
 		if len(e.tgts) == 0 {
 			return ask("the request names no path")

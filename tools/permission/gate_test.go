@@ -117,6 +117,11 @@ func (f *fixture) gate(t testing.TB, opts Options) *Gate {
 	opts.Home = f.home
 	opts.ConfigDir = filepath.Join(f.home, ".config", "kz")
 	opts.DataDir = filepath.Join(f.home, ".local", "share", "kz")
+	if opts.Enforcement == "" {
+		// The cases assume the OS sandbox that backs every read-only
+		// proof; the ones about machines without it say so.
+		opts.Enforcement = EnforcementFull
+	}
 	g, err := New(opts)
 	if err != nil {
 		t.Fatal(err)

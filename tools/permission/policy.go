@@ -112,6 +112,16 @@ func (r Report) Text() string {
 	if r.Reason != "" {
 		fmt.Fprintf(&b, "reason:   %s\n", r.Reason)
 	}
+	if r.Class != "" {
+		fmt.Fprintf(&b, "class:    %s\n", r.Class)
+	}
+	if !r.Confinement.IsZero() {
+		// On an ask, the profile the person's yes gives; on a deny it
+		// never runs, so there is nothing to show.
+		if r.Decision != engine.DecisionDeny {
+			fmt.Fprintf(&b, "sandbox:  %s\n", r.Confinement)
+		}
+	}
 	if len(r.Subcommands) > 0 {
 		b.WriteString("subcommands:\n")
 		for _, s := range r.Subcommands {

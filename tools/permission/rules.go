@@ -2,10 +2,8 @@ package permission
 
 import (
 	"fmt"
-	"net/url"
 	"path"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/kaizen-code/kz/tools/shell"
@@ -33,68 +31,6 @@ const (
 	SourceAlways  Source = "always"
 )
 
-// Kind is the family of tools a rule or request belongs to.
-type Kind string
-
-// Tool kinds. Tools not listed form a kind of their own (their name).
-const (
-	KindBash     Kind = "Bash"
-	KindRead     Kind = "Read"
-	KindEdit     Kind = "Edit"
-	KindWrite    Kind = "Write"
-	KindWebFetch Kind = "WebFetch"
-)
-
-// toolKinds maps the tool names the gate understands, kz's and other
-// runtimes' (Claude Code, Codex, Gemini CLI), to their rule kind. It is the
-// one list of them: KindOf and KnownTools both read it.
-var toolKinds = func() map[string]Kind {
-	m := map[string]Kind{}
-	for kind, names := range map[Kind][]string{
-		KindBash:     {"bash", "Bash", "shell", "local_shell", "exec_command", "run_shell_command", "BashOutput"},
-		KindRead:     {"read_file", "Read", "list_dir", "LS", "glob", "Glob", "grep", "Grep", "NotebookRead", "read_many_files", "list_directory", "search_file_content"},
-		KindEdit:     {"edit_file", "Edit", "MultiEdit", "NotebookEdit", "apply_patch", "replace"},
-		KindWrite:    {"write_file", "Write"},
-		KindWebFetch: {"WebFetch", "web_fetch"},
-	} {
-		for _, n := range names {
-			m[n] = kind
-		}
-	}
-	return m
-}()
-
-// KindOf maps a tool name, kz's or another runtime's, to its rule kind.
-func KindOf(tool string) Kind {
-	if k, ok := toolKinds[tool]; ok {
-		return k
-	}
-	return Kind(tool)
-}
-
-// MCPToolPrefix starts the name of every MCP tool (mcp__server__tool); the
-// gate judges such tools by their name, with rules such as mcp__server.
-const MCPToolPrefix = "mcp__"
-
-// KnownTools lists, sorted, the tool names whose input the gate knows how
-// to read (a command, a path), kz's own and other agents'. Any other name
-// is judged only by rules naming it, its mode and its capabilities: the
-// gate cannot tell what it would touch.
-func KnownTools() []string {
-	names := make([]string, 0, len(toolKinds))
-	for n := range toolKinds {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	return names
-}
-
-// KnownTool reports whether name is in KnownTools or is an MCP tool.
-func KnownTool(name string) bool {
-	_, ok := toolKinds[name]
-	return ok || strings.HasPrefix(name, MCPToolPrefix) && len(name) > len(MCPToolPrefix)
-}
-
 // Rules are rule strings by action, as one source wrote them.
 type Rules struct {
 	Allow []string `json:"allow,omitempty"`
@@ -118,6 +54,11 @@ type Rule struct {
 	prefix []string
 	glob   string
 	exact  []string
+	// domain is a WebFetch rule's normalised domain pattern.
+	domain string
+	// shell is a prefix or exact rule parsed like the command it names,
+	// when the shell analysis models the program.
+	shell *shellSpec
 }
 
 // String renders the rule with its source.
@@ -161,9 +102,18 @@ func ParseRule(s string, action Action, source Source) (Rule, error) {
 		default:
 			r.exact = specWords(spec)
 		}
+		if r.prefix != nil {
+			r.shell = parseShellSpec(r.prefix)
+		} else if r.exact != nil {
+			r.shell = parseShellSpec(r.exact)
+		}
 	}
-	if r.Kind == KindWebFetch && !r.matchesAll() && !strings.HasPrefix(spec, "domain:") {
-		return Rule{}, fmt.Errorf("rule %q: WebFetch rules take domain:<host>", s)
+	if r.Kind == KindWebFetch && !r.matchesAll() {
+		d, err := domainPattern(spec)
+		if err != nil {
+			return Rule{}, fmt.Errorf("rule %q: %w", s, err)
+		}
+		r.domain = d
 	}
 	return r, nil
 }
@@ -370,23 +320,6 @@ func matchSegs(ps, xs []string) bool {
 		return false
 	}
 	return matchSegs(ps[1:], xs[1:])
-}
-
-// matchDomain matches a WebFetch rule against the request's URL.
-func (r Rule) matchDomain(rawURL string) bool {
-	if r.matchesAll() {
-		return true
-	}
-	u, err := url.Parse(rawURL)
-	if err != nil || u.Hostname() == "" {
-		return false
-	}
-	host := strings.ToLower(u.Hostname())
-	d := strings.ToLower(strings.TrimPrefix(r.Spec, "domain:"))
-	if strings.HasPrefix(d, "*.") {
-		return strings.HasSuffix(host, d[1:])
-	}
-	return host == d
 }
 
 // matchToolName matches a rule for a tool with no spec semantics (mcp

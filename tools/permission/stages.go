@@ -42,11 +42,19 @@ func (e *eval) modePolicy() StageResult {
 	deny := func(reason string) StageResult {
 		return StageResult{Stage: StageMode, Decision: engine.DecisionDeny, Reason: reason}
 	}
+	if e.spec != nil && e.q.Mode != engine.ModeFullAutonomous {
+		switch {
+		case e.spec.Class == ClassWrite || e.spec.Class == ClassExecute:
+			return deny(fmt.Sprintf("%s mode: %s %s, which this mode does not allow", e.q.Mode, e.spec.Name, e.spec.Does))
+		case e.spec.Name == "ExitPlanMode" && e.q.Mode == engine.ModeAnalysisOnly:
+			return deny("kz keeps this session in analysis-only mode: present the plan as text")
+		}
+	}
 	switch e.q.Mode {
 	case engine.ModeAnalysisOnly:
 		if e.kind == KindBash {
 			if !e.an.ReadOnly() {
-				return deny("analysis-only mode runs only shell commands proven read-only")
+				return deny("analysis-only mode runs only shell commands proven read-only; " + e.notReadOnly() + " is not")
 			}
 		} else if e.write {
 			return deny("analysis-only mode allows no writes")
@@ -90,6 +98,8 @@ func (e *eval) capability() StageResult {
 		need = engine.CapFilesystemRead
 	case strings.HasPrefix(e.q.Request.Tool, "mcp__"):
 		need = engine.CapMCP
+	case e.spec != nil && e.spec.Class == ClassSubagent:
+		need = engine.CapSubagents
 	default:
 		return StageResult{Stage: StageCapability}
 	}
@@ -120,16 +130,23 @@ func (e *eval) allowStage() StageResult {
 		if !e.an.Provable() {
 			return ask("the command cannot be fully analysed")
 		}
-		rule, missing := "", ""
-		for _, c := range e.an.Commands {
-			if r := e.allowedCommand(c, grants); r != "" {
+		rule, missing, missingReadOnly := "", "", false
+		for i, c := range e.an.Commands {
+			if r := e.allowedCommand(i, grants); r != "" {
 				if rule == "" {
 					rule = r
 				}
 				continue
 			}
-			missing = "`" + c.String() + "` is not allowed by any rule"
-			break
+			// Name the sub-command that decides: in `ls && rm -rf build`
+			// that is rm, not the read-only ls before it.
+			if missing == "" || !c.ReadOnly && missingReadOnly {
+				missing = "`" + c.String() + "` is not allowed by any rule"
+				missingReadOnly = c.ReadOnly
+			}
+			if !c.ReadOnly {
+				break
+			}
 		}
 		if missing == "" {
 			for _, t := range e.tgts {
@@ -147,7 +164,15 @@ func (e *eval) allowStage() StageResult {
 			return allow(rule, "every sub-command and write target is allowed")
 		case pm == engine.PermissionYolo:
 			return allow("", "permission mode yolo")
-		case missing != "" && e.an.ReadOnly() && !e.suspiciousArgs():
+		case missing != "" && e.an.ReadOnly():
+			if why := e.suspiciousArg(); why != "" {
+				return ask(why)
+			}
+			if c, ok := e.unvouched(); !ok {
+				return ask(fmt.Sprintf("%s, so only a short list of commands with known options runs without asking; `%s` is not on it",
+					e.g.opts.Enforcement.why(), c))
+			}
+			e.readOnlyAllow = true
 			return allow("", "the command is proven read-only and stays in the workspace")
 		case missing == "":
 			missing = "the command runs nothing"
@@ -194,14 +219,39 @@ func (e *eval) allowStage() StageResult {
 		return allow("session grant", "granted for this session")
 	}
 	for _, r := range e.rules {
-		if r.Action == ActionAllow && e.applies(r) && (e.kind != KindWebFetch || r.matchDomain(e.url())) {
+		if r.Action == ActionAllow && e.applies(r) && (e.kind != KindWebFetch || e.matchFetch(r)) {
 			return allow(r.String(), "allowed by rule")
 		}
 	}
 	if pm == engine.PermissionYolo {
 		return allow("", "permission mode yolo")
 	}
-	return ask("ask before running " + e.q.Request.Tool)
+	if e.spec != nil {
+		return e.specDecision()
+	}
+	return ask("ask before running " + e.q.Request.Tool + ": kz does not know what this tool does")
+}
+
+// specDecision answers a tool with a declared spec that no rule, grant or
+// permission mode decided.
+func (e *eval) specDecision() StageResult {
+	s := e.spec
+	res := StageResult{Stage: StageAllow, Decision: s.Class.defaultDecision()}
+	switch s.Class {
+	case ClassSubagent:
+		res.Reason = s.Name + " " + s.Does + "; each of its tool calls passes this gate"
+	case ClassReadOnly, ClassSession:
+		res.Reason = s.Name + " " + s.Does + " and changes nothing else"
+	case ClassNetwork:
+		res.Reason = s.Name + " " + s.Does + ", which kz cannot confine; allow it with a rule such as `" + s.Name + "`"
+	case ClassInteraction:
+		res.Reason = s.Name + " " + s.Does + "; only the person can answer"
+	case ClassExecute:
+		res.Reason = s.Name + " " + s.Does + " that do not pass this gate"
+	default:
+		res.Reason = s.Name + " " + s.Does
+	}
+	return res
 }
 
 func (e *eval) pathList() string {
@@ -214,16 +264,16 @@ func (e *eval) pathList() string {
 
 // allowedCommand returns the rule or grant allowing c, or "". Allow rules
 // need a bare program name, and never allow privileged commands.
-func (e *eval) allowedCommand(c shell.Command, grants map[string]bool) string {
+func (e *eval) allowedCommand(i int, grants map[string]bool) string {
+	c := e.an.Commands[i]
 	if c.Privileged || strings.Contains(c.Name, "/") {
 		return ""
 	}
 	if !c.HasDynamic() && grants["bash:"+c.String()] {
 		return "session grant `" + c.String() + "`"
 	}
-	words, dyn := commandWords(c)
 	for _, r := range e.rules {
-		if r.Action == ActionAllow && r.Kind == KindBash && r.matchCommand(words, dyn, true) == match {
+		if r.Action == ActionAllow && r.Kind == KindBash && e.ruleMatch(r, i, true) == match {
 			return r.String()
 		}
 	}
@@ -276,15 +326,14 @@ func (e *eval) allowedRead(grants map[string]bool) string {
 	return rule
 }
 
-// suspiciousArgs reports literal arguments naming paths outside the
-// workspace or secrets: a read-only command reading them is not run
-// without asking.
-func (e *eval) suspiciousArgs() bool {
+// suspiciousArg returns why a literal argument names a path outside the
+// workspace or a secret, naming the command and the argument, or "": a
+// read-only command reading it is not run without asking.
+func (e *eval) suspiciousArg() string {
 	for _, c := range e.an.Commands {
 		for i, a := range c.Args {
 			if c.IsDynamic(i) && strings.ContainsAny(a, "$`") {
-				// A variable may name any file.
-				return true
+				return "`" + c.String() + "` reads a path held in a variable, which may name any file"
 			}
 			if _, v, ok := strings.Cut(a, "="); ok && strings.HasPrefix(a, "-") {
 				a = v
@@ -293,10 +342,10 @@ func (e *eval) suspiciousArgs() bool {
 				continue
 			}
 			if strings.HasPrefix(a, "/") || strings.HasPrefix(a, "~") || a == ".." || strings.HasPrefix(a, "../") || strings.Contains(a, "/../") || strings.HasSuffix(a, "/..") {
-				return true
+				return "`" + c.String() + "` names " + a + ", which may be outside the workspace"
 			}
 			if isCredential(strings.ToLower(filepath.Base(a))) || hasCredDir(strings.ToLower(a)) {
-				return true
+				return "`" + c.String() + "` names a secret: " + a
 			}
 			if c.IsDynamic(i) {
 				// A glob: its literal parts were checked above.
@@ -304,11 +353,11 @@ func (e *eval) suspiciousArgs() bool {
 			}
 			if r, err := resolvePath(e.ws, a, e.home); err == nil && !within(e.ws, r) {
 				// A symlink inside the workspace may point out of it.
-				return true
+				return "`" + c.String() + "` names " + a + ", which resolves outside the workspace"
 			}
 		}
 	}
-	return false
+	return ""
 }
 
 func hasCredDir(p string) bool {
@@ -429,4 +478,20 @@ func (e *eval) pathRule(kind Kind, resolved string) string {
 		return ""
 	}
 	return string(kind) + "(./" + filepath.ToSlash(rel) + ")"
+}
+
+// notReadOnly names the first sub-command the analysis could not prove
+// read-only, for reasons; a write by redirection names its target.
+func (e *eval) notReadOnly() string {
+	for _, c := range e.an.Commands {
+		if !c.ReadOnly {
+			return "`" + c.String() + "`"
+		}
+	}
+	for _, t := range e.tgts {
+		if t.Op != shell.OpRead && !shell.IsHarmlessDevice(t.Path) {
+			return "the write to " + t.Path
+		}
+	}
+	return "the command"
 }
