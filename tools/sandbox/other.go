@@ -60,3 +60,5 @@ func WrapperMain([]string) int {
 
 // tree is the search cache of a writable directory; nothing searches here.
 type tree struct{}
+
+func (*tree) close() {}

@@ -326,6 +326,9 @@ func (s *Sandbox) Close() error {
 		sp.close()
 		delete(s.pending, cmd)
 	}
+	for _, t := range s.trees {
+		t.close()
+	}
 	s.mu.Unlock()
 	return removeAll(s.root)
 }

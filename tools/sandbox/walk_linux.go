@@ -17,6 +17,14 @@ package sandbox
 // (git's "racily clean" problem). Nothing is skipped: node_modules, vendor
 // or build directories can hold a .git like any other.
 //
+// Most commands change no directory (ls, cat, grep, git status), so the
+// lstat of every directory is spared too where inotify can watch them all
+// (up to maxWatches): a watch is added to each directory before it is
+// checked or read, so any later change to its entries queues an event,
+// and a search that finds the queue empty knows the whole tree is as it
+// was. Any event, an overflowed queue, or a directory that cannot be
+// watched sends the search down the lstat path.
+//
 // What the cache cannot see: the link count of a file going from one to
 // more because someone outside the workspace linked it from elsewhere
 // changes no directory of the workspace. A file that had one link when its
@@ -106,14 +114,102 @@ type dirScan struct {
 	marks        []mark
 }
 
+// maxWatches bounds the inotify watches of one tree: watches count
+// against the user's limit (fs.inotify.max_user_watches), which editors
+// and file watchers share.
+const maxWatches = 8192
+
+// watchMask: the events that change what a directory holds.
+const watchMask = unix.IN_CREATE | unix.IN_DELETE | unix.IN_MOVED_FROM | unix.IN_MOVED_TO | unix.IN_DELETE_SELF |
+	unix.IN_MOVE_SELF | unix.IN_ONLYDIR | unix.IN_DONT_FOLLOW | unix.IN_EXCL_UNLINK
+
 // tree is the cache of one writable directory's search.
 type tree struct {
 	root string
 	racy time.Duration       // racyWindow(root), found on the first search
 	dirs map[string]*dirScan // by path relative to root
-	// reads counts directories read (not taken from the cache), for
-	// tests.
-	reads int
+	// inotify is the tree's inotify descriptor (-1 when there is none);
+	// wds maps each watched directory to its watch; watched says every
+	// directory of the last search was watched, and last holds that
+	// search's result.
+	inotify int
+	wds     map[string]int
+	watched bool
+	last    *findings
+	// reads counts directories read (not taken from the cache) and
+	// checks directories checked by lstat, for tests.
+	reads, checks int
+}
+
+func newTree(root string) *tree {
+	t := &tree{root: root, dirs: map[string]*dirScan{}, wds: map[string]int{}, inotify: -1}
+	// Only where the file system reports every change to inotify: a
+	// network file system does not report other machines' changes.
+	if racyWindow(root) == fineRacy {
+		if fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC); err == nil {
+			t.inotify = fd
+		}
+	}
+	return t
+}
+
+// close releases the inotify descriptor.
+func (t *tree) close() {
+	if t.inotify >= 0 {
+		_ = unix.Close(t.inotify)
+		t.inotify = -1
+	}
+}
+
+// unchanged drains the inotify queue and reports whether it was empty.
+func (t *tree) unchanged() bool {
+	buf := make([]byte, 64<<10)
+	empty := true
+	for {
+		n, err := unix.Read(t.inotify, buf)
+		if n > 0 {
+			empty = false
+			continue
+		}
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		// EAGAIN: drained. Any other error: trust nothing.
+		return empty && errors.Is(err, unix.EAGAIN)
+	}
+}
+
+// watch adds (or finds) the watch of a directory; false when it cannot.
+func (t *tree) watch(rel, abs string) bool {
+	if t.inotify < 0 || len(t.wds) >= maxWatches {
+		return false
+	}
+	wd, err := unix.InotifyAddWatch(t.inotify, abs, watchMask)
+	if err != nil {
+		return false
+	}
+	t.wds[rel] = wd
+	return true
+}
+
+// unwatch removes the watches of directories the last search did not
+// find, unless another directory (the same one, moved) holds the watch.
+func (t *tree) unwatch(seen map[string]bool) {
+	inUse := map[int]bool{}
+	for rel, wd := range t.wds {
+		if seen[rel] {
+			inUse[wd] = true
+		}
+	}
+	for rel, wd := range t.wds {
+		if seen[rel] {
+			continue
+		}
+		delete(t.wds, rel)
+		if !inUse[wd] {
+			_, _ = unix.InotifyRmWatch(t.inotify, uint32(wd))
+		}
+	}
 }
 
 // findings are the marks of a whole tree.
@@ -130,6 +226,11 @@ func (t *tree) search(ctx context.Context, maxDirs int) (findings, error) {
 	if t.racy == 0 {
 		t.racy = racyWindow(t.root)
 	}
+	if t.watched && t.last != nil && t.unchanged() {
+		return *t.last, nil
+	}
+	t.last = nil
+	watched := t.inotify >= 0
 	var out findings
 	seen := make(map[string]bool, len(t.dirs))
 	queue := []string{"."}
@@ -146,6 +247,12 @@ func (t *tree) search(ctx context.Context, maxDirs int) (findings, error) {
 		if rel != "." {
 			abs = t.root + "/" + rel
 		}
+		// The watch comes first: a change after it queues an event, a
+		// change before it shows in the lstat or the read below.
+		if watched && !t.watch(rel, abs) {
+			watched = false
+		}
+		t.checks++
 		var st unix.Stat_t
 		if err := unix.Lstat(abs, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
 			// Gone since its parent was read (or replaced by a file or
@@ -179,7 +286,14 @@ func (t *tree) search(ctx context.Context, maxDirs int) (findings, error) {
 			delete(t.dirs, rel)
 		}
 	}
+	if t.inotify >= 0 {
+		t.unwatch(seen)
+	}
 	out.dirs = len(seen)
+	t.watched = watched
+	if watched {
+		t.last = &out
+	}
 	return out, nil
 }
 

@@ -68,7 +68,7 @@ func TestSearchFindsWhatProfilesNeed(t *testing.T) {
 	if err := os.Symlink("..", filepath.Join(root, "a/loop")); err != nil {
 		t.Fatal(err)
 	}
-	got := marksOf(t, &tree{root: root, dirs: map[string]*dirScan{}})
+	got := marksOf(t, newTestTree(t, root))
 	want := []string{
 		"0:data/mirror.git", "0:pkg/.mcp.json", "0:vendor/x/.claude", "0:wt/.git",
 		"1:.git", "1:a/b/c/d/e/f/g/.git", "1:admin", "1:node_modules/dep/.git",
@@ -80,52 +80,92 @@ func TestSearchFindsWhatProfilesNeed(t *testing.T) {
 	}
 }
 
-// TestSearchCache: an unchanged tree is not read again (one lstat per
-// directory); a directory whose entries change is, so a .git created in
-// it is found next time; a directory changed within the racy window is
-// read again even when its mtime looks unchanged; deleted directories
-// leave the cache.
+// newTestTree is newTree, closed at the end of the test.
+func newTestTree(t *testing.T, root string) *tree {
+	tr := newTree(root)
+	t.Cleanup(tr.close)
+	return tr
+}
+
+// TestSearchCache: an unchanged tree is not read again; a directory whose
+// entries change is, so a .git created in it is found next time; a
+// directory changed within the racy window is read again even when its
+// mtime looks unchanged; deleted directories leave the cache. With inotify
+// an unchanged tree costs not even an lstat per directory; without it
+// (a file system inotify cannot follow) the mtimes decide.
 func TestSearchCache(t *testing.T) {
-	root := realDir(t, t.TempDir())
-	for i := range 20 {
-		writeFile(t, filepath.Join(root, fmt.Sprintf("d%d/sub/f", i)), "x")
-	}
-	age(t, root)
-	tr := &tree{root: root, dirs: map[string]*dirScan{}}
-	marksOf(t, tr)
-	if tr.reads != 41 {
-		t.Fatalf("first search read %d directories, want 41", tr.reads)
-	}
-	marksOf(t, tr)
-	if tr.reads != 41 {
-		t.Errorf("an unchanged tree was read again: %d", tr.reads)
-	}
-	gitDirLayout(t, filepath.Join(root, "d7/sub/.git"))
-	if got := marksOf(t, tr); !slices.Contains(got, "1:d7/sub/.git") {
-		t.Errorf("new .git not found: %q", got)
-	}
-	if tr.reads != 42 {
-		t.Errorf("reads after one change: %d, want 42", tr.reads)
-	}
-	// A change within the same clock tick as the last read leaves the
-	// mtime as it was; the directory was read within the racy window,
-	// so it is read again anyway.
-	d := filepath.Join(root, "d3")
-	fi, _ := os.Stat(d)
-	marksOf(t, tr)
-	writeFile(t, filepath.Join(d, ".env"), "S=1")
-	_ = os.Chtimes(d, fi.ModTime(), fi.ModTime())
-	if got := marksOf(t, tr); !slices.Contains(got, "3:d3/.env") {
-		t.Errorf("racy change missed: %q", got)
-	}
-	if err := os.RemoveAll(filepath.Join(root, "d5")); err != nil {
-		t.Fatal(err)
-	}
-	marksOf(t, tr)
-	for rel := range tr.dirs {
-		if strings.HasPrefix(rel, "d5") {
-			t.Errorf("deleted %s still cached", rel)
-		}
+	for _, useInotify := range []bool{true, false} {
+		t.Run(fmt.Sprintf("inotify=%v", useInotify), func(t *testing.T) {
+			root := realDir(t, t.TempDir())
+			for i := range 20 {
+				writeFile(t, filepath.Join(root, fmt.Sprintf("d%d/sub/f", i)), "x")
+			}
+			age(t, root)
+			tr := newTestTree(t, root)
+			if !useInotify {
+				tr.close()
+			} else if tr.inotify < 0 {
+				t.Skip("no inotify here")
+			}
+			marksOf(t, tr)
+			if tr.reads != 41 {
+				t.Fatalf("first search read %d directories, want 41", tr.reads)
+			}
+			checks := tr.checks
+			marksOf(t, tr)
+			if tr.reads != 41 {
+				t.Errorf("an unchanged tree was read again: %d", tr.reads)
+			}
+			if useInotify && tr.checks != checks {
+				t.Errorf("an unchanged watched tree was checked again: %d lstats", tr.checks-checks)
+			}
+			if !useInotify && tr.checks != 2*checks {
+				t.Errorf("checks %d, want %d", tr.checks, 2*checks)
+			}
+			gitDirLayout(t, filepath.Join(root, "d7/sub/.git"))
+			if got := marksOf(t, tr); !slices.Contains(got, "1:d7/sub/.git") {
+				t.Errorf("new .git not found: %q", got)
+			}
+			if tr.reads != 42 {
+				t.Errorf("reads after one change: %d, want 42", tr.reads)
+			}
+			// A change within the same clock tick as the last read leaves
+			// the mtime as it was; the directory was read within the racy
+			// window, so it is read again anyway.
+			d := filepath.Join(root, "d3")
+			fi, _ := os.Stat(d)
+			marksOf(t, tr)
+			writeFile(t, filepath.Join(d, ".env"), "S=1")
+			_ = os.Chtimes(d, fi.ModTime(), fi.ModTime())
+			if got := marksOf(t, tr); !slices.Contains(got, "3:d3/.env") {
+				t.Errorf("racy change missed: %q", got)
+			}
+			// Renaming, deleting and recreating directories.
+			if err := os.Rename(filepath.Join(root, "d2"), filepath.Join(root, "d2moved")); err != nil {
+				t.Fatal(err)
+			}
+			writeFile(t, filepath.Join(root, "d2moved/sub/.mcp.json"), "{}")
+			if err := os.RemoveAll(filepath.Join(root, "d5")); err != nil {
+				t.Fatal(err)
+			}
+			got := marksOf(t, tr)
+			if !slices.Contains(got, "0:d2moved/sub/.mcp.json") {
+				t.Errorf("file in a moved directory missed: %q", got)
+			}
+			for rel := range tr.dirs {
+				if strings.HasPrefix(rel, "d5") || strings.HasPrefix(rel, "d2/") || rel == "d2" {
+					t.Errorf("gone %s still cached", rel)
+				}
+			}
+			gitDirLayout(t, filepath.Join(root, "d5/.git"))
+			if got := marksOf(t, tr); !slices.Contains(got, "1:d5/.git") {
+				t.Errorf("recreated directory missed: %q", got)
+			}
+			// Unchanged again: the cached answer is the same.
+			if a, b := marksOf(t, tr), marksOf(t, tr); !slices.Equal(a, b) {
+				t.Errorf("cached answer differs: %q %q", a, b)
+			}
+		})
 	}
 }
 
@@ -143,7 +183,7 @@ func TestManyHardLinksKeepTheDirectory(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if got := marksOf(t, &tree{root: root, dirs: map[string]*dirScan{}}); !slices.Equal(got, []string{"2:pnpm"}) {
+	if got := marksOf(t, newTestTree(t, root)); !slices.Equal(got, []string{"2:pnpm"}) {
 		t.Errorf("marks %q", got)
 	}
 }
@@ -182,6 +222,9 @@ func TestSearchBounds(t *testing.T) {
 	// A cancelled context stops the search.
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
+	for _, tr := range f.sb.trees {
+		tr.close()
+	}
 	f.sb.trees = map[string]*tree{}
 	if _, err := f.sb.Command(ctx, wsWrite, Spec{Argv: []string{"true"}}); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled search: %v", err)
