@@ -301,6 +301,10 @@ func cmdMain(ctx context.Context, args []string, stdout, stderr io.Writer) (err 
 	if err != nil {
 		return err
 	}
+	// The sandbox probe runs bwrap once (some 10-30 ms); it overlaps with
+	// loading the configuration and opening the store instead of adding
+	// to them. Its result is cached for whoever needs it first.
+	go ossandbox.Probe()
 	format, err := headless.ParseFormat(o.format)
 	if err != nil {
 		return usagef("%v", err)
