@@ -174,9 +174,14 @@ func (s *Sandbox) plan(ctx context.Context, c engine.Confinement, spec Spec) ([]
 	}
 	for _, m := range readOnly {
 		if m.kind == markCover && !m.exists() {
-			// A hooks or info directory git has not created yet: an
-			// empty read-only one stands in, so none can be added.
-			args = append(args, "--ro-bind", s.empty, m.path)
+			// A hooks or info directory (or a config.worktree file) git
+			// has not created yet: an empty read-only one stands in, so
+			// none can be added.
+			src := "/dev/null"
+			if m.dir {
+				src = s.empty
+			}
+			args = append(args, "--ro-bind", src, m.path)
 			continue
 		}
 		args = append(args, "--ro-bind-try", m.path, m.path)
@@ -222,14 +227,23 @@ func sortMarks(ms []mark) []mark {
 // configuration (config, config.worktree, hooks/, info/, commondir), the
 // same in each submodule's git directory below modules/, and in each
 // linked worktree's directory below worktrees/. hooks/ and info/ are
-// listed even when missing (markCover), so none can be created.
+// listed even when missing (markCover), so none can be created; so is
+// config.worktree when the repository reads it (extensions.worktreeConfig),
+// since a new one would be read like config.
 func gitReadOnly(g string) []mark {
 	var out []mark
+	worktreeConfig := false
 	add := func(dir string, top bool) {
+		if top {
+			b, _ := os.ReadFile(filepath.Join(dir, "config"))
+			worktreeConfig = worktreeConfig || bytes.Contains(bytes.ToLower(b), []byte("worktreeconfig"))
+		}
 		for _, n := range []string{"config", "config.worktree", "commondir", "gitdir"} {
 			p := filepath.Join(dir, n)
 			if fi, err := os.Lstat(p); err == nil {
 				out = append(out, mark{kind: markProtected, path: p, dir: fi.IsDir()})
+			} else if n == "config.worktree" && worktreeConfig {
+				out = append(out, mark{kind: markCover, path: p})
 			}
 		}
 		if !top {

@@ -184,7 +184,10 @@ func TestGitCarveOut(t *testing.T) {
 	if r.code == 0 {
 		t.Errorf("git commit without the carve-out succeeded: %+v", r)
 	}
-	for _, p := range []string{".git/config", ".git/hooks/pre-commit", ".git/hooks/post-checkout", ".git/info/exclude",
+	// A repository that reads config.worktree: a new one would be read
+	// like config, so none may be created.
+	git("config", "extensions.worktreeConfig", "true")
+	for _, p := range []string{".git/config", ".git/config.worktree", ".git/hooks/pre-commit", ".git/hooks/post-checkout", ".git/info/exclude",
 		".git/info/attributes", ".git/modules/sub/config", ".git/modules/sub/hooks/pre-commit", "nested/.git/config",
 		"nested/.git/hooks/post-merge"} {
 		abs := filepath.Join(f.ws, p)

@@ -95,7 +95,7 @@ const (
 	markGitDir                     // a git directory: read-only, or the Git carve-out
 	markHardlink                   // a file with more than one link, or a directory of many
 	markCredential                 // a credential file or directory: hidden from read-only commands
-	markCover                      // a directory kept read-only, created empty when missing (.git/hooks)
+	markCover                      // kept read-only, created empty when missing (.git/hooks, .git/config.worktree)
 )
 
 // mark is one found path, absolute (symlinks resolved).
