@@ -290,8 +290,12 @@ func (s *Sandbox) Command(ctx context.Context, c engine.Confinement, spec Spec) 
 	killGroup(cmd)
 	if sp != nil {
 		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.closed {
+			sp.close()
+			return nil, ErrClosed
+		}
 		s.pending[cmd] = sp
-		s.mu.Unlock()
 	}
 	return cmd, nil
 }
@@ -301,7 +305,9 @@ func (s *Sandbox) Command(ctx context.Context, c engine.Confinement, spec Spec) 
 // build the namespaces or mounts, or the Landlock wrapper could not
 // confine itself. The command's own output then holds the sandbox's
 // message. It returns nil when the command ran, whatever its exit status,
-// and for commands of a machine without a sandbox.
+// and for commands of a machine without a sandbox. Call it once for each
+// command, after Wait (or after Start failed): it also releases the pipe
+// the sandbox reports through.
 func (s *Sandbox) SetupError(cmd *exec.Cmd) error {
 	s.mu.Lock()
 	sp := s.pending[cmd]
