@@ -5,6 +5,7 @@ package sandbox
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/internal/proc"
 )
 
 // TestLandlockConfinesWrites: where only Landlock is available, a
@@ -168,4 +170,49 @@ func TestPolicyChecked(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = sb.SetupError(cmd)
+}
+
+// TestStaleTempDirsRemoved: a private temp dir left by a kz that was
+// killed (its process gone) is removed when the next sandbox starts;
+// one whose kz still runs, one of another name and a symlink are not.
+func TestStaleTempDirsRemoved(t *testing.T) {
+	root := varTmpDir(t, "temproot")
+	done := exec.Command("/bin/true")
+	if err := done.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadPid := done.Process.Pid
+	deadStart, err := proc.Start(deadPid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = done.Wait()
+	stale := filepath.Join(root, fmt.Sprintf("kz-sandbox-%d-%d-123", deadPid, deadStart))
+	live := filepath.Join(root, fmt.Sprintf("kz-sandbox-%d-%d-456", os.Getpid(), proc.SelfStart()))
+	other := filepath.Join(root, "kz-sandbox-old")
+	for _, d := range []string{stale + "/tmp/locked/x", live + "/tmp", other} {
+		mkdir(t, d)
+	}
+	// What a command may leave: a directory it cannot even enter.
+	if err := os.Chmod(stale+"/tmp/locked", 0); err != nil {
+		t.Fatal(err)
+	}
+	victim := varTmpDir(t, "victim")
+	writeFile(t, filepath.Join(victim, "keep"), "x")
+	if err := os.Symlink(victim, filepath.Join(root, fmt.Sprintf("kz-sandbox-%d-%d-789", deadPid, deadStart))); err != nil {
+		t.Fatal(err)
+	}
+	sb, err := New(Policy{Workspace: realDir(t, t.TempDir()), Home: varTmpDir(t, "home"), TempRoot: root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = sb.Close() }()
+	if exists(stale) {
+		t.Error("a dead kz's temp dir was left")
+	}
+	for _, p := range []string{live, other, filepath.Join(victim, "keep"), sb.TempDir()} {
+		if !exists(p) {
+			t.Errorf("%s was removed", p)
+		}
+	}
 }

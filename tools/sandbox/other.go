@@ -58,6 +58,12 @@ func WrapperMain([]string) int {
 	return 126
 }
 
+// ownedByMe reports whether fi belongs to this process's user.
+func ownedByMe(fi os.FileInfo) bool {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return ok && int(st.Uid) == os.Getuid()
+}
+
 // tree is the search cache of a writable directory; nothing searches here.
 type tree struct{}
 

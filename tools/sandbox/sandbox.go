@@ -24,11 +24,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/internal/proc"
 )
 
 // Kind names the mechanism that confines commands.
@@ -198,7 +200,11 @@ func New(p Policy) (*Sandbox, error) {
 	if tempRoot == "" {
 		tempRoot = os.TempDir()
 	}
-	root, err := os.MkdirTemp(tempRoot, "kz-sandbox-")
+	removeStale(tempRoot)
+	// The name holds kz's pid and start time, so that a later kz can tell
+	// a directory whose kz was killed (and could not remove it) from one
+	// in use.
+	root, err := os.MkdirTemp(tempRoot, fmt.Sprintf("%s%d-%d-", tempPrefix, os.Getpid(), proc.SelfStart()))
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: private temp dir: %w", err)
 	}
@@ -337,6 +343,39 @@ func (s *Sandbox) Close() error {
 	}
 	s.mu.Unlock()
 	return removeAll(s.root)
+}
+
+// tempPrefix starts the name of every private temp dir.
+const tempPrefix = "kz-sandbox-"
+
+// removeStale removes the private temp dirs in root that a kz killed
+// before its Close left behind: those of this user whose process is gone.
+// It is best effort; nothing depends on it.
+func removeStale(root string) {
+	ents, err := os.ReadDir(root)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		rest, ok := strings.CutPrefix(e.Name(), tempPrefix)
+		if !ok || !e.IsDir() {
+			continue
+		}
+		f := strings.SplitN(rest, "-", 3)
+		if len(f) != 3 {
+			continue
+		}
+		pid, err1 := strconv.Atoi(f[0])
+		start, err2 := strconv.ParseInt(f[1], 10, 64)
+		if err1 != nil || err2 != nil || start == 0 || proc.Alive(pid, start) {
+			continue
+		}
+		p := filepath.Join(root, e.Name())
+		if fi, err := os.Lstat(p); err != nil || !fi.IsDir() || !ownedByMe(fi) {
+			continue
+		}
+		_ = removeAll(p)
+	}
 }
 
 // removeAll removes dir even where a command left directories without
