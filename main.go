@@ -27,6 +27,7 @@ import (
 	"github.com/kaizen-code/kz/runtimes/scripted"
 	"github.com/kaizen-code/kz/store"
 	"github.com/kaizen-code/kz/tools"
+	ossandbox "github.com/kaizen-code/kz/tools/sandbox"
 	"github.com/kaizen-code/kz/tools/workspace"
 	"github.com/kaizen-code/kz/tui"
 )
@@ -89,9 +90,10 @@ Configuration: $XDG_CONFIG_HOME/kz/config.toml and .kz/config.toml (see README.m
 `
 
 func main() {
-	// kz re-executes itself as the Landlock wrapper of sandboxed commands.
-	if tools.IsSandboxInvocation(os.Args) {
-		os.Exit(tools.SandboxMain(os.Args))
+	// kz re-executes itself as the Landlock wrapper of sandboxed commands
+	// where bubblewrap cannot run.
+	if ossandbox.IsWrapperInvocation(os.Args) {
+		os.Exit(ossandbox.WrapperMain(os.Args))
 	}
 	os.Exit(runProcess(os.Args[1:]))
 }
@@ -299,6 +301,10 @@ func cmdMain(ctx context.Context, args []string, stdout, stderr io.Writer) (err 
 	if err != nil {
 		return err
 	}
+	// The sandbox probe runs bwrap once (some 10-30 ms); it overlaps with
+	// loading the configuration and opening the store instead of adding
+	// to them. Its result is cached for whoever needs it first.
+	go ossandbox.Probe()
 	format, err := headless.ParseFormat(o.format)
 	if err != nil {
 		return usagef("%v", err)
@@ -379,12 +385,20 @@ func cmdMain(ctx context.Context, args []string, stdout, stderr io.Writer) (err 
 	if err != nil {
 		return err
 	}
+	// Every shell command of the session (kz's bash, a proposal's
+	// VERIFY) runs in this sandbox, under the profile of the gate's
+	// answer; its private temp dir goes with the session.
+	sb, err := e.sandbox()
+	if err != nil {
+		return err
+	}
+	defer func() { _ = sb.Close() }()
 	var entries []engine.RuntimeEntry
 	if o.demo {
 		if entries, err = tui.DemoRuntimes(); err != nil {
 			return err
 		}
-	} else if entries, err = e.runtimeEntries(o.script, o.runtime, st, false, gate.DeniesTool); err != nil {
+	} else if entries, err = e.runtimeEntries(o.script, o.runtime, st, sb, false, gate.DeniesTool); err != nil {
 		return err
 	} else if err := e.cfg.ValidateRuntimeNames(func(n string) bool { return runtimes.Entry(entries, n).Runtime != nil }); err != nil {
 		return err
@@ -470,7 +484,7 @@ func cmdMain(ctx context.Context, args []string, stdout, stderr io.Writer) (err 
 	} else if len(restored) > 0 {
 		_, _ = fmt.Fprintf(stderr, "kz: warning: restored %d change(s) a crash left half-applied: %s\n", len(restored), strings.Join(restored, ", "))
 	}
-	reviewer := &patch.Reviewer{Applier: applier, Run: patch.ShellRunner(ws.Dir(), tools.CommandEnv(os.Environ(), nil), 10*time.Minute, 64<<10)}
+	reviewer := &patch.Reviewer{Applier: applier, Run: patch.ShellRunner(sb, ws.Dir(), tools.CommandEnv(os.Environ(), nil), 10*time.Minute, 64<<10)}
 
 	defer runtimes.Close(entries)
 	w := st.NewWriter()
@@ -541,6 +555,22 @@ func cmdMain(ctx context.Context, args []string, stdout, stderr io.Writer) (err 
 	return nil
 }
 
+// sandbox builds the session's OS sandbox: the workspace and the
+// configured writable directories ([sandbox] writable) are what
+// workspace-write commands may write; kz's own config and data
+// directories are hidden from every command.
+func (e *env) sandbox() (*ossandbox.Sandbox, error) {
+	hidden := []string{filepath.Dir(e.paths.UserConfig), e.dataDir}
+	if e.paths.DataDir != e.dataDir {
+		hidden = append(hidden, e.paths.DataDir)
+	}
+	sb, err := ossandbox.New(ossandbox.Policy{Workspace: e.workspace, Writable: e.cfg.Sandbox.Writable, Hidden: hidden})
+	if err != nil && len(e.cfg.Sandbox.Writable) > 0 {
+		return nil, fmt.Errorf("%w (check [sandbox] writable in %s)", err, e.paths.UserConfig)
+	}
+	return sb, err
+}
+
 func firstNonEmpty(a, b string) string {
 	if a != "" {
 		return a
@@ -550,8 +580,8 @@ func firstNonEmpty(a, b string) string {
 
 // runtimeEntries builds every runtime; --script adds (or replaces) the
 // scripted runtime named by --runtime, "scripted" by default.
-func (e *env) runtimeEntries(script, runtimeFlag string, st *store.Store, probe bool, deny func(string) bool) ([]engine.RuntimeEntry, error) {
-	opt := runtimes.Options{Workspace: e.workspace, ConfigDir: filepath.Dir(e.paths.UserConfig), Probe: probe, DenyTool: deny}
+func (e *env) runtimeEntries(script, runtimeFlag string, st *store.Store, sb *ossandbox.Sandbox, probe bool, deny func(string) bool) ([]engine.RuntimeEntry, error) {
+	opt := runtimes.Options{Workspace: e.workspace, ConfigDir: filepath.Dir(e.paths.UserConfig), Probe: probe, DenyTool: deny, Sandbox: sb}
 	if st != nil {
 		opt.Snapshots, opt.Artifacts = runtimes.StoreSnapshots{Store: st}, st
 	}

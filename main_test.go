@@ -22,15 +22,15 @@ import (
 	"github.com/kaizen-code/kz/engine"
 	"github.com/kaizen-code/kz/runtimes/llm"
 	"github.com/kaizen-code/kz/runtimes/llm/llmtest"
-	"github.com/kaizen-code/kz/tools"
+	ossandbox "github.com/kaizen-code/kz/tools/sandbox"
 )
 
 // TestMain doubles as the kz binary: with KZ_MAIN=1 the test binary runs
 // kz's main, so process-level tests (kill -9) need no separate build.
 func TestMain(m *testing.M) {
 	// Sandboxed bash re-executes this binary as the Landlock wrapper.
-	if tools.IsSandboxInvocation(os.Args) {
-		os.Exit(tools.SandboxMain(os.Args))
+	if ossandbox.IsWrapperInvocation(os.Args) {
+		os.Exit(ossandbox.WrapperMain(os.Args))
 	}
 	if os.Getenv("KZ_MAIN") == "1" {
 		os.Exit(runProcess(os.Args[1:]))

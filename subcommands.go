@@ -18,8 +18,8 @@ import (
 	"github.com/kaizen-code/kz/internal/termsafe"
 	"github.com/kaizen-code/kz/patch"
 	"github.com/kaizen-code/kz/store"
-	"github.com/kaizen-code/kz/tools"
 	"github.com/kaizen-code/kz/tools/permission"
+	ossandbox "github.com/kaizen-code/kz/tools/sandbox"
 	"github.com/kaizen-code/kz/tools/workspace"
 	"github.com/kaizen-code/kz/tui"
 )
@@ -213,7 +213,7 @@ func cmdRuntimes(args []string, stdout, stderr io.Writer) error {
 	for _, w := range e.cfg.Warnings {
 		_, _ = fmt.Fprintf(stderr, "kz: warning: %s\n", w)
 	}
-	entries, err := e.runtimeEntries("", "", nil, true, nil)
+	entries, err := e.runtimeEntries("", "", nil, nil, true, nil)
 	if err != nil {
 		return err
 	}
@@ -224,14 +224,19 @@ func cmdRuntimes(args []string, stdout, stderr io.Writer) error {
 		Why          string              `json:"why,omitempty"`
 		Models       []string            `json:"models,omitempty"`
 		Capabilities engine.Capabilities `json:"capabilities"`
+		// Sandbox is what confines the shell commands kz runs for the
+		// runtime: the same for every runtime, repeated so that each row
+		// stands alone.
+		Sandbox ossandbox.Status `json:"sandbox"`
 	}
+	sb := ossandbox.Probe()
 	var rows []row
 	for _, x := range entries {
 		m := ""
 		if len(x.Models) > 0 {
 			m = x.Models[0]
 		}
-		rows = append(rows, row{Name: x.Runtime.Name(), Version: x.Version, Available: x.Unavailable == "", Why: x.Unavailable, Models: x.Models, Capabilities: x.Runtime.Capabilities(m)})
+		rows = append(rows, row{Name: x.Runtime.Name(), Version: x.Version, Available: x.Unavailable == "", Why: x.Unavailable, Models: x.Models, Capabilities: x.Runtime.Capabilities(m), Sandbox: sb})
 	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
@@ -253,11 +258,7 @@ func cmdRuntimes(args []string, stdout, stderr io.Writer) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	if sb := tools.ProbeSandbox(); sb.Available {
-		_, _ = fmt.Fprintf(stdout, "\nsandbox: Landlock ABI %d can confine kz's own bash tool to the workspace and temp dirs\n", sb.ABI)
-	} else {
-		_, _ = fmt.Fprintf(stdout, "\nsandbox: not available (%s); kz's bash tool runs unconfined, behind the gate\n", sb.Reason)
-	}
+	_, _ = fmt.Fprintf(stdout, "\nsandbox: %s\n", sb.Reason)
 	return nil
 }
 

@@ -31,8 +31,10 @@ type PreparedPatch interface {
 	Verification() []string
 	// Apply writes the files named in paths (all when empty), all or none.
 	Apply(ctx context.Context, paths []string) ([]FileChange, error)
-	// Verify runs one verification command in the workspace.
-	Verify(ctx context.Context, command string) (output string, exitCode int, err error)
+	// Verify runs one verification command in the workspace, under the
+	// OS sandbox profile of the gate's answer (c, whose zero value is the
+	// strictest).
+	Verify(ctx context.Context, c Confinement, command string) (output string, exitCode int, err error)
 }
 
 // ErrNoProposal says an answer holds no proposal: the model only talked.
@@ -177,7 +179,7 @@ func (s *Session) reviewPatch(ctx context.Context, ts *turnState, text string) s
 			continue
 		}
 		s.emit(Event{Type: EventCommandStarted, TurnID: t.ID, PatchID: p.ID(), Command: cmd})
-		out, code, err := p.Verify(ctx, cmd)
+		out, code, err := p.Verify(ctx, a.Confinement, cmd)
 		if err != nil {
 			out = strings.TrimSpace(out + "\n" + err.Error())
 			if code == 0 {

@@ -19,6 +19,7 @@ type fakePatcher struct {
 	prepared []string
 	applied  [][]string
 	verified []string
+	confs    []engine.Confinement
 }
 
 func (f *fakePatcher) Prepare(_ context.Context, text string) (engine.PreparedPatch, error) {
@@ -59,9 +60,10 @@ func (p *fakePrepared) Apply(_ context.Context, paths []string) ([]engine.FileCh
 	}
 	return files, nil
 }
-func (p *fakePrepared) Verify(_ context.Context, cmd string) (string, int, error) {
+func (p *fakePrepared) Verify(_ context.Context, c engine.Confinement, cmd string) (string, int, error) {
 	p.f.mu.Lock()
 	p.f.verified = append(p.f.verified, cmd)
+	p.f.confs = append(p.f.confs, c)
 	p.f.mu.Unlock()
 	if cmd == "false" {
 		return "FAIL: TestX", 1, nil
@@ -279,5 +281,45 @@ func TestPatchProposalPersonAcceptsAllSomeOrNone(t *testing.T) {
 				t.Fatalf("rejection %+v", outcome)
 			}
 		})
+	}
+}
+
+// confinementGate allows everything; a verification command (an Internal
+// request) gets conf, the confinement the gate decides for it.
+type confinementGate struct{ conf engine.Confinement }
+
+func (g confinementGate) Check(_ context.Context, q engine.GateQuery) engine.Verdict {
+	v := engine.Verdict{Decision: engine.DecisionAllow, Stage: "test"}
+	if q.Request.Internal {
+		v.Confinement = g.conf
+	}
+	return v
+}
+func (confinementGate) Remember(context.Context, engine.GateQuery, engine.AnswerScope) error {
+	return nil
+}
+
+// TestVerifyRunsUnderTheAnswersConfinement: each VERIFY command is run
+// with the confinement the gate's answer carries for it, so that the
+// sandbox applies the same profile as for the bash tool.
+func TestVerifyRunsUnderTheAnswersConfinement(t *testing.T) {
+	for _, conf := range []engine.Confinement{
+		{Profile: engine.ProfileWorkspaceWrite},
+		{Profile: engine.ProfileWorkspaceWrite, Network: true, Git: true},
+		{Profile: engine.ProfileReadOnly},
+		{},
+	} {
+		body := `{"kz_script":1,"capabilities":["text_completion"]}
+{"type":"assistant_message","text":"PATCH true true"}
+`
+		p := &fakePatcher{}
+		s, _ := newSession(t, engine.Config{Runtimes: []engine.RuntimeEntry{entry(script(t, "text", body))},
+			Mode: engine.ModePatchProposal, Patcher: p, Gate: confinementGate{conf}})
+		if final, err := s.RunTurn(context.Background(), "go"); err != nil || final.Status != "complete" {
+			t.Fatalf("%v %+v", err, final)
+		}
+		if len(p.confs) != 2 || p.confs[0] != conf || p.confs[1] != conf {
+			t.Errorf("verify ran under %+v, want %+v twice", p.confs, conf)
+		}
 	}
 }

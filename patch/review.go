@@ -16,6 +16,7 @@ import (
 
 	"github.com/kaizen-code/kz/engine"
 	"github.com/kaizen-code/kz/store"
+	"github.com/kaizen-code/kz/tools/sandbox"
 )
 
 // Reviewer is the engine's Patcher over an Applier: it turns a model's
@@ -24,9 +25,9 @@ import (
 type Reviewer struct {
 	Applier *Applier
 	// Run executes one verification command in the workspace (the session
-	// has already passed it through the gate) and returns its combined
-	// output and exit code.
-	Run func(ctx context.Context, command string) (string, int, error)
+	// has already passed it through the gate) under the confinement of the
+	// gate's answer, and returns its combined output and exit code.
+	Run func(ctx context.Context, c engine.Confinement, command string) (string, int, error)
 }
 
 var _ engine.Patcher = (*Reviewer)(nil)
@@ -88,11 +89,11 @@ func (p *prepared) Apply(ctx context.Context, paths []string) ([]engine.FileChan
 	return changes(p.diffs, paths), nil
 }
 
-func (p *prepared) Verify(ctx context.Context, command string) (string, int, error) {
+func (p *prepared) Verify(ctx context.Context, c engine.Confinement, command string) (string, int, error) {
 	if p.r.Run == nil {
 		return "", -1, errors.New("no command runner is configured for verification")
 	}
-	return p.r.Run(ctx, command)
+	return p.r.Run(ctx, c, command)
 }
 
 // changes converts previews, keeping only the listed paths when given.
@@ -259,24 +260,42 @@ func (s StoreSnapshots) LoadSnapshots(ctx context.Context, changeID string) ([]S
 }
 
 // ShellRunner returns a Reviewer.Run that runs a verification command with
-// bash in dir, in its own process group (all of which dies with ctx), with
-// the given environment, keeping at most maxOutput bytes of output.
-func ShellRunner(dir string, env []string, timeout time.Duration, maxOutput int) func(context.Context, string) (string, int, error) {
-	return func(ctx context.Context, command string) (string, int, error) {
+// bash in dir, under sb with the answer's confinement (the same sandbox
+// and profiles as kz's bash tool), in its own process group (all of which
+// dies with ctx), with the given environment, keeping at most maxOutput
+// bytes of output. A nil sb runs the command unconfined, as on a machine
+// without a sandbox. When the sandbox cannot start the command, it is
+// not run and the error says why.
+func ShellRunner(sb *sandbox.Sandbox, dir string, env []string, timeout time.Duration, maxOutput int) func(context.Context, engine.Confinement, string) (string, int, error) {
+	return func(ctx context.Context, c engine.Confinement, command string) (string, int, error) {
 		if timeout > 0 {
 			var cancel context.CancelFunc
 			ctx, cancel = context.WithTimeout(ctx, timeout)
 			defer cancel()
 		}
-		cmd := exec.CommandContext(ctx, "/bin/bash", "-c", command)
-		cmd.Dir, cmd.Env = dir, env
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-		cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-		cmd.WaitDelay = 2 * time.Second
+		argv := []string{"/bin/bash", "-c", command}
+		var cmd *exec.Cmd
+		if sb != nil {
+			var err error
+			if cmd, err = sb.Command(ctx, c, sandbox.Spec{Argv: argv, Dir: dir, Env: env}); err != nil {
+				return "", -1, fmt.Errorf("run %q: %w", command, err)
+			}
+		} else {
+			cmd = exec.CommandContext(ctx, argv[0], argv[1:]...)
+			cmd.Dir, cmd.Env = dir, env
+			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+			cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+			cmd.WaitDelay = 2 * time.Second
+		}
 		var out cappedBuffer
 		out.max = maxOutput
 		cmd.Stdout, cmd.Stderr = &out, &out
 		err := cmd.Run()
+		if sb != nil {
+			if serr := sb.SetupError(cmd); serr != nil && ctx.Err() == nil {
+				return out.String(), -1, fmt.Errorf("run %q: %w", command, serr)
+			}
+		}
 		var exit *exec.ExitError
 		switch {
 		case err == nil:

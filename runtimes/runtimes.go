@@ -25,6 +25,7 @@ import (
 	"github.com/kaizen-code/kz/runtimes/scripted"
 	"github.com/kaizen-code/kz/store"
 	"github.com/kaizen-code/kz/tools"
+	"github.com/kaizen-code/kz/tools/sandbox"
 )
 
 // Presets are the runtimes kz offers without any configuration. Each is
@@ -49,6 +50,9 @@ type Options struct {
 	// runtimes are only listed.
 	Snapshots tools.SnapshotSaver
 	Artifacts tools.ArtifactSaver
+	// Sandbox is the session's OS sandbox: kz's own bash runs every
+	// command under it. Nil when the runtimes are only listed.
+	Sandbox *sandbox.Sandbox
 	// Probe also checks that an API endpoint answers (kz runtimes).
 	Probe bool
 	// DenyTool says a deny rule removes a tool entirely, so kz's own loop
@@ -144,7 +148,7 @@ func buildLLM(name string, rc config.Runtime, opt Options) (engine.RuntimeEntry,
 			ProposalSchema: json.RawMessage(patch.JSONSchema()), ProposalPrompt: patch.PromptText()})
 	} else {
 		rt, err = native.New(native.Config{Name: name, LLM: lc, Models: rc.Models, Capabilities: caps, Catalog: opt.Catalog,
-			Tools: native.PerSessionTools(tools.NewBuiltinRegistry().Filter(opt.DenyTool), opt.Snapshots, opt.Artifacts), ProposalPrompt: patch.PromptText()})
+			Tools: native.PerSessionTools(tools.NewBuiltinRegistry().Filter(opt.DenyTool), opt.Snapshots, opt.Artifacts, opt.Sandbox), ProposalPrompt: patch.PromptText()})
 	}
 	if err != nil {
 		return engine.RuntimeEntry{}, fmt.Errorf("runtime %s: %w", name, err)

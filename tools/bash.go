@@ -7,13 +7,13 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"slices"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
 	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/tools/sandbox"
 )
 
 // Bash limits.
@@ -38,8 +38,8 @@ const (
 )
 
 // BaseEnv is the environment a command sees, taken from kz's own
-// environment when set.
-var BaseEnv = []string{"PATH", "HOME", "USER", "LANG", "TERM", "TMPDIR", "SHELL"}
+// environment when set (the sandbox's list: one list for every child).
+var BaseEnv = sandbox.BaseEnv
 
 // Bash is the bash tool.
 type Bash struct{}
@@ -85,14 +85,15 @@ func (Bash) Prepare(_ context.Context, env *Env, input json.RawMessage) (Call, e
 	if in.TimeoutMS > 0 {
 		timeout = min(time.Duration(in.TimeoutMS)*time.Millisecond, MaxBashTimeout)
 	}
-	return &bashCall{command: in.Command, timeout: timeout, sandboxed: env.Sandboxed()}, nil
+	sandboxed := env.Sandbox != nil && env.Sandbox.Status().Kind != sandbox.KindNone
+	return &bashCall{command: in.Command, timeout: timeout, sandboxed: sandboxed}, nil
 }
 
 type bashCall struct {
 	command string
 	timeout time.Duration
-	// sandboxed is decided once, when the call is prepared, so the gate
-	// and the run agree on it.
+	// sandboxed says an OS sandbox confines the command (under the
+	// profile the gate's answer gives it).
 	sandboxed bool
 }
 
@@ -103,37 +104,7 @@ func (c *bashCall) Request() engine.PermissionRequest {
 // CommandEnv builds the minimal environment of a command from environ: the
 // BaseEnv names and the pass list, never a name containing KEY, SECRET,
 // TOKEN or PASSWORD unless the pass list names it exactly.
-func CommandEnv(environ []string, pass []string) []string {
-	var out []string
-	for _, kv := range environ {
-		name, _, ok := strings.Cut(kv, "=")
-		if !ok || name == "" {
-			continue
-		}
-		listed := slices.Contains(pass, name)
-		if !listed && !slices.Contains(BaseEnv, name) {
-			continue
-		}
-		if secretName(name) && !listed {
-			continue
-		}
-		out = append(out, kv)
-	}
-	if !slices.ContainsFunc(out, func(kv string) bool { return strings.HasPrefix(kv, "PATH=") }) {
-		out = append(out, "PATH=/usr/local/bin:/usr/bin:/bin")
-	}
-	return out
-}
-
-func secretName(name string) bool {
-	u := strings.ToUpper(name)
-	for _, w := range []string{"KEY", "SECRET", "TOKEN", "PASSWORD"} {
-		if strings.Contains(u, w) {
-			return true
-		}
-	}
-	return false
-}
+func CommandEnv(environ []string, pass []string) []string { return sandbox.MinimalEnv(environ, pass) }
 
 func (c *bashCall) Run(ctx context.Context, rc *RunContext) (string, error) {
 	env := rc.Env
@@ -149,21 +120,25 @@ func (c *bashCall) Run(ctx context.Context, rc *RunContext) (string, error) {
 		return "", fmt.Errorf("bash: %w", err)
 	}
 	defer func() { _ = pr.Close() }()
-	cmd := exec.Command("/bin/bash", "-c", c.command)
-	cmd.Dir = env.WS.Dir()
-	cmd.Env = CommandEnv(os.Environ(), env.PassEnv)
-	cmd.Stdout, cmd.Stderr = pw, pw
-	// Own process group, so the whole tree can be signalled at once.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if c.sandboxed {
-		if err := SandboxCommand(cmd, []string{env.WS.Dir(), os.TempDir()}); err != nil {
-			_ = pw.Close()
-			return "", fmt.Errorf("bash: the sandbox is on but cannot be applied, so the command was not run: %w", err)
-		}
+	// The command's own context outlives ctx, so that when ctx ends the
+	// group first gets SIGTERM and the grace period below; stopping
+	// runCtx then kills it. (Under bubblewrap the SIGTERM already ends
+	// every process of the command: bwrap dies, and the kernel kills its
+	// PID namespace.)
+	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	defer stop()
+	cmd, err := c.buildCommand(runCtx, rc)
+	if err != nil {
+		_ = pw.Close()
+		return "", err
 	}
+	cmd.Stdout, cmd.Stderr = pw, pw
 	rc.Emit(engine.Event{Type: engine.EventCommandStarted, Command: c.command})
 	if err := cmd.Start(); err != nil {
 		_ = pw.Close()
+		if sb := env.Sandbox; sb != nil {
+			_ = sb.SetupError(cmd)
+		}
 		return "", fmt.Errorf("bash: start: %w", err)
 	}
 	_ = pw.Close()
@@ -215,6 +190,13 @@ func (c *bashCall) Run(ctx context.Context, rc *RunContext) (string, error) {
 		code = 128 + int(ws.Signal())
 	}
 	rc.Emit(engine.Event{Type: engine.EventCommandFinished, Command: c.command, ExitCode: &code})
+	if sb := env.Sandbox; sb != nil {
+		if err := sb.SetupError(cmd); err != nil && killed == "" {
+			// The sandbox failed before the command ran: what the
+			// output holds is the sandbox's own message.
+			return strings.TrimSpace(out.String()), fmt.Errorf("bash: %w", err)
+		}
+	}
 
 	text := out.String()
 	var sb strings.Builder
@@ -236,6 +218,29 @@ func (c *bashCall) Run(ctx context.Context, rc *RunContext) (string, error) {
 		return sb.String(), fmt.Errorf("bash: %w", waitErr)
 	}
 	return strings.TrimSuffix(sb.String(), "\n"), nil
+}
+
+// buildCommand builds the command: under the session's sandbox with the
+// confinement of the gate's answer, or unconfined in its own process
+// group when the session has no sandbox (a machine without one, where the
+// gate asked the person first).
+func (c *bashCall) buildCommand(ctx context.Context, rc *RunContext) (*exec.Cmd, error) {
+	env := rc.Env
+	argv := []string{"/bin/bash", "-c", c.command}
+	cmdEnv := CommandEnv(os.Environ(), env.PassEnv)
+	if sb := env.Sandbox; sb != nil {
+		cmd, err := sb.Command(ctx, rc.Confinement, sandbox.Spec{Argv: argv, Dir: env.WS.Dir(), Env: cmdEnv})
+		if err != nil {
+			return nil, fmt.Errorf("bash: the command was not run: %w", err)
+		}
+		return cmd, nil
+	}
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Dir, cmd.Env = env.WS.Dir(), cmdEnv
+	// Own process group, so the whole tree can be signalled at once.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	return cmd, nil
 }
 
 // pump copies the command's output into out and sends throttled progress

@@ -5,9 +5,9 @@ import (
 	"crypto/sha256"
 	"io/fs"
 	"sync"
-	"sync/atomic"
 	"time"
 
+	"github.com/kaizen-code/kz/tools/sandbox"
 	"github.com/kaizen-code/kz/tools/workspace"
 )
 
@@ -53,23 +53,18 @@ type Env struct {
 	// KillGrace is how long a cancelled command gets between SIGTERM and
 	// SIGKILL (DefaultKillGrace when zero).
 	KillGrace time.Duration
+	// Sandbox runs every shell command of the session under the profile
+	// of the gate's answer (tools/sandbox). Nil means no sandbox at all,
+	// as on a machine without one: commands run unconfined, after the
+	// gate's yes.
+	Sandbox *sandbox.Sandbox
 
 	reads readState
 	// policyOnly marks the Env of `kz policy check`: calls are prepared
 	// to be judged, never run, and there is no session history, so
 	// edit_file's has-been-read check does not apply.
 	policyOnly bool
-	// sandbox is set while bash must run under the Landlock wrapper.
-	sandbox atomic.Bool
 }
-
-// SetSandbox turns the OS sandbox for bash on or off (the lead turns it on
-// in full-autonomous mode when ProbeSandbox reports it available). While it
-// is on, a command that cannot be sandboxed is not run at all.
-func (e *Env) SetSandbox(on bool) { e.sandbox.Store(on) }
-
-// Sandboxed reports whether bash runs under the OS sandbox.
-func (e *Env) Sandboxed() bool { return e.sandbox.Load() }
 
 // NewEnv returns an Env for one session in ws.
 func NewEnv(ws *workspace.Workspace, sessionID string, snapshots SnapshotSaver) *Env {

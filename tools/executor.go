@@ -233,6 +233,9 @@ func (e *Executor) run(ctx context.Context, p Permitter, em Emitter, c ToolCall)
 	if err != nil {
 		return fail("%s: %v; the call was not executed", c.Name, err)
 	}
+	// A call that needs no decision runs under the strictest
+	// confinement, the zero one.
+	var conf engine.Confinement
 	if spec.RequiresPermission() {
 		a := p.RequestPermission(ctx, gateRequest(call, c.ID, c.Name, c.Input))
 		if a.Allowed() && len(a.UpdatedInput) > 0 {
@@ -242,15 +245,20 @@ func (e *Executor) run(ctx context.Context, p Permitter, em Emitter, c ToolCall)
 			if err != nil {
 				return fail("%s: the edited input is invalid: %v; the call was not executed", c.Name, err)
 			}
+			// The answer about what really runs decides, its
+			// confinement included.
 			if a2 := p.RequestPermission(ctx, gateRequest(call, c.ID, c.Name, a.UpdatedInput)); !a2.Allowed() {
 				a = a2
+			} else {
+				a.Confinement = a2.Confinement
 			}
 		}
 		if !a.Allowed() {
 			return fail("%s", denialText(c.Name, a))
 		}
+		conf = a.Confinement
 	}
-	rc := &RunContext{Env: e.env, ToolCallID: c.ID, Emit: func(ev engine.Event) {
+	rc := &RunContext{Env: e.env, ToolCallID: c.ID, Confinement: conf, Emit: func(ev engine.Event) {
 		if ev.ToolCallID == "" {
 			ev.ToolCallID = c.ID
 		}

@@ -13,10 +13,18 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/tools/sandbox"
 	"github.com/kaizen-code/kz/tools/workspace"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// TestMain lets the test binary play kz's part as the Landlock wrapper of
+// sandboxed commands (the sandbox re-executes os.Executable()).
+func TestMain(m *testing.M) {
+	if sandbox.IsWrapperInvocation(os.Args) {
+		os.Exit(sandbox.WrapperMain(os.Args))
+	}
+	goleak.VerifyTestMain(m)
+}
 
 // fakePermitter records requests and answers with answer (allow when nil).
 type fakePermitter struct {

@@ -102,6 +102,10 @@ type Call interface {
 type RunContext struct {
 	Env        *Env
 	ToolCallID string
+	// Confinement is the OS sandbox profile the gate's answer gives the
+	// call (a shell command runs under it); the zero value is the
+	// strictest, read-only without network.
+	Confinement engine.Confinement
 	// Emit publishes an event of this call (file_edited, command_*,
 	// tool_call_progress). It is never nil.
 	Emit func(engine.Event)

@@ -155,6 +155,8 @@ type File struct {
 	Permissions  Permissions        `toml:"permissions"`
 	Runtimes     map[string]Runtime `toml:"runtimes"`
 	Models       []Model            `toml:"models"`
+	// Sandbox is the [sandbox] table: the OS sandbox of shell commands.
+	Sandbox SandboxFile `toml:"sandbox"`
 }
 
 // Config is the merged configuration.
@@ -175,6 +177,8 @@ type Config struct {
 	UserPermissions    Permissions
 	ProjectPermissions Permissions
 	Runtimes           map[string]Runtime
+	// Sandbox is the merged [sandbox] table (network on by default).
+	Sandbox Sandbox
 	// Models are the [[models]] catalog entries, user file first, so a
 	// trusted project's entry wins.
 	Models []Model
@@ -228,7 +232,7 @@ func DefaultPaths(workspace string) (Paths, error) {
 func Load(p Paths) (*Config, error) {
 	cfg := &Config{
 		Mode: engine.ModeFullAutonomous, PermissionMode: engine.PermissionAsk, Strategy: engine.StrategyAuto,
-		DataDir: p.DataDir, Theme: "dark", Runtimes: map[string]Runtime{},
+		DataDir: p.DataDir, Theme: "dark", Runtimes: map[string]Runtime{}, Sandbox: Sandbox{Network: true},
 	}
 	user, userLines, err := readFile(p.UserConfig)
 	if err != nil {
@@ -340,6 +344,9 @@ func (cfg *Config) apply(f *File, lines keyLines, full, user bool) error {
 		cfg.Theme = f.Theme
 	}
 	if err := cfg.applyLimits(f.Limits, lines, full); err != nil {
+		return err
+	}
+	if err := cfg.applySandbox(f.Sandbox, lines, full, user); err != nil {
 		return err
 	}
 	if f.PatchRetries != nil {

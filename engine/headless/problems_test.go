@@ -42,7 +42,7 @@ func (p stubPrepared) Verification() []string { return []string{p.verify} }
 func (p stubPrepared) Apply(context.Context, []string) ([]engine.FileChange, error) {
 	return p.Files(), nil
 }
-func (stubPrepared) Verify(_ context.Context, cmd string) (string, int, error) {
+func (stubPrepared) Verify(_ context.Context, _ engine.Confinement, cmd string) (string, int, error) {
 	if cmd == "false" {
 		return "building…\nFAIL: greeting is wrong\n", 1, nil
 	}

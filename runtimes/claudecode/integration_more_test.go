@@ -346,7 +346,7 @@ func TestRealPatchProposalGoesToReview(t *testing.T) {
 	t.Cleanup(func() { _ = w.Close() })
 	reviewer := &patch.Reviewer{
 		Applier: &patch.Applier{FS: w, Snapshots: nopSnapshots{}, JournalDir: t.TempDir(), Root: ws},
-		Run:     func(context.Context, string) (string, int, error) { return "", 0, nil },
+		Run:     func(context.Context, engine.Confinement, string) (string, int, error) { return "", 0, nil },
 	}
 	var asked []string
 	h := newHarness(t, []engine.RuntimeEntry{{Runtime: rt}}, harnessOpts{mode: engine.ModePatchProposal, patcher: reviewer,

@@ -17,7 +17,7 @@ import (
 
 func realTools() (*ExecutorTools, *memSnapshots) {
 	snaps := &memSnapshots{}
-	return PerSessionTools(tools.NewBuiltinRegistry(), snaps, nil), snaps
+	return PerSessionTools(tools.NewBuiltinRegistry(), snaps, nil, nil), snaps
 }
 
 // memSnapshots keeps the snapshots the tools save before writing.

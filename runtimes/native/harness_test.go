@@ -14,14 +14,14 @@ import (
 
 	"github.com/kaizen-code/kz/engine"
 	"github.com/kaizen-code/kz/runtimes/llm"
-	"github.com/kaizen-code/kz/tools"
+	"github.com/kaizen-code/kz/tools/sandbox"
 )
 
 // TestMain fails the package when a test leaves a goroutine behind.
 func TestMain(m *testing.M) {
 	// Sandboxed bash re-executes this binary as the Landlock wrapper.
-	if tools.IsSandboxInvocation(os.Args) {
-		os.Exit(tools.SandboxMain(os.Args))
+	if sandbox.IsWrapperInvocation(os.Args) {
+		os.Exit(sandbox.WrapperMain(os.Args))
 	}
 	goleak.VerifyTestMain(m)
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/kaizen-code/kz/engine"
 	"github.com/kaizen-code/kz/runtimes/llm"
+	"github.com/kaizen-code/kz/tools/sandbox"
 )
 
 // Host is the part of a turn the loop calls back into. *engine.Turn
@@ -143,7 +144,9 @@ func capabilitiesOf(info llm.ModelInfo, haveTools bool) engine.Capabilities {
 	if info.Tools && haveTools {
 		caps = append(caps, engine.CapNativeToolLoop, engine.CapFunctionTools, engine.CapFilesystemRead,
 			engine.CapFilesystemEdit, engine.CapShell)
-		if sandboxStatus().Available {
+		// kz's bash runs under the OS sandbox wherever the machine has
+		// one (bubblewrap, or Landlock for writes only).
+		if sandbox.Probe().Kind != sandbox.KindNone {
 			caps = append(caps, engine.CapSandbox)
 		}
 	}

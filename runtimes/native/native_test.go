@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/kaizen-code/kz/runtimes/llm/llmtest"
 	"github.com/kaizen-code/kz/runtimes/scripted"
 	"github.com/kaizen-code/kz/tools"
+	"github.com/kaizen-code/kz/tools/sandbox"
 )
 
 // providerCase is a provider with a catalog model and its list prices
@@ -537,56 +539,60 @@ func TestContextTooLongCompactsAndRetriesOnce(t *testing.T) {
 	}
 }
 
-// TestFullAutonomousBashIsSandboxed runs bash through the real tools in
-// full-autonomous mode: where Landlock exists, a write outside the
-// workspace fails even though the gate allowed the command.
-func TestFullAutonomousBashIsSandboxed(t *testing.T) {
-	if !tools.ProbeSandbox().Available {
-		t.Skip("Landlock is not available on this kernel")
+// TestBashIsSandboxed runs bash through the real tools with the
+// session's sandbox, in each mode: the gate's answer gives the
+// workspace-write profile, so a write inside the workspace works and one
+// outside fails even though the gate allowed the command.
+func TestBashIsSandboxed(t *testing.T) {
+	st := sandbox.Probe()
+	if st.Kind == sandbox.KindNone {
+		if os.Getenv("KZ_REQUIRE_SANDBOX") != "" {
+			t.Fatalf("KZ_REQUIRE_SANDBOX is set but there is no sandbox: %s", st.Reason)
+		}
+		t.Skip(st.Reason)
 	}
-	// The sandbox leaves the temp dir writable, so the outside target must
-	// live elsewhere: the home or the working directory, whichever is not
-	// under the temp dir.
-	var outside string
-	tmp, _ := filepath.EvalSymlinks(os.TempDir())
-	home, _ := os.UserHomeDir()
-	wd, _ := os.Getwd()
-	for _, base := range []string{home, wd} {
-		real, err := filepath.EvalSymlinks(base)
-		if err != nil || real == "" {
-			continue
-		}
-		if rel, err := filepath.Rel(tmp, real); err == nil && !strings.HasPrefix(rel, "..") {
-			continue
-		}
-		if dir, err := os.MkdirTemp(real, ".kz-sandbox-test-"); err == nil {
-			outside = dir
-			break
-		}
-	}
-	if outside == "" {
-		t.Skip("no writable directory outside the temp dir to test the sandbox against")
+	// The outside target lives under /var/tmp: bubblewrap gives commands a
+	// private /tmp, so a target there would prove nothing.
+	outside, err := os.MkdirTemp("/var/tmp", "kz-native-sandbox-test-")
+	if err != nil {
+		t.Skip("no writable directory outside /tmp to test the sandbox against")
 	}
 	t.Cleanup(func() { _ = os.RemoveAll(outside) })
 	target := filepath.Join(outside, "escaped")
-	dir := t.TempDir()
-	run := PerSessionTools(tools.NewBuiltinRegistry(), sandboxSnapshots{}, nil)
-	turn := &engine.Turn{SessionID: "s", Workspace: dir, Mode: engine.ModeFullAutonomous}
-	exec, err := run.Executor(turn)
+	dir, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !exec.Env().Sandboxed() {
-		t.Fatal("bash is not sandboxed in full-autonomous mode")
+	sb, err := sandbox.New(sandbox.Policy{Workspace: dir, Home: outside})
+	if err != nil {
+		t.Fatal(err)
 	}
-	res := exec.Execute(context.Background(), allowAll{}, discard{}, []tools.ToolCall{
-		{ID: "c1", Name: "bash", Input: json.RawMessage(fmt.Sprintf(`{"command":"echo x > %s; echo inside > in.txt"}`, target))},
-	})
-	if _, err := os.Stat(target); err == nil {
-		t.Fatalf("a sandboxed command wrote outside the workspace: %+v", res)
+	t.Cleanup(func() { _ = sb.Close() })
+	run := PerSessionTools(tools.NewBuiltinRegistry(), sandboxSnapshots{}, nil, sb)
+	for i, mode := range []engine.Mode{engine.ModeFullAutonomous, engine.ModeAnalysisOnly, engine.ModePatchProposal} {
+		turn := &engine.Turn{SessionID: "s" + strconv.Itoa(i), Workspace: dir, Mode: mode}
+		exec, err := run.Executor(turn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if exec.Env().Sandbox != sb {
+			t.Fatalf("%s: bash is not sandboxed", mode)
+		}
+		res := exec.Execute(context.Background(), allowAll{}, discard{}, []tools.ToolCall{
+			{ID: "c1", Name: "bash", Input: json.RawMessage(fmt.Sprintf(`{"command":"echo x > %s; echo inside > in.txt"}`, target))},
+		})
+		if _, err := os.Stat(target); err == nil {
+			t.Fatalf("%s: a sandboxed command wrote outside the workspace: %+v", mode, res)
+		}
+		if b, err := os.ReadFile(filepath.Join(dir, "in.txt")); err != nil || string(b) != "inside\n" {
+			t.Fatalf("%s: the command could not write inside the workspace: %v %q %+v", mode, err, b, res)
+		}
+		_ = os.Remove(filepath.Join(dir, "in.txt"))
 	}
-	if b, err := os.ReadFile(filepath.Join(dir, "in.txt")); err != nil || string(b) != "inside\n" {
-		t.Fatalf("the command could not write inside the workspace: %v %q %+v", err, b, res)
+	// A sandbox made for another workspace is refused.
+	other := t.TempDir()
+	if _, err := run.Executor(&engine.Turn{SessionID: "x", Workspace: other}); err == nil {
+		t.Error("a sandbox for another workspace was accepted")
 	}
 }
 
@@ -597,7 +603,7 @@ func (sandboxSnapshots) SaveSnapshot(context.Context, tools.Snapshot) error { re
 type allowAll struct{}
 
 func (allowAll) RequestPermission(context.Context, engine.PermissionRequest) engine.Answer {
-	return engine.Answer{Decision: engine.DecisionAllow}
+	return engine.Answer{Decision: engine.DecisionAllow, Confinement: engine.Confinement{Profile: engine.ProfileWorkspaceWrite}}
 }
 
 type discard struct{}

@@ -8,6 +8,7 @@ import (
 	"github.com/kaizen-code/kz/engine"
 	"github.com/kaizen-code/kz/runtimes/llm"
 	"github.com/kaizen-code/kz/tools"
+	"github.com/kaizen-code/kz/tools/sandbox"
 	"github.com/kaizen-code/kz/tools/workspace"
 )
 
@@ -32,38 +33,41 @@ func NewExecutorTools(exec *tools.Executor) *ExecutorTools {
 // PerSessionTools builds one Executor per session on first use, over the
 // turn's workspace, with the given registry. snapshots (the store) receives
 // the old content before every write; without it the tools refuse to write.
-// artifacts may be nil (over-limit results are then truncated).
-func PerSessionTools(reg *tools.Registry, snapshots tools.SnapshotSaver, artifacts tools.ArtifactSaver) *ExecutorTools {
+// artifacts may be nil (over-limit results are then truncated). sb is the
+// session's OS sandbox, under which every shell command runs with the
+// confinement of the gate's answer, in every mode; nil means the machine
+// has none (commands then run unconfined, after the gate's yes).
+func PerSessionTools(reg *tools.Registry, snapshots tools.SnapshotSaver, artifacts tools.ArtifactSaver, sb *sandbox.Sandbox) *ExecutorTools {
 	var mu sync.Mutex
 	execs := map[string]*tools.Executor{}
 	return &ExecutorTools{Registry: reg, Executor: func(t *engine.Turn) (*tools.Executor, error) {
 		mu.Lock()
 		defer mu.Unlock()
 		key := t.SessionID + "\x00" + t.Workspace
-		// In full-autonomous mode bash runs under Landlock where the kernel
-		// has it: its writes are confined to the workspace and temp dirs.
-		sandbox := t.Mode == engine.ModeFullAutonomous && sandboxStatus().Available
 		if e, ok := execs[key]; ok {
-			e.Env().SetSandbox(sandbox)
 			return e, nil
 		}
 		ws, err := workspace.Open(t.Workspace)
 		if err != nil {
 			return nil, fmt.Errorf("open workspace %s: %w", t.Workspace, err)
 		}
-		e, err := tools.NewExecutor(tools.ExecutorConfig{Registry: reg, Env: tools.NewEnv(ws, t.SessionID, snapshots), Artifacts: artifacts})
+		if sb != nil && sb.Workspace() != ws.Dir() {
+			// The sandbox lets commands write its own workspace: one
+			// made for another would confine them to the wrong place.
+			_ = ws.Close()
+			return nil, fmt.Errorf("the sandbox was made for %s, not %s", sb.Workspace(), ws.Dir())
+		}
+		env := tools.NewEnv(ws, t.SessionID, snapshots)
+		env.Sandbox = sb
+		e, err := tools.NewExecutor(tools.ExecutorConfig{Registry: reg, Env: env, Artifacts: artifacts})
 		if err != nil {
 			_ = ws.Close()
 			return nil, err
 		}
-		e.Env().SetSandbox(sandbox)
 		execs[key] = e
 		return e, nil
 	}}
 }
-
-// sandboxStatus probes Landlock once per process.
-var sandboxStatus = sync.OnceValue(tools.ProbeSandbox)
 
 // Tools lists the registry's tools for the mode.
 func (a *ExecutorTools) Tools(mode engine.Mode) []llm.ToolDef {
