@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/runtimes/credproxy"
 )
 
 // Config configures one Claude Code runtime. The lead maps
@@ -154,7 +155,8 @@ func (r *Runtime) AvailableContext(ctx context.Context) (string, error) {
 		return "", r.missing(err)
 	}
 	cmd := exec.CommandContext(ctx, path, "--version")
-	cmd.Env = buildEnv(r.cfg.Env)
+	// Printing its version needs no credential.
+	cmd.Env = credproxy.Strip(buildEnv(r.cfg.Env), credSpec.KeyVars...)
 	out, err := cmd.Output()
 	if err != nil {
 		return "", &engine.RuntimeError{Kind: engine.ErrRuntimeMissing, Runtime: r.cfg.Name,

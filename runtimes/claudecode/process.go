@@ -20,6 +20,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/kaizen-code/kz/runtimes/credproxy"
 )
 
 var errNoSuchFile = fs.ErrNotExist
@@ -40,6 +42,10 @@ type proc struct {
 	marker string
 	key    spawnKey
 	log    *slog.Logger
+	// proxy holds the real Anthropic credential for this CLI, which only
+	// has its placeholder; nil when the CLI uses its own login. It is
+	// closed once the process has been reaped.
+	proxy *credproxy.Proxy
 
 	wmu   sync.Mutex
 	stdin io.WriteCloser
@@ -85,12 +91,34 @@ type ctlResult struct {
 var baseArgs = []string{"-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose",
 	"--include-partial-messages", "--permission-prompt-tool", "stdio"}
 
-// start spawns the CLI in its own process group with a minimal environment.
-func start(command string, args []string, dir string, env []string, log *slog.Logger) (*proc, error) {
+// credSpec is where Claude Code reads its credential and endpoint.
+// Verified with 2.1.197 against a fake API: ANTHROPIC_API_KEY is sent as
+// x-api-key, ANTHROPIC_AUTH_TOKEN and CLAUDE_CODE_OAUTH_TOKEN as
+// Authorization: Bearer (both when both are set), all three to
+// ANTHROPIC_BASE_URL.
+var credSpec = credproxy.Spec{
+	KeyVars:         []string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN"},
+	BaseURLVar:      "ANTHROPIC_BASE_URL",
+	DefaultUpstream: "https://api.anthropic.com",
+}
+
+// start spawns the CLI in its own process group with a minimal
+// environment, in which every Anthropic credential is replaced by the
+// placeholder of a credential proxy of its own.
+func start(command string, args []string, dir string, env []string, log *slog.Logger) (_ *proc, err error) {
 	path, err := exec.LookPath(command)
 	if err != nil {
 		return nil, err
 	}
+	env, proxy, err := credproxy.Shield(env, credSpec, log)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil && proxy != nil {
+			_ = proxy.Close()
+		}
+	}()
 	var rnd [12]byte
 	_, _ = rand.Read(rnd[:])
 	marker := markerVar + "=" + hex.EncodeToString(rnd[:])
@@ -111,7 +139,7 @@ func start(command string, args []string, dir string, env []string, log *slog.Lo
 	if err != nil {
 		return nil, fmt.Errorf("stdout pipe: %w", err)
 	}
-	p := &proc{cmd: cmd, stdin: stdin, log: log, msgs: make(chan wireMsg, 256), done: make(chan struct{}),
+	p := &proc{cmd: cmd, stdin: stdin, log: log, proxy: proxy, msgs: make(chan wireMsg, 256), done: make(chan struct{}),
 		quit: make(chan struct{}), stderr: &tailBuffer{max: 16 << 10}, ctlWait: map[string]chan ctlResult{}}
 	cmd.Stderr = p.stderr
 	if err := cmd.Start(); err != nil {
@@ -129,6 +157,9 @@ func (p *proc) read(stdout io.Reader) {
 	defer func() {
 		p.waitErr = p.cmd.Wait()
 		p.killAll(syscall.SIGKILL)
+		if p.proxy != nil {
+			_ = p.proxy.Close()
+		}
 		p.failControl("the CLI exited")
 		close(p.msgs)
 		close(p.done)
@@ -389,7 +420,8 @@ func (t *tailBuffer) String() string {
 
 // passEnv are variables the CLI gets from kz's environment. Names carrying
 // credentials are listed one by one: SECURITY.md rule 5 keeps every other
-// KEY/SECRET/TOKEN/PASSWORD variable away from subprocesses.
+// KEY/SECRET/TOKEN/PASSWORD variable away from subprocesses. The Anthropic
+// credentials among them reach the CLI only as placeholders (credSpec).
 var passEnv = []string{
 	"PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LC_ALL", "LC_CTYPE", "TERM", "TMPDIR", "TZ",
 	"XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME", "XDG_RUNTIME_DIR",

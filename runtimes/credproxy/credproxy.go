@@ -242,6 +242,14 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 		p.refused(w, r, http.StatusNotFound, "path outside the endpoint's API")
 		return
 	}
+	// Claude Code probes its endpoint with a HEAD that carries no key
+	// before its first request. The proxy answers it itself: the probe
+	// learns that the endpoint is there, and nothing goes upstream
+	// without a key.
+	if r.Method == http.MethodHead && !carriesCredential(r) {
+		w.WriteHeader(http.StatusOK)
+		return
+	}
 	if !p.swapCredentials(r) {
 		p.refused(w, r, http.StatusUnauthorized, "missing or wrong placeholder credential")
 		return
@@ -358,6 +366,19 @@ func (p *Proxy) swapCredentials(r *http.Request) bool {
 		r.URL.RawQuery = query.Encode()
 	}
 	return true
+}
+
+// carriesCredential reports whether any place a key can travel in holds
+// something.
+func carriesCredential(r *http.Request) bool {
+	for _, h := range []string{headerAPIKey, headerGoogAPIKey, headerAuth} {
+		for _, v := range r.Header.Values(h) {
+			if v != "" {
+				return true
+			}
+		}
+	}
+	return r.URL.Query().Get(queryKey) != ""
 }
 
 // lookup returns the secret of a placeholder. Every placeholder is

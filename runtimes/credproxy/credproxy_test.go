@@ -190,11 +190,16 @@ func TestProxyCredentialSwap(t *testing.T) {
 		{"a wrong query key", "/v1/models/m:generateContent?key=nope", nil, 401, nil},
 		{"a path outside the endpoint's API", "/v2/admin", map[string]string{"x-api-key": phKey}, 404, nil},
 		{"a path that only shares a prefix", "/v1beta/models", map[string]string{"x-api-key": phKey}, 404, nil},
+		{"a HEAD with a wrong key", "/v1", map[string]string{"x-api-key": "nope"}, 401, nil},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			before := len(up.requests())
-			req, err := http.NewRequest(http.MethodPost, "http://"+p.addr+tc.path, strings.NewReader(`{}`))
+			method, reqBody := http.MethodPost, io.Reader(strings.NewReader(`{}`))
+			if strings.HasPrefix(tc.name, "a HEAD") {
+				method, reqBody = http.MethodHead, nil
+			}
+			req, err := http.NewRequest(method, "http://"+p.addr+tc.path, reqBody)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -234,6 +239,21 @@ func TestProxyCredentialSwap(t *testing.T) {
 				c(t, s)
 			}
 		})
+	}
+}
+
+// TestProxyAnswersBareHead: the HEAD probe Claude Code sends before its
+// first request, without a key, is answered by the proxy and goes nowhere.
+func TestProxyAnswersBareHead(t *testing.T) {
+	up := newUpstream(t)
+	p, _ := startProxy(t, up.srv.URL, realKey)
+	resp, err := http.Head(p.URL() + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || len(up.requests()) != 0 {
+		t.Fatalf("status %d, %d upstream requests", resp.StatusCode, len(up.requests()))
 	}
 }
 
