@@ -31,6 +31,7 @@ import (
 	"time"
 
 	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/runtimes/credproxy"
 )
 
 // Config configures one Codex runtime. The lead maps
@@ -139,9 +140,10 @@ func (r *Runtime) Capabilities(string) engine.Capabilities {
 	}
 }
 
-// passThrough are the variables Codex reads for its credentials and home;
-// they are passed from kz's environment when set (SECURITY.md rule 5 names
-// credentials one by one).
+// passThrough are the variables kz reads for Codex's credential and home;
+// they are taken from kz's environment when set (SECURITY.md rule 5 names
+// credentials one by one). A key among them reaches Codex only through a
+// credential proxy (creds.go).
 var passThrough = []string{"OPENAI_API_KEY", "CODEX_API_KEY", "CODEX_HOME", "OPENAI_BASE_URL"}
 
 var versionRE = regexp.MustCompile(`\d+\.\d+\.\d+\S*`)
@@ -156,7 +158,8 @@ func (r *Runtime) Available() (string, error) {
 		return "", r.missing(err)
 	}
 	cmd := exec.CommandContext(ctx, path, "--version")
-	cmd.Env = buildEnv(nil, r.cfg.Env)
+	// Printing its version needs no credential.
+	cmd.Env = credproxy.Strip(buildEnv(nil, r.cfg.Env), builtinKeyVars...)
 	out, err := cmd.Output()
 	if err != nil {
 		return "", &engine.RuntimeError{Kind: engine.ErrRuntimeMissing, Runtime: r.cfg.Name,
@@ -193,8 +196,18 @@ func (r *Runtime) Run(ctx context.Context, t *engine.Turn) (engine.Result, error
 	if _, err := exec.LookPath(r.cfg.Command); err != nil {
 		return engine.Result{Status: engine.StatusError, Model: model}, r.missing(err)
 	}
-	args := append(append([]string(nil), r.cfg.Args...), "app-server")
-	c, err := startConn(r.cfg.Command, args, dir, buildEnv(nil, r.cfg.Env), r.log)
+	sh, err := shield(buildEnv(nil, r.cfg.Env), r.cfg.Args, r.log)
+	if err != nil {
+		return engine.Result{Status: engine.StatusError, Model: model},
+			&engine.RuntimeError{Kind: engine.ErrCrashed, Runtime: r.cfg.Name, Model: model, Message: "start codex: " + err.Error(), Err: err}
+	}
+	if sh.proxy != nil {
+		// The proxy outlives the process: closed after Stop or KillNow
+		// below, which return once Codex has been reaped.
+		defer func() { _ = sh.proxy.Close() }()
+	}
+	args := append(append(append([]string(nil), r.cfg.Args...), sh.args...), "app-server")
+	c, err := startConn(r.cfg.Command, args, dir, sh.env, r.log)
 	if err != nil {
 		return engine.Result{Status: engine.StatusError, Model: model},
 			&engine.RuntimeError{Kind: engine.ErrCrashed, Runtime: r.cfg.Name, Model: model, Message: "start codex: " + err.Error(), Err: err}
