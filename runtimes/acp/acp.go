@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/runtimes/agentcli"
 	"github.com/kaizen-code/kz/runtimes/credproxy"
 	"github.com/kaizen-code/kz/tools"
 )
@@ -73,6 +74,15 @@ type Config struct {
 	// neither the agent nor the commands it runs hold the key. Nil
 	// proxies nothing (GeminiPreset sets it).
 	Credentials func(env []string) credproxy.Spec
+	// Homes lists, given the agent's environment, the directories the
+	// agent keeps its own state in, which it must be able to write when
+	// confined. Nil means none (GeminiPreset sets it).
+	Homes func(env []string) []string
+	// Confiner starts the agent under kz's OS sandbox (workspace-write
+	// with network, its homes writable), so that a command it runs after
+	// kz's approval cannot write outside the workspace or into .git. Nil
+	// starts it unconfined.
+	Confiner agentcli.Confiner
 	// Snapshots stores the old content of every file kz writes for the
 	// agent (fs/write_text_file), so that the write can be undone. Nil
 	// refuses delegated writes: kz never changes a file it could not undo.
@@ -94,6 +104,7 @@ func GeminiPreset() Config {
 		AuthMethod:  "gemini-api-key",
 		MaxAttempts: 2,
 		Credentials: geminiCredentials,
+		Homes:       geminiHomes,
 		Env: []string{"GEMINI_CLI_NO_RELAUNCH=true", "GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GEMINI_BASE_URL", "GOOGLE_VERTEX_BASE_URL",
 			"GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION", "GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_APPLICATION_CREDENTIALS"},
 	}
@@ -220,6 +231,10 @@ func (r *Runtime) Run(ctx context.Context, t *engine.Turn) (engine.Result, error
 			defer func() { _ = proxy.Close() }()
 		}
 	}
+	var homes []string
+	if r.cfg.Homes != nil {
+		homes = r.cfg.Homes(env)
+	}
 	if r.cfg.MaxAttempts > 0 {
 		o, err := newGeminiOverlay(env, r.cfg.MaxAttempts, r.log)
 		if err != nil {
@@ -227,6 +242,9 @@ func (r *Runtime) Run(ctx context.Context, t *engine.Turn) (engine.Result, error
 			r.log.Warn("acp: could not bound the agent's retries", "err", err)
 		} else {
 			env = append(credproxy.Strip(env, "GEMINI_CLI_HOME"), o.env())
+			// Gemini writes its overlay home too (what it creates there
+			// is kept by Close).
+			homes = append(homes, o.root)
 			defer func() {
 				if err := o.Close(); err != nil {
 					r.log.Warn("acp: gemini overlay home", "err", err)
@@ -234,7 +252,7 @@ func (r *Runtime) Run(ctx context.Context, t *engine.Turn) (engine.Result, error
 			}()
 		}
 	}
-	c, err := startConn(r.cfg.Command, r.cfg.Args, dir, env, r.log)
+	c, err := startConn(r.cfg.Confiner, homes, r.cfg.Command, r.cfg.Args, dir, env, r.log)
 	if err != nil {
 		return engine.Result{Status: engine.StatusError, Model: model},
 			&engine.RuntimeError{Kind: engine.ErrCrashed, Runtime: r.cfg.Name, Model: model, Message: "start agent: " + err.Error(), Err: err}

@@ -1,6 +1,11 @@
 package acp
 
-import "github.com/kaizen-code/kz/runtimes/credproxy"
+import (
+	"os"
+	"path/filepath"
+
+	"github.com/kaizen-code/kz/runtimes/credproxy"
+)
 
 // Gemini CLI's endpoints (its bundle's defaults).
 const (
@@ -32,4 +37,18 @@ func geminiCredentials(env []string) credproxy.Spec {
 		up = vertexEUUpstream
 	}
 	return credproxy.Spec{KeyVars: keys, BaseURLVar: "GOOGLE_VERTEX_BASE_URL", DefaultUpstream: up}
+}
+
+// geminiHomes are the directories Gemini CLI writes its state to (sessions,
+// history, its installation id): the .gemini directory of GEMINI_CLI_HOME,
+// else of HOME. The overlay home kz may give it is added by Run.
+func geminiHomes(env []string) []string {
+	home := credproxy.Lookup(env, "GEMINI_CLI_HOME")
+	if home == "" {
+		home = credproxy.Lookup(env, "HOME")
+	}
+	if home == "" {
+		home, _ = os.UserHomeDir()
+	}
+	return []string{filepath.Join(home, geminiDir)}
 }

@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -21,6 +22,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/kaizen-code/kz/runtimes/agentcli"
 	"github.com/kaizen-code/kz/runtimes/credproxy"
 )
 
@@ -42,6 +44,11 @@ type proc struct {
 	marker string
 	key    spawnKey
 	log    *slog.Logger
+	// confined says the CLI runs under the OS sandbox (see interrupt).
+	confined bool
+	// cancel releases what the sandbox holds for the command; called once
+	// the process has been reaped.
+	cancel context.CancelFunc
 	// proxy holds the real Anthropic credential for this CLI, which only
 	// has its placeholder; nil when the CLI uses its own login. It is
 	// closed once the process has been reaped.
@@ -105,7 +112,7 @@ var credSpec = credproxy.Spec{
 // start spawns the CLI in its own process group with a minimal
 // environment, in which every Anthropic credential is replaced by the
 // placeholder of a credential proxy of its own.
-func start(command string, args []string, dir string, env []string, log *slog.Logger) (_ *proc, err error) {
+func start(confiner agentcli.Confiner, command string, args []string, dir string, env []string, log *slog.Logger) (_ *proc, err error) {
 	path, err := exec.LookPath(command)
 	if err != nil {
 		return nil, err
@@ -114,21 +121,28 @@ func start(command string, args []string, dir string, env []string, log *slog.Lo
 	if err != nil {
 		return nil, err
 	}
+	// The command lives until the process is reaped; the context only
+	// lets the sandbox release what it holds for it then.
+	ctx, cancel := context.WithCancel(context.Background())
 	defer func() {
-		if err != nil && proxy != nil {
-			_ = proxy.Close()
+		if err != nil {
+			cancel()
+			if proxy != nil {
+				_ = proxy.Close()
+			}
 		}
 	}()
 	var rnd [12]byte
 	_, _ = rand.Read(rnd[:])
 	marker := markerVar + "=" + hex.EncodeToString(rnd[:])
 	env = append(env[:len(env):len(env)], marker)
-	cmd := exec.Command(path, args...)
-	cmd.Dir = dir
-	cmd.Env = env
-	// Its own group, so that signals reach the CLI and every tool child it
-	// started, and a Ctrl-C in kz's terminal does not reach it directly.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Its own group, so that signals reach the CLI and every tool child
+	// that stays in it, and a Ctrl-C in kz's terminal does not reach it
+	// directly; confined to the workspace with its own home writable.
+	cmd, err := agentcli.Command(ctx, confiner, append([]string{path}, args...), dir, env, []string{claudeHome(env)})
+	if err != nil {
+		return nil, err
+	}
 	// A grandchild that keeps stderr open must not hang Wait forever.
 	cmd.WaitDelay = 2 * time.Second
 	stdin, err := cmd.StdinPipe()
@@ -139,7 +153,7 @@ func start(command string, args []string, dir string, env []string, log *slog.Lo
 	if err != nil {
 		return nil, fmt.Errorf("stdout pipe: %w", err)
 	}
-	p := &proc{cmd: cmd, stdin: stdin, log: log, proxy: proxy, msgs: make(chan wireMsg, 256), done: make(chan struct{}),
+	p := &proc{cmd: cmd, cancel: cancel, confined: confiner != nil, stdin: stdin, log: log, proxy: proxy, msgs: make(chan wireMsg, 256), done: make(chan struct{}),
 		quit: make(chan struct{}), stderr: &tailBuffer{max: 16 << 10}, ctlWait: map[string]chan ctlResult{}}
 	cmd.Stderr = p.stderr
 	if err := cmd.Start(); err != nil {
@@ -151,12 +165,29 @@ func start(command string, args []string, dir string, env []string, log *slog.Lo
 	return p, nil
 }
 
+// claudeHome is the directory Claude Code keeps its settings, sessions
+// and shell snapshots in: CLAUDE_CONFIG_DIR, else ~/.claude. The CLI
+// must be able to write it even when confined. (~/.claude.json, which it
+// also writes where CLAUDE_CONFIG_DIR is not set, stays read-only: Claude
+// 2.1.197 runs without persisting it.)
+func claudeHome(env []string) string {
+	if d := credproxy.Lookup(env, "CLAUDE_CONFIG_DIR"); filepath.IsAbs(d) {
+		return d
+	}
+	home := credproxy.Lookup(env, "HOME")
+	if home == "" {
+		home, _ = os.UserHomeDir()
+	}
+	return filepath.Join(home, ".claude")
+}
+
 // read decodes stdout line by line until EOF, then reaps the process and
 // kills whatever is left in its group, so no tool child outlives the CLI.
 func (p *proc) read(stdout io.Reader) {
 	defer func() {
 		p.waitErr = p.cmd.Wait()
 		p.killAll(syscall.SIGKILL)
+		p.cancel()
 		if p.proxy != nil {
 			_ = p.proxy.Close()
 		}
@@ -313,7 +344,7 @@ func (p *proc) alive() bool {
 // It returns once the process is reaped.
 func (p *proc) kill(grace time.Duration) {
 	p.quitOnce.Do(func() { close(p.quit) })
-	_ = syscall.Kill(-p.pgid, syscall.SIGINT)
+	p.interrupt()
 	t := time.NewTimer(grace)
 	defer t.Stop()
 	select {
@@ -321,6 +352,24 @@ func (p *proc) kill(grace time.Duration) {
 	case <-t.C:
 		p.killAll(syscall.SIGKILL)
 		<-p.done
+	}
+}
+
+// interrupt sends SIGINT to the CLI. Unconfined, the CLI leads its
+// process group and the group gets it. Under bubblewrap the group is
+// bwrap's, and the CLI runs in a session of its own inside the sandbox:
+// bwrap would die of the signal and take the CLI with it before it could
+// end its turn, so the CLI and its children, found by their marker, get
+// the signal instead.
+func (p *proc) interrupt() {
+	if !p.confined {
+		_ = syscall.Kill(-p.pgid, syscall.SIGINT)
+		return
+	}
+	for _, pid := range markedPids(p.marker) {
+		if pid != p.pgid {
+			_ = syscall.Kill(pid, syscall.SIGINT)
+		}
 	}
 }
 

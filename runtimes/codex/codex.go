@@ -31,6 +31,7 @@ import (
 	"time"
 
 	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/runtimes/agentcli"
 	"github.com/kaizen-code/kz/runtimes/credproxy"
 )
 
@@ -71,6 +72,12 @@ type Config struct {
 	// KillGrace is how long an interrupt waits for the CLI to wind down
 	// before the process group is killed. Zero means 2 seconds.
 	KillGrace time.Duration
+	// Confiner starts the CLI under kz's OS sandbox (workspace-write with
+	// network, CODEX_HOME writable), so that a command Codex runs after
+	// kz's approval cannot write outside the workspace or into .git, even
+	// when Codex re-runs it outside its own sandbox. Nil starts it
+	// unconfined.
+	Confiner agentcli.Confiner
 	// Logger receives what kz skips. Nil means slog.Default().
 	Logger *slog.Logger
 }
@@ -207,7 +214,7 @@ func (r *Runtime) Run(ctx context.Context, t *engine.Turn) (engine.Result, error
 		defer func() { _ = sh.proxy.Close() }()
 	}
 	args := append(append(append([]string(nil), r.cfg.Args...), sh.args...), "app-server")
-	c, err := startConn(r.cfg.Command, args, dir, sh.env, r.log)
+	c, err := startConn(r.cfg.Confiner, []string{codexHome(sh.env)}, r.cfg.Command, args, dir, sh.env, r.log)
 	if err != nil {
 		return engine.Result{Status: engine.StatusError, Model: model},
 			&engine.RuntimeError{Kind: engine.ErrCrashed, Runtime: r.cfg.Name, Model: model, Message: "start codex: " + err.Error(), Err: err}
