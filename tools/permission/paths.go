@@ -98,32 +98,6 @@ func within(root, p string) bool {
 	return rel == "." || rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
-// Protected file names, by category.
-var (
-	agentDirs = map[string]bool{".claude": true, ".codex": true, ".gemini": true, ".cursor": true, ".vscode": true,
-		".windsurf": true, ".continue": true, ".aider": true, ".github-copilot": true}
-	agentFiles = map[string]bool{".mcp.json": true, ".claude.json": true, ".cursorrules": true, ".aider.conf.yml": true}
-	rcFiles    = map[string]bool{".bashrc": true, ".bash_profile": true, ".bash_login": true, ".bash_logout": true,
-		".profile": true, ".zshrc": true, ".zshenv": true, ".zprofile": true, ".zlogin": true, ".zlogout": true,
-		".cshrc": true, ".tcshrc": true, ".kshrc": true, ".inputrc": true, ".envrc": true, ".login": true, ".mkshrc": true}
-	credDirs  = map[string]bool{".ssh": true, ".aws": true, ".gnupg": true, ".docker": true, ".kube": true, ".azure": true, ".gcloud": true}
-	credFiles = map[string]bool{".netrc": true, ".npmrc": true, ".pypirc": true, ".git-credentials": true, ".pgpass": true,
-		"credentials.json": true, ".htpasswd": true}
-)
-
-// isCredential reports whether a base name looks like a secret.
-func isCredential(base string) bool {
-	if credFiles[base] || base == ".env" || strings.HasPrefix(base, ".env.") {
-		return true
-	}
-	for _, suf := range []string{".pem", ".key", ".p12", ".pfx", ".keystore", ".jks"} {
-		if strings.HasSuffix(base, suf) {
-			return true
-		}
-	}
-	return strings.HasPrefix(base, "id_rsa") || strings.HasPrefix(base, "id_ed25519") || strings.HasPrefix(base, "id_ecdsa") || strings.HasPrefix(base, "id_dsa")
-}
-
 // protection says why writing a resolved path is refused, or "".
 // credential reports a secret (which reads should ask about).
 func (e *eval) protection(r string) (reason string, credential bool) {

@@ -1,0 +1,132 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/kaizen-code/kz/engine"
+)
+
+// BenchmarkSandboxOverhead times `bash -c true` under each profile of
+// bubblewrap and of Landlock, in a workspace shaped like a small
+// repository, next to the same command unsandboxed. Each iteration also
+// runs the unsandboxed command, outside the timer, so that besides ns/op
+// it reports the medians of both and the median of their pairwise
+// difference (overhead-median-ms), which holds when the machine's speed
+// drifts during the run.
+func BenchmarkSandboxOverhead(b *testing.B) {
+	env := MinimalEnv(os.Environ(), nil)
+	bare := func() time.Duration {
+		start := time.Now()
+		cmd := exec.Command("/bin/bash", "-c", "true")
+		cmd.Env = env
+		if err := cmd.Run(); err != nil {
+			b.Fatal(err)
+		}
+		return time.Since(start)
+	}
+	b.Run("unsandboxed", func(b *testing.B) {
+		var ds []time.Duration
+		for b.Loop() {
+			ds = append(ds, bare())
+		}
+		b.ReportMetric(ms(median(ds)), "median-ms")
+	})
+	for _, mech := range []Kind{KindBubblewrap, KindLandlock} {
+		for _, c := range []struct {
+			name string
+			conf engine.Confinement
+		}{{"read-only", readOnly}, {"workspace-write", wsWrite}, {"workspace-write-git", wsWriteGt}} {
+			b.Run(string(mech)+"/"+c.name, func(b *testing.B) {
+				f := newFixture(b, mech)
+				benchRepo(b, f.ws)
+				spec := Spec{Argv: []string{"/bin/bash", "-c", "true"}, Env: env}
+				ctx := context.Background()
+				var in, base, diff []time.Duration
+				for b.Loop() {
+					b.StopTimer()
+					bd := bare()
+					b.StartTimer()
+					start := time.Now()
+					cmd, err := f.sb.Command(ctx, c.conf, spec)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if err := cmd.Run(); err != nil {
+						b.Fatal(err)
+					}
+					if err := f.sb.SetupError(cmd); err != nil {
+						b.Fatal(err)
+					}
+					d := time.Since(start)
+					in, base, diff = append(in, d), append(base, bd), append(diff, d-bd)
+				}
+				b.ReportMetric(ms(median(in)), "median-ms")
+				b.ReportMetric(ms(median(base)), "unsandboxed-median-ms")
+				b.ReportMetric(ms(median(diff)), "overhead-median-ms")
+			})
+		}
+	}
+}
+
+// BenchmarkSandboxPrepare times Command alone (the search of the
+// workspace and the arguments), without starting anything.
+func BenchmarkSandboxPrepare(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		conf engine.Confinement
+	}{{"read-only", readOnly}, {"workspace-write-git", wsWriteGt}} {
+		b.Run(c.name, func(b *testing.B) {
+			f := newFixture(b, KindBubblewrap)
+			benchRepo(b, f.ws)
+			spec := Spec{Argv: []string{"/bin/bash", "-c", "true"}, Env: MinimalEnv(os.Environ(), nil)}
+			for b.Loop() {
+				cmd, err := f.sb.Command(context.Background(), c.conf, spec)
+				if err != nil {
+					b.Fatal(err)
+				}
+				f.sb.pending[cmd].close()
+				delete(f.sb.pending, cmd)
+			}
+		})
+	}
+}
+
+func median(ds []time.Duration) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// benchRepo fills dir like a small project: a git repository with 40
+// directories of 10 files each, a nested repository, an agent config and
+// a dotenv file.
+func benchRepo(b *testing.B, dir string) {
+	b.Helper()
+	for i := range 40 {
+		for j := range 10 {
+			writeFile(b, dir+"/src/pkg"+strconv.Itoa(i)+"/file"+strconv.Itoa(j)+".go", "package x\n")
+		}
+	}
+	for _, d := range []string{".git/objects", ".git/refs", ".git/hooks", "vendor/lib/.git/objects", "vendor/lib/.git/refs"} {
+		mkdir(b, dir+"/"+d)
+	}
+	writeFile(b, dir+"/.git/HEAD", "ref: refs/heads/main\n")
+	writeFile(b, dir+"/.git/config", "[core]\n")
+	writeFile(b, dir+"/vendor/lib/.git/HEAD", "ref: refs/heads/main\n")
+	writeFile(b, dir+"/vendor/lib/.git/config", "[core]\n")
+	writeFile(b, dir+"/.claude/settings.json", "{}")
+	writeFile(b, dir+"/.env", "SECRET=1")
+}
