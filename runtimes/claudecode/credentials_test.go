@@ -83,8 +83,24 @@ func walkFor(t *testing.T, root, needle string) []string {
 // files; the CLI's environment holds the placeholder instead, and the
 // turn completes through the proxy.
 func TestRealClaudeKeyNeverReachesTools(t *testing.T) {
-	for _, keyVar := range credSpec.KeyVars {
-		t.Run(keyVar, func(t *testing.T) {
+	type tcase struct {
+		keyVar   string
+		confined bool
+	}
+	var cases []tcase
+	for _, k := range credSpec.KeyVars {
+		cases = append(cases, tcase{keyVar: k})
+	}
+	// Under the sandbox too: the ancestors the probes can see end at the
+	// sandbox's first process.
+	cases = append(cases, tcase{keyVar: "ANTHROPIC_API_KEY", confined: true})
+	for _, tc := range cases {
+		keyVar := tc.keyVar
+		name := keyVar
+		if tc.confined {
+			name += " confined"
+		}
+		t.Run(name, func(t *testing.T) {
 			api := newFakeAPI(t, probeScript(leakProbes, "Bash", func(cmd string) any {
 				return map[string]string{"command": cmd, "description": "probe"}
 			}))
@@ -98,7 +114,11 @@ func TestRealClaudeKeyNeverReachesTools(t *testing.T) {
 			}
 			env := credproxy.Strip(realEnv(api, home), credSpec.KeyVars...)
 			env = append(env, keyVar+"="+realKey)
-			rt := New(Config{Name: "claude", Command: bin, Workspace: ws, Env: env})
+			cfg := Config{Name: "claude", Command: bin, Workspace: ws, Env: env}
+			if tc.confined {
+				cfg.Confiner = newSandbox(t, ws)
+			}
+			rt := New(cfg)
 			t.Cleanup(func() { _ = rt.Close() })
 			h := newHarness(t, []engine.RuntimeEntry{{Runtime: rt}}, harnessOpts{answer: allowOnce})
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
