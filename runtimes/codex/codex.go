@@ -130,8 +130,21 @@ func New(cfg Config) *Runtime {
 // Name implements engine.Runtime.
 func (r *Runtime) Name() string { return r.cfg.Name }
 
-// SandboxMode is the sandbox of this runtime's threads.
+// SandboxMode is the configured sandbox of this runtime's threads.
 func (r *Runtime) SandboxMode() Sandbox { return r.cfg.Sandbox }
+
+// threadSandbox is the sandbox Codex is asked to run commands in. Under
+// kz's bubblewrap, Codex's own sandbox cannot start (it is bubblewrap too,
+// and kz's sandbox forbids nested user namespaces: every command then
+// fails with "Creating new namespace failed"), and kz's sandbox confines
+// every command Codex runs anyway, so Codex runs them without its own.
+// Under Landlock or no sandbox, Codex's own applies as configured.
+func (r *Runtime) threadSandbox() Sandbox {
+	if r.cfg.Confiner != nil && r.cfg.Confiner.Full() {
+		return SandboxFullAccess
+	}
+	return r.cfg.Sandbox
+}
 
 // Capabilities implements engine.Runtime. Codex is a full agent with its
 // own tool loop, shell and apply_patch; it streams, is interruptible and

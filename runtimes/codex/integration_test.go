@@ -284,7 +284,9 @@ func realSetupWith(t testing.TB, api *respAPI, provider string, extraEnv []strin
 		}
 	}
 	entry["slug"], entry["display_name"] = "fake-model", "fake-model"
-	catalog := filepath.Join(dir, "catalog.json")
+	// In CODEX_HOME, which a confined Codex can see (the sandbox gives it
+	// a private /tmp).
+	catalog := filepath.Join(codexHome, "catalog.json")
 	b, _ := json.Marshal(map[string]any{"models": []any{entry}})
 	if err := os.WriteFile(catalog, b, 0o600); err != nil {
 		t.Fatal(err)
