@@ -75,7 +75,10 @@ type shielded struct {
 
 // shield prepares the environment and overrides of a Codex process started
 // with env and the configured args, so that it holds no real key.
-func shield(env, args []string, log *slog.Logger) (shielded, error) {
+// loginHidden says kz's sandbox will hide Codex's own login (auth.json)
+// from it: a key in kz's environment is then used even where that login
+// exists.
+func shield(env, args []string, loginHidden bool, log *slog.Logger) (shielded, error) {
 	home := codexHome(env)
 	cfg, err := readConfig(filepath.Join(home, "config.toml"))
 	if err != nil {
@@ -115,7 +118,7 @@ func shield(env, args []string, log *slog.Logger) (shielded, error) {
 			break
 		}
 	}
-	if keyVar == "" || hasLogin(home) {
+	if keyVar == "" || hasLogin(home) && !loginHidden {
 		// Codex uses its own login (or none); the variables it ignores
 		// are not left for the agent's shell to find.
 		return shielded{env: credproxy.Strip(env, builtinKeyVars...)}, nil
