@@ -78,10 +78,6 @@ func TestRealCodexKeyNeverReachesTools(t *testing.T) {
 				return step{Text: "done"}
 			})
 			rt, ws := realSetupWith(t, api, tc.provider(api), tc.env(api))
-			// Codex's own sandbox cannot start its helper from a CODEX_HOME
-			// under /tmp, and then fails some commands (not all, and not
-			// always the same): the probes must all run.
-			rt.cfg.Sandbox = SandboxFullAccess
 			h := newHarness(t, ws, []engine.RuntimeEntry{{Runtime: rt}}, harnessOpts{
 				answer: func(engine.Event) engine.Answer { return engine.Answer{Decision: engine.DecisionAllow} }})
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)

@@ -248,11 +248,36 @@ stream_idle_timeout_ms = 60000
 `, api.srv.URL)
 }
 
+// scratchDir is a test's scratch directory outside the system temp dir:
+// Codex refuses to create its helper links ("codex-linux-sandbox") under
+// a CODEX_HOME in the temp dir, and every command it then runs in its own
+// sandbox fails with "bwrap: execvp codex-linux-sandbox".
+func scratchDir(t testing.TB) string {
+	t.Helper()
+	base, err := os.UserCacheDir()
+	if err != nil {
+		return t.TempDir()
+	}
+	base = filepath.Join(base, "kz", "test")
+	if err := os.MkdirAll(base, 0o700); err != nil {
+		return t.TempDir()
+	}
+	dir, err := os.MkdirTemp(base, "codex-")
+	if err != nil {
+		return t.TempDir()
+	}
+	if d, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = d
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	return dir
+}
+
 // realSetupWith is realSetup with the provider part of config.toml and
 // the variables (credentials) the runtime's configuration adds.
 func realSetupWith(t testing.TB, api *respAPI, provider string, extraEnv []string) (*Runtime, string) {
 	bin := realCodex(t)
-	dir := t.TempDir()
+	dir := scratchDir(t)
 	ws := filepath.Join(dir, "ws")
 	home := filepath.Join(dir, "home")
 	codexHome := filepath.Join(home, ".codex")
