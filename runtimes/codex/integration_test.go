@@ -796,8 +796,10 @@ func TestRealGracefulInterruptCleansTerminals(t *testing.T) {
 	case len(cf) != 1 || !cf[0].IsError || cf[0].ToolCallID == "":
 		t.Errorf("command_finished %+v", cf)
 	case cf[0].ExitCode != nil:
-		if *cf[0].ExitCode != -1 {
-			t.Errorf("Codex reported exit code %d for the killed command, want -1: %s", *cf[0].ExitCode, cf[0].Output)
+		// -1 when Codex killed it; 137 (SIGKILL) when its sandbox's
+		// process reported the kill first, which a loaded machine shows.
+		if c := *cf[0].ExitCode; c != -1 && c != 137 {
+			t.Errorf("Codex reported exit code %d for the killed command, want -1 or 137: %s", c, cf[0].Output)
 		}
 	case cf[0].Output != engine.InterruptedNotRerun:
 		t.Errorf("command_finished without exit code: %+v", cf[0])
