@@ -17,6 +17,7 @@ import (
 	"github.com/kaizen-code/kz/engine/config"
 	"github.com/kaizen-code/kz/patch"
 	"github.com/kaizen-code/kz/runtimes/acp"
+	"github.com/kaizen-code/kz/runtimes/agentcli"
 	"github.com/kaizen-code/kz/runtimes/claudecode"
 	"github.com/kaizen-code/kz/runtimes/codex"
 	"github.com/kaizen-code/kz/runtimes/completion"
@@ -61,7 +62,15 @@ type Options struct {
 	// Catalog is the model catalog with the configured [[models]] entries;
 	// BuildAll fills it from the configuration, nil means the embedded one.
 	Catalog *llm.Catalog
+	// Confiner starts the agent CLIs (Claude Code, Codex, ACP agents)
+	// under the OS sandbox; nil starts them unconfined, as kz runtimes
+	// then says (CLIConfinement).
+	Confiner agentcli.Confiner
 }
+
+// CLIConfinement says in one line how the agent CLI processes run with
+// these options, for kz runtimes.
+func CLIConfinement(opt Options) string { return agentcli.Describe(opt.Confiner) }
 
 // Build makes the runtime entry for one configured runtime. A runtime that
 // cannot run here still gets an entry, with Unavailable saying why, so that
@@ -92,7 +101,7 @@ func Build(name string, rc config.Runtime, opt Options) (engine.RuntimeEntry, er
 			return engine.RuntimeEntry{}, fmt.Errorf("runtime %s: sandbox %q: want read-only, workspace-write or danger-full-access", name, rc.Sandbox)
 		}
 		rt := codex.New(codex.Config{Name: name, Command: rc.Command, Args: rc.Args, Env: claudecode.EnvList(rc.Env),
-			Models: rc.Models, Workspace: opt.Workspace, Sandbox: sb})
+			Models: rc.Models, Workspace: opt.Workspace, Sandbox: sb, Confiner: opt.Confiner})
 		return cliEntry(rt, rc, opt), nil
 	case config.KindACP:
 		cfg := acp.Config{}
@@ -100,7 +109,7 @@ func Build(name string, rc config.Runtime, opt Options) (engine.RuntimeEntry, er
 			// Gemini CLI needs its flags, auth method and variables.
 			cfg = acp.GeminiPreset()
 		}
-		cfg.Name, cfg.Workspace = name, opt.Workspace
+		cfg.Name, cfg.Workspace, cfg.Confiner = name, opt.Workspace, opt.Confiner
 		// The agent's writes go through kz's write_file tool, which
 		// snapshots first so that they can be undone.
 		cfg.Snapshots = opt.Snapshots
@@ -120,7 +129,7 @@ func Build(name string, rc config.Runtime, opt Options) (engine.RuntimeEntry, er
 		return cliEntry(acp.New(cfg), rc, opt), nil
 	case config.KindClaudeCode:
 		rt := claudecode.New(claudecode.Config{Name: name, Command: rc.Command, Args: rc.Args, Env: claudecode.EnvList(rc.Env),
-			Models: rc.Models, Workspace: opt.Workspace, ProposalPrompt: patch.PromptText()})
+			Models: rc.Models, Workspace: opt.Workspace, ProposalPrompt: patch.PromptText(), Confiner: opt.Confiner})
 		return cliEntry(rt, rc, opt), nil
 	}
 	u := &unavailable{name: name, kind: rc.Kind}

@@ -15,11 +15,12 @@ import (
 	"log/slog"
 	"os/exec"
 	"regexp"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/runtimes/agentcli"
+	"github.com/kaizen-code/kz/runtimes/credproxy"
 	"github.com/kaizen-code/kz/tools"
 )
 
@@ -66,6 +67,22 @@ type Config struct {
 	// of the user's is kept. Zero leaves the agent's own; only meaningful
 	// for Gemini CLI (GeminiPreset sets 2).
 	MaxAttempts int
+	// Credentials says which variables of the agent's environment hold
+	// its provider key and which one its endpoint, given that
+	// environment. Each key found there is replaced by the placeholder of
+	// a credential proxy that kz runs for the agent process, so that
+	// neither the agent nor the commands it runs hold the key. Nil
+	// proxies nothing (GeminiPreset sets it).
+	Credentials func(env []string) credproxy.Spec
+	// Homes lists, given the agent's environment, the directories the
+	// agent keeps its own state in, which it must be able to write when
+	// confined. Nil means none (GeminiPreset sets it).
+	Homes func(env []string) []string
+	// Confiner starts the agent under kz's OS sandbox (workspace-write
+	// with network, its homes writable), so that a command it runs after
+	// kz's approval cannot write outside the workspace or into .git. Nil
+	// starts it unconfined.
+	Confiner agentcli.Confiner
 	// Snapshots stores the old content of every file kz writes for the
 	// agent (fs/write_text_file), so that the write can be undone. Nil
 	// refuses delegated writes: kz never changes a file it could not undo.
@@ -76,8 +93,9 @@ type Config struct {
 
 // GeminiPreset is the configuration for Gemini CLI (`gemini --acp`,
 // protocol notes §2–§3): one process (no relaunch child), API-key
-// authentication and the credentials and endpoint variables passed
-// through from kz's environment.
+// authentication and the credentials and endpoint variables taken from
+// kz's environment, the key reaching the agent only through a credential
+// proxy (geminiCredentials).
 func GeminiPreset() Config {
 	return Config{
 		Name:        "gemini",
@@ -85,7 +103,9 @@ func GeminiPreset() Config {
 		Args:        []string{"--acp"},
 		AuthMethod:  "gemini-api-key",
 		MaxAttempts: 2,
-		Env: []string{"GEMINI_CLI_NO_RELAUNCH=true", "GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GEMINI_BASE_URL",
+		Credentials: geminiCredentials,
+		Homes:       geminiHomes,
+		Env: []string{"GEMINI_CLI_NO_RELAUNCH=true", "GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GEMINI_BASE_URL", "GOOGLE_VERTEX_BASE_URL",
 			"GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION", "GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_APPLICATION_CREDENTIALS"},
 	}
 }
@@ -151,6 +171,10 @@ func (r *Runtime) Available() (string, error) {
 	}
 	cmd := exec.CommandContext(ctx, path, "--version")
 	cmd.Env = buildEnv(nil, r.cfg.Env)
+	if r.cfg.Credentials != nil {
+		// Printing its version needs no credential.
+		cmd.Env = credproxy.Strip(cmd.Env, r.cfg.Credentials(cmd.Env).KeyVars...)
+	}
 	out, err := cmd.Output()
 	if err != nil {
 		return "", &engine.RuntimeError{Kind: engine.ErrRuntimeMissing, Runtime: r.cfg.Name,
@@ -193,13 +217,34 @@ func (r *Runtime) Run(ctx context.Context, t *engine.Turn) (engine.Result, error
 		return engine.Result{Status: engine.StatusError, Model: model}, r.missing(err)
 	}
 	env := buildEnv(nil, r.cfg.Env)
+	var proxy *credproxy.Proxy
+	if r.cfg.Credentials != nil {
+		var err error
+		env, proxy, err = credproxy.Shield(env, r.cfg.Credentials(env), r.log)
+		if err != nil {
+			return engine.Result{Status: engine.StatusError, Model: model},
+				&engine.RuntimeError{Kind: engine.ErrCrashed, Runtime: r.cfg.Name, Model: model, Message: "start agent: " + err.Error(), Err: err}
+		}
+		if proxy != nil {
+			// Closed after Stop or KillNow below, which return once the
+			// agent has been reaped.
+			defer func() { _ = proxy.Close() }()
+		}
+	}
+	var homes []string
+	if r.cfg.Homes != nil {
+		homes = r.cfg.Homes(env)
+	}
 	if r.cfg.MaxAttempts > 0 {
 		o, err := newGeminiOverlay(env, r.cfg.MaxAttempts, r.log)
 		if err != nil {
 			// The agent still runs, with its own retry bound.
 			r.log.Warn("acp: could not bound the agent's retries", "err", err)
 		} else {
-			env = buildEnv(nil, append(slices.Clone(r.cfg.Env), o.env()))
+			env = append(credproxy.Strip(env, "GEMINI_CLI_HOME"), o.env())
+			// Gemini writes its overlay home too (what it creates there
+			// is kept by Close).
+			homes = append(homes, o.root)
 			defer func() {
 				if err := o.Close(); err != nil {
 					r.log.Warn("acp: gemini overlay home", "err", err)
@@ -207,7 +252,7 @@ func (r *Runtime) Run(ctx context.Context, t *engine.Turn) (engine.Result, error
 			}()
 		}
 	}
-	c, err := startConn(r.cfg.Command, r.cfg.Args, dir, env, r.log)
+	c, err := startConn(r.cfg.Confiner, homes, r.cfg.Command, r.cfg.Args, dir, env, r.log)
 	if err != nil {
 		return engine.Result{Status: engine.StatusError, Model: model},
 			&engine.RuntimeError{Kind: engine.ErrCrashed, Runtime: r.cfg.Name, Model: model, Message: "start agent: " + err.Error(), Err: err}

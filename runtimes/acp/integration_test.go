@@ -1,9 +1,11 @@
 package acp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -70,6 +72,25 @@ type geminiAPI struct {
 	mu     sync.Mutex
 	bodies []map[string]any
 	script func(calls int, lastUser string) gstep
+	// raw holds every request as received (method, URL, headers, body);
+	// creds the credential of each model request (x-goog-api-key,
+	// Authorization or the key query parameter, whichever is set).
+	raw   []string
+	creds []string
+}
+
+// received returns every request the fake received, as text.
+func (a *geminiAPI) received() []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return append([]string(nil), a.raw...)
+}
+
+// credentials returns the credential of every model request, in order.
+func (a *geminiAPI) credentials() []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return append([]string(nil), a.creds...)
 }
 
 func newGeminiAPI(t testing.TB, script func(calls int, lastUser string) gstep) *geminiAPI {
@@ -86,6 +107,14 @@ func (a *geminiAPI) requests() []map[string]any {
 }
 
 func (a *geminiAPI) serve(w http.ResponseWriter, r *http.Request) {
+	raw, _ := io.ReadAll(r.Body)
+	r.Body = io.NopCloser(bytes.NewReader(raw))
+	a.mu.Lock()
+	a.raw = append(a.raw, fmt.Sprintf("%s %s\n%v\n%s", r.Method, r.URL, r.Header, raw))
+	if strings.Contains(r.URL.Path, "enerateContent") {
+		a.creds = append(a.creds, strings.TrimSpace(r.Header.Get("X-Goog-Api-Key")+" "+r.Header.Get("Authorization")+" "+r.URL.Query().Get("key")))
+	}
+	a.mu.Unlock()
 	switch {
 	case strings.HasSuffix(r.URL.Path, ":countTokens"):
 		_, _ = fmt.Fprint(w, `{"totalTokens":10}`)
@@ -167,6 +196,12 @@ func lastFunctionResponse(body map[string]any) string {
 // ---- setup ----
 
 func realSetup(t testing.TB, api *geminiAPI) (*Runtime, string) {
+	return realSetupWith(t, api, []string{"GEMINI_API_KEY=dummy"})
+}
+
+// realSetupWith is realSetup with the variables (credentials) the
+// runtime's configuration adds.
+func realSetupWith(t testing.TB, api *geminiAPI, keyEnv []string) (*Runtime, string) {
 	bin := realGemini(t)
 	dir := t.TempDir()
 	ws := filepath.Join(dir, "ws")
@@ -195,7 +230,8 @@ func realSetup(t testing.TB, api *geminiAPI) (*Runtime, string) {
 	cfg.Command = bin
 	cfg.Workspace = ws
 	cfg.KillGrace = time.Second
-	cfg.Env = append(cfg.Env, "HOME="+home, "TMPDIR="+tmp, "GEMINI_API_KEY=dummy", "GOOGLE_GEMINI_BASE_URL="+api.srv.URL)
+	cfg.Env = append(cfg.Env, "HOME="+home, "TMPDIR="+tmp, "GOOGLE_GEMINI_BASE_URL="+api.srv.URL)
+	cfg.Env = append(cfg.Env, keyEnv...)
 	cfg.Snapshots = &memSnapshots{}
 	return New(cfg), ws
 }

@@ -3,6 +3,7 @@ package acp
 import (
 	"log/slog"
 
+	"github.com/kaizen-code/kz/runtimes/agentcli"
 	"github.com/kaizen-code/kz/runtimes/jsonrpc"
 )
 
@@ -18,8 +19,8 @@ type (
 // CLI, so that children which left its process group are killed too.
 const markerVar = "KZ_ACP_RUN"
 
-func startConn(command string, args []string, dir string, env []string, log *slog.Logger) (*conn, error) {
-	return jsonrpc.Start(command, args, dir, env, markerVar, log)
+func startConn(confiner agentcli.Confiner, writable []string, command string, args []string, dir string, env []string, log *slog.Logger) (*conn, error) {
+	return jsonrpc.StartConfined(confiner, writable, command, args, dir, env, markerVar, log)
 }
 
 func truncate(s string, n int) string { return jsonrpc.Truncate(s, n) }

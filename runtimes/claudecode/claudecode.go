@@ -25,6 +25,8 @@ import (
 	"time"
 
 	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/runtimes/agentcli"
+	"github.com/kaizen-code/kz/runtimes/credproxy"
 )
 
 // Config configures one Claude Code runtime. The lead maps
@@ -54,6 +56,11 @@ type Config struct {
 	// KillGrace is how long an immediate interrupt waits after SIGINT
 	// before SIGKILL. Zero means 2 seconds.
 	KillGrace time.Duration
+	// Confiner starts the CLI under the OS sandbox (workspace-write with
+	// network, its home writable), so that what Claude runs after kz's
+	// approval cannot write outside the workspace or into .git. Nil
+	// starts it unconfined.
+	Confiner agentcli.Confiner
 	// Logger receives what kz skips (unknown message kinds, malformed
 	// lines). Nil means slog.Default().
 	Logger *slog.Logger
@@ -154,7 +161,8 @@ func (r *Runtime) AvailableContext(ctx context.Context) (string, error) {
 		return "", r.missing(err)
 	}
 	cmd := exec.CommandContext(ctx, path, "--version")
-	cmd.Env = buildEnv(r.cfg.Env)
+	// Printing its version needs no credential.
+	cmd.Env = credproxy.Strip(buildEnv(r.cfg.Env), credSpec.KeyVars...)
 	out, err := cmd.Output()
 	if err != nil {
 		return "", &engine.RuntimeError{Kind: engine.ErrRuntimeMissing, Runtime: r.cfg.Name,

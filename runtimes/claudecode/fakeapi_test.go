@@ -1,8 +1,10 @@
 package claudecode
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -21,6 +23,26 @@ type fakeAPI struct {
 	mu   sync.Mutex
 	reqs []*apiRequest
 	n    int
+	// raw holds every request as received (method, path, headers, body),
+	// for "the API never saw it" checks; creds the credential headers of
+	// each Messages request.
+	raw   []string
+	creds []string
+}
+
+// received returns every request the fake received, as text.
+func (f *fakeAPI) received() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.raw...)
+}
+
+// credentials returns the x-api-key and Authorization headers of every
+// Messages request, in order.
+func (f *fakeAPI) credentials() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.creds...)
 }
 
 // apiRequest is the part of a Messages API request the tests look at.
@@ -138,6 +160,14 @@ func (f *fakeAPI) requests() []*apiRequest {
 }
 
 func (f *fakeAPI) serve(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	f.mu.Lock()
+	f.raw = append(f.raw, fmt.Sprintf("%s %s\n%v\n%s", r.Method, r.URL, r.Header, body))
+	if r.Method == http.MethodPost {
+		f.creds = append(f.creds, strings.TrimSpace(r.Header.Get("X-Api-Key")+" "+r.Header.Get("Authorization")))
+	}
+	f.mu.Unlock()
 	if r.Method != http.MethodPost || !strings.HasPrefix(r.URL.Path, "/v1/messages") || strings.Contains(r.URL.Path, "count_tokens") {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte("{}"))

@@ -14,12 +14,16 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/kaizen-code/kz/runtimes/agentcli"
+	"github.com/kaizen-code/kz/runtimes/credproxy"
 )
 
 var errNoSuchFile = fs.ErrNotExist
@@ -40,6 +44,15 @@ type proc struct {
 	marker string
 	key    spawnKey
 	log    *slog.Logger
+	// confined says the CLI runs under the OS sandbox (see interrupt).
+	confined bool
+	// cancel releases what the sandbox holds for the command; called once
+	// the process has been reaped.
+	cancel context.CancelFunc
+	// proxy holds the real Anthropic credential for this CLI, which only
+	// has its placeholder; nil when the CLI uses its own login. It is
+	// closed once the process has been reaped.
+	proxy *credproxy.Proxy
 
 	wmu   sync.Mutex
 	stdin io.WriteCloser
@@ -85,22 +98,55 @@ type ctlResult struct {
 var baseArgs = []string{"-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose",
 	"--include-partial-messages", "--permission-prompt-tool", "stdio"}
 
-// start spawns the CLI in its own process group with a minimal environment.
-func start(command string, args []string, dir string, env []string, log *slog.Logger) (*proc, error) {
+// credSpec is where Claude Code reads its credential and endpoint.
+// Verified with 2.1.197 against a fake API: ANTHROPIC_API_KEY is sent as
+// x-api-key, ANTHROPIC_AUTH_TOKEN and CLAUDE_CODE_OAUTH_TOKEN as
+// Authorization: Bearer (both when both are set), all three to
+// ANTHROPIC_BASE_URL.
+var credSpec = credproxy.Spec{
+	KeyVars:         []string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN"},
+	BaseURLVar:      "ANTHROPIC_BASE_URL",
+	DefaultUpstream: "https://api.anthropic.com",
+}
+
+// start spawns the CLI in its own process group with a minimal
+// environment, in which every Anthropic credential is replaced by the
+// placeholder of a credential proxy of its own.
+func start(confiner agentcli.Confiner, command string, args []string, dir string, env []string, log *slog.Logger) (_ *proc, err error) {
 	path, err := exec.LookPath(command)
 	if err != nil {
 		return nil, err
 	}
+	env, proxy, err := credproxy.Shield(env, credSpec, log)
+	if err != nil {
+		return nil, err
+	}
+	// The command lives until the process is reaped; the context only
+	// lets the sandbox release what it holds for it then.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer func() {
+		if err != nil {
+			cancel()
+			if proxy != nil {
+				_ = proxy.Close()
+			}
+		}
+	}()
 	var rnd [12]byte
 	_, _ = rand.Read(rnd[:])
 	marker := markerVar + "=" + hex.EncodeToString(rnd[:])
 	env = append(env[:len(env):len(env)], marker)
-	cmd := exec.Command(path, args...)
-	cmd.Dir = dir
-	cmd.Env = env
-	// Its own group, so that signals reach the CLI and every tool child it
-	// started, and a Ctrl-C in kz's terminal does not reach it directly.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if proxy == nil {
+		agentcli.WarnHiddenLogin(log, confiner, filepath.Join(claudeHome(env), ".credentials.json"),
+			"give kz the key instead: ANTHROPIC_API_KEY, or CLAUDE_CODE_OAUTH_TOKEN from `claude setup-token` for a subscription")
+	}
+	// Its own group, so that signals reach the CLI and every tool child
+	// that stays in it, and a Ctrl-C in kz's terminal does not reach it
+	// directly; confined to the workspace with its own home writable.
+	cmd, err := agentcli.Command(ctx, confiner, append([]string{path}, args...), dir, env, []string{claudeHome(env)})
+	if err != nil {
+		return nil, err
+	}
 	// A grandchild that keeps stderr open must not hang Wait forever.
 	cmd.WaitDelay = 2 * time.Second
 	stdin, err := cmd.StdinPipe()
@@ -111,7 +157,7 @@ func start(command string, args []string, dir string, env []string, log *slog.Lo
 	if err != nil {
 		return nil, fmt.Errorf("stdout pipe: %w", err)
 	}
-	p := &proc{cmd: cmd, stdin: stdin, log: log, msgs: make(chan wireMsg, 256), done: make(chan struct{}),
+	p := &proc{cmd: cmd, cancel: cancel, confined: confiner != nil, stdin: stdin, log: log, proxy: proxy, msgs: make(chan wireMsg, 256), done: make(chan struct{}),
 		quit: make(chan struct{}), stderr: &tailBuffer{max: 16 << 10}, ctlWait: map[string]chan ctlResult{}}
 	cmd.Stderr = p.stderr
 	if err := cmd.Start(); err != nil {
@@ -123,12 +169,32 @@ func start(command string, args []string, dir string, env []string, log *slog.Lo
 	return p, nil
 }
 
+// claudeHome is the directory Claude Code keeps its settings, sessions
+// and shell snapshots in: CLAUDE_CONFIG_DIR, else ~/.claude. The CLI
+// must be able to write it even when confined. (~/.claude.json, which it
+// also writes where CLAUDE_CONFIG_DIR is not set, stays read-only: Claude
+// 2.1.197 runs without persisting it.)
+func claudeHome(env []string) string {
+	if d := credproxy.Lookup(env, "CLAUDE_CONFIG_DIR"); filepath.IsAbs(d) {
+		return d
+	}
+	home := credproxy.Lookup(env, "HOME")
+	if home == "" {
+		home, _ = os.UserHomeDir()
+	}
+	return filepath.Join(home, ".claude")
+}
+
 // read decodes stdout line by line until EOF, then reaps the process and
 // kills whatever is left in its group, so no tool child outlives the CLI.
 func (p *proc) read(stdout io.Reader) {
 	defer func() {
 		p.waitErr = p.cmd.Wait()
 		p.killAll(syscall.SIGKILL)
+		p.cancel()
+		if p.proxy != nil {
+			_ = p.proxy.Close()
+		}
 		p.failControl("the CLI exited")
 		close(p.msgs)
 		close(p.done)
@@ -282,7 +348,7 @@ func (p *proc) alive() bool {
 // It returns once the process is reaped.
 func (p *proc) kill(grace time.Duration) {
 	p.quitOnce.Do(func() { close(p.quit) })
-	_ = syscall.Kill(-p.pgid, syscall.SIGINT)
+	p.interrupt()
 	t := time.NewTimer(grace)
 	defer t.Stop()
 	select {
@@ -290,6 +356,24 @@ func (p *proc) kill(grace time.Duration) {
 	case <-t.C:
 		p.killAll(syscall.SIGKILL)
 		<-p.done
+	}
+}
+
+// interrupt sends SIGINT to the CLI. Unconfined, the CLI leads its
+// process group and the group gets it. Under bubblewrap the group is
+// bwrap's, and the CLI runs in a session of its own inside the sandbox:
+// bwrap would die of the signal and take the CLI with it before it could
+// end its turn, so the CLI and its children, found by their marker, get
+// the signal instead.
+func (p *proc) interrupt() {
+	if !p.confined {
+		_ = syscall.Kill(-p.pgid, syscall.SIGINT)
+		return
+	}
+	for _, pid := range markedPids(p.marker) {
+		if pid != p.pgid {
+			_ = syscall.Kill(pid, syscall.SIGINT)
+		}
 	}
 }
 
@@ -389,7 +473,8 @@ func (t *tailBuffer) String() string {
 
 // passEnv are variables the CLI gets from kz's environment. Names carrying
 // credentials are listed one by one: SECURITY.md rule 5 keeps every other
-// KEY/SECRET/TOKEN/PASSWORD variable away from subprocesses.
+// KEY/SECRET/TOKEN/PASSWORD variable away from subprocesses. The Anthropic
+// credentials among them reach the CLI only as placeholders (credSpec).
 var passEnv = []string{
 	"PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LC_ALL", "LC_CTYPE", "TERM", "TMPDIR", "TZ",
 	"XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME", "XDG_RUNTIME_DIR",

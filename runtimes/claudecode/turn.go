@@ -146,7 +146,7 @@ func (tr *turnRun) ensure(ctx context.Context, s *slot, noResume bool) (fresh bo
 		full = append(full, "--resume", tr.t.NativeID)
 	}
 	full = append(full, r.cfg.Args...)
-	p, err := start(r.cfg.Command, full, key.workspace, buildEnv(r.cfg.Env), r.log)
+	p, err := start(r.cfg.Confiner, r.cfg.Command, full, key.workspace, buildEnv(r.cfg.Env), r.log)
 	if err != nil {
 		if isMissing(err) {
 			return false, r.missing(err)

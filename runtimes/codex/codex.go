@@ -26,11 +26,14 @@ import (
 	"fmt"
 	"log/slog"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"time"
 
 	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/runtimes/agentcli"
+	"github.com/kaizen-code/kz/runtimes/credproxy"
 )
 
 // Config configures one Codex runtime. The lead maps
@@ -70,6 +73,12 @@ type Config struct {
 	// KillGrace is how long an interrupt waits for the CLI to wind down
 	// before the process group is killed. Zero means 2 seconds.
 	KillGrace time.Duration
+	// Confiner starts the CLI under kz's OS sandbox (workspace-write with
+	// network, CODEX_HOME writable), so that a command Codex runs after
+	// kz's approval cannot write outside the workspace or into .git, even
+	// when Codex re-runs it outside its own sandbox. Nil starts it
+	// unconfined.
+	Confiner agentcli.Confiner
 	// Logger receives what kz skips. Nil means slog.Default().
 	Logger *slog.Logger
 }
@@ -122,8 +131,21 @@ func New(cfg Config) *Runtime {
 // Name implements engine.Runtime.
 func (r *Runtime) Name() string { return r.cfg.Name }
 
-// SandboxMode is the sandbox of this runtime's threads.
+// SandboxMode is the configured sandbox of this runtime's threads.
 func (r *Runtime) SandboxMode() Sandbox { return r.cfg.Sandbox }
+
+// threadSandbox is the sandbox Codex is asked to run commands in. Under
+// kz's bubblewrap, Codex's own sandbox cannot start (it is bubblewrap too,
+// and kz's sandbox forbids nested user namespaces: every command then
+// fails with "Creating new namespace failed"), and kz's sandbox confines
+// every command Codex runs anyway, so Codex runs them without its own.
+// Under Landlock or no sandbox, Codex's own applies as configured.
+func (r *Runtime) threadSandbox() Sandbox {
+	if r.cfg.Confiner != nil && r.cfg.Confiner.Full() {
+		return SandboxFullAccess
+	}
+	return r.cfg.Sandbox
+}
 
 // Capabilities implements engine.Runtime. Codex is a full agent with its
 // own tool loop, shell and apply_patch; it streams, is interruptible and
@@ -139,9 +161,10 @@ func (r *Runtime) Capabilities(string) engine.Capabilities {
 	}
 }
 
-// passThrough are the variables Codex reads for its credentials and home;
-// they are passed from kz's environment when set (SECURITY.md rule 5 names
-// credentials one by one).
+// passThrough are the variables kz reads for Codex's credential and home;
+// they are taken from kz's environment when set (SECURITY.md rule 5 names
+// credentials one by one). A key among them reaches Codex only through a
+// credential proxy (creds.go).
 var passThrough = []string{"OPENAI_API_KEY", "CODEX_API_KEY", "CODEX_HOME", "OPENAI_BASE_URL"}
 
 var versionRE = regexp.MustCompile(`\d+\.\d+\.\d+\S*`)
@@ -156,7 +179,8 @@ func (r *Runtime) Available() (string, error) {
 		return "", r.missing(err)
 	}
 	cmd := exec.CommandContext(ctx, path, "--version")
-	cmd.Env = buildEnv(nil, r.cfg.Env)
+	// Printing its version needs no credential.
+	cmd.Env = credproxy.Strip(buildEnv(nil, r.cfg.Env), builtinKeyVars...)
 	out, err := cmd.Output()
 	if err != nil {
 		return "", &engine.RuntimeError{Kind: engine.ErrRuntimeMissing, Runtime: r.cfg.Name,
@@ -193,8 +217,23 @@ func (r *Runtime) Run(ctx context.Context, t *engine.Turn) (engine.Result, error
 	if _, err := exec.LookPath(r.cfg.Command); err != nil {
 		return engine.Result{Status: engine.StatusError, Model: model}, r.missing(err)
 	}
-	args := append(append([]string(nil), r.cfg.Args...), "app-server")
-	c, err := startConn(r.cfg.Command, args, dir, buildEnv(nil, r.cfg.Env), r.log)
+	full := r.cfg.Confiner != nil && r.cfg.Confiner.Full()
+	sh, err := shield(buildEnv(nil, r.cfg.Env), r.cfg.Args, full, r.log)
+	if err != nil {
+		return engine.Result{Status: engine.StatusError, Model: model},
+			&engine.RuntimeError{Kind: engine.ErrCrashed, Runtime: r.cfg.Name, Model: model, Message: "start codex: " + err.Error(), Err: err}
+	}
+	if sh.proxy == nil {
+		agentcli.WarnHiddenLogin(r.log, r.cfg.Confiner, filepath.Join(codexHome(sh.env), "auth.json"),
+			"give kz the key instead (CODEX_API_KEY or OPENAI_API_KEY)")
+	}
+	if sh.proxy != nil {
+		// The proxy outlives the process: closed after Stop or KillNow
+		// below, which return once Codex has been reaped.
+		defer func() { _ = sh.proxy.Close() }()
+	}
+	args := append(append(append([]string(nil), r.cfg.Args...), sh.args...), "app-server")
+	c, err := startConn(r.cfg.Confiner, []string{codexHome(sh.env)}, r.cfg.Command, args, dir, sh.env, r.log)
 	if err != nil {
 		return engine.Result{Status: engine.StatusError, Model: model},
 			&engine.RuntimeError{Kind: engine.ErrCrashed, Runtime: r.cfg.Name, Model: model, Message: "start codex: " + err.Error(), Err: err}

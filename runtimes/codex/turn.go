@@ -129,7 +129,7 @@ func (tr *turnRun) handshakeFailed(ctx context.Context, step string, err error) 
 	if errors.As(err, &re) && step == "thread/start" {
 		// A release that no longer takes approvalPolicy "untrusted" must
 		// not silently run commands unapproved.
-		return tr.fail(engine.ErrCapability, err, "codex refused a thread with every command approved by kz (approvalPolicy \"untrusted\", sandbox %s): %v", tr.rt.cfg.Sandbox, err)
+		return tr.fail(engine.ErrCapability, err, "codex refused a thread with every command approved by kz (approvalPolicy \"untrusted\", sandbox %s): %v", tr.rt.threadSandbox(), err)
 	}
 	return tr.fail(classify(err.Error()), err, "codex %s failed: %v", step, err)
 }
@@ -159,7 +159,7 @@ func (tr *turnRun) run(ctx context.Context) (engine.Result, error) {
 		return tr.handshakeFailed(ctx, "initialize", err)
 	}
 
-	opts := map[string]any{"cwd": tr.dir, "approvalPolicy": "untrusted", "sandbox": tr.rt.cfg.Sandbox}
+	opts := map[string]any{"cwd": tr.dir, "approvalPolicy": "untrusted", "sandbox": tr.rt.threadSandbox()}
 	if tr.model != "" {
 		opts["model"] = tr.model
 	}

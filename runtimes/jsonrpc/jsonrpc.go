@@ -23,6 +23,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/kaizen-code/kz/runtimes/agentcli"
 )
 
 // Message is one JSON-RPC message in either direction. Codex omits the
@@ -58,6 +60,7 @@ func (e *Error) Error() string {
 // owns stdout; writes are serialised by wmu.
 type Conn struct {
 	cmd    *exec.Cmd
+	cancel context.CancelFunc
 	pgid   int
 	marker string
 	log    *slog.Logger
@@ -83,6 +86,14 @@ type Conn struct {
 
 // Start spawns command in dir in its own process group.
 func Start(command string, args []string, dir string, env []string, markerVar string, log *slog.Logger) (*Conn, error) {
+	return StartConfined(nil, nil, command, args, dir, env, markerVar, log)
+}
+
+// StartConfined spawns command in dir in its own process group, under
+// the confiner when there is one, with writable (the CLI's own home)
+// writable besides the workspace.
+func StartConfined(confiner agentcli.Confiner, writable []string, command string, args []string, dir string, env []string,
+	markerVar string, log *slog.Logger) (*Conn, error) {
 	path, err := exec.LookPath(command)
 	if err != nil {
 		return nil, err
@@ -90,12 +101,22 @@ func Start(command string, args []string, dir string, env []string, markerVar st
 	var rnd [12]byte
 	_, _ = rand.Read(rnd[:])
 	marker := markerVar + "=" + hex.EncodeToString(rnd[:])
-	cmd := exec.Command(path, args...)
-	cmd.Dir = dir
-	cmd.Env = append(env[:len(env):len(env)], marker)
+	// The command lives until the process is reaped; the context only
+	// lets the sandbox release what it holds for it then.
+	ctx, cancel := context.WithCancel(context.Background())
 	// Its own group, so that a Ctrl-C in kz's terminal does not reach it
 	// and one signal reaches every child that stayed in the group.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd, err := agentcli.Command(ctx, confiner, append([]string{path}, args...), dir, append(env[:len(env):len(env)], marker), writable)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	started := false
+	defer func() {
+		if !started {
+			cancel()
+		}
+	}()
 	cmd.WaitDelay = 2 * time.Second
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -105,12 +126,13 @@ func Start(command string, args []string, dir string, env []string, markerVar st
 	if err != nil {
 		return nil, fmt.Errorf("stdout pipe: %w", err)
 	}
-	c := &Conn{cmd: cmd, stdin: stdin, log: log, marker: marker, pending: map[int64]chan Message{},
+	c := &Conn{cmd: cmd, cancel: cancel, stdin: stdin, log: log, marker: marker, pending: map[int64]chan Message{},
 		In: make(chan Message, 256), Done: make(chan struct{}), quit: make(chan struct{}), Stderr: &TailBuffer{max: 16 << 10}}
 	cmd.Stderr = c.Stderr
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
+	started = true
 	c.pgid = cmd.Process.Pid
 	go c.read(stdout)
 	return c, nil
@@ -122,6 +144,7 @@ func (c *Conn) read(stdout io.Reader) {
 	defer func() {
 		c.WaitErr = c.cmd.Wait()
 		c.KillAll(syscall.SIGKILL)
+		c.cancel()
 		c.failPending()
 		close(c.In)
 		close(c.Done)

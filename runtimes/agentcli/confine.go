@@ -1,0 +1,85 @@
+package agentcli
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"syscall"
+)
+
+// Confiner starts agent CLI processes under the OS sandbox, so that a
+// command the agent runs after kz's approval cannot write outside the
+// workspace or into its .git, whatever the CLI's own sandbox does.
+type Confiner interface {
+	// Command returns the unstarted command that runs argv (argv[0] an
+	// absolute path) in dir with exactly env, under the workspace-write
+	// profile with network (the CLI must reach its endpoint, or kz's
+	// credential proxy on the host's loopback), with writable (the CLI's
+	// own configuration home) writable as well. The command is in its own
+	// process group; ctx bounds its life.
+	Command(ctx context.Context, argv []string, dir string, env []string, writable []string) (*exec.Cmd, error)
+	// Full reports whether the confinement is complete (bubblewrap: its
+	// own PID namespace, hidden credentials), not only of writes.
+	Full() bool
+	// Describe says in one line how CLI processes run here, for kz
+	// runtimes.
+	Describe() string
+}
+
+// Unconfined is the line kz runtimes shows for a CLI started without a
+// sandbox.
+const Unconfined = "the CLI runs unconfined: no OS sandbox here (kz's gate still decides every tool call it reports)"
+
+// Command builds the command of an agent CLI: under c when there is one,
+// else as a plain process in its own process group (so that signals reach
+// the CLI and the children that stay in its group, and a Ctrl-C in kz's
+// terminal does not reach it directly). The writable directories are
+// created first: a directory must exist to be mounted writable, and a CLI
+// creates its home on first use anyway.
+func Command(ctx context.Context, c Confiner, argv []string, dir string, env []string, writable []string) (*exec.Cmd, error) {
+	if len(argv) == 0 {
+		return nil, fmt.Errorf("agent CLI: no command")
+	}
+	if c == nil {
+		cmd := exec.Command(argv[0], argv[1:]...)
+		cmd.Dir, cmd.Env = dir, env
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		return cmd, nil
+	}
+	for _, d := range writable {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return nil, fmt.Errorf("agent CLI: its home %s: %w", d, err)
+		}
+	}
+	cmd, err := c.Command(ctx, argv, dir, env, writable)
+	if err != nil {
+		return nil, fmt.Errorf("agent CLI: sandbox: %w", err)
+	}
+	return cmd, nil
+}
+
+// Describe is how CLI processes run under c, for kz runtimes.
+func Describe(c Confiner) string {
+	if c == nil {
+		return Unconfined
+	}
+	return c.Describe()
+}
+
+// WarnHiddenLogin logs, when c confines in full and the CLI's own login
+// file exists, that the CLI will not find it: the sandbox hides the agents'
+// credential files of the home from every command, the CLI's own included,
+// because whatever the CLI may read the commands it runs may read too.
+// hint says how to give kz the key instead (it then reaches the CLI only
+// through kz's credential proxy).
+func WarnHiddenLogin(log *slog.Logger, c Confiner, file, hint string) {
+	if c == nil || !c.Full() {
+		return
+	}
+	if _, err := os.Stat(file); err != nil {
+		return
+	}
+	log.Warn("kz's sandbox hides the CLI's own login from it, so that the commands it runs cannot read it; "+hint, "login", file)
+}

@@ -1,0 +1,97 @@
+package agentcli
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kaizen-code/kz/tools/sandbox"
+)
+
+// TestUnconfinedCommand: without a sandbox the CLI starts as before, in
+// its own process group with exactly the environment it was given, and kz
+// runtimes says it is unconfined.
+func TestUnconfinedCommand(t *testing.T) {
+	if NewConfiner(nil) != nil {
+		t.Fatal("a nil sandbox gave a confiner")
+	}
+	cmd, err := Command(context.Background(), nil, []string{"/bin/sh", "-c", "echo $ONLY"}, t.TempDir(), []string{"ONLY=x"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cmd.SysProcAttr == nil || !cmd.SysProcAttr.Setpgid {
+		t.Error("the CLI is not in its own process group")
+	}
+	out, err := cmd.Output()
+	if err != nil || string(out) != "x\n" {
+		t.Errorf("output %q, %v", out, err)
+	}
+	if Describe(nil) != Unconfined {
+		t.Errorf("describe %q", Describe(nil))
+	}
+}
+
+// TestConfinedCommand: under bubblewrap a CLI may write the workspace and
+// its own home (created if missing), not the workspace's .git, and still
+// reaches a listener on the host's loopback, where kz's credential proxy
+// waits for it.
+func TestConfinedCommand(t *testing.T) {
+	if st := sandbox.Probe(); st.Kind != sandbox.KindBubblewrap {
+		if os.Getenv("KZ_REQUIRE_SANDBOX") != "" {
+			t.Fatalf("no bubblewrap here: %s", st.Reason)
+		}
+		t.Skipf("no bubblewrap here: %s", st.Reason)
+	}
+	dir := t.TempDir()
+	ws, home := filepath.Join(dir, "ws"), filepath.Join(dir, "home", ".agent")
+	if err := os.MkdirAll(filepath.Join(ws, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	sb, err := sandbox.New(sandbox.Policy{Workspace: ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = sb.Close() }()
+	c := NewConfiner(sb)
+	if c == nil || !c.Full() || !strings.Contains(c.Describe(), "bubblewrap") {
+		t.Fatalf("confiner %v", c)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = ln.Close() }()
+	go func() {
+		if conn, err := ln.Accept(); err == nil {
+			_, _ = conn.Write([]byte("proxy\n"))
+			_ = conn.Close()
+		}
+	}()
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	script := "echo a > ws.txt; echo b > " + home + "/state; touch .git/marker 2>/dev/null || echo git-refused; " +
+		"exec 3<>/dev/tcp/127.0.0.1/" + port + " && head -n1 <&3"
+	cmd, err := Command(context.Background(), c, []string{"/bin/bash", "-c", script}, ws, []string{"PATH=/usr/bin:/bin"}, []string{home})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%v: %s", err, out.String())
+	}
+	if got := out.String(); got != "git-refused\nproxy\n" {
+		t.Errorf("output %q", got)
+	}
+	for _, p := range []string{filepath.Join(ws, "ws.txt"), filepath.Join(home, "state")} {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("%s was not written: %v", p, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(ws, ".git", "marker")); err == nil {
+		t.Error("the confined CLI wrote into .git")
+	}
+}
