@@ -126,8 +126,14 @@ func (d *osDir) OpenDir(name string) (Dir, error) {
 	fd, err := openat(d.fd(), name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_NOCTTY, 0)
 	if err != nil {
 		// O_NOFOLLOW on a link is ELOOP, O_DIRECTORY on a link ENOTDIR.
-		if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR) {
-			if st, lerr := d.Lstat(name); lerr == nil && st.Mode&fs.ModeSymlink != 0 {
+		// The name may have changed again since the open, so a link or a
+		// directory there now means it was not what the open met: a link
+		// then (or a directory replaced meanwhile), either way a change.
+		if errors.Is(err, unix.ELOOP) {
+			return nil, fmt.Errorf("%s is a symbolic link: %w", name, ErrChanged)
+		}
+		if errors.Is(err, unix.ENOTDIR) {
+			if st, lerr := d.Lstat(name); lerr == nil && (st.Mode&fs.ModeSymlink != 0 || st.Mode.IsDir()) {
 				return nil, fmt.Errorf("%s is a symbolic link: %w", name, ErrChanged)
 			}
 		}
