@@ -421,10 +421,10 @@ func problemOf(err error, what string) *Problem {
 }
 
 // problemError is a refusal as an error that errors.Is sees through to
-// the refusal's cause.
+// the refusal's cause, or to ErrRefused when the judgement refused.
 func problemError(p *Problem) error {
 	if p.cause == nil {
-		return errors.New(p.Message)
+		return &causedError{msg: p.Message, cause: ErrRefused}
 	}
 	return &causedError{msg: p.Message, cause: p.cause}
 }
