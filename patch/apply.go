@@ -6,8 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"path"
 	"path/filepath"
+	"slices"
+	"sort"
 	"strings"
 	"sync/atomic"
 
@@ -33,10 +34,13 @@ type fileState struct {
 }
 
 // Apply writes a validated plan: all files or none. It first checks that
-// no file changed since Validate, saves a snapshot of every touched file's
-// previous state, journals the change, then writes each file atomically.
-// If any write fails, the files already written are restored from the
-// journal; if the process dies, Recover restores them on the next start.
+// no file changed since Validate, reading each through the path Validate
+// pinned (a symbolic link or another directory swapped in on the way
+// refuses the whole plan, ErrChanged), saves a snapshot of every touched
+// file's previous state, journals the change, then writes each file
+// atomically through the same pinned paths. If any write fails, the files
+// already written are restored from the journal; if the process dies,
+// Recover restores them on the next start.
 func (a *Applier) Apply(ctx context.Context, plan *Plan) (*Result, error) {
 	if a.FS == nil || a.Snapshots == nil || a.JournalDir == "" {
 		return nil, errors.New("patch: Apply needs FS, Snapshots and JournalDir")
@@ -45,38 +49,48 @@ func (a *Applier) Apply(ctx context.Context, plan *Plan) (*Result, error) {
 		return nil, errors.New("patch: empty plan")
 	}
 	var olds, news []fileState
+	var pins []pinnedPath
 	for _, f := range plan.Files {
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("apply: %w", err)
 		}
-		cur, err := a.current(f.Path)
+		// A plan's paths are acted on only as Validate (or RevertChange)
+		// judged and pinned them; a plan assembled by hand has no pins.
+		if !f.pin.valid() || (f.Operation == OpRename && !f.newPin.valid()) {
+			return nil, fmt.Errorf("patch: %s was not validated by the applier (use Validate)", f.Path)
+		}
+		cur, err := a.readAt(f.pin)
 		if err != nil {
-			return nil, err
+			return nil, refusal(f.Path, err)
 		}
 		if cur.Exists != f.Existed || (f.Existed && (!bytes.Equal(cur.Content, f.OldContent) || cur.Mode != f.OldMode)) {
 			return nil, &ValidationError{Problems: []Problem{{Path: f.Path, Edit: -1, Kind: RefusedStale, Message: "the file changed after the proposal was validated; validate it again"}}}
 		}
-		olds = append(olds, cur)
+		olds, pins = append(olds, cur), append(pins, f.pin)
 		switch f.Operation {
 		case OpDelete:
-			news = append(news, fileState{Path: f.Path})
+			news = append(news, fileState{Path: cur.Path})
 		case OpRename:
-			target, err := a.current(f.NewPath)
+			target, err := a.readAt(f.newPin)
 			if err != nil {
-				return nil, err
+				return nil, refusal(f.NewPath, err)
 			}
 			if target.Exists {
 				return nil, &ValidationError{Problems: []Problem{{Path: f.NewPath, Edit: -1, Kind: RefusedExists, Message: "the rename target appeared after validation"}}}
 			}
-			olds = append(olds, target)
-			news = append(news, fileState{Path: f.NewPath, Exists: true, Mode: f.NewMode, Content: f.NewContent}, fileState{Path: f.Path})
+			olds, pins = append(olds, target), append(pins, f.newPin)
+			news = append(news, fileState{Path: target.Path, Exists: true, Mode: f.NewMode, Content: f.NewContent}, fileState{Path: cur.Path})
 		default:
-			news = append(news, fileState{Path: f.Path, Exists: true, Mode: f.NewMode, Content: f.NewContent})
+			news = append(news, fileState{Path: cur.Path, Exists: true, Mode: f.NewMode, Content: f.NewContent})
 		}
 	}
-	for _, o := range olds {
+	created, err := a.createdDirs(olds, news, pins)
+	if err != nil {
+		return nil, err
+	}
+	for i, o := range olds {
 		after := stateOf(news, o.Path)
-		s := Snapshot{ChangeID: plan.ChangeID, Path: o.Path, Existed: o.Exists, Content: o.Content, Mode: o.Mode, AfterExists: after.Exists}
+		s := Snapshot{ChangeID: plan.ChangeID, Path: o.Path, Existed: o.Exists, Content: o.Content, Mode: o.Mode, AfterExists: after.Exists, CreatedDirs: created[i]}
 		if after.Exists {
 			s.AfterSHA256 = SHA256Hex(after.Content)
 		}
@@ -84,14 +98,45 @@ func (a *Applier) Apply(ctx context.Context, plan *Plan) (*Result, error) {
 			return nil, fmt.Errorf("apply: save snapshot of %s: %w", o.Path, err)
 		}
 	}
-	if err := a.commit(ctx, plan.ChangeID, olds, news); err != nil {
+	if err := a.commit(ctx, plan.ChangeID, olds, news, pins, created); err != nil {
 		return nil, err
 	}
 	res := &Result{ChangeID: plan.ChangeID}
-	for _, o := range olds {
-		res.Paths = append(res.Paths, o.Path)
+	for _, p := range pins {
+		res.Paths = append(res.Paths, p.rel)
 	}
 	return res, nil
+}
+
+// refusal reports a pinned path that cannot be acted on any more, before
+// anything was written.
+func refusal(rel string, err error) error {
+	p := problemOf(err, "cannot inspect the path")
+	p.Path, p.Edit = rel, -1
+	if p.Kind == RefusedChanged {
+		p.Message += "; validate the proposal again"
+	}
+	return &ValidationError{Problems: []Problem{*p}}
+}
+
+// createdDirs returns, for each path a commit creates, the directories
+// (resolved paths, parents first) its write will create; nil for the
+// others. Snapshots record them so Undo removes them again, and the
+// journal so a rollback does. The list is never nil for a created file,
+// so a SnapshotSaver does not work it out again by path.
+func (a *Applier) createdDirs(olds, news []fileState, pins []pinnedPath) ([][]string, error) {
+	out := make([][]string, len(olds))
+	for i, o := range olds {
+		if o.Exists || !stateOf(news, o.Path).Exists {
+			continue
+		}
+		dirs, err := a.missingDirs(pins[i])
+		if err != nil {
+			return nil, refusal(pins[i].rel, err)
+		}
+		out[i] = dirs
+	}
+	return out, nil
 }
 
 // writeConcurrency bounds the parallel file writes of one commit.
@@ -106,42 +151,21 @@ func stateOf(states []fileState, p string) fileState {
 	return fileState{Path: p}
 }
 
-// current reads a path's state now.
-func (a *Applier) current(rel string) (fileState, error) {
-	info, err := a.FS.Lstat(rel)
-	if errors.Is(err, fs.ErrNotExist) {
-		return fileState{Path: rel}, nil
-	}
-	if err != nil {
-		return fileState{}, fmt.Errorf("inspect %s: %w", rel, err)
-	}
-	if !info.Mode().IsRegular() {
-		return fileState{}, fmt.Errorf("%s is not a regular file", rel)
-	}
-	b, rinfo, err := a.FS.ReadFile(rel, a.maxBytes())
-	if err != nil {
-		return fileState{}, fmt.Errorf("read %s: %w", rel, err)
-	}
-	return fileState{Path: rel, Exists: true, Mode: rinfo.Mode().Perm(), Content: b}, nil
-}
-
-// commit moves every path from its old to its new state under a journal.
-// Writes come before removals, so a rename never has a moment where the
-// content exists nowhere.
-func (a *Applier) commit(ctx context.Context, id string, olds, news []fileState) error {
+// commit moves every path from its old to its new state under a journal,
+// acting on each through its pin (pins[i] is olds[i]'s path). Writes come
+// before removals, so a rename never has a moment where the content exists
+// nowhere.
+func (a *Applier) commit(ctx context.Context, id string, olds, news []fileState, pins []pinnedPath, created [][]string) error {
 	root, err := a.root()
 	if err != nil {
 		return err
 	}
 	j := &journal{Version: 1, ChangeID: id, Root: root}
-	for _, o := range olds {
+	for i, o := range olds {
 		n := stateOf(news, o.Path)
-		e := journalEntry{Old: o, NewExists: n.Exists, NewMode: n.Mode}
+		e := journalEntry{Old: o, NewExists: n.Exists, NewMode: n.Mode, CreatedDirs: created[i]}
 		if n.Exists {
 			e.NewSHA256 = SHA256Hex(n.Content)
-		}
-		if n.Exists && o.Exists && n.Mode != o.Mode {
-			e.Temp = tempName(o.Path, id)
 		}
 		j.Entries = append(j.Entries, e)
 	}
@@ -149,15 +173,22 @@ func (a *Applier) commit(ctx context.Context, id string, olds, news []fileState)
 	if err != nil {
 		return fmt.Errorf("apply: write journal: %w", err)
 	}
+	if a.beforeWrites != nil {
+		a.beforeWrites()
+	}
+	// touched marks the entries whose change may have become visible; a
+	// rollback in this process restores those and leaves the others, which
+	// it could not even read when their path was swapped.
+	touched := make([]atomic.Bool, len(j.Entries))
 	// New contents are written concurrently (each write is atomic and
 	// independent, and most of its time is fsync, which the file system
 	// batches); removals follow, one by one, once every write succeeded.
 	var step atomic.Int64
-	do := func(e journalEntry, n fileState) error {
+	do := func(i int, n fileState) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if err := a.writeState(e, n); err != nil {
+		if err := a.writeState(pins[i], n, func() { touched[i].Store(true) }); err != nil {
 			return err
 		}
 		s := step.Add(1)
@@ -168,22 +199,26 @@ func (a *Applier) commit(ctx context.Context, id string, olds, news []fileState)
 	}
 	var g errgroup.Group
 	g.SetLimit(writeConcurrency)
-	for _, e := range j.Entries {
+	for i, e := range j.Entries {
 		n := stateOf(news, e.Old.Path)
 		if n.Exists {
-			g.Go(func() error { return do(e, n) })
+			g.Go(func() error { return do(i, n) })
 		}
 	}
 	werr := g.Wait()
-	for _, e := range j.Entries {
+	for i, e := range j.Entries {
 		n := stateOf(news, e.Old.Path)
 		if n.Exists || werr != nil {
 			continue
 		}
-		werr = do(e, n)
+		werr = do(i, n)
 	}
 	if werr != nil {
-		if rerr := a.rollback(j); rerr != nil {
+		done := make([]bool, len(touched))
+		for i := range touched {
+			done[i] = touched[i].Load()
+		}
+		if rerr := a.rollback(j, pins, done); rerr != nil {
 			return fmt.Errorf("apply failed (%w) and rollback failed: %v; the journal %s is kept for Recover", werr, rerr, jpath)
 		}
 		_ = removeJournal(jpath)
@@ -195,57 +230,20 @@ func (a *Applier) commit(ctx context.Context, id string, olds, news []fileState)
 	return nil
 }
 
-// writeState puts one path into its new state. A mode change on an
-// existing file goes through a temp file and a rename, since WriteFile
-// keeps an existing file's mode.
-func (a *Applier) writeState(e journalEntry, n fileState) error {
+// writeState puts one pinned path into its new state: an atomic write
+// with exactly the new mode, or a removal. visible runs right before the
+// change becomes visible.
+func (a *Applier) writeState(p pinnedPath, n fileState, visible func()) error {
 	if !n.Exists {
-		if err := a.FS.Remove(n.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("remove %s: %w", n.Path, err)
+		if err := a.removeFile(p, visible); err != nil {
+			return fmt.Errorf("remove %s: %w", p.rel, err)
 		}
 		return nil
 	}
-	if !e.Old.Exists {
-		if err := a.mkdirParent(n.Path); err != nil {
-			return err
-		}
-	}
-	if e.Temp != "" {
-		if err := a.FS.WriteFile(e.Temp, n.Content, n.Mode); err != nil {
-			return fmt.Errorf("write %s: %w", e.Temp, err)
-		}
-		if err := a.FS.Rename(e.Temp, n.Path); err != nil {
-			return fmt.Errorf("rename %s: %w", n.Path, err)
-		}
-		return nil
-	}
-	if err := a.FS.WriteFile(n.Path, n.Content, n.Mode); err != nil {
-		return fmt.Errorf("write %s: %w", n.Path, err)
+	if err := a.putFile(p, n.Content, n.Mode, visible); err != nil {
+		return fmt.Errorf("write %s: %w", p.rel, err)
 	}
 	return nil
-}
-
-func (a *Applier) mkdirParent(rel string) error {
-	dir := path.Dir(rel)
-	if dir == "." {
-		return nil
-	}
-	if _, err := a.FS.Lstat(dir); err == nil {
-		return nil
-	}
-	dm, ok := a.FS.(DirMaker)
-	if !ok {
-		return fmt.Errorf("create %s: directory %s does not exist and the workspace cannot create directories", rel, dir)
-	}
-	if err := dm.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("create directory %s: %w", dir, err)
-	}
-	return nil
-}
-
-func tempName(rel, id string) string {
-	dir, base := path.Split(rel)
-	return dir + ".kz-patch-" + id + "-" + base + ".tmp"
 }
 
 func (a *Applier) root() (string, error) {
@@ -265,17 +263,24 @@ func (a *Applier) root() (string, error) {
 	return r, nil
 }
 
-// rollback restores every journaled path to its old state. A path whose
+// rollback restores journaled paths to their old state, acting on each
+// through its pin (pins[i] for entry i). With touched set, only the
+// entries whose change may have become visible are restored. A path whose
 // current content is neither the old nor the new one was changed by
-// someone else; it is left alone and reported.
-func (a *Applier) rollback(j *journal) error {
+// someone else; it is left alone and reported. Directories the change
+// created are removed again when they are empty.
+func (a *Applier) rollback(j *journal, pins []pinnedPath, touched []bool) error {
 	var errs []error
-	for _, e := range j.Entries {
+	for i, e := range j.Entries {
+		p := pins[i]
 		if e.Temp != "" {
-			_ = a.FS.Remove(e.Temp)
+			a.removeTempAt(p, e.Temp)
 		}
-		a.removeOrphanTemps(e.Old.Path)
-		cur, err := a.current(e.Old.Path)
+		a.removeOrphanTemps(p)
+		if touched != nil && !touched[i] {
+			continue
+		}
+		cur, err := a.readAt(p)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -288,46 +293,27 @@ func (a *Applier) rollback(j *journal) error {
 			errs = append(errs, fmt.Errorf("%s was changed by something else; left as it is", e.Old.Path))
 			continue
 		}
-		restore := journalEntry{Old: cur}
-		if cur.Exists && e.Old.Exists && cur.Mode != e.Old.Mode {
-			restore.Temp = tempName(e.Old.Path, j.ChangeID+"-rb")
-		}
-		if err := a.writeState(restore, e.Old); err != nil {
+		if err := a.writeState(p, e.Old, nil); err != nil {
 			errs = append(errs, err)
 		}
 	}
+	var dirs []string
+	for _, e := range j.Entries {
+		dirs = append(dirs, e.CreatedDirs...)
+	}
+	a.removeEmptyDirs(dirs)
 	return errors.Join(errs...)
 }
 
-// workspaceTempPrefix is the prefix tools/workspace gives its write temps
-// (".kz-tmp-<base>-<16 hex>"). A process killed during WriteFile leaves one
-// behind; since the journal proves a kz write to that path was in flight,
-// its temps are removed on rollback.
-const workspaceTempPrefix = ".kz-tmp-"
-
-func (a *Applier) removeOrphanTemps(rel string) {
-	rd, ok := a.FS.(interface {
-		ReadDir(rel string) ([]fs.DirEntry, error)
-	})
-	if !ok {
-		return
-	}
-	dir, base := path.Split(rel)
-	dir = strings.TrimSuffix(dir, "/")
-	if dir == "" {
-		dir = "."
-	}
-	ents, err := rd.ReadDir(dir)
-	if err != nil {
-		return
-	}
-	prefix := workspaceTempPrefix + base + "-"
-	for _, de := range ents {
-		name := de.Name()
-		suffix, ok := strings.CutPrefix(name, prefix)
-		if !ok || len(suffix) != 16 || strings.Trim(suffix, "0123456789abcdef") != "" || !de.Type().IsRegular() {
-			continue
-		}
-		_ = a.FS.Remove(path.Join(dir, name))
+// removeEmptyDirs removes the listed directories (recorded, symlink-free
+// paths) that are real and empty, deepest first.
+func (a *Applier) removeEmptyDirs(dirs []string) {
+	dirs = slices.Clone(dirs)
+	slices.Sort(dirs)
+	dirs = slices.Compact(dirs)
+	// Deeper paths have more separators; remove them before their parents.
+	sort.SliceStable(dirs, func(i, j int) bool { return strings.Count(dirs[i], "/") > strings.Count(dirs[j], "/") })
+	for _, d := range dirs {
+		a.removeEmptyDir(d)
 	}
 }

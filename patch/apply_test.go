@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -74,9 +75,10 @@ func TestApplyWriteFailureRollsBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a.FS = failingFS{FS: a.FS, failOn: "b.txt"}
-	if _, err := a.Apply(context.Background(), plan); err == nil {
-		t.Fatal("apply succeeded with a failing write")
+	ws := a.FS.(*workspace.Workspace)
+	a.FS, a.Root = failingFS{FS: ws, dirs: RootDirFS(ws.Root()), failOn: "b.txt"}, ws.Dir()
+	if _, err := a.Apply(context.Background(), plan); err == nil || !strings.Contains(err.Error(), "disk full") || !strings.Contains(err.Error(), "all files restored") {
+		t.Fatalf("apply with a failing write: %v", err)
 	}
 	compareTrees(t, "after failed apply", readTree(t, work), before)
 	if ents, _ := os.ReadDir(a.JournalDir); len(ents) != 0 {
@@ -84,16 +86,39 @@ func TestApplyWriteFailureRollsBack(t *testing.T) {
 	}
 }
 
+// failingFS is a workspace whose writes of files named failOn fail.
 type failingFS struct {
 	FS
+	dirs   DirFS
 	failOn string
 }
 
-func (f failingFS) WriteFile(rel string, data []byte, perm os.FileMode) error {
-	if rel == f.failOn {
-		return errors.New("disk full (simulated)")
+func (f failingFS) OpenRootDir() (Dir, error) {
+	d, err := f.dirs.OpenRootDir()
+	if err != nil {
+		return nil, err
 	}
-	return f.FS.WriteFile(rel, data, perm)
+	return failingDir{Dir: d, failOn: f.failOn}, nil
+}
+
+type failingDir struct {
+	Dir
+	failOn string
+}
+
+func (d failingDir) OpenDir(name string) (Dir, error) {
+	sub, err := d.Dir.OpenDir(name)
+	if err != nil {
+		return nil, err
+	}
+	return failingDir{Dir: sub, failOn: d.failOn}, nil
+}
+
+func (d failingDir) WriteTemp(name string, data []byte, mode fs.FileMode) (string, error) {
+	if name == d.failOn {
+		return "", errors.New("disk full (simulated)")
+	}
+	return d.Dir.WriteTemp(name, data, mode)
 }
 
 // TestApplyRefusesFileChangedAfterValidate: a file edited between Validate

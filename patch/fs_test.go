@@ -1,6 +1,7 @@
 package patch
 
 import (
+	"os"
 	"testing"
 
 	"github.com/kaizen-code/kz/tools/workspace"
@@ -18,8 +19,10 @@ func openWorkspace(t testing.TB, dir string) *workspace.Workspace {
 	return w
 }
 
-// The compile-time proof that the workspace satisfies the applier's FS.
+// The compile-time proof that the workspace satisfies the applier's FS
+// and offers the os.Root the applier acts through.
 var (
-	_ FS       = (*workspace.Workspace)(nil)
-	_ DirMaker = (*workspace.Workspace)(nil)
+	_ FS                           = (*workspace.Workspace)(nil)
+	_ interface{ Root() *os.Root } = (*workspace.Workspace)(nil)
+	_ DirFS                        = (*memFS)(nil)
 )

@@ -14,6 +14,10 @@ import (
 // journal is the on-disk record of an in-flight change: every touched
 // path's complete old state and a hash of its new state. It exists only
 // while files are being written; finding one at start-up means a crash.
+// Its paths are the resolved, symlink-free paths that were written, so a
+// recovery walks them without following any link: one swapped in after
+// the crash makes the recovery fail (and keep the journal) instead of
+// writing where it leads.
 type journal struct {
 	Version  int            `json:"version"`
 	ChangeID string         `json:"change_id"`
@@ -26,8 +30,13 @@ type journalEntry struct {
 	NewExists bool        `json:"new_exists"`
 	NewSHA256 string      `json:"new_sha256,omitempty"`
 	NewMode   fs.FileMode `json:"new_mode,omitempty"`
-	// Temp is the temporary name used for a mode-changing write.
+	// Temp is the temporary name an older version used for a
+	// mode-changing write; a rollback removes it. Writes now set the mode
+	// of their own temporary file.
 	Temp string `json:"temp,omitempty"`
+	// CreatedDirs are the directories (parents first) the write of a new
+	// file creates; a rollback removes them again when they are empty.
+	CreatedDirs []string `json:"created_dirs,omitempty"`
 }
 
 const journalSuffix = ".patch-journal.json"
@@ -129,7 +138,11 @@ func (a *Applier) Recover(ctx context.Context) ([]string, error) {
 			errs = append(errs, fmt.Errorf("journal %s: %w", p, err))
 			continue
 		}
-		if err := a.rollback(&j); err != nil {
+		pins := make([]pinnedPath, len(j.Entries))
+		for i, e := range j.Entries {
+			pins[i] = unpinned(e.Old.Path)
+		}
+		if err := a.rollback(&j, pins, nil); err != nil {
 			errs = append(errs, fmt.Errorf("recover change %s: %w", j.ChangeID, err))
 			continue
 		}
@@ -152,6 +165,11 @@ func checkJournalPaths(j *journal) error {
 		if e.Temp != "" {
 			if _, err := CheckPath(e.Temp); err != nil {
 				return fmt.Errorf("bad temp path %q: %w", e.Temp, err)
+			}
+		}
+		for _, d := range e.CreatedDirs {
+			if _, err := CheckPath(d); err != nil || !strings.HasPrefix(e.Old.Path, d+"/") {
+				return fmt.Errorf("bad created directory %q of %q", d, e.Old.Path)
 			}
 		}
 	}

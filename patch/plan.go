@@ -40,6 +40,10 @@ type Applier struct {
 	// afterWrite, when set (tests only), runs after each file operation of
 	// a commit; it can simulate a crash between two files.
 	afterWrite func(n int)
+	// beforeWrites, when set (tests only), runs once a commit's paths are
+	// checked and journaled, right before its first write; it can swap a
+	// path between the check and the write.
+	beforeWrites func()
 }
 
 // Plan is a validated proposal: every new content computed in memory, ready
@@ -63,6 +67,10 @@ type PlannedFile struct {
 	NewContent []byte       `json:"-"`
 	NewMode    fs.FileMode  `json:"new_mode,omitempty"`
 	Edits      []EditResult `json:"edits,omitempty"`
+
+	// pin and newPin are Path and NewPath as they were judged, which
+	// Apply acts on (see pinnedPath).
+	pin, newPin pinnedPath
 }
 
 // Select keeps only the files whose path (or rename target) is listed, for
@@ -157,10 +165,34 @@ func (a *Applier) Validate(ctx context.Context, p *Proposal) (*Plan, error) {
 			plan.Files = append(plan.Files, pf)
 		}
 	}
+	probs = append(probs, sameFiles(plan.Files)...)
 	if len(probs) > 0 {
 		return nil, &ValidationError{Problems: probs}
 	}
 	return plan, nil
+}
+
+// sameFiles finds two paths of a plan that resolve to the same file
+// through a symbolic link: the second write would silently replace the
+// first, and the snapshots would hold one file twice.
+func sameFiles(files []PlannedFile) []Problem {
+	var out []Problem
+	seen := map[string]string{}
+	for _, f := range files {
+		for _, p := range []pinnedPath{f.pin, f.newPin} {
+			if !p.valid() {
+				continue
+			}
+			k := strings.ToLower(p.resolved)
+			if prev, ok := seen[k]; ok {
+				out = append(out, Problem{Path: p.rel, Edit: -1, Kind: RefusedConflict,
+					Message: fmt.Sprintf("the path is the same file as %q (through a symbolic link); change it once", prev)})
+				continue
+			}
+			seen[k] = p.rel
+		}
+	}
+	return out
 }
 
 // planFile validates one file and computes its new content.
@@ -170,19 +202,34 @@ func (a *Applier) planFile(ctx context.Context, f *FileChange) (PlannedFile, []P
 		probs = append(probs, Problem{Path: pth, Edit: -1, Kind: kind, Message: fmt.Sprintf(format, args...)})
 		return PlannedFile{}, probs
 	}
-	pf := PlannedFile{Path: f.Path, NewPath: f.NewPath, Operation: f.Operation}
-	if msg := a.checkWritable(ctx, f.Path); msg != nil {
-		return bad(f.Path, msg.Kind, "%s", msg.Message)
+	// refused keeps a judged refusal whole, with its cause for errors.Is.
+	refused := func(pth string, p *Problem) (PlannedFile, []Problem) {
+		p.Path, p.Edit = pth, -1
+		probs = append(probs, *p)
+		return PlannedFile{}, probs
 	}
+	pf := PlannedFile{Path: f.Path, NewPath: f.NewPath, Operation: f.Operation}
+	pin, prob := a.pinWritable(ctx, f.Path)
+	if prob != nil {
+		return refused(f.Path, prob)
+	}
+	pf.pin = pin
 	if f.NewPath != "" {
-		if msg := a.checkWritable(ctx, f.NewPath); msg != nil {
-			return bad(f.NewPath, msg.Kind, "%s", msg.Message)
+		npin, prob := a.pinWritable(ctx, f.NewPath)
+		if prob != nil {
+			return refused(f.NewPath, prob)
 		}
-		if info, err := a.FS.Lstat(f.NewPath); err == nil || !errors.Is(err, fs.ErrNotExist) {
-			_ = info
+		if _, err := a.FS.Lstat(f.NewPath); !errors.Is(err, fs.ErrNotExist) {
 			return bad(f.NewPath, RefusedExists, "the rename target already exists")
 		}
+		target, err := a.readAt(npin)
+		if err != nil || target.Exists {
+			return bad(f.NewPath, RefusedExists, "the rename target already exists")
+		}
+		pf.newPin = npin
 	}
+	// The name itself is looked at, not followed: a proposal edits the
+	// file a path names, never the target of a link.
 	info, err := a.FS.Lstat(f.Path)
 	switch {
 	case err == nil:
@@ -227,11 +274,20 @@ func (a *Applier) planFile(ctx context.Context, f *FileChange) (PlannedFile, []P
 		}
 		return pf, nil
 	}
-	old, rinfo, err := a.FS.ReadFile(f.Path, a.maxBytes())
+	// The content is read through the pinned path, the one Apply will
+	// check and write.
+	cur, err := a.readAt(pin)
 	if err != nil {
+		if errors.Is(err, ErrChanged) || errors.Is(err, ErrNotRegular) || errors.Is(err, ErrHardLink) {
+			return refused(f.Path, problemOf(err, ""))
+		}
 		return bad(f.Path, RefusedTooLarge, "cannot read the file: %v", err)
 	}
-	pf.OldContent, pf.OldMode = old, rinfo.Mode().Perm()
+	if !cur.Exists {
+		return bad(f.Path, RefusedMissing, "the file does not exist")
+	}
+	old := cur.Content
+	pf.OldContent, pf.OldMode = old, cur.Mode
 	if f.BaseSHA256 != "" {
 		want := strings.ToLower(strings.TrimPrefix(strings.TrimSpace(f.BaseSHA256), "sha256:"))
 		if got := SHA256Hex(old); got != want {
@@ -305,26 +361,33 @@ func applyEdits(d *doc, pth string, edits []Edit) ([]EditResult, []Problem) {
 // checkWritable runs the built-in rules on the resolved path and the
 // guard on both the given and the resolved path.
 func (a *Applier) checkWritable(ctx context.Context, rel string) *Problem {
+	_, p := a.judge(ctx, rel)
+	return p
+}
+
+// judge is checkWritable returning the resolved path it judged, the one
+// the applier then pins and acts on.
+func (a *Applier) judge(ctx context.Context, rel string) (string, *Problem) {
 	resolved, err := a.resolveRel(rel)
 	if err != nil {
-		return &Problem{Kind: RefusedPath, Message: fmt.Sprintf("the path does not stay inside the workspace: %v", err)}
+		return "", &Problem{Kind: RefusedPath, Message: fmt.Sprintf("the path does not stay inside the workspace: %v", err)}
 	}
 	if resolved != rel {
 		if _, err := CheckPath(resolved); err != nil {
-			return &Problem{Kind: RefusedPath, Message: fmt.Sprintf("the path resolves through a symbolic link to %q: %v", resolved, err)}
+			return "", &Problem{Kind: RefusedPath, Message: fmt.Sprintf("the path resolves through a symbolic link to %q: %v", resolved, err)}
 		}
 	}
 	if a.Guard != nil {
 		for _, p := range []string{rel, resolved} {
 			if err := a.Guard.CheckWrite(ctx, p); err != nil {
-				return &Problem{Kind: RefusedProtected, Message: fmt.Sprintf("the path is protected: %v", err)}
+				return "", &Problem{Kind: RefusedProtected, Message: fmt.Sprintf("the path is protected: %v", err)}
 			}
 			if resolved == rel {
 				break
 			}
 		}
 	}
-	return nil
+	return resolved, nil
 }
 
 // resolveRel resolves symlinks in rel inside the workspace. For a path

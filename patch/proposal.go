@@ -7,6 +7,14 @@
 // journaled so a crash is recovered to all-or-none by Applier.Recover) →
 // Applier.Undo (exact previous bytes from snapshots). Nothing in this package
 // guesses: an edit applies only where it matches exactly one place.
+//
+// What is judged is what is written: Validate resolves each path once, the
+// guard judges it, and the applier pins it (the identities of its
+// directories); Apply, Undo, RevertChange and Recover then reach every file
+// through directory handles opened one name at a time without following a
+// symbolic link (dir.go, pin.go). A directory swapped for a link between
+// the verdict (and the person's review) and the write fails the whole
+// change instead of moving a write into .git/hooks or out of the workspace.
 package patch
 
 import (

@@ -40,14 +40,17 @@ func RevertChange(ctx context.Context, a *Applier, files []engine.FileChange) (s
 		if _, err := CheckPath(f.Path); err != nil {
 			return "", fmt.Errorf("revert %s: %w", f.Path, err)
 		}
-		if p := a.checkWritable(ctx, f.Path); p != nil {
-			return "", fmt.Errorf("revert %s: %s", f.Path, p.Message)
+		// The revert is judged now and acts on what was judged: the path
+		// is pinned, read through the pin, and Apply writes through it.
+		pin, p := a.pinWritable(ctx, f.Path)
+		if p != nil {
+			return "", fmt.Errorf("revert %s: %w", f.Path, problemError(p))
 		}
 		hunks, err := parseHunks(f.Diff)
 		if err != nil || len(hunks) == 0 {
 			return "", fmt.Errorf("revert %s: the change's diff cannot be reversed: %v", f.Path, err)
 		}
-		cur, err := a.current(f.Path)
+		cur, err := a.readAt(pin)
 		if err != nil {
 			return "", fmt.Errorf("revert %s: %w", f.Path, err)
 		}
@@ -96,7 +99,7 @@ func RevertChange(ctx context.Context, a *Applier, files []engine.FileChange) (s
 			return "", fmt.Errorf("revert %s: %w", f.Path, err)
 		}
 		plan.Files = append(plan.Files, PlannedFile{Path: f.Path, Operation: OpModify, Existed: true, OldContent: cur.Content,
-			OldMode: cur.Mode, NewContent: content, NewMode: cur.Mode})
+			OldMode: cur.Mode, NewContent: content, NewMode: cur.Mode, pin: pin})
 	}
 	if _, err := a.Apply(ctx, plan); err != nil {
 		return "", fmt.Errorf("revert: %w", err)

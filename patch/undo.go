@@ -84,28 +84,37 @@ func (a *Applier) Undo(ctx context.Context, snaps SnapshotLoader, changeID strin
 		return fmt.Errorf("undo %s: %w", changeID, ErrUnknownChange)
 	}
 	var olds, news []fileState
+	var pins []pinnedPath
 	var conflicts []string
 	for _, s := range list {
 		if _, err := CheckPath(s.Path); err != nil {
 			return fmt.Errorf("undo %s: snapshot path %q: %w", changeID, s.Path, err)
 		}
-		if p := a.checkWritable(ctx, s.Path); p != nil {
-			return fmt.Errorf("undo %s: %s: %s", changeID, s.Path, p.Message)
+		// A snapshot names the file the change wrote, symlink-free; the
+		// undo acts on that file, never on where a link swapped in since
+		// leads.
+		pin, p := a.pinExact(ctx, s.Path)
+		if p != nil {
+			return fmt.Errorf("undo %s: %s: %w", changeID, s.Path, problemError(p))
 		}
-		cur, err := a.current(s.Path)
+		cur, err := a.readAt(pin)
 		if err != nil {
 			return fmt.Errorf("undo %s: %w", changeID, err)
 		}
 		if cur.Exists != s.AfterExists || (cur.Exists && SHA256Hex(cur.Content) != s.AfterSHA256) {
 			conflicts = append(conflicts, s.Path)
 		}
-		olds = append(olds, cur)
+		olds, pins = append(olds, cur), append(pins, pin)
 		news = append(news, fileState{Path: s.Path, Exists: s.Existed, Mode: s.Mode, Content: s.Content})
 	}
 	if len(conflicts) > 0 {
 		return &UndoConflictError{ChangeID: changeID, Paths: conflicts}
 	}
-	if err := a.commit(ctx, "undo_"+changeID, olds, news); err != nil {
+	created, err := a.createdDirs(olds, news, pins)
+	if err != nil {
+		return fmt.Errorf("undo %s: %w", changeID, err)
+	}
+	if err := a.commit(ctx, "undo_"+changeID, olds, news, pins, created); err != nil {
 		return err
 	}
 	a.removeCreatedDirs(list)
@@ -114,10 +123,11 @@ func (a *Applier) Undo(ctx context.Context, snaps SnapshotLoader, changeID strin
 
 // removeCreatedDirs removes, deepest first, the directories the undone
 // change created for its new files, each only if it is a real directory
-// (not a symlink) and empty now. A directory that existed before the
-// change is never in CreatedDirs, and one that holds anything (a file
-// written since, by anyone) fails to be removed and stays; either way the
-// undo itself has succeeded, so failures here are not errors.
+// (not a symlink), reached without following links, and empty now. A
+// directory that existed before the change is never in CreatedDirs, and
+// one that holds anything (a file written since, by anyone) fails to be
+// removed and stays; either way the undo itself has succeeded, so failures
+// here are not errors.
 func (a *Applier) removeCreatedDirs(list []Snapshot) {
 	seen := map[string]bool{}
 	var dirs []string
@@ -135,15 +145,7 @@ func (a *Applier) removeCreatedDirs(list []Snapshot) {
 			dirs = append(dirs, d)
 		}
 	}
-	// Deeper paths have more separators; remove them before their parents.
-	sort.SliceStable(dirs, func(i, j int) bool { return strings.Count(dirs[i], "/") > strings.Count(dirs[j], "/") })
-	for _, d := range dirs {
-		info, err := a.FS.Lstat(d)
-		if err != nil || !info.IsDir() {
-			continue
-		}
-		_ = a.FS.Remove(d)
-	}
+	a.removeEmptyDirs(dirs)
 }
 
 // MemorySnapshots is an in-memory SnapshotSaver and SnapshotLoader for

@@ -14,24 +14,17 @@ import (
 	"unicode/utf8"
 )
 
-// FS is the file access the applier needs, relative to the workspace root.
-// *workspace.Workspace (tools/workspace) satisfies it: reads are bounded,
-// writes are atomic (temp + fsync + rename) and keep an existing file's
-// mode, Resolve follows symlinks and fails for anything outside the root.
+// FS is the path-level view of the workspace the applier judges paths
+// with, relative to the workspace root: Resolve follows symlinks and fails
+// for anything outside the root, Lstat describes a name. The applier never
+// reads or writes by path: it acts through directory handles reached
+// without following links (DirFS, which the FS provides itself or through
+// a Root() *os.Root, as *workspace.Workspace in tools/workspace does), so
+// what it writes is exactly what was judged.
 type FS interface {
-	ReadFile(rel string, max int64) ([]byte, fs.FileInfo, error)
-	WriteFile(rel string, data []byte, perm fs.FileMode) error
-	Remove(rel string) error
-	Rename(oldRel, newRel string) error
 	Lstat(rel string) (fs.FileInfo, error)
 	Resolve(rel string) (string, error)
 	Rel(p string) (string, error)
-}
-
-// DirMaker is implemented by an FS that can create the parent directories
-// of a new file. Without it, a new file must go into an existing directory.
-type DirMaker interface {
-	MkdirAll(rel string, perm fs.FileMode) error
 }
 
 // PathGuard is the permission gate's protected-path check (writes to .git,
@@ -58,6 +51,10 @@ const (
 	RefusedPlaceholder RefusalKind = "placeholder"
 	RefusedTooLarge    RefusalKind = "too_large"
 	RefusedEmpty       RefusalKind = "empty_change"
+	// RefusedChanged means a path changed after it was judged: a symbolic
+	// link or another directory now stands where a plain directory or
+	// file was. Nothing was written.
+	RefusedChanged RefusalKind = "path_changed"
 )
 
 // Sentinels for errors.Is on a *ValidationError.
@@ -79,6 +76,8 @@ type Problem struct {
 	Search string `json:"search,omitempty"`
 	// Nearest are the file lines closest to a failed search, never applied.
 	Nearest []NumberedLine `json:"nearest,omitempty"`
+	// cause is the error behind the problem, for errors.Is.
+	cause error
 }
 
 // ValidationError lists every problem found; nothing was written.
@@ -114,6 +113,10 @@ func (e *ValidationError) Is(target error) bool {
 		case target == ErrStale && p.Kind == RefusedStale:
 			return true
 		case target == ErrNoMatch && (p.Kind == RefusedNoMatch || p.Kind == RefusedAmbiguous || p.Kind == RefusedPlaceholder):
+			return true
+		case target == ErrChanged && p.Kind == RefusedChanged:
+			return true
+		case p.cause != nil && errors.Is(p.cause, target):
 			return true
 		}
 	}
