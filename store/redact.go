@@ -258,6 +258,11 @@ func (rd *redactor) match(r *secretRule, v string, ws, we int, add func(int, int
 		if r.entropy > 0 && shannonEntropy(secret) <= r.entropy {
 			continue
 		}
+		if q := w[sa]; sb-sa > 2 && (q == '"' || q == '\'' || q == '`') && w[sb-1] == q {
+			// A secret group with its quotes (hashicorp-tf-password's):
+			// the quotes stay, as they do for every other rule.
+			sa, sb = sa+1, sb-1
+		}
 		line := lineAround(v, ws+ma, ws+mb)
 		if r.gitleaks && rd.global.allows(secret, m, line) {
 			continue

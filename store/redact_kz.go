@@ -28,7 +28,7 @@ const jsonStart = `(?:\\[nrtbf]|\\u[0-9a-fA-F]{4}|\b)`
 
 // placeholder is a value that stands for a secret rather than being one:
 // a variable, a template, a mask or a word of documentation.
-const placeholder = `(?i)^(?:true|false|null|nil|none|undefined|changeme|required|optional|\*+|x+|\.+|<.*|\[[^\]]*\]|\{[^}]*\}|\{\{.*\}\}|\$\{?[A-Za-z_][A-Za-z0-9_.]*\}?|%\(?[a-z_]*\)?[sdv]|your[_-].*)$`
+const placeholder = `(?i)^(?:true|false|null|nil|none|undefined|changeme|required|optional|\*+|x+|\.+|<.*|\[[^\]]*\]|\{\{.*\}\}|\$\{?[A-Za-z_][A-Za-z0-9_.]*\}?|%\(?[a-z_]*\)?[sdv]|your[_-].*)$`
 
 // codeValue is a value in an assignment that is code, not a literal: a
 // dotted name (settings.API_KEY), a snake_case or camelCase identifier,
@@ -74,11 +74,15 @@ var kzRuleSpecs = []kzRule{
 	{id: "kz-bearer", regex: `(?i)\bbearer[ \t]+([A-Za-z0-9._~+/\-]{16,}=*)`, keywords: []string{"bearer"},
 		// "the bearer authorization-header approach" is prose.
 		allowSecret: []string{`^[^0-9]*$`}},
-	{id: "kz-authorization-header", regex: `(?i)\bauthorization["']?[ \t]*[:=][ \t]*["']?(?:(?:basic|bearer|token|apikey|api-key|sso-key|key)[ \t]+)?([A-Za-z0-9._~+/=\-]{8,})`,
+	{id: "kz-authorization-header", regex: `(?i)\bauthorization["']?[ \t]*[:=][ \t]*["']?(?:(?:basic|bearer|token|api-token|apikey|api-key|sso-key|key)[ \t]+)?([\w=~@.+/\-]{8,})`,
 		keywords: []string{"authorization"}, allowSecret: []string{placeholder}},
-	{id: "kz-api-key-header", regex: `(?i)\b(?:x-api-key|api-key|x-auth-token|x-access-token|private-token|x-goog-api-key|ocp-apim-subscription-key|x-functions-key)["']?[ \t]*:[ \t]*["']?([A-Za-z0-9._~+/=\-]{12,})`,
+	{id: "kz-api-key-header", regex: `(?i)(?:^|[\s"'{,])(?:x-api-key|api-key|x-auth-token|x-access-token|private-token|x-goog-api-key|ocp-apim-subscription-key|x-functions-key)["']?[ \t]*:[ \t]*["']?([\w=~@.+/\-]{12,})`,
 		keywords:    []string{"x-api-key", "api-key", "x-auth-token", "x-access-token", "private-token", "x-goog-api-key", "ocp-apim-subscription-key", "x-functions-key"},
 		allowSecret: []string{`^[A-Za-z_.-]+$`, placeholder}},
+	// A header given to a command (curl -H, wget --header, http):
+	// Token:, Api-Key:, X-Vendor-ApiKey: and the like.
+	{id: "kz-curl-header", regex: `(?i)(?:-H|--header)(?:=|[ \t]{0,5})["']?(?:x-(?:[a-z]+-)?)?(?:api-?)?(?:key|token)[ \t]*:[ \t]{0,5}([\w=~@.+/\-]{8,})`,
+		keywords: []string{"-h", "--header"}, allowSecret: []string{`^[A-Za-z_.-]+$`, placeholder}},
 
 	// NAME=value and NAME: value for environment-style names such as
 	// PGPASSWORD, DB_PASSWORD, MYSQL_PWD, GITHUB_TOKEN, API_KEY.
@@ -103,7 +107,15 @@ var kzRuleSpecs = []kzRule{
 		allowSecret: []string{placeholder, codeValue, `^[0-9]{1,6}$`}},
 
 	// Credentials on command lines.
-	{id: "kz-cli-user-password", regex: `(?:^|[\s;|&(])(?:-u|--user|--proxy-user)(?:[ \t]+|=)?(?:'[^'\s:<>]+:([^'\n<>]+)'|"[^"\s:<>]+:([^"\n<>]+)"|[^\s'":<>]+:([^\s'"<>]+))`,
+	{id: "kz-cli-user-password", regex: `(?:^|[\s;|&(])(?:-u|--user|--proxy-user)(?:[ \t]+|=)?(?:` +
+		// 'user:pass', "user:pass", ':pass' (no user)
+		`'[^'\n:<>]*:([^'\n<>]+)'|"[^"\n:<>]*:([^"\n<>]+)"|` +
+		// 'token:', "token:" (a token as the user, no password)
+		`'([^'\s:<>]{3,}):'|"([^"\s:<>]{3,}):"|` +
+		// "user":"pass", 'user':'pass', user:'pass', user:"pass"
+		`"[^"\n]*":"([^"\n]+)"|'[^'\n]*':'([^'\n]+)'|[^\s'":<>]+:'([^'\n]+)'|[^\s'":<>]+:"([^"\n]+)"|` +
+		// user:pass, token:
+		`[^\s'":<>]+:([^\s'"<>]+)|([^\s'":<>]{3,}):(?:\s|$))`,
 		keywords: []string{"-u", "--user", "--proxy-user"},
 		// A uid:gid pair, a variable, a host:path.
 		allowSecret: []string{`^[0-9]+$`, `^[$/~.]`, placeholder}},
