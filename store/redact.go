@@ -200,10 +200,21 @@ func (rd *redactor) runWindows(r *secretRule, v string, starts []int, sc *redact
 				if !r.checks[hi].pass(v, e) {
 					continue
 				}
-				if t := r.tails[hi]; t != nil && !t.MatchString(v[e-1:min(len(v), e+h.after+1)]) {
-					continue
+				end := min(len(v), e+h.after+1)
+				if t := r.tails[hi]; t != nil {
+					// A match through this head ends where the tail's
+					// preferred match ends: the tail is the last part of
+					// its alternative, so leftmost-first picks the same
+					// continuation. The window need reach no further,
+					// which keeps windows from merging over a whole text
+					// whose every line holds a keyword.
+					loc := t.FindStringIndex(v[e-1 : end])
+					if loc == nil {
+						continue
+					}
+					end = min(len(v), e-1+loc[1]+1)
 				}
-				sc.windows = append(sc.windows, span{max(0, p-h.before-1), min(len(v), e+h.after+1)})
+				sc.windows = append(sc.windows, span{max(0, p-h.before-1), end})
 			}
 		}
 	}
@@ -263,7 +274,11 @@ func (rd *redactor) match(r *secretRule, v string, ws, we int, add func(int, int
 			// the quotes stay, as they do for every other rule.
 			sa, sb = sa+1, sb-1
 		}
-		line := lineAround(v, ws+ma, ws+mb)
+		// Only a list with regexTarget "line" reads the line.
+		line := ""
+		if r.needsLine {
+			line = lineAround(v, ws+ma, ws+mb)
+		}
 		if r.gitleaks && rd.global.allows(secret, m, line) {
 			continue
 		}
@@ -282,7 +297,7 @@ func (rd *redactor) match(r *secretRule, v string, ws, we int, add func(int, int
 
 // snapNear is how far a window's edge moves to reach a line's edge, so
 // that ^, $ and \b at the edge mean what they mean in the whole text.
-const snapNear = 256
+const snapNear = 64
 
 func snapStart(v string, i int) int {
 	if i <= 0 {

@@ -79,23 +79,43 @@ func analyze(expr string, keywords []string) (rulePlan, error) {
 	if re.Op == syntax.OpAlternate {
 		branches = re.Sub
 	}
+	var plans []rulePlan
 	for _, gated := range []bool{false, true} {
-		plan.heads, plan.gated = nil, gated
-		ok := true
+		p := rulePlan{sum: plan.sum, gated: gated}
 		for _, b := range branches {
 			h, found := headOf(b, keywords, gated)
 			if !found {
-				ok = false
+				p.heads = nil
 				break
 			}
-			plan.heads = append(plan.heads, h)
+			p.heads = append(p.heads, h)
 		}
-		if ok {
-			return plan, nil
+		if p.heads != nil {
+			plans = append(plans, p)
 		}
 	}
-	plan.heads, plan.gated = nil, false
+	// A plan whose heads can lie anywhere in a long match (gitleaks'
+	// kubernetes-secret-yaml ends with its keyword) would run the rule
+	// on most of a text that holds the keyword often; a gated plan whose
+	// heads start the matches is cheaper.
+	for _, p := range plans {
+		if p.boundedBefore() {
+			return p, nil
+		}
+	}
+	if len(plans) > 0 {
+		return plans[0], nil
+	}
 	return plan, nil
+}
+
+func (p rulePlan) boundedBefore() bool {
+	for _, h := range p.heads {
+		if h.before >= maxSpan {
+			return false
+		}
+	}
+	return true
 }
 
 func headOf(b *syntax.Regexp, keywords []string, gated bool) (headPlan, bool) {

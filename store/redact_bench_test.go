@@ -44,6 +44,16 @@ var benchPlain = []string{
 	"CXX", "object", "lib/util.o", "mode", "0644", "size", "4096", "Mon", "Jun", "10", "12:00",
 }
 
+// benchScript are lines of a deploy script: a keyword of some rule on
+// every line (curl, -H, -u, token, password, key, ://), and no secret.
+var benchScript = []string{
+	"curl -sS -H 'Accept: application/json' https://api.example.com/v1/items/$i | jq .token",
+	"docker login --username ci --password-stdin registry.example.com < \"$TOKEN_FILE\"",
+	"git push -u origin \"$BRANCH\" && echo \"api key rotated: see the secret manager\"",
+	"export GITHUB_TOKEN_FILE=/run/secrets/gh MAX_TOKENS=4096",
+	"psql \"postgres://app@db.internal:5432/app\" -c 'select count(*) from sessions'",
+}
+
 // benchText builds about n bytes of text: prose with a link on every
 // line when withURLs, else build-log words without any rule's keyword.
 func benchText(n int, withURLs bool) string {
@@ -67,20 +77,31 @@ func benchText(n int, withURLs bool) string {
 }
 
 // BenchmarkRedact measures redaction of 1 MB: prose with links, a build
-// log without any keyword, and each of them as the store's funnel sees
-// it, JSON-encoded inside an event.
+// log without any keyword, each of them as the store's funnel sees it,
+// JSON-encoded inside an event, and a script with a keyword on every
+// line, the worst case of ordinary text.
 func BenchmarkRedact(b *testing.B) {
 	for _, c := range []struct {
 		name     string
 		withURLs bool
 		asJSON   bool
+		script   bool
 	}{
-		{"urls", true, false},
-		{"nokeyword", false, false},
-		{"urls-json", true, true},
-		{"nokeyword-json", false, true},
+		{"urls", true, false, false},
+		{"nokeyword", false, false, false},
+		{"urls-json", true, true, false},
+		{"nokeyword-json", false, true, false},
+		{"script", false, false, true},
 	} {
 		s := benchText(1<<20, c.withURLs)
+		if c.script {
+			var b strings.Builder
+			for i := 0; b.Len() < 1<<20; i++ {
+				b.WriteString(benchScript[i%len(benchScript)])
+				b.WriteByte('\n')
+			}
+			s = b.String()[:1<<20]
+		}
 		if c.asJSON {
 			data, err := json.Marshal(map[string]string{"type": "tool_call_finished", "output": s})
 			if err != nil {
@@ -101,5 +122,13 @@ func BenchmarkRedact(b *testing.B) {
 			// the load; the CPU redaction burns does not.
 			b.ReportMetric(float64(len(s))*float64(b.N)/1e6/(cpuTime(b)-cpu0).Seconds(), "cpu-MB/s")
 		})
+	}
+}
+
+// TestBenchTextHoldsNoKeyword: the benchmark without keywords has none,
+// so it measures the pass every text pays.
+func TestBenchTextHoldsNoKeyword(t *testing.T) {
+	if s := benchText(64<<10, false); theRedactor().words.any(s) {
+		t.Fatal("the build log of the benchmark holds a keyword")
 	}
 }

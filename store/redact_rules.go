@@ -88,7 +88,9 @@ type secretRule struct {
 	allow   []*allowlist
 	// gitleaks says the global allowlist of gitleaks' rule set applies.
 	gitleaks bool
-	plan     rulePlan
+	// needsLine says an allowlist of the rule reads the match's line.
+	needsLine bool
+	plan      rulePlan
 	// scan is a rule written in Go: it gets the view and the starts of
 	// its keywords, and reports the secrets it finds.
 	scan func(v string, starts []int, add func(start, end int))
@@ -298,6 +300,7 @@ func loadGitleaks() ([]*secretRule, *allowlist, error) {
 				return nil, nil, fmt.Errorf("gitleaks rule %s: %w", gr.ID, err)
 			}
 			r.allow = append(r.allow, al)
+			r.needsLine = r.needsLine || al.target == "line"
 		}
 		if err := r.setPlan(); err != nil {
 			return nil, nil, err
