@@ -129,7 +129,17 @@ func headOf(b *syntax.Regexp, keywords []string, gated bool) (headPlan, bool) {
 		j := i + 1
 		for lits != nil && exact && j < len(elems) {
 			more, ex := literals(&syntax.Regexp{Op: syntax.OpConcat, Sub: elems[i : j+1]})
-			if more == nil || !ex {
+			if more == nil {
+				break
+			}
+			if !ex {
+				// Only prefixes of the next element are known: worth
+				// taking when the exact run is no head by itself (the
+				// "A" of A(?:3T[A-Z0-9]|KIA|…) is not, "AKIA" is), though
+				// it leaves no tail to check.
+				if !headLits(lits, keywords, gated) && headLits(more, keywords, gated) {
+					lits, exact, j = more, false, j+1
+				}
 				break
 			}
 			lits, j = more, j+1

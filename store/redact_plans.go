@@ -61,7 +61,9 @@ var redactPlans = map[string]rulePlan{
 	"authress-service-client-access-key": {sum: 0x4acf6a3904da6662, gated: false, heads: []headPlan{
 		{lits: []headLit{{"sc_", false}, {"ext_", false}, {"scauth_", false}, {"authress_", false}}, before: 0, after: 573, boundary: true, tail: "(?-m:[0-9A-Za-zſK]{5,30}\\.[0-9A-Za-zſK]{4,6}\\.acc[\\-_][\\-0-9A-Za-zſK]{10,32}\\.[\\+\\-/-9=A-Z_a-zſK]{30,120}(?:[\\t\\n\\f\\r \"';`]|\\\\[nr]|$))", skip: "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ".", skipMax: 30},
 	}},
-	"aws-access-token": {sum: 0x4bf1a8efbc0dc242, gated: false, heads: nil},
+	"aws-access-token": {sum: 0x4bf1a8efbc0dc242, gated: false, heads: []headPlan{
+		{lits: []headLit{{"A3T", false}, {"AKIA", false}, {"ASIA", false}, {"ABIA", false}, {"ACCA", false}}, before: 0, after: 19, boundary: true, tail: "", skip: "", first: "", skipMax: 0},
+	}},
 	"aws-amazon-bedrock-api-key-long-lived": {sum: 0x464554d5a45b9014, gated: false, heads: []headPlan{
 		{lits: []headLit{{"ABSK", false}}, before: 0, after: 273, boundary: true, tail: "(?-m:[\\+/-9A-Za-z]{109,269}={0,2}(?:[\\t\\n\\f\\r \"';`]|\\\\[nr]|$))", skip: "", first: "", skipMax: 0},
 	}},
@@ -210,8 +212,8 @@ var redactPlans = map[string]rulePlan{
 	"flutterwave-secret-key": {sum: 0x3343168f1496aadb, gated: false, heads: []headPlan{
 		{lits: []headLit{{"FLWSECK_TEST-", false}}, before: 0, after: 34, boundary: false, tail: "(?i:[0-9A-Ha-h]{32}-X)", skip: "0123456789ABCDEFGHabcdefgh", first: "-", skipMax: 32},
 	}},
-	"flyio-access-token": {sum: 0x5c6b0e44dc93da9d, gated: true, heads: []headPlan{
-		{lits: []headLit{{"o1_", false}, {"m1a_", false}, {"m1r_", false}, {"m2_", false}}, before: 1, after: 4096, boundary: false, tail: "", skip: "", first: "", skipMax: 0},
+	"flyio-access-token": {sum: 0x5c6b0e44dc93da9d, gated: false, heads: []headPlan{
+		{lits: []headLit{{"fo1_", false}, {"fm1a_", false}, {"fm1r_", false}, {"fm2_", false}}, before: 0, after: 4096, boundary: true, tail: "", skip: "", first: "", skipMax: 0},
 	}},
 	"frameio-api-token": {sum: 0x51610689d228ff30, gated: false, heads: []headPlan{
 		{lits: []headLit{{"fio-u-", false}}, before: 0, after: 192, boundary: false, tail: "[\\-0-9=A-Z_a-zſK]{64}", skip: "", first: "", skipMax: 0},
