@@ -1,7 +1,8 @@
 package store
 
 import (
-	"regexp"
+	"fmt"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -9,137 +10,370 @@ import (
 // Redacted replaces a secret in persisted text.
 const Redacted = "[REDACTED]"
 
-// secretPatterns match the credentials kz most often sees in transcripts:
-// vendor API keys, bearer and basic credentials, private key blocks (a
-// block cut short included), JWTs, passwords in URLs and secrets assigned
-// to variables named like them. Each needs a long enough body, or a
-// context, that ordinary words and code are not hit: a lowercase
-// `token = getToken()` is code, `API_TOKEN=…` is a secret.
-//
-// Persisted text is mostly JSON, where a newline is the two characters \n
-// and "<" is \u003c: a word boundary (\b) finds none between that n and a
-// key that starts the next line. So each pattern starts at a boundary or
-// right after such an escape (see start), which the replacement keeps. No
-// pattern may match a quote or a backslash that the JSON needs, except
-// inside a complete key block.
-// It is compiled on first use, not at package init, which every kz
-// process pays for, `kz version` included.
-var secretPatterns = sync.OnceValue(func() *regexp.Regexp {
-	const start = `(?:\\[nrtbf]|\\u[0-9a-fA-F]{4}|\b)`
-	return regexp.MustCompile(strings.Join([]string{
-		// A whole key block, or one cut short: its base64 lines (a line of
-		// prose after the header is not a key).
-		`-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----(?:[\s\S]*?-----END [A-Z0-9 ]*PRIVATE KEY-----|(?:(?:\s|\\[nr])+[A-Za-z0-9+/=]{20,})+(?:(?:\s|\\[nr])+[A-Za-z0-9+/]*={1,2})?)`,
-		start + `sk-ant-[A-Za-z0-9_\-]{16,}`,
-		start + `sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}`,
-		start + `AKIA[0-9A-Z]{16}\b`,
-		start + `ASIA[0-9A-Z]{16}\b`,
-		start + `gh[pousr]_[A-Za-z0-9]{30,}`,
-		start + `github_pat_[A-Za-z0-9_]{30,}`,
-		start + `glpat-[A-Za-z0-9_\-]{20,}`,
-		start + `xox[abposr]-[A-Za-z0-9\-]{10,}`,
-		start + `AIza[0-9A-Za-z_\-]{35}`,
-		start + `[rs]k_live_[A-Za-z0-9]{20,}`,
-		start + `hf_[A-Za-z0-9]{30,}`,
-		start + `npm_[A-Za-z0-9]{36}`,
-		start + `eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}`,
-		`(?i:` + start + `bearer\s+)[A-Za-z0-9._~+/\-]{16,}=*`,
-		`(?i:` + start + `authorization:\s*basic\s+)[A-Za-z0-9+/]{8,}=*`,
-		`(?i:` + start + `aws_secret_access_key)(?:\\?["'])?[ \t]*[=:][ \t]*(?:\\?["'])?[A-Za-z0-9/+=]{40}`,
-		// NAME=value, NAME: value, "NAME": "value" for names like
-		// DB_PASSWORD, API_KEY, SECRET, GITHUB_TOKEN.
-		start + `(?:[A-Z][A-Z0-9_]*_)?(?:API_?KEY|SECRET|TOKEN|PASSWORD|PASSWD|ACCESS_KEY|PRIVATE_KEY)[A-Z0-9_]*(?:\\?["'])?[ \t]*[=:][ \t]*(?:\\?["'])?[^\s"'\\$]{8,}`,
-		// The password of user:password@ in a URL (it may hold an @).
-		start + `[a-zA-Z][a-zA-Z0-9+.\-]*://[^\s:/@"'\\]+:[^\s/"'\\]+@`,
-	}, "|"))
-})
-
-// triggers are substrings at least one of which every secret pattern
-// contains. Checking them first keeps redaction nearly free for the great
-// majority of text, which holds no secret.
-var triggers = []string{
-	"PRIVATE KEY", "sk-", "AKIA", "ASIA", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-", "xox",
-	"AIza", "k_live_", "hf_", "npm_", "eyJ", "earer", "EARER", "uthorization", "UTHORIZATION", "ws_secret_access_key",
-	"WS_SECRET_ACCESS_KEY", "API_KEY", "APIKEY", "SECRET", "TOKEN", "PASSWORD", "PASSWD", "ACCESS_KEY", "://",
-}
-
 // Redact replaces secrets in s with [REDACTED]. It is applied to every
 // string kz persists, once, in the store's write funnel.
+//
+// The secrets are those of gitleaks' rule set (some two hundred kinds of
+// vendor keys and tokens, generic assignments of high-entropy values;
+// see gitleaksTOML) and of kz's own rules (see kzRules): credentials on
+// command lines, passwords in configuration files, Authorization headers,
+// passwords in URLs and private key blocks of every kind, whole. Only the
+// secret is replaced; the name it was assigned to, the scheme of an
+// Authorization header, the user of a URL stay for the reader.
+//
+// It runs in time linear in len(s): one pass of a keyword automaton finds
+// where a secret can be, and each rule runs only on a bounded window
+// around its own keywords (see redactor.redact). Text without any keyword,
+// most text, costs that one pass and no allocation.
 func Redact(s string) string {
-	if len(s) < 16 || !mayHoldSecret(s) {
+	rd := theRedactor()
+	if !rd.words.any(s) {
 		return s
 	}
-	return secretPatterns().ReplaceAllStringFunc(s, func(m string) string {
-		keep, suffix := keepAround(m)
-		if keep == len(m) {
-			return m
+	return rd.redact(s)
+}
+
+// redactor is the compiled rule set.
+type redactor struct {
+	rules  []*secretRule
+	global *allowlist
+	words  *keywordSet
+	// uses says, for each word of the automaton, which rules it starts a
+	// head of (head) or only lets run (a gate).
+	uses [][]wordUse
+}
+
+type wordUse struct {
+	rule int32
+	head bool
+}
+
+// theRedactor is built on first use, not at package init, which every kz
+// process would pay for, `kz version` included. The rules are part of the
+// binary, so failing to build them is a defect of the build itself, which
+// TestRedactRulesLoad catches.
+var theRedactor = sync.OnceValue(func() *redactor {
+	rd, err := newRedactor()
+	if err != nil {
+		panic(err)
+	}
+	return rd
+})
+
+func newRedactor() (*redactor, error) {
+	rules, global, err := loadGitleaks()
+	if err != nil {
+		return nil, err
+	}
+	own, err := kzRules()
+	if err != nil {
+		return nil, err
+	}
+	rd := &redactor{rules: append(rules, own...), global: global}
+	index := map[string]int{}
+	var words []string
+	use := func(w string, u wordUse) {
+		w = strings.ToLower(w)
+		i, ok := index[w]
+		if !ok {
+			i = len(words)
+			index[w] = i
+			words = append(words, w)
+			rd.uses = append(rd.uses, nil)
 		}
-		return m[:keep] + Redacted + suffix
+		if !slices.Contains(rd.uses[i], u) {
+			rd.uses[i] = append(rd.uses[i], u)
+		}
+	}
+	for i, r := range rd.rules {
+		if len(r.keywords) == 0 {
+			return nil, fmt.Errorf("rule %s has no keywords: every rule must have some, or redaction would not be linear", r.id)
+		}
+		head := !r.plan.gated && (r.plan.heads != nil || r.scan != nil)
+		for _, k := range r.keywords {
+			use(k, wordUse{int32(i), head})
+		}
+		if r.plan.gated {
+			for _, h := range r.plan.heads {
+				for _, l := range h.lits {
+					use(l.s, wordUse{int32(i), true})
+				}
+			}
+		}
+	}
+	rd.words = newKeywordSet(words)
+	return rd, nil
+}
+
+// span is a part of the view to replace.
+type span struct{ start, end int }
+
+// redactScratch is what one call needs, kept for the next.
+type redactScratch struct {
+	starts  [][]int
+	gate    []bool
+	touched []int32
+	windows []span
+	spans   []span
+}
+
+var scratchPool = sync.Pool{New: func() any { return new(redactScratch) }}
+
+// redact finds the secrets of s and replaces them.
+func (rd *redactor) redact(s string) string {
+	tv := newTextView(s)
+	sc := scratchPool.Get().(*redactScratch)
+	defer scratchPool.Put(sc)
+	rd.find(tv.text, -1, sc)
+	if len(sc.spans) == 0 {
+		return s
+	}
+	return replaceSpans(tv, sc.spans)
+}
+
+// find puts in sc.spans the secrets of the view v that rule only finds,
+// or all rules when only is -1.
+func (rd *redactor) find(v string, only int32, sc *redactScratch) {
+	if len(sc.starts) < len(rd.rules) {
+		sc.starts = make([][]int, len(rd.rules))
+		sc.gate = make([]bool, len(rd.rules))
+	}
+	sc.touched, sc.spans = sc.touched[:0], sc.spans[:0]
+	rd.words.scan(v, func(w, end int) {
+		start := end - len(rd.words.words[w])
+		for _, u := range rd.uses[w] {
+			if only >= 0 && u.rule != only {
+				continue
+			}
+			if !sc.gate[u.rule] && len(sc.starts[u.rule]) == 0 {
+				sc.touched = append(sc.touched, u.rule)
+			}
+			if u.head {
+				sc.starts[u.rule] = append(sc.starts[u.rule], start)
+			} else {
+				sc.gate[u.rule] = true
+			}
+		}
 	})
+	slices.Sort(sc.touched)
+	add := func(a, b int) {
+		if b > a {
+			sc.spans = append(sc.spans, span{a, b})
+		}
+	}
+	for _, i := range sc.touched {
+		r := rd.rules[i]
+		starts := sc.starts[i]
+		switch {
+		case r.scan != nil:
+			if len(starts) > 0 {
+				r.scan(v, starts, add)
+			}
+		case r.compile() != nil:
+		case r.plan.heads == nil:
+			if sc.gate[i] || len(starts) > 0 {
+				rd.match(r, v, 0, len(v), add)
+			}
+		case !r.plan.gated || sc.gate[i]:
+			rd.runWindows(r, v, starts, sc, add)
+		}
+		sc.starts[i], sc.gate[i] = starts[:0], false
+	}
 }
 
-// keepAround is how much of a match to keep before [REDACTED], and what
-// to put after it, so the reader still sees what was there: a JSON escape
-// the match started after, the scheme of a bearer or basic credential,
-// the variable a secret was assigned to, the user of a URL. A match that
-// is not a secret after all (a bearer "token" without a digit, a count
-// such as MAX_TOKENS=, a number) is kept whole: keep is then len(m).
-func keepAround(m string) (keep int, suffix string) {
-	esc := 0
-	if strings.HasPrefix(m, "\\u") {
-		esc = 6
-	} else if strings.HasPrefix(m, "\\") {
-		esc = 2
+// runWindows runs r around each of its heads that passes the cheap
+// checks, on merged windows, so that no byte is scanned twice by one
+// rule.
+func (rd *redactor) runWindows(r *secretRule, v string, starts []int, sc *redactScratch, add func(int, int)) {
+	sc.windows = sc.windows[:0]
+	for _, p := range starts {
+		for hi := range r.plan.heads {
+			h := &r.plan.heads[hi]
+			for _, l := range h.lits {
+				if !l.matchAt(v, p) {
+					continue
+				}
+				if h.boundary && (p > 0 && isWordByte(v[p-1])) == isWordByte(v[p]) {
+					continue
+				}
+				e := p + len(l.s)
+				if !r.checks[hi].pass(v, e) {
+					continue
+				}
+				end := min(len(v), e+h.after+1)
+				if t := r.tails[hi]; t != nil {
+					// A match through this head ends where the tail's
+					// preferred match ends: the tail is the last part of
+					// its alternative, so leftmost-first picks the same
+					// continuation. The window need reach no further,
+					// which keeps windows from merging over a whole text
+					// whose every line holds a keyword.
+					loc := t.FindStringIndex(v[e-1 : end])
+					if loc == nil {
+						continue
+					}
+					end = min(len(v), e-1+loc[1]+1)
+				}
+				sc.windows = append(sc.windows, span{max(0, p-h.before-1), end})
+			}
+		}
 	}
-	rest := m[esc:]
-	lower := strings.ToLower(rest)
-	switch {
-	case strings.HasPrefix(lower, "bearer"), strings.HasPrefix(lower, "authorization"):
-		k := strings.LastIndexAny(rest, " \t\r\n") + 1
-		if strings.HasPrefix(lower, "bearer") && !strings.ContainsAny(rest[k:], "0123456789") {
-			// "the bearer authorization-header approach": prose.
-			return len(m), ""
-		}
-		return esc + k, ""
-	case strings.HasPrefix(rest, "-----BEGIN"):
-		return 0, ""
-	case strings.HasSuffix(rest, "@") && strings.Contains(rest, "://"):
-		i := strings.Index(rest, "://") + 3
-		return esc + i + strings.IndexByte(rest[i:], ':') + 1, "@"
-	case strings.HasPrefix(lower, "aws_secret_access_key") || strings.ContainsAny(rest, "=:"):
-		// NAME=value or "name": "value": keep the name, the sign and an
-		// opening quote.
-		i := strings.IndexAny(rest, "=:")
-		name := strings.TrimRight(rest[:i], " \t\"'\\")
-		i++
-		for i < len(rest) && strings.IndexByte(" \t\"'\\", rest[i]) >= 0 {
-			i++
-		}
-		if notSecretName(name) || strings.Trim(rest[i:], "0123456789") == "" {
-			return len(m), ""
-		}
-		return esc + i, ""
+	if len(sc.windows) == 0 {
+		return
 	}
-	return esc, ""
+	slices.SortFunc(sc.windows, func(a, b span) int { return a.start - b.start })
+	cur := sc.windows[0]
+	for _, w := range sc.windows[1:] {
+		if w.start <= cur.end {
+			cur.end = max(cur.end, w.end)
+			continue
+		}
+		rd.match(r, v, cur.start, cur.end, add)
+		cur = w
+	}
+	rd.match(r, v, cur.start, cur.end, add)
 }
 
-func mayHoldSecret(s string) bool {
-	for _, t := range triggers {
-		if strings.Contains(s, t) {
-			return true
+// match runs r's expression on v[ws:we], widened to whole lines where
+// they are near, and reports the secrets it finds that the rule's
+// entropy threshold and allowlists let through.
+func (rd *redactor) match(r *secretRule, v string, ws, we int, add func(int, int)) {
+	ws, we = snapStart(v, ws), snapEnd(v, we)
+	w := v[ws:we]
+	for _, loc := range r.re.FindAllStringSubmatchIndex(w, -1) {
+		// As gitleaks does: the match without surrounding newlines, and
+		// the secret in the chosen group, else the first group that
+		// matched something, else the match.
+		ma, mb := loc[0], loc[1]
+		for ma < mb && w[ma] == '\n' {
+			ma++
+		}
+		for mb > ma && w[mb-1] == '\n' {
+			mb--
+		}
+		sa, sb := ma, mb
+		if g := r.secretGroup; g > 0 && 2*g+1 < len(loc) {
+			sa, sb = loc[2*g], loc[2*g+1]
+		} else if g == 0 {
+			for k := 2; k+1 < len(loc); k += 2 {
+				if loc[k] >= 0 && loc[k+1] > loc[k] {
+					sa, sb = loc[k], loc[k+1]
+					break
+				}
+			}
+		}
+		if sa < 0 || sb <= sa {
+			continue
+		}
+		secret, m := w[sa:sb], w[ma:mb]
+		if r.entropy > 0 && shannonEntropy(secret) <= r.entropy {
+			continue
+		}
+		if q := w[sa]; sb-sa > 2 && (q == '"' || q == '\'' || q == '`') && w[sb-1] == q {
+			// A secret group with its quotes (hashicorp-tf-password's):
+			// the quotes stay, as they do for every other rule.
+			sa, sb = sa+1, sb-1
+		}
+		// Only a list with regexTarget "line" reads the line.
+		line := ""
+		if r.needsLine {
+			line = lineAround(v, ws+ma, ws+mb)
+		}
+		if r.gitleaks && rd.global.allows(secret, m, line) {
+			continue
+		}
+		allowed := false
+		for _, a := range r.allow {
+			if a.allows(secret, m, line) {
+				allowed = true
+				break
+			}
+		}
+		if !allowed {
+			add(ws+sa, ws+sb)
 		}
 	}
-	return false
 }
 
-// notSecretName says a variable named like a secret holds something else:
-// a count (MAX_TOKENS), or where or how the secret is found
-// (GITHUB_TOKEN_FILE, CSRF_TOKEN_HEADER).
-func notSecretName(name string) bool {
-	for _, suffix := range []string{"TOKENS", "_HEADER", "_NAME", "_FILE", "_PATH", "_URL", "_ENV", "_VAR", "_TYPE", "_LENGTH", "_TTL"} {
-		if strings.HasSuffix(name, suffix) {
-			return true
+// snapNear is how far a window's edge moves to reach a line's edge, so
+// that ^, $ and \b at the edge mean what they mean in the whole text.
+const snapNear = 64
+
+func snapStart(v string, i int) int {
+	if i <= 0 {
+		return 0
+	}
+	lo := max(0, i-snapNear)
+	if j := strings.LastIndexByte(v[lo:i], '\n'); j >= 0 {
+		return lo + j + 1
+	}
+	if j := strings.LastIndexAny(v[lo:i], " \t"); j >= 0 {
+		return lo + j + 1
+	}
+	return i
+}
+
+func snapEnd(v string, i int) int {
+	if i >= len(v) {
+		return len(v)
+	}
+	hi := min(len(v), i+snapNear)
+	if j := strings.IndexByte(v[i:hi], '\n'); j >= 0 {
+		return i + j
+	}
+	if j := strings.IndexAny(v[i:hi], " \t"); j >= 0 {
+		return i + j
+	}
+	return i
+}
+
+// lineAround is the lines that v[a:b] lies on, up to maxSpan bytes either
+// side: what a gitleaks allowlist with regexTarget "line" reads.
+func lineAround(v string, a, b int) string {
+	lo := max(0, a-maxSpan)
+	start := lo + strings.LastIndexByte(v[lo:a], '\n') + 1
+	hi := min(len(v), b+maxSpan)
+	end := hi
+	if j := strings.IndexByte(v[b:hi], '\n'); j >= 0 {
+		end = b + j
+	}
+	return v[start:end]
+}
+
+// replaceSpans replaces the spans of tv's view in its raw text. A span
+// is widened to whole escapes, and a quote of the raw text that is not
+// escaped, which JSON needs, is kept: the span is cut around it.
+func replaceSpans(tv *textView, spans []span) string {
+	slices.SortFunc(spans, func(a, b span) int { return a.start - b.start })
+	raw := tv.raw
+	var b strings.Builder
+	b.Grow(len(raw))
+	last := 0
+	emit := func(x, y int) {
+		if y > x {
+			b.WriteString(raw[last:x])
+			b.WriteString(Redacted)
+			last = y
 		}
 	}
-	return false
+	for i := 0; i < len(spans); {
+		cur := spans[i]
+		for i++; i < len(spans) && spans[i].start <= cur.end; i++ {
+			cur.end = max(cur.end, spans[i].end)
+		}
+		ra, rb := max(tv.rawStart(cur.start), last), tv.rawEnd(cur.end)
+		seg := ra
+		for j := ra; j < rb; j++ {
+			switch raw[j] {
+			case '\\':
+				j++
+			case '"':
+				emit(seg, j)
+				seg = j + 1
+			}
+		}
+		emit(seg, rb)
+	}
+	b.WriteString(raw[last:])
+	return b.String()
 }

@@ -1,0 +1,6 @@
+//go:build race
+
+package store
+
+// raceEnabled says the race detector is on, which slows everything.
+const raceEnabled = true
