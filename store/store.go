@@ -53,11 +53,28 @@ func dsn(path string) string {
 // Scrub moves the write-ahead log into the database and empties it. The log
 // keeps old page images until it is reset, so after a delete it still holds
 // what was deleted; with secure_delete the database itself does not.
+//
+// A checkpoint that another connection keeps from finishing (a reader, the
+// writer's own checkpointer) says so in its result instead of failing: it
+// is tried again for a while, then reported.
 func (s *Store) Scrub(ctx context.Context) error {
-	if _, err := s.db.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
-		return fmt.Errorf("scrub the write-ahead log: %w", err)
+	for try := 0; ; try++ {
+		var busy, log, done int
+		if err := s.db.QueryRowContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &log, &done); err != nil {
+			return fmt.Errorf("scrub the write-ahead log: %w", err)
+		}
+		if busy == 0 {
+			return nil
+		}
+		if try == 50 {
+			return errors.New("scrub the write-ahead log: another connection kept it busy; it is emptied when the last kz using the database ends")
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("scrub the write-ahead log: %w", ctx.Err())
+		case <-time.After(20 * time.Millisecond):
+		}
 	}
-	return nil
 }
 
 // damagedSuffix names the marker written beside a database in which damage
