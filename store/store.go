@@ -173,10 +173,7 @@ func open(ctx context.Context, path string, lock *dbLock) (*Store, error) {
 		}
 		damage = err
 	}
-	found := describeDamage(damage)
-	if start := fileStart(path); start != "" {
-		found += ": it starts with " + start
-	}
+	found := describeDamage(damage) + startsWith(path)
 	if err := lock.exclusive(ctx); err != nil {
 		if !errors.Is(err, ErrDatabaseInUse) {
 			return nil, err
