@@ -113,26 +113,27 @@ func Check(ctx context.Context, path string) (CheckReport, error) {
 	return r, nil
 }
 
-// checkConn opens the database for reading only. Where SQLite cannot keep
-// the log's index beside it (a read-only folder) and there is no log, the
-// file holds everything and is read as immutable, as OpenReadOnly does.
+// checkConn opens the database for reading only. Where SQLite cannot make
+// the index of the write-ahead log beside it (a read-only folder, a full
+// disk), it reads as openFull does: an immutable file when there is no
+// log, else in exclusive locking mode, with the index in memory.
 func checkConn(ctx context.Context, path string) (*sql.DB, error) {
-	db, err := sql.Open("sqlite3", fileURI(path, "mode=ro&_busy_timeout=5000"))
-	if err != nil {
-		return nil, fmt.Errorf("check %s: %w", path, err)
-	}
-	if err := db.PingContext(ctx); err == nil || isCorrupt(err) {
-		return db, nil
-	}
-	_ = db.Close()
+	params := []string{"mode=ro&_busy_timeout=5000", "mode=ro&immutable=1"}
 	if _, err := os.Stat(path + "-wal"); err == nil {
-		return nil, fmt.Errorf("check %s: cannot read its write-ahead log here", path)
+		params[1] = "_locking_mode=EXCLUSIVE&_busy_timeout=5000"
 	}
-	db, err = sql.Open("sqlite3", fileURI(path, "mode=ro&immutable=1"))
-	if err != nil {
-		return nil, fmt.Errorf("check %s: %w", path, err)
+	var err error
+	for _, p := range params {
+		var db *sql.DB
+		if db, err = sql.Open("sqlite3", fileURI(path, p)); err != nil {
+			break
+		}
+		if err = db.PingContext(ctx); err == nil || isCorrupt(err) {
+			return db, nil
+		}
+		_ = db.Close()
 	}
-	return db, nil
+	return nil, fmt.Errorf("check %s: %w", path, err)
 }
 
 // startsWith says what a file that is not an SQLite database starts

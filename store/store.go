@@ -37,6 +37,8 @@ type Store struct {
 	path       string
 	damageOnce sync.Once
 	lock       *dbLock
+	// full says Open found the disk full and opened for reading only.
+	full bool
 	// Recovered says, in one line, what Open found wrong with the
 	// database and what it did: a salvage (see SalvageReport), or turns a
 	// dead kz left open that a full disk kept it from closing. Empty
@@ -168,6 +170,11 @@ func open(ctx context.Context, path string, lock *dbLock) (*Store, error) {
 			return nil, err
 		}
 		s, err := openChecked(ctx, path)
+		if err != nil && isFull(err) {
+			if ro, rerr := openFull(ctx, path); rerr == nil {
+				return ro, nil
+			}
+		}
 		if err == nil || !isCorrupt(err) {
 			return s, err
 		}
@@ -379,10 +386,33 @@ func isCorrupt(err error) bool {
 // isFull reports whether err says the disk (or the quota) is full.
 func isFull(err error) bool {
 	var se sqlite3.Error
-	if errors.As(err, &se) && se.Code == sqlite3.ErrFull {
+	if errors.As(err, &se) && (se.Code == sqlite3.ErrFull || se.SystemErrno == syscall.ENOSPC || se.SystemErrno == syscall.EDQUOT) {
 		return true
 	}
-	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) || strings.Contains(err.Error(), "database or disk is full")
+	msg := err.Error()
+	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) ||
+		strings.Contains(msg, "database or disk is full") || strings.Contains(msg, "no space left on device")
+}
+
+// openFull opens the database for reading when the disk is too full for
+// SQLite to make the index of its write-ahead log (the -shm file). Without
+// a log the file holds everything and is read as immutable, taking no
+// lock; with one, in exclusive locking mode, where SQLite keeps the index
+// in memory (and holds the lock until Close). Reading writes nothing. The
+// sessions are shown as they are; a turn of a kz that died stays open
+// until there is room to close it.
+func openFull(ctx context.Context, path string) (*Store, error) {
+	params := "mode=ro&immutable=1"
+	if _, err := os.Stat(path + "-wal"); err == nil {
+		params = "_locking_mode=EXCLUSIVE"
+	}
+	s, err := openRO(ctx, path, params)
+	if err != nil {
+		return nil, err
+	}
+	s.full = true
+	s.Recovered = fmt.Sprintf("the disk holding %s is full: the sessions are shown as they are, and nothing can be saved until space is freed", path)
+	return s, nil
 }
 
 // Path returns the database file.

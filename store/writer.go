@@ -385,7 +385,11 @@ func (w *Writer) loop() {
 			}
 		}
 		w.st.noteDamage(&err)
-		if err != nil {
+		switch {
+		case err != nil && w.st.full:
+			// Opened for reading only, because the disk was full.
+			err = fmt.Errorf("save events: the disk holding %s is full (%w)", w.st.path, err)
+		case err != nil:
 			err = fmt.Errorf("save events: %w", err)
 		}
 		// The sessions learn what is stored before a Flush waiting for it
