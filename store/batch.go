@@ -31,30 +31,82 @@ func (s *Store) CreateSession(ctx context.Context, id, workspace, runtime, model
 // writeBatch writes events and folds them into the derived tables in one
 // transaction.
 func (s *Store) writeBatch(ctx context.Context, batch []engine.Event, create ...SessionInfo) error {
-	return writeBatchOn(ctx, s.db, batch, create...)
-}
-
-// beginner is a *sql.DB or a *sql.Conn.
-type beginner interface {
-	BeginTx(ctx context.Context, opts *sql.TxOptions) (*sql.Tx, error)
-}
-
-// writeBatchOn is writeBatch on a given connection (the writer's own).
-func writeBatchOn(ctx context.Context, db beginner, batch []engine.Event, create ...SessionInfo) error {
-	tx, err := db.BeginTx(ctx, nil)
+	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
 	defer func() { _ = tx.Rollback() }()
+	bt := newBatchTx(tx.PrepareContext)
+	defer bt.close()
+	if err := bt.write(ctx, batch, create); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// connStmts is the writer's own connection with the statements it has
+// prepared on it, kept from batch to batch: preparing them again for
+// every batch cost more than writing a small one, and a small batch (the
+// first line of an answer, a tool call) is what a person waits for.
+type connStmts struct {
+	conn  *sql.Conn
+	stmts map[string]*sql.Stmt
+}
+
+func (c *connStmts) prepare(ctx context.Context, query string) (*sql.Stmt, error) {
+	if st, ok := c.stmts[query]; ok {
+		return st, nil
+	}
+	st, err := c.conn.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	if c.stmts == nil {
+		c.stmts = map[string]*sql.Stmt{}
+	}
+	c.stmts[query] = st
+	return st, nil
+}
+
+func (c *connStmts) close() {
+	for _, st := range c.stmts {
+		_ = st.Close()
+	}
+	_ = c.conn.Close()
+}
+
+// writeBatch writes a batch in one immediate transaction on the
+// connection, with its prepared statements.
+func (c *connStmts) writeBatch(ctx context.Context, batch []engine.Event, create ...SessionInfo) (err error) {
+	if _, err := c.conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			// A failed COMMIT (a full disk, a busy lock) can leave the
+			// transaction open.
+			_, _ = c.conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
+		}
+	}()
+	bt := newBatchTx(c.prepare)
+	bt.keep = true
+	if err := bt.write(ctx, batch, create); err != nil {
+		return err
+	}
+	_, err = c.conn.ExecContext(ctx, "COMMIT")
+	return err
+}
+
+// write writes the batch's events and folds them, creating the sessions
+// registered to be created with them first.
+func (bt *batchTx) write(ctx context.Context, batch []engine.Event, create []SessionInfo) error {
 	for _, si := range create {
 		now := time.Now().UnixMilli()
-		if _, err := exec(ctx, tx, `INSERT OR IGNORE INTO sessions(id, created_at, updated_at, workspace, runtime, model, mode) VALUES (?,?,?,?,?,?,?)`,
+		if _, err := exec(ctx, bt, `INSERT OR IGNORE INTO sessions(id, created_at, updated_at, workspace, runtime, model, mode) VALUES (?,?,?,?,?,?,?)`,
 			si.ID, now, now, si.Workspace, si.Runtime, si.Model, string(si.Mode)); err != nil {
 			return fmt.Errorf("create session %s: %w", si.ID, err)
 		}
 	}
-	bt := newBatchTx(tx)
-	defer bt.close()
 	last := map[string]int64{}
 	for i := range batch {
 		ev := &batch[i]
@@ -82,17 +134,20 @@ func writeBatchOn(ctx context.Context, db beginner, batch []engine.Event, create
 			return err
 		}
 	}
-	return tx.Commit()
+	return nil
 }
 
 // batchTx is a transaction that prepares each distinct statement once per
-// batch, since a batch runs the same few statements thousands of times, and
-// that inserts events, transcript entries and usage rows many per
-// statement. Transcript entries stay in memory until the end of the batch,
-// so a tool call started and finished in one batch is written once.
+// batch (or, on the writer's connection, once), since a batch runs the same
+// few statements thousands of times, and that inserts events, transcript
+// entries and usage rows many per statement. Transcript entries stay in
+// memory until the end of the batch, so a tool call started and finished
+// in one batch is written once.
 type batchTx struct {
-	tx         *sql.Tx
-	stmts      map[string]*sql.Stmt
+	prepare func(ctx context.Context, query string) (*sql.Stmt, error)
+	stmts   map[string]*sql.Stmt
+	// keep says the statements outlive the batch (connStmts owns them).
+	keep       bool
 	events     rowBuffer
 	usage      rowBuffer
 	transcript []pendingEntry
@@ -106,9 +161,9 @@ type pendingEntry struct {
 	e       engine.TranscriptEntry
 }
 
-func newBatchTx(tx *sql.Tx) *batchTx {
+func newBatchTx(prepare func(context.Context, string) (*sql.Stmt, error)) *batchTx {
 	return &batchTx{
-		tx: tx, stmts: map[string]*sql.Stmt{}, running: map[[2]string]int{},
+		prepare: prepare, stmts: map[string]*sql.Stmt{}, running: map[[2]string]int{},
 		events: rowBuffer{head: `INSERT INTO events(session_id, seq, turn_id, type, runtime, ts, data) VALUES `, cols: 7},
 		usage:  rowBuffer{head: `INSERT OR REPLACE INTO usage(session_id, seq, turn_id, runtime, model, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_usd) VALUES `, cols: 10},
 	}
@@ -169,7 +224,7 @@ func (b *batchTx) ExecContext(ctx context.Context, query string, args ...any) (s
 	st, ok := b.stmts[query]
 	if !ok {
 		var err error
-		if st, err = b.tx.PrepareContext(ctx, query); err != nil {
+		if st, err = b.prepare(ctx, query); err != nil {
 			return nil, err
 		}
 		b.stmts[query] = st
@@ -178,6 +233,9 @@ func (b *batchTx) ExecContext(ctx context.Context, query string, args ...any) (s
 }
 
 func (b *batchTx) close() {
+	if b.keep {
+		return
+	}
 	for _, st := range b.stmts {
 		_ = st.Close()
 	}

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"maps"
@@ -38,8 +37,9 @@ import (
 // or Close.
 type Writer struct {
 	st *Store
-	// conn is the writer's own connection (see checkpoint.go), or nil.
-	conn *sql.Conn
+	// conn is the writer's own connection (see checkpoint.go) with its
+	// prepared statements, or nil.
+	conn *connStmts
 	// kick asks the checkpointer for a checkpoint; stop ends it.
 	kick, stop, stopped chan struct{}
 	stopOnce            sync.Once
@@ -104,19 +104,21 @@ func (s *Store) NewWriter() *Writer {
 	w := &Writer{st: s, wake: make(chan struct{}, 1), done: make(chan struct{}),
 		kick: make(chan struct{}, 1), stop: make(chan struct{}), stopped: make(chan struct{})}
 	w.progress = sync.NewCond(&w.mu)
-	if w.conn = s.writerConn(); w.conn != nil {
+	if c := s.writerConn(); c != nil {
+		w.conn = &connStmts{conn: c}
 		go s.checkpoints(w.kick, w.stop, w.stopped)
 	}
 	go w.loop()
 	return w
 }
 
-// db is where the writer writes: its own connection, or the pool.
-func (w *Writer) db() beginner {
+// write writes a batch on the writer's own connection, or in a transaction
+// of the pool when it has none.
+func (w *Writer) write(batch []engine.Event, create []SessionInfo) error {
 	if w.conn != nil {
-		return w.conn
+		return w.conn.writeBatch(context.Background(), batch, create...)
 	}
-	return w.st.db
+	return w.st.writeBatch(context.Background(), batch, create...)
 }
 
 // CreateLazily registers a new session whose row is inserted in the same
@@ -306,7 +308,7 @@ func (w *Writer) Close() error {
 			close(w.stop)
 			<-w.stopped
 			// The last connection to close checkpoints what is left.
-			_ = w.conn.Close()
+			w.conn.close()
 		}
 	})
 	return err
@@ -371,12 +373,12 @@ func (w *Writer) loop() {
 		reps := w.reporters
 		w.mu.Unlock()
 		lastWrite = time.Now()
-		err := writeBatchOn(context.Background(), w.db(), batch, create...)
+		err := w.write(batch, create)
 		for try := 0; isBusy(err) && try < busyRetries; try++ {
 			// Another process held the write lock for the whole busy
 			// timeout (a long delete, a salvage): the batch is intact, as
 			// the transaction rolled back.
-			err = writeBatchOn(context.Background(), w.db(), batch, create...)
+			err = w.write(batch, create)
 		}
 		if err == nil {
 			select {
