@@ -36,12 +36,14 @@ type dbLock struct{ f *os.File }
 const lockPoll = 20 * time.Millisecond
 
 // lockShared takes the shared lock of the database at path, waiting while
-// a salvage holds it exclusively. In a folder where the lock file cannot be
-// created it returns nil and no error.
+// a salvage holds it exclusively. Where the lock file cannot be created
+// (see above) it returns nil and no error.
 func lockShared(ctx context.Context, path string) (*dbLock, error) {
 	f, err := os.OpenFile(path+".lock", os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
-		if errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS) {
+		// A read-only folder, or a disk too full for one more file:
+		// reading needs no lock, and no salvage can happen there.
+		if errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS) || isFull(err) {
 			return nil, nil
 		}
 		return nil, fmt.Errorf("lock database %s: %w", path, err)

@@ -275,3 +275,34 @@ func createForeign(path string) error {
 	}
 	return db.Close()
 }
+
+// TestNoSalvageUnderAnotherKz: while another kz has the database open, a
+// damaged database is not salvaged (that would take the file from under
+// it): Open reads it as it is and says to salvage later, and Salvage
+// refuses.
+func TestNoSalvageUnderAnotherKz(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "kz.db")
+	other, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = other.Close() }()
+	if err := os.WriteFile(path+damagedSuffix, []byte("database disk image is malformed\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	st, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(st.Recovered, "another kz is using it, so it was not salvaged") {
+		t.Errorf("Recovered = %q", st.Recovered)
+	}
+	_ = st.Close()
+	if _, err := Salvage(ctx, path, "test"); !errors.Is(err, ErrDatabaseInUse) {
+		t.Errorf("salvage beside another kz: %v", err)
+	}
+	if kept, _ := filepath.Glob(path + ".corrupt-*"); len(kept) != 0 {
+		t.Errorf("the database was set aside: %v", kept)
+	}
+}

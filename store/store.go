@@ -292,7 +292,14 @@ func create(ctx context.Context, path string) error {
 		return fmt.Errorf("create database %s: %w", path, err)
 	}
 	if err := os.Link(tmp, path); err != nil && !errors.Is(err, fs.ErrExist) {
-		return fmt.Errorf("create database %s: %w", path, err)
+		// A file system without hard links: a rename, which another kz
+		// creating the database at the same moment could overtake.
+		if _, serr := os.Lstat(path); !errors.Is(serr, fs.ErrNotExist) {
+			return nil
+		}
+		if err := os.Rename(tmp, path); err != nil {
+			return fmt.Errorf("create database %s: %w", path, err)
+		}
 	}
 	syncDir(filepath.Dir(path))
 	return nil
