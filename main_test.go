@@ -318,13 +318,14 @@ func TestBadInputGetsOneLineErrors(t *testing.T) {
 			}
 		})
 	}
-	// A corrupt database is moved aside with a warning and kz goes on.
+	// A file that is not a database is kept aside, with a line saying what
+	// it was, and kz goes on with a fresh one.
 	_ = os.RemoveAll(filepath.Join(sb.data, "kz", "kz.db"))
 	if err := os.WriteFile(filepath.Join(sb.data, "kz", "kz.db"), bytes.Repeat([]byte("garbage!"), 512), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	out, errOut, code := sb.kz("-p", "x", "--script", script("hello.jsonl"))
-	if code != 0 || !strings.Contains(errOut, "was corrupt") || !strings.Contains(out, "Hello") {
+	if code != 0 || !strings.Contains(errOut, "was damaged (file is not a database: it starts with \"garbage!") || !strings.Contains(out, "Hello") {
 		t.Fatalf("corrupt db: exit %d %q", code, errOut)
 	}
 	if aside, _ := filepath.Glob(filepath.Join(sb.data, "kz", "kz.db.corrupt-*")); len(aside) == 0 {
