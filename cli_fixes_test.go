@@ -25,7 +25,8 @@ import (
 func (sb *sandbox) startHolder(extra ...string) (*exec.Cmd, string, io.ReadCloser) {
 	sb.t.Helper()
 	path := filepath.Join(sb.workspace, "slow.jsonl")
-	if err := os.WriteFile(path, []byte(`{"type":"text_delta","text":"y","delay_ms":5,"repeat":100000}`+"\n"), 0o644); err != nil {
+	// Each delta ends a line, which kz -p prints as soon as it is stored.
+	if err := os.WriteFile(path, []byte(`{"type":"text_delta","text":"y\n","delay_ms":5,"repeat":100000}`+"\n"), 0o644); err != nil {
 		sb.t.Fatal(err)
 	}
 	args := append([]string{"-p", "hold", "--script", path, "--output-format", "stream-json"}, extra...)

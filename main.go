@@ -45,6 +45,8 @@ Usage:
   kz sessions export ID [--format md|json]
   kz sessions delete ID
   kz runtimes [--json]             configured runtimes, availability, capabilities
+  kz doctor [--salvage]            check the session database; --salvage copies what
+                                   can be read of a damaged one into a fresh one
   kz trust                         trust this folder's .kz/config.toml as it is now
   kz undo [ID]                     restore the files of the last applied change
   kz policy check --tool T --input JSON [--mode M] [--permission-mode P]
@@ -99,7 +101,7 @@ func main() {
 }
 
 // subcommands are the words dispatch takes as a command before any flag.
-var subcommands = map[string]bool{"version": true, "sessions": true, "runtimes": true, "trust": true, "undo": true, "policy": true}
+var subcommands = map[string]bool{"version": true, "sessions": true, "runtimes": true, "trust": true, "undo": true, "policy": true, "doctor": true}
 
 func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) > 0 {
@@ -123,6 +125,8 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return cmdUndo(ctx, args[1:], stdout, stderr)
 		case "policy":
 			return cmdPolicy(ctx, args[1:], stdout)
+		case "doctor":
+			return cmdDoctor(ctx, args[1:], stdout)
 		}
 		if !strings.HasPrefix(args[0], "-") {
 			return usagef("unknown command %q", args[0])

@@ -4,7 +4,10 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -102,4 +105,118 @@ func benchPipeline(b *testing.B, group int) {
 	b.ReportMetric(float64(perTurn)*float64(b.N)/cpu.Seconds(), "events/cpu-s")
 	sub.Close()
 	_ = s.Close(ctx)
+}
+
+// firstDeltaRuntime answers like a fast model: session_started, a pause
+// for the request, then a first line of text whose emission time it notes.
+type firstDeltaRuntime struct{ sent atomic.Int64 }
+
+func (*firstDeltaRuntime) Name() string { return "first" }
+
+func (*firstDeltaRuntime) Capabilities(string) engine.Capabilities {
+	return engine.Capabilities{Set: engine.NewCapSet(engine.CapTextCompletion, engine.CapStreamingText)}
+}
+
+func (r *firstDeltaRuntime) Run(_ context.Context, t *engine.Turn) (engine.Result, error) {
+	t.Emit(engine.Event{Type: engine.EventSessionStarted})
+	time.Sleep(500 * time.Microsecond)
+	r.sent.Store(time.Now().UnixNano())
+	t.Emit(engine.Event{Type: engine.EventTextDelta, Text: "Hello there.\n"})
+	t.Emit(engine.Event{Type: engine.EventTextDelta, Text: "How can I help"})
+	t.Emit(engine.Event{Type: engine.EventAssistantMessage, Text: "Hello there.\nHow can I help"})
+	return engine.Result{}, nil
+}
+
+// BenchmarkFirstDelta measures, through a real session on the SQLite
+// store, the time from a runtime emitting the first text delta of a turn
+// (a whole line) to a live subscriber (the TUI's preview) and to a stored
+// subscriber (kz -p's printer, which prints only what is committed)
+// receiving it. Reported: p50 and p99 of each in microseconds (target:
+// p99 ≤ 2000).
+//
+// The unreported variant hides the store's commit reports from the
+// session, as before print-after-commit: every event reaches subscribers
+// when appended.
+//
+//	go test -run '^$' -bench FirstDelta -benchtime=2000x ./engine/
+func BenchmarkFirstDelta(b *testing.B) {
+	b.Run("committed", func(b *testing.B) { benchFirstDelta(b, false) })
+	b.Run("unreported", func(b *testing.B) { benchFirstDelta(b, true) })
+}
+
+// plainJournal hides a journal's commit reports.
+type plainJournal struct{ engine.Journal }
+
+func benchFirstDelta(b *testing.B, unreported bool) {
+	ctx := context.Background()
+	st, err := store.Open(ctx, filepath.Join(b.TempDir(), "kz.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = st.Close() }()
+	w := st.NewWriter()
+	defer func() { _ = w.Close() }()
+	rt := &firstDeltaRuntime{}
+	var j engine.Journal = w
+	if unreported {
+		j = plainJournal{w}
+	}
+	s, err := engine.NewSession(engine.Config{Journal: j, Mode: engine.ModeAnalysisOnly,
+		Runtimes: []engine.RuntimeEntry{{Runtime: rt, Models: []string{"m"}}}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	w.CreateLazily(store.SessionInfo{ID: s.ID(), Workspace: "/w", Runtime: "first", Model: "m"})
+	var mu sync.Mutex
+	lat := map[bool][]time.Duration{}
+	var wg sync.WaitGroup
+	for _, stored := range []bool{false, true} {
+		sub := s.Subscribe()
+		if stored {
+			sub = s.SubscribeStored()
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			seen := int64(-1)
+			for {
+				ev, err := sub.Next(ctx)
+				if err != nil {
+					return
+				}
+				if ev.Type == engine.EventTextDelta && ev.TurnID != seen {
+					d := time.Duration(time.Now().UnixNano() - rt.sent.Load())
+					seen = ev.TurnID
+					mu.Lock()
+					lat[stored] = append(lat[stored], d)
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	b.ResetTimer()
+	for range b.N {
+		if _, err := s.RunTurn(ctx, "hi"); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	if err := s.Close(ctx); err != nil {
+		b.Fatal(err)
+	}
+	wg.Wait()
+	for _, stored := range []bool{false, true} {
+		l := lat[stored]
+		if len(l) != b.N {
+			b.Fatalf("stored %v: %d first deltas for %d turns", stored, len(l), b.N)
+		}
+		slices.Sort(l)
+		name := "live"
+		if stored {
+			name = "stored"
+		}
+		b.ReportMetric(float64(l[len(l)/2].Microseconds()), name+"-p50-µs")
+		b.ReportMetric(float64(l[len(l)*99/100].Microseconds()), name+"-p99-µs")
+		b.ReportMetric(float64(l[len(l)*95/100].Microseconds()), name+"-p95-µs")
+	}
 }

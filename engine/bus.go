@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -11,11 +12,13 @@ import (
 var ErrClosed = errors.New("closed")
 
 // Subscription is one subscriber's view of a session's events. Each has its
-// own queue, so a slow subscriber never stalls the runtime or the others:
-// while it lags, consecutive deltas of the same kind are merged in its queue
-// (no text is lost, it arrives in bigger pieces) and repeated progress
-// events replace each other. Every other event is queued one by one, so
-// permission requests, errors and final results are never dropped.
+// own queue, so a slow subscriber never stalls the runtime or the others.
+// In a live subscription (Subscribe), while it lags, consecutive deltas of
+// the same kind are merged in its queue (no text is lost, it arrives in
+// bigger pieces) and repeated progress events replace each other. Every
+// other event is queued one by one, so permission requests, errors and
+// final results are never dropped. A stored subscription (SubscribeStored)
+// merges nothing: it receives the journal's rows as they are.
 type Subscription struct {
 	mu    sync.Mutex
 	queue []Event
@@ -30,12 +33,16 @@ type Subscription struct {
 	// that much room instead of growing again from nothing: events are
 	// large and regrowing cost a tenth of the pipeline's CPU.
 	hint int
+	// stored says the subscription receives the journal's rows as they
+	// are (see bus): nothing is merged in its queue.
+	stored bool
 }
 
 // Next returns the next event, waiting until one arrives, ctx ends or the
 // subscription is closed (ErrClosed once the queue is drained).
 func (s *Subscription) Next(ctx context.Context) (Event, error) {
 	for {
+		s.pull()
 		s.mu.Lock()
 		s.settle()
 		if len(s.queue) > 0 {
@@ -62,6 +69,7 @@ func (s *Subscription) Next(ctx context.Context) (Event, error) {
 // A renderer uses it to apply a burst of events in one frame.
 func (s *Subscription) NextBatch(ctx context.Context) ([]Event, error) {
 	for {
+		s.pull()
 		s.mu.Lock()
 		s.settle()
 		if len(s.queue) > 0 {
@@ -80,6 +88,16 @@ func (s *Subscription) NextBatch(ctx context.Context) ([]Event, error) {
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
+	}
+}
+
+// pull moves the events the journal has stored since into the live
+// subscriptions' queues (see bus.release). The reader does this work, not
+// the journal's writer, whose goroutine is what bounds how many events
+// per second the session can keep.
+func (s *Subscription) pull() {
+	if s.bus != nil && !s.stored {
+		s.bus.release()
 	}
 }
 
@@ -103,28 +121,30 @@ func (s *Subscription) wake() {
 	}
 }
 
-// deliver queues ev, merging it into the tail when it is a delta of the same
-// kind and stream that the subscriber has not taken yet.
-func (s *Subscription) deliver(ev Event) {
+// deliver queues evs in order, each merged into the tail when it is a
+// delta of the same kind and stream that the subscriber has not taken yet
+// (never in a stored subscription). One call takes the lock once: a commit
+// hands over thousands of events at a time.
+func (s *Subscription) deliver(evs ...Event) {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
 		return
 	}
-	if n := len(s.queue); n > 0 && ev.Type.Coalescible() {
-		tail := &s.queue[n-1]
-		if mergeable(tail, &ev) {
-			s.merge(tail, &ev)
-			s.mu.Unlock()
-			s.wake()
-			return
+	for i := range evs {
+		ev := &evs[i]
+		if n := len(s.queue); n > 0 && !s.stored && ev.Type.Coalescible() {
+			if tail := &s.queue[n-1]; mergeable(tail, ev) {
+				s.merge(tail, ev)
+				continue
+			}
 		}
+		s.settle()
+		if s.queue == nil && s.hint > 0 {
+			s.queue = make([]Event, 0, s.hint)
+		}
+		s.queue = append(s.queue, *ev)
 	}
-	s.settle()
-	if s.queue == nil && s.hint > 0 {
-		s.queue = make([]Event, 0, s.hint)
-	}
-	s.queue = append(s.queue, ev)
 	s.mu.Unlock()
 	s.wake()
 }
@@ -172,53 +192,195 @@ func (s *Subscription) settle() {
 
 // bus fans events out to subscribers. Publishing never blocks on a
 // subscriber: each has its own queue.
+//
+// With a journal that reports its commits (the bus is gated), nothing
+// reaches a subscriber before the journal has stored it, except the
+// deltas a live subscriber previews:
+//
+//   - A stored subscription (SubscribeStored) receives exactly the rows the
+//     journal committed, in order, and nothing else: what a consumer of
+//     kz -p sees is what kz sessions export shows, sequence numbers
+//     included.
+//   - A live subscription (Subscribe, the TUI) receives a delta (text,
+//     reasoning, tool progress) as soon as every event before it was
+//     committed, since it is a preview that the final message or result
+//     replaces; every other event once it is committed itself.
+//
+// Without such a journal every event counts as committed when published.
 type bus struct {
 	mu     sync.Mutex
-	subs   []*Subscription
+	live   []*Subscription
+	stored []*Subscription
 	closed bool
+	// gated says the journal reports commits: events wait for them.
+	gated bool
+	// held[head:] are the events published to live subscribers and not
+	// yet delivered, in order: the first waits for its commit, and each
+	// later one for the commits before it.
+	held []Event
+	head int
+	// committed is the highest sequence number the journal has stored.
+	committed int64
+	// failed is the journal's error once it failed: nothing more will be
+	// committed, so live subscribers get every event at once.
+	failed error
 }
 
-func (b *bus) subscribe() *Subscription {
-	s := &Subscription{notify: make(chan struct{}, 1), bus: b}
+func (b *bus) subscribe(stored bool) *Subscription {
+	s := &Subscription{notify: make(chan struct{}, 1), bus: b, stored: stored}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {
 		s.closed = true
 		return s
 	}
-	b.subs = append(b.subs[:len(b.subs):len(b.subs)], s)
+	if stored {
+		b.stored = append(b.stored, s)
+	} else {
+		b.live = append(b.live, s)
+	}
 	return s
 }
 
 func (b *bus) remove(s *Subscription) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	// Copy on write: publish iterates a snapshot of the slice without the
-	// lock, so the slice it holds must never change under it.
-	kept := make([]*Subscription, 0, len(b.subs))
-	for _, x := range b.subs {
-		if x != s {
-			kept = append(kept, x)
-		}
+	b.live = slices.DeleteFunc(b.live, func(x *Subscription) bool { return x == s })
+	b.stored = slices.DeleteFunc(b.stored, func(x *Subscription) bool { return x == s })
+	if len(b.live) == 0 {
+		b.dropHeld()
 	}
-	b.subs = kept
 }
 
-// publish must be called with events in sequence order; the session's emit
-// lock guarantees that.
+// publish hands one event to the bus. It must be called with events in
+// sequence order; the session's emit lock guarantees that.
 func (b *bus) publish(ev Event) {
 	b.mu.Lock()
-	subs := b.subs
-	b.mu.Unlock()
+	defer b.mu.Unlock()
+	if !b.gated {
+		deliverAll(b.live, ev)
+		deliverAll(b.stored, ev)
+		return
+	}
+	switch {
+	case b.failed != nil:
+		// Stored subscribers get what the session says was not saved
+		// (see unsaved), nothing else.
+		deliverAll(b.live, ev)
+	case len(b.live) == 0:
+		// Stored subscribers get the journal's rows (commit); with no
+		// live subscriber nothing needs holding.
+	case b.head == len(b.held) && ev.Type.Coalescible():
+		deliverAll(b.live, ev)
+	default:
+		b.held = append(b.held, ev)
+		if len(b.held)-b.head >= maxHeld {
+			// No live subscriber has pulled for a while: deliver here,
+			// where their queues merge the deltas, rather than hold an
+			// unmerged copy of every event.
+			b.releaseLocked()
+		}
+	}
+}
+
+// maxHeld is how many events wait in the bus before the publisher
+// releases them itself.
+const maxHeld = 4096
+
+// commit takes what the journal reports: rows it stored, in order, or its
+// failure. It is called from the journal's writer, one call at a time, and
+// does as little as it can there: stored subscribers get the rows, live
+// ones are woken to pull what is now theirs (release).
+func (b *bus) commit(rows []Event, err error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if err != nil {
+		if b.failed == nil {
+			b.failed = err
+		}
+		deliverAll(b.live, b.held[b.head:]...)
+		b.dropHeld()
+		return
+	}
+	deliverAll(b.stored, rows...)
+	if n := len(rows); n > 0 {
+		b.committed = max(b.committed, rows[n-1].Seq)
+	}
+	if b.head < len(b.held) {
+		for _, s := range b.live {
+			s.wake()
+		}
+	}
+}
+
+// release delivers to the live subscribers every held event whose turn has
+// come: a delta once nothing before it waits, any other event once it is
+// stored. The journal never holds back anything but deltas, so every event
+// at or below the highest stored sequence number that is not a delta is
+// stored.
+func (b *bus) release() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.releaseLocked()
+}
+
+func (b *bus) releaseLocked() {
+	i := b.head
+	for ; i < len(b.held); i++ {
+		if ev := &b.held[i]; !ev.Type.Coalescible() && ev.Seq > b.committed {
+			break
+		}
+	}
+	if i == b.head {
+		return
+	}
+	deliverAll(b.live, b.held[b.head:i]...)
+	clear(b.held[b.head:i])
+	b.head = i
+	switch {
+	case b.head == len(b.held):
+		b.held, b.head = b.held[:0], 0
+	case b.head > len(b.held)/2:
+		// Move what still waits to the front now and then, so the
+		// backing array is reused instead of growing for ever.
+		n := copy(b.held, b.held[b.head:])
+		clear(b.held[n:])
+		b.held, b.head = b.held[:n], 0
+	}
+}
+
+// dropHeld forgets every held event. b.mu is held.
+func (b *bus) dropHeld() {
+	clear(b.held)
+	b.held, b.head = b.held[:0], 0
+}
+
+// unsaved hands stored subscribers an event the journal could not store
+// (its sequence number is zero), so that a consumer learns how the turn
+// ended and why it is not in the history.
+func (b *bus) unsaved(ev Event) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	deliverAll(b.stored, ev)
+}
+
+func deliverAll(subs []*Subscription, evs ...Event) {
+	if len(evs) == 0 {
+		return
+	}
 	for _, s := range subs {
-		s.deliver(ev)
+		s.deliver(evs...)
 	}
 }
 
 func (b *bus) close() {
 	b.mu.Lock()
-	subs := b.subs
-	b.subs = nil
+	// The session flushed its journal before closing: what still waits
+	// is stored, or never will be.
+	deliverAll(b.live, b.held[b.head:]...)
+	subs := append(b.live, b.stored...)
+	b.live, b.stored = nil, nil
+	b.dropHeld()
 	b.closed = true
 	b.mu.Unlock()
 	for _, s := range subs {

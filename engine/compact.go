@@ -84,6 +84,8 @@ func (s *Session) beginCompact(ctx context.Context) (*turnState, Compacter, erro
 		return nil, nil, ErrClosed
 	case s.cur != nil:
 		return nil, nil, fmt.Errorf("compact: %w (wait for it to end or interrupt it first)", ErrBusy)
+	case s.storeErr != nil:
+		return nil, nil, fmt.Errorf("compact: %w: %w", ErrNotSaved, s.storeErr)
 	}
 	e := s.runtimes[s.runtime]
 	c, ok := e.Runtime.(Compacter)

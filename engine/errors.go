@@ -26,6 +26,9 @@ const (
 	ErrProtocol        ErrorKind = "protocol"
 	ErrLimitReached    ErrorKind = "limit"
 	ErrInvalidArgument ErrorKind = "invalid_argument"
+	// ErrStorage is kz's own failure to save the session (a full disk, a
+	// damaged database), not the runtime's.
+	ErrStorage ErrorKind = "storage"
 )
 
 // Retryable reports whether a failure of this kind may succeed on another

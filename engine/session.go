@@ -48,6 +48,9 @@ type Session struct {
 	cur         *turnState
 	pending     map[string]*pendingRequest
 	closed      bool
+	// storeErr is the journal's failure: no turn starts after it.
+	storeErr    error
+	stopReports func()
 	wg          sync.WaitGroup
 	// total sums every finished turn of the session, resumed ones included.
 	totalUsage Usage
@@ -61,6 +64,35 @@ type Journal interface {
 	Append(ev Event) error
 	Flush(ctx context.Context) error
 }
+
+// CommitReporter is a Journal that says what it has stored. A session on
+// one shows its subscribers only what is stored (see bus): nothing a
+// consumer saw can be missing from the history after a crash. With any
+// other journal an event counts as stored once Append returns.
+type CommitReporter interface {
+	// ReportCommits calls fn after each commit with the events of the
+	// session that the commit stored, in sequence order and as stored:
+	// consecutive deltas may be merged into one (which carries the later
+	// sequence number) or split, and tool progress is never stored. Calls
+	// come one at a time, and before a Flush waiting for those events
+	// returns. fn is called once with a non-nil error when the journal
+	// fails; it stores nothing after that. stop ends the reports.
+	ReportCommits(sessionID string, fn func(stored []Event, err error)) (stop func())
+}
+
+// ErrNotSaved is matched (errors.Is) by the error of a turn that ended, or
+// could not start, because the journal failed: the session can no longer
+// be saved (a full disk, a damaged database).
+var ErrNotSaved = errors.New("the session could not be saved")
+
+// storeError is the cause a journal failure cancels a turn with.
+type storeError struct{ err error }
+
+func (e *storeError) Error() string {
+	return "kz could not save this session: " + e.err.Error()
+}
+
+func (e *storeError) Unwrap() []error { return []error{ErrNotSaved, e.err} }
 
 // RuntimeEntry is a configured runtime as the session sees it.
 type RuntimeEntry struct {
@@ -191,6 +223,10 @@ func NewSession(cfg Config) (*Session, error) {
 	if s.model == "" && len(e.Models) > 0 {
 		s.model = e.Models[0]
 	}
+	if r, ok := cfg.Journal.(CommitReporter); ok {
+		s.bus.gated = true
+		s.stopReports = r.ReportCommits(s.id, s.committed)
+	}
 	if p := cfg.Prior; p != nil {
 		s.seq, s.lastTurn, s.lastRuntime = p.LastSeq, p.LastTurn, p.LastRuntime
 		s.totalUsage, s.totalCost = p.Usage, p.CostUSD
@@ -213,8 +249,35 @@ func NewID() string {
 // ID returns the session id.
 func (s *Session) ID() string { return s.id }
 
-// Subscribe returns a new subscription to the session's events from now on.
-func (s *Session) Subscribe() *Subscription { return s.bus.subscribe() }
+// Subscribe returns a new live subscription to the session's events from
+// now on: deltas arrive as a preview, every other event once it is stored
+// (see bus). It suits a display.
+func (s *Session) Subscribe() *Subscription { return s.bus.subscribe(false) }
+
+// SubscribeStored returns a new subscription that receives the session's
+// events only as the journal stored them, from now on: the same sequence
+// numbers, text and order as the history. Tool progress, which is never
+// stored, never arrives. When the journal fails, the turn's end arrives
+// with sequence number zero, marking it not stored. It suits a printer
+// whose output must agree with the history (kz -p).
+func (s *Session) SubscribeStored() *Subscription { return s.bus.subscribe(true) }
+
+// committed is the journal's report (see CommitReporter). A failure ends
+// the running turn: its events would be shown but never stored.
+func (s *Session) committed(stored []Event, err error) {
+	s.bus.commit(stored, err)
+	if err == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.storeErr == nil {
+		s.storeErr = err
+	}
+	if s.cur != nil {
+		s.cur.cancel(&storeError{err})
+	}
+}
 
 // State is a snapshot of the session for a status bar.
 type State struct {
@@ -391,8 +454,14 @@ func (s *Session) Close(ctx context.Context) error {
 	}
 	s.mu.Unlock()
 	s.wg.Wait()
+	// The flush delivers what is still being stored before the
+	// subscriptions end.
+	err := s.journal.Flush(ctx)
+	if s.stopReports != nil {
+		s.stopReports()
+	}
 	s.bus.close()
-	if err := s.journal.Flush(ctx); err != nil {
+	if err != nil {
 		return fmt.Errorf("close session: %w", err)
 	}
 	return nil
@@ -417,8 +486,9 @@ func (s *Session) emitLocked(ev Event) Event {
 	if ev.Type == EventSessionStarted && ev.NativeID != "" {
 		s.natives[ev.Runtime] = NativeRef{ID: ev.NativeID, TurnID: ev.TurnID}
 	}
-	// A journal that cannot persist must not stop the conversation; the
-	// store reports its own failure as an error event on the next flush.
+	// A journal that fails reports it through ReportCommits (which ends
+	// the turn) and to the Flush that ends the turn; Append's error says
+	// the same.
 	_ = s.journal.Append(ev)
 	s.transcript.Apply(ev)
 	s.bus.publish(ev)

@@ -191,6 +191,9 @@ func (s *Session) beginTurn(ctx context.Context, prompt string) (*turnState, []a
 	if s.closed {
 		return nil, nil, ErrClosed
 	}
+	if s.storeErr != nil {
+		return nil, nil, fmt.Errorf("%w: %w (free space or repair the database, then start kz again)", ErrNotSaved, s.storeErr)
+	}
 	attempts := s.chain()
 	s.lastTurn++
 	tctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
@@ -233,7 +236,16 @@ func (s *Session) completeTurn(ctx context.Context, ts *turnState, attempts []at
 	// Durability before the caller sees the result: must-deliver events
 	// already triggered a flush; this waits for it.
 	if ferr := s.journal.Flush(context.WithoutCancel(ctx)); ferr != nil {
-		return final, fmt.Errorf("turn %d ended but was not saved: %w", final.TurnID, ferr)
+		// A stored subscriber (kz -p) waits for a final_result that will
+		// never be stored: it gets one without a sequence number, saying
+		// why.
+		unsaved := final
+		unsaved.Seq, unsaved.Status, unsaved.ErrorKind = 0, string(StatusError), ErrStorage
+		if unsaved.Text == "" {
+			unsaved.Text = (&storeError{ferr}).Error()
+		}
+		s.bus.unsaved(unsaved)
+		return unsaved, fmt.Errorf("turn %d ended but was not saved: %w", final.TurnID, errors.Join(ErrNotSaved, ferr))
 	}
 	return final, nil
 }
@@ -309,7 +321,12 @@ func (s *Session) finishLocked(ctx context.Context, ts *turnState, res Result, e
 	// --output-format json) learns why it failed.
 	var errMsg string
 	var errKind ErrorKind
+	var se *storeError
 	switch cause := context.Cause(ctx); {
+	case errors.As(cause, &se):
+		// The journal failed: what the turn does next could not be kept.
+		status, errMsg, errKind = StatusError, se.Error(), ErrStorage
+		s.emitLocked(Event{Type: EventError, TurnID: t.ID, Text: errMsg, ErrorKind: errKind})
 	case errors.Is(cause, errTimeout):
 		status = StatusTimeout
 	case errors.Is(cause, errBudget):

@@ -18,6 +18,10 @@ type Export struct {
 	Session    SessionInfo              `json:"session"`
 	Turns      []TurnInfo               `json:"turns"`
 	Transcript []engine.TranscriptEntry `json:"transcript"`
+	// Events is the event log as stored: every event kz -p
+	// --output-format stream-json printed is here, with the same sequence
+	// number (deltas as they were stored, which is how they were printed).
+	Events []engine.Event `json:"events"`
 }
 
 // LoadExport reads everything an export shows.
@@ -35,7 +39,11 @@ func (s *Store) LoadExport(ctx context.Context, idOrPrefix string) (_ *Export, e
 	if err != nil {
 		return nil, err
 	}
-	return &Export{Session: si, Turns: turns, Transcript: tr}, nil
+	x := &Export{Session: si, Turns: turns, Transcript: tr, Events: []engine.Event{}}
+	if err := s.Events(ctx, si.ID, func(ev engine.Event) error { x.Events = append(x.Events, ev); return nil }); err != nil {
+		return nil, err
+	}
+	return x, nil
 }
 
 // WriteJSON writes the export as indented JSON.

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -58,8 +57,7 @@ func OpenReadOnly(ctx context.Context, path string) (*Store, error) {
 }
 
 func openRO(ctx context.Context, path, params string) (*Store, error) {
-	u := url.URL{Scheme: "file", Opaque: (&url.URL{Path: path}).EscapedPath(), RawQuery: params + "&_busy_timeout=5000&_foreign_keys=on"}
-	db, err := sql.Open("sqlite3", u.String())
+	db, err := sql.Open("sqlite3", fileURI(path, params+"&_busy_timeout=5000&_foreign_keys=on"))
 	if err != nil {
 		return nil, fmt.Errorf("open database %s read-only: %w", path, err)
 	}

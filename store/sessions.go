@@ -298,9 +298,10 @@ func (s *Store) Turns(ctx context.Context, id string) (_ []TurnInfo, err error) 
 func (s *Store) Prior(ctx context.Context, id string) (_ *engine.Prior, err error) {
 	defer s.noteDamage(&err)
 	p := &engine.Prior{Natives: map[string]engine.NativeRef{}}
-	err = s.db.QueryRowContext(ctx, `SELECT IFNULL((SELECT MAX(seq) FROM events WHERE session_id = ?), 0), IFNULL((SELECT MAX(turn_id) FROM turns WHERE session_id = ?), 0)`, id, id).
-		Scan(&p.LastSeq, &p.LastTurn)
-	if err != nil {
+	if p.LastSeq, err = s.lastSeq(ctx, id); err != nil {
+		return nil, fmt.Errorf("load session %s: %w", id, err)
+	}
+	if err := s.db.QueryRowContext(ctx, `SELECT IFNULL(MAX(turn_id), 0) FROM turns WHERE session_id = ?`, id).Scan(&p.LastTurn); err != nil {
 		return nil, fmt.Errorf("load session %s: %w", id, err)
 	}
 	if err := s.db.QueryRowContext(ctx, `SELECT IFNULL(SUM(input_tokens), 0), IFNULL(SUM(output_tokens), 0), IFNULL(SUM(cost_usd), 0) FROM turns WHERE session_id = ?`, id).
@@ -381,8 +382,12 @@ func (s *Store) recoverOpenTurns(ctx context.Context) error {
 }
 
 func (s *Store) closingEvents(ctx context.Context, session string, turn int64, runtime, model string) ([]engine.Event, error) {
-	var seq int64
-	if err := s.db.QueryRowContext(ctx, `SELECT IFNULL(MAX(seq), 0) FROM events WHERE session_id = ?`, session).Scan(&seq); err != nil {
+	// The closing events take the next free sequence numbers: above every
+	// stored event and above the session's high mark. Nothing a killed kz
+	// printed lies higher, since kz prints an event only once it is
+	// stored.
+	seq, err := s.lastSeq(ctx, session)
+	if err != nil {
 		return nil, fmt.Errorf("recover %s: %w", session, err)
 	}
 	now := time.Now()
@@ -394,7 +399,7 @@ func (s *Store) closingEvents(ctx context.Context, session string, turn int64, r
 	var out []engine.Event
 	// Text streamed after the last whole message of the turn.
 	var text strings.Builder
-	err := s.Events(ctx, session, func(ev engine.Event) error {
+	err = s.Events(ctx, session, func(ev engine.Event) error {
 		if ev.TurnID != turn {
 			return nil
 		}
@@ -429,4 +434,14 @@ func (s *Store) closingEvents(ctx context.Context, session string, turn int64, r
 	out = append(out, mk(engine.Event{Type: engine.EventFinalResult, Status: string(engine.StatusInterrupted), Model: model,
 		Output: "kz stopped before this turn ended; it was closed as interrupted and nothing was re-run", Usage: &engine.Usage{}}))
 	return out, nil
+}
+
+// lastSeq is the highest sequence number a session has used: its last
+// stored event, or the session's own mark if that is higher (a salvage
+// that lost the last events keeps the mark, so that no number is reused).
+func (s *Store) lastSeq(ctx context.Context, id string) (int64, error) {
+	var seq int64
+	err := s.db.QueryRowContext(ctx, `SELECT MAX(IFNULL((SELECT MAX(seq) FROM events WHERE session_id = ?1), 0),
+		IFNULL((SELECT last_seq FROM sessions WHERE id = ?1), 0))`, id).Scan(&seq)
+	return seq, err
 }

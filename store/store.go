@@ -13,13 +13,16 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
+	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/mattn/go-sqlite3"
@@ -33,8 +36,13 @@ type Store struct {
 	db         *sql.DB
 	path       string
 	damageOnce sync.Once
-	// Recovered is set when Open found the database corrupt, moved it aside
-	// and started a fresh one; it says where the old file went.
+	lock       *dbLock
+	// full says Open found the disk full and opened for reading only.
+	full bool
+	// Recovered says, in one line, what Open found wrong with the
+	// database and what it did: a salvage (see SalvageReport), or turns a
+	// dead kz left open that a full disk kept it from closing. Empty
+	// when all was well.
 	Recovered string
 }
 
@@ -47,25 +55,50 @@ var ErrNotFound = errors.New("no such session")
 // frees, so a deleted session (perhaps deleted for what was pasted into it)
 // does not live on in free pages; see Scrub for the write-ahead log.
 func dsn(path string) string {
-	return "file:" + path + "?_journal_mode=WAL&_busy_timeout=5000&_foreign_keys=on&_synchronous=NORMAL&_txlock=immediate&_secure_delete=on"
+	return fileURI(path, "_journal_mode=WAL&_busy_timeout=5000&_foreign_keys=on&_synchronous=NORMAL&_txlock=immediate&_secure_delete=on")
+}
+
+// fileURI is the SQLite URI of the file at path with the given query: the
+// path is escaped, since a ?, # or % in a folder name would otherwise be
+// read as part of the URI.
+func fileURI(path, query string) string {
+	u := url.URL{Scheme: "file", Opaque: (&url.URL{Path: path}).EscapedPath(), RawQuery: query}
+	return u.String()
 }
 
 // Scrub moves the write-ahead log into the database and empties it. The log
 // keeps old page images until it is reset, so after a delete it still holds
 // what was deleted; with secure_delete the database itself does not.
+//
+// A checkpoint that another connection keeps from finishing (a reader, the
+// writer's own checkpointer) says so in its result instead of failing: it
+// is tried again for a while, then reported.
 func (s *Store) Scrub(ctx context.Context) error {
-	if _, err := s.db.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
-		return fmt.Errorf("scrub the write-ahead log: %w", err)
+	for try := 0; ; try++ {
+		var busy, log, done int
+		if err := s.db.QueryRowContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &log, &done); err != nil {
+			return fmt.Errorf("scrub the write-ahead log: %w", err)
+		}
+		if busy == 0 {
+			return nil
+		}
+		if try == 50 {
+			return errors.New("scrub the write-ahead log: another connection kept it busy; it is emptied when the last kz using the database ends")
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("scrub the write-ahead log: %w", ctx.Err())
+		case <-time.After(20 * time.Millisecond):
+		}
 	}
-	return nil
 }
 
 // damagedSuffix names the marker written beside a database in which damage
 // showed only after it was opened: a read or write of pages that opening
 // does not touch failed as corrupt. That operation fails with its error
-// there and then; the next Open finds the marker and moves the database
-// aside like one that fails to open, so the damage is reported once and
-// does not make every later session fail.
+// there and then; the next Open finds the marker and salvages the database
+// like one that fails to open, so the damage is reported once and does
+// not make every later session fail.
 const damagedSuffix = ".damaged"
 
 // noteDamage writes the damage marker when *errp says the database is
@@ -78,39 +111,198 @@ func (s *Store) noteDamage(errp *error) {
 	s.damageOnce.Do(func() {
 		_ = os.WriteFile(s.path+damagedSuffix, []byte((*errp).Error()+"\n"), 0o600)
 	})
-	*errp = fmt.Errorf("%w (the database is damaged: the next kz moves it aside, keeping the file, and starts a fresh one)", *errp)
+	*errp = fmt.Errorf("%w (the database is damaged: kz doctor --salvage, or the next kz, copies what can be read into a fresh database and keeps the damaged file)", *errp)
+}
+
+// ForeignError says the file at the database's path is an SQLite database
+// that is not kz's. kz leaves it alone.
+type ForeignError struct {
+	Path   string
+	Tables []string
+}
+
+func (e *ForeignError) Error() string {
+	return fmt.Sprintf("%s is an SQLite database that is not kz's (its tables: %s); kz leaves it as it is: move it away, or give kz another folder with --data-dir",
+		e.Path, strings.Join(e.Tables, ", "))
 }
 
 // Open opens (or creates) the database at path with mode 0600 in a 0700
 // directory, applies the migrations, and closes turns that a killed kz left
-// open. A corrupt database is moved aside to <path>.corrupt-<timestamp>,
-// reported in Recovered, and replaced by a fresh one; so is one in which an
-// earlier kz found damage (see damagedSuffix).
+// open. A database that is damaged (it fails to open, an earlier kz found
+// damage in it, or it is an empty file) is salvaged (see salvage.go) and
+// Recovered says what was found, recovered and lost. A database of another
+// program is refused (ForeignError), never replaced.
+//
+// Open holds the database's shared lock (see lock.go) until Close.
 func Open(ctx context.Context, path string) (*Store, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
 	}
-	err := earlierDamage(path)
-	if err == nil {
-		s, oerr := openChecked(ctx, path)
-		if oerr == nil {
-			return s, nil
-		}
-		if !isCorrupt(oerr) {
-			return nil, oerr
-		}
-		err = oerr
+	lock, err := lockShared(ctx, path)
+	if err != nil {
+		return nil, err
 	}
-	aside, merr := moveAside(path)
-	if merr != nil {
-		return nil, fmt.Errorf("database %s is corrupt (%v) and could not be moved aside: %w", path, err, merr)
+	s, err := open(ctx, path, lock)
+	if err != nil {
+		lock.release()
+		return nil, err
 	}
-	s, err2 := openChecked(ctx, path)
-	if err2 != nil {
-		return nil, fmt.Errorf("database %s was corrupt and moved to %s, but a fresh one failed: %w", path, aside, err2)
-	}
-	s.Recovered = fmt.Sprintf("database %s was corrupt (%v); it was moved to %s and a fresh one was started", path, err, aside)
+	s.lock = lock
 	return s, nil
+}
+
+func open(ctx context.Context, path string, lock *dbLock) (*Store, error) {
+	damage := earlierDamage(path)
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		if err := create(ctx, path); err != nil {
+			return nil, err
+		}
+	}
+	if damage == nil {
+		if fi, err := os.Stat(path); err == nil && fi.Size() == 0 {
+			// kz creates a database whole before giving it its name, so
+			// an empty file is one that lost its content.
+			damage = errors.New("it is an empty file (0 bytes)")
+		}
+	}
+	if damage == nil {
+		if err := checkForeign(ctx, path); err != nil {
+			return nil, err
+		}
+		s, err := openChecked(ctx, path)
+		if err != nil && isFull(err) {
+			if ro, rerr := openFull(ctx, path); rerr == nil {
+				return ro, nil
+			}
+		}
+		if err == nil || !isCorrupt(err) {
+			return s, err
+		}
+		damage = err
+	}
+	found := describeDamage(damage) + startsWith(path)
+	if err := lock.exclusive(ctx); err != nil {
+		if !errors.Is(err, ErrDatabaseInUse) {
+			return nil, err
+		}
+		// Another kz has the database open: salvaging would take the file
+		// from under it. Read it as it is, if it opens.
+		s, oerr := openChecked(ctx, path)
+		if oerr != nil {
+			return nil, fmt.Errorf("database %s is damaged (%s) and another kz is using it: end it, then run kz doctor --salvage", path, found)
+		}
+		s.Recovered = fmt.Sprintf("database %s is damaged (%s); another kz is using it, so it was not salvaged: end it, then run kz doctor --salvage", path, found)
+		return s, nil
+	}
+	rep, err := salvage(ctx, path, found)
+	if serr := lock.shared(ctx); err == nil {
+		err = serr
+	}
+	if err != nil {
+		return nil, fmt.Errorf("database %s is damaged (%s) and could not be salvaged: %w", path, found, err)
+	}
+	s, err := openChecked(ctx, path)
+	if err != nil {
+		return nil, fmt.Errorf("database %s was salvaged, but the salvaged database failed to open: %w", path, err)
+	}
+	s.Recovered = rep.String()
+	return s, nil
+}
+
+// checkForeign refuses an SQLite database of another program before kz
+// opens it as its own: a connection with kz's settings would already
+// switch it to the write-ahead log. kz's own databases are always in that
+// mode, so only a file in another mode needs a look at its tables first.
+func checkForeign(ctx context.Context, path string) error {
+	hdr := make([]byte, 100)
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	_, err = io.ReadFull(f, hdr)
+	_ = f.Close()
+	if err != nil || !hasMagic(hdr) || hdr[18] == 2 {
+		return nil
+	}
+	db, err := sql.Open("sqlite3", fileURI(path, "mode=ro"))
+	if err != nil {
+		return nil
+	}
+	defer func() { _ = db.Close() }()
+	return (&Store{db: db, path: path}).checkKz(ctx)
+}
+
+// fileStart quotes the first bytes of a file that is not an SQLite
+// database, so that the person can tell what it was; "" for an SQLite
+// file, an empty one or one that cannot be read.
+func fileStart(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer func() { _ = f.Close() }()
+	b := make([]byte, 16)
+	n, _ := io.ReadFull(f, b)
+	if n == 0 || hasMagic(b[:n]) {
+		return ""
+	}
+	return strconv.Quote(string(b[:n]))
+}
+
+// describeDamage says in a few words what is wrong: SQLite's own message
+// without the context kz wrapped around it.
+func describeDamage(err error) string {
+	var se sqlite3.Error
+	if errors.As(err, &se) {
+		return se.Error()
+	}
+	return err.Error()
+}
+
+// create makes a new database at path: it is created and migrated under a
+// name of its own, then linked into place, so that no kz ever finds a
+// database half made, and an empty file at path always means damage. When
+// another kz creates it at the same moment, the first link wins and the
+// other's copy is dropped.
+func create(ctx context.Context, path string) error {
+	tmp := fmt.Sprintf("%s.new-%d", path, os.Getpid())
+	defer func() {
+		for _, suffix := range []string{"", "-wal", "-shm"} {
+			_ = os.Remove(tmp + suffix)
+		}
+	}()
+	if err := os.WriteFile(tmp, nil, 0o600); err != nil {
+		return fmt.Errorf("create database %s: %w", path, err)
+	}
+	db, err := sql.Open("sqlite3", dsn(tmp))
+	if err != nil {
+		return fmt.Errorf("create database %s: %w", path, err)
+	}
+	err = (&Store{db: db, path: tmp}).migrate(ctx)
+	if err == nil {
+		_, err = db.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)")
+	}
+	if cerr := db.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = syncFile(tmp)
+	}
+	if err != nil {
+		return fmt.Errorf("create database %s: %w", path, err)
+	}
+	if err := os.Link(tmp, path); err != nil && !errors.Is(err, fs.ErrExist) {
+		// A file system without hard links: a rename, which another kz
+		// creating the database at the same moment could overtake.
+		if _, serr := os.Lstat(path); !errors.Is(serr, fs.ErrNotExist) {
+			return nil
+		}
+		if err := os.Rename(tmp, path); err != nil {
+			return fmt.Errorf("create database %s: %w", path, err)
+		}
+	}
+	syncDir(filepath.Dir(path))
+	return nil
 }
 
 // earlierDamage returns the damage an earlier kz recorded beside the
@@ -129,13 +321,6 @@ func earlierDamage(path string) error {
 }
 
 func openChecked(ctx context.Context, path string) (*Store, error) {
-	// Create the file with mode 0600 before SQLite does, since SQLite gives
-	// the -wal and -shm files the mode of the main file.
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("open database %s: %w", path, err)
-	}
-	_ = f.Close()
 	if err := os.Chmod(path, 0o600); err != nil {
 		return nil, fmt.Errorf("open database %s: %w", path, err)
 	}
@@ -144,6 +329,10 @@ func openChecked(ctx context.Context, path string) (*Store, error) {
 		return nil, fmt.Errorf("open database %s: %w", path, err)
 	}
 	s := &Store{db: db, path: path}
+	if err := s.checkKz(ctx); err != nil {
+		_ = db.Close()
+		return nil, err
+	}
 	if err := s.migrate(ctx); err != nil {
 		_ = db.Close()
 		return nil, fmt.Errorf("open database %s: %w", path, err)
@@ -155,10 +344,39 @@ func openChecked(ctx context.Context, path string) (*Store, error) {
 		}
 	}
 	if err := s.recoverOpenTurns(ctx); err != nil {
-		_ = db.Close()
-		return nil, fmt.Errorf("open database %s: %w", path, err)
+		if !isFull(err) {
+			_ = db.Close()
+			return nil, fmt.Errorf("open database %s: %w", path, err)
+		}
+		// With the disk full, the sessions can still be read: the turns
+		// stay open (they show as running) until a kz with room closes
+		// them.
+		s.Recovered = fmt.Sprintf("the disk holding %s is full, so turns that a killed kz left open could not be closed yet (%v)", path, err)
 	}
 	return s, nil
+}
+
+// checkKz refuses a database that holds tables but not kz's: migrating it
+// would write kz's tables into another program's database.
+func (s *Store) checkKz(ctx context.Context) error {
+	names, err := tableNames(ctx, s.db)
+	if err != nil {
+		return fmt.Errorf("open database %s: %w", s.path, err)
+	}
+	if len(names) == 0 || names["schema_migrations"] {
+		return nil
+	}
+	var tables []string
+	for n := range names {
+		if !strings.HasPrefix(n, "sqlite_") {
+			tables = append(tables, n)
+		}
+	}
+	if len(tables) == 0 {
+		return nil
+	}
+	sort.Strings(tables)
+	return &ForeignError{Path: s.path, Tables: tables}
 }
 
 // isCorrupt reports whether err says the file is not a usable database, as
@@ -172,24 +390,47 @@ func isCorrupt(err error) bool {
 	return strings.Contains(msg, "file is not a database") || strings.Contains(msg, "malformed")
 }
 
-func moveAside(path string) (string, error) {
-	aside := path + ".corrupt-" + time.Now().UTC().Format("20060102T150405.000000000")
-	if err := os.Rename(path, aside); err != nil {
-		return "", err
+// isFull reports whether err says the disk (or the quota) is full.
+func isFull(err error) bool {
+	var se sqlite3.Error
+	if errors.As(err, &se) && (se.Code == sqlite3.ErrFull || se.SystemErrno == syscall.ENOSPC || se.SystemErrno == syscall.EDQUOT) {
+		return true
 	}
-	for _, suffix := range []string{"-wal", "-shm", damagedSuffix} {
-		if err := os.Rename(path+suffix, aside+suffix); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return aside, err
-		}
+	msg := err.Error()
+	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) ||
+		strings.Contains(msg, "database or disk is full") || strings.Contains(msg, "no space left on device")
+}
+
+// openFull opens the database for reading when the disk is too full for
+// SQLite to make the index of its write-ahead log (the -shm file). Without
+// a log the file holds everything and is read as immutable, taking no
+// lock; with one, in exclusive locking mode, where SQLite keeps the index
+// in memory (and holds the lock until Close). Reading writes nothing. The
+// sessions are shown as they are; a turn of a kz that died stays open
+// until there is room to close it.
+func openFull(ctx context.Context, path string) (*Store, error) {
+	params := "mode=ro&immutable=1"
+	if _, err := os.Stat(path + "-wal"); err == nil {
+		params = "_locking_mode=EXCLUSIVE"
 	}
-	return aside, nil
+	s, err := openRO(ctx, path, params)
+	if err != nil {
+		return nil, err
+	}
+	s.full = true
+	s.Recovered = fmt.Sprintf("the disk holding %s is full: the sessions are shown as they are, and nothing can be saved until space is freed", path)
+	return s, nil
 }
 
 // Path returns the database file.
 func (s *Store) Path() string { return s.path }
 
-// Close closes the database.
-func (s *Store) Close() error { return s.db.Close() }
+// Close closes the database and lets its lock go.
+func (s *Store) Close() error {
+	err := s.db.Close()
+	s.lock.release()
+	return err
+}
 
 // IntegrityCheck runs PRAGMA integrity_check and returns its verdict.
 func (s *Store) IntegrityCheck(ctx context.Context) (string, error) {

@@ -2,25 +2,33 @@ package store
 
 import (
 	"context"
-	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/mattn/go-sqlite3"
+
 	"github.com/kaizen-code/kz/engine"
-	"github.com/kaizen-code/kz/internal/proc"
 )
 
 // Writer is the store's engine.Journal: it queues events and writes them in
-// batches, one transaction per batch, from one goroutine. A must-deliver
-// event (permission request, error, final result) triggers a write at once;
-// otherwise a batch is written when it is large or a few milliseconds old.
-// While the writer lags, consecutive text deltas of one stream are merged in
-// the queue, so a burst of deltas costs one row.
+// batches, one transaction per batch, from one goroutine. Any event but a
+// delta is written at once, or, while a write is under way, in the batch
+// right after it (a group commit): a session shows its subscribers an
+// event only once it is stored (engine.CommitReporter), so every commit
+// that waits delays what the person sees. A queue of deltas alone waits
+// batchDelay for company, since live subscribers already preview them.
+// While the writer lags, consecutive text deltas of one stream are merged
+// in the queue, so a burst of deltas costs one row.
+//
+// The first failed write (a full disk, a damaged database) stops the
+// writer for good: everything after it is refused, and every session is
+// told (ReportCommits), so that no turn goes on showing what can no longer
+// be kept. What was committed before stays.
 //
 // Streamed text is persisted only up to a safe cut (see safeCut): a secret
 // that a model streams in several deltas is then always redacted whole,
@@ -29,6 +37,12 @@ import (
 // or Close.
 type Writer struct {
 	st *Store
+	// conn is the writer's own connection (see checkpoint.go) with its
+	// prepared statements, or nil.
+	conn *connStmts
+	// kick asks the checkpointer for a checkpoint; stop ends it.
+	kick, stop, stopped chan struct{}
+	stopOnce            sync.Once
 
 	mu    sync.Mutex
 	queue []engine.Event
@@ -51,11 +65,17 @@ type Writer struct {
 	// flushing counts Flush calls waiting: while one waits, nothing is
 	// held back.
 	flushing int
-	appended int64 // events accepted (merged ones included)
-	written  int64 // events durable
-	err      error // first write error; later Flush calls return it
-	closed   bool
-	batches  int // transactions written, for tests
+	// solid says the queue holds an event that is not a delta, which
+	// is written without waiting for company.
+	solid bool
+	// reporters are the sessions' ReportCommits callbacks. The map is
+	// replaced, never changed, so the loop reads a snapshot without w.mu.
+	reporters map[string]func([]engine.Event, error)
+	appended  int64 // events accepted (merged ones included)
+	written   int64 // events durable
+	err       error // first write error; later Flush calls return it
+	closed    bool
+	batches   int // transactions written, for tests
 	// create holds sessions registered with CreateLazily whose row is
 	// written with their first events, so a session that never got a
 	// turn leaves nothing behind.
@@ -65,20 +85,40 @@ type Writer struct {
 	progress *sync.Cond
 }
 
-// batchDelay is how long a queued event waits for company before it is
-// written without a must-deliver event. Tests lengthen it to prove that
-// must-deliver events do not wait for it.
-var batchDelay = 5 * time.Millisecond
+// batchDelay is how long after a write a queue of deltas alone waits for
+// company before it is written. It bounds the commits of a fast stream of
+// lines to about one per batchDelay, and is short enough that a line
+// reaches kz -p's output within it. Tests lengthen it to prove that other
+// events do not wait for it.
+var batchDelay = time.Millisecond
+
+// busyRetries is how many times a batch is tried again when another
+// process keeps the database locked beyond the busy timeout.
+const busyRetries = 3
 
 // maxBatch caps the events written in one transaction.
 const maxBatch = 4096
 
 // NewWriter starts a writer. Close it to flush and stop its goroutine.
 func (s *Store) NewWriter() *Writer {
-	w := &Writer{st: s, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	w := &Writer{st: s, wake: make(chan struct{}, 1), done: make(chan struct{}),
+		kick: make(chan struct{}, 1), stop: make(chan struct{}), stopped: make(chan struct{})}
 	w.progress = sync.NewCond(&w.mu)
+	if c := s.writerConn(); c != nil {
+		w.conn = &connStmts{conn: c}
+		go s.checkpoints(w.kick, w.stop, w.stopped)
+	}
 	go w.loop()
 	return w
+}
+
+// write writes a batch on the writer's own connection, or in a transaction
+// of the pool when it has none.
+func (w *Writer) write(batch []engine.Event, create []SessionInfo) error {
+	if w.conn != nil {
+		return w.conn.writeBatch(context.Background(), batch, create...)
+	}
+	return w.st.writeBatch(context.Background(), batch, create...)
 }
 
 // CreateLazily registers a new session whose row is inserted in the same
@@ -104,7 +144,7 @@ func (w *Writer) Append(ev engine.Event) error {
 		w.mu.Unlock()
 		return errors.New("journal closed")
 	}
-	if ev.Type == engine.EventToolCallProgress {
+	if w.err != nil || ev.Type == engine.EventToolCallProgress {
 		err := w.err
 		w.mu.Unlock()
 		return err
@@ -136,7 +176,9 @@ func (w *Writer) Append(ev engine.Event) error {
 		w.tailFirst, w.tailCount = 0, 0
 	}
 	n := len(w.queue)
-	urgent := ev.Type.MustDeliver() || n >= maxBatch || w.held
+	solid := !ev.Type.Coalescible()
+	w.solid = w.solid || solid
+	urgent := solid || n >= maxBatch || w.held
 	w.held = false
 	err := w.err
 	w.mu.Unlock()
@@ -194,6 +236,65 @@ func (w *Writer) Flush(ctx context.Context) error {
 	return nil
 }
 
+// ReportCommits implements engine.CommitReporter.
+func (w *Writer) ReportCommits(sessionID string, fn func(stored []engine.Event, err error)) (stop func()) {
+	w.mu.Lock()
+	reps := maps.Clone(w.reporters)
+	if reps == nil {
+		reps = map[string]func([]engine.Event, error){}
+	}
+	reps[sessionID] = fn
+	w.reporters = reps
+	err := w.err
+	w.mu.Unlock()
+	if err != nil {
+		// The writer failed before this session began: it learns so now.
+		fn(nil, err)
+	}
+	return func() {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		reps := maps.Clone(w.reporters)
+		delete(reps, sessionID)
+		w.reporters = reps
+	}
+}
+
+// report tells each session what the batch stored of its events, or that
+// the write failed. It runs on the writer's goroutine without w.mu.
+func report(reps map[string]func([]engine.Event, error), batch []engine.Event, err error) {
+	if len(reps) == 0 {
+		return
+	}
+	if err != nil {
+		for _, fn := range reps {
+			fn(nil, err)
+		}
+		return
+	}
+	// A batch almost always holds one session's events.
+	if first := batch[0].SessionID; batch[len(batch)-1].SessionID == first && !slices.ContainsFunc(batch, func(ev engine.Event) bool { return ev.SessionID != first }) {
+		if fn := reps[first]; fn != nil {
+			fn(batch, nil)
+		}
+		return
+	}
+	per := map[string][]engine.Event{}
+	var order []string
+	for _, ev := range batch {
+		if reps[ev.SessionID] == nil {
+			continue
+		}
+		if _, ok := per[ev.SessionID]; !ok {
+			order = append(order, ev.SessionID)
+		}
+		per[ev.SessionID] = append(per[ev.SessionID], ev)
+	}
+	for _, id := range order {
+		reps[id](per[id], nil)
+	}
+}
+
 // Close flushes and stops the writer.
 func (w *Writer) Close() error {
 	err := w.Flush(context.Background())
@@ -202,11 +303,20 @@ func (w *Writer) Close() error {
 	w.mu.Unlock()
 	w.signal()
 	<-w.done
+	w.stopOnce.Do(func() {
+		if w.conn != nil {
+			close(w.stop)
+			<-w.stopped
+			// The last connection to close checkpoints what is left.
+			w.conn.close()
+		}
+	})
 	return err
 }
 
 func (w *Writer) loop() {
 	defer close(w.done)
+	var lastWrite time.Time
 	for {
 		w.mu.Lock()
 		if len(w.queue) == 0 || (w.held && !w.closed && w.flushing == 0) {
@@ -219,18 +329,13 @@ func (w *Writer) loop() {
 			continue
 		}
 		// A backlog means a burst is already here: write it at once.
-		urgent := w.closed || len(w.queue) >= maxBatch/16
-		for _, ev := range w.queue {
-			if ev.Type.MustDeliver() {
-				urgent = true
-				break
-			}
-		}
+		urgent := w.closed || w.solid || w.flushing > 0 || len(w.queue) >= maxBatch/16
 		w.mu.Unlock()
-		if !urgent {
-			// Let a burst gather; a must-deliver event, a Flush or Close
-			// ends the wait early.
-			t := time.NewTimer(batchDelay)
+		if wait := batchDelay - time.Since(lastWrite); !urgent && wait > 0 {
+			// Let a burst of deltas gather, up to batchDelay after the
+			// last write; any other event, a Flush or Close ends the wait
+			// early. A writer idle for longer writes at once.
+			t := time.NewTimer(wait)
 			select {
 			case <-t.C:
 			case <-w.wake:
@@ -241,6 +346,7 @@ func (w *Writer) loop() {
 		w.settle()
 		batch := w.queue
 		w.queue, w.spare = w.spare[:0], nil
+		w.solid = false
 		pending := w.appended
 		if !w.closed && w.flushing == 0 {
 			var keep *engine.Event
@@ -264,22 +370,66 @@ func (w *Writer) loop() {
 				delete(w.create, ev.SessionID)
 			}
 		}
+		reps := w.reporters
 		w.mu.Unlock()
-		err := w.st.writeBatch(context.Background(), batch, create...)
-		w.st.noteDamage(&err)
-		w.mu.Lock()
-		if err != nil && w.err == nil {
-			w.err = fmt.Errorf("save events: %w", err)
+		lastWrite = time.Now()
+		err := w.write(batch, create)
+		for try := 0; isBusy(err) && try < busyRetries; try++ {
+			// Another process held the write lock for the whole busy
+			// timeout (a long delete, a salvage): the batch is intact, as
+			// the transaction rolled back.
+			err = w.write(batch, create)
 		}
+		if err == nil {
+			select {
+			case w.kick <- struct{}{}:
+			default:
+			}
+		}
+		w.st.noteDamage(&err)
+		switch {
+		case err != nil && w.st.full:
+			// Opened for reading only, because the disk was full.
+			err = fmt.Errorf("save events: the disk holding %s is full (%w)", w.st.path, err)
+		case err != nil:
+			err = fmt.Errorf("save events: %w", err)
+		}
+		// The sessions learn what is stored before a Flush waiting for it
+		// returns, so a subscriber has it when the turn's result does.
+		report(reps, batch, err)
+		w.mu.Lock()
 		w.batches++
-		// Everything appended up to the moment the batch was taken is now
-		// durable, merged deltas included.
-		w.written = pending
+		if err != nil {
+			w.fail(err)
+		} else {
+			// Everything appended up to the moment the batch was taken
+			// is now durable, merged deltas included.
+			w.written = pending
+		}
 		clear(batch) // let the events' text be collected
 		w.spare = batch[:0]
 		w.progress.Broadcast()
 		w.mu.Unlock()
 	}
+}
+
+// fail stops the writer after a failed write: what is queued is dropped
+// (nothing after a lost batch may be stored, or the history would have a
+// hole), later appends are refused, and Flush returns err. w.mu is held.
+func (w *Writer) fail(err error) {
+	if w.err == nil {
+		w.err = err
+	}
+	clear(w.queue)
+	w.queue = w.queue[:0]
+	w.more.Reset()
+	w.tailFirst, w.tailCount, w.held, w.solid = 0, 0, false, false
+}
+
+// isBusy reports whether err says another connection held a lock too long.
+func isBusy(err error) bool {
+	var se sqlite3.Error
+	return errors.As(err, &se) && (se.Code == sqlite3.ErrBusy || se.Code == sqlite3.ErrLocked)
 }
 
 // holdBack takes the batch about to be written and returns what may be
@@ -375,299 +525,4 @@ func keyBlockEnds(b string, n int) bool {
 	}
 	k := strings.Index(b[j+len("-----END "):], "-----")
 	return k >= 0 && j+len("-----END ")+k+len("-----") <= n
-}
-
-// CreateSession records a new session before its first event.
-func (s *Store) CreateSession(ctx context.Context, id, workspace, runtime, model string, mode engine.Mode) error {
-	now := time.Now().UnixMilli()
-	_, err := exec(ctx, s.db, `INSERT INTO sessions(id, created_at, updated_at, workspace, runtime, model, mode) VALUES (?,?,?,?,?,?,?)`,
-		id, now, now, workspace, runtime, model, string(mode))
-	if err != nil {
-		return fmt.Errorf("create session: %w", err)
-	}
-	return nil
-}
-
-// writeBatch writes events and folds them into the derived tables in one
-// transaction.
-func (s *Store) writeBatch(ctx context.Context, batch []engine.Event, create ...SessionInfo) error {
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer func() { _ = tx.Rollback() }()
-	for _, si := range create {
-		now := time.Now().UnixMilli()
-		if _, err := exec(ctx, tx, `INSERT OR IGNORE INTO sessions(id, created_at, updated_at, workspace, runtime, model, mode) VALUES (?,?,?,?,?,?,?)`,
-			si.ID, now, now, si.Workspace, si.Runtime, si.Model, string(si.Mode)); err != nil {
-			return fmt.Errorf("create session %s: %w", si.ID, err)
-		}
-	}
-	bt := newBatchTx(tx)
-	defer bt.close()
-	last := map[string]int64{}
-	for i := range batch {
-		ev := &batch[i]
-		// The columns hold the envelope; the JSON holds the payload only.
-		payload := *ev
-		payload.SessionID, payload.Seq, payload.TurnID, payload.Runtime, payload.Time = "", 0, 0, "", time.Time{}
-		data, err := json.Marshal(&payload)
-		if err != nil {
-			return fmt.Errorf("encode event %d: %w", ev.Seq, err)
-		}
-		if err := bt.events.add(ctx, bt, ev.SessionID, ev.Seq, ev.TurnID, string(ev.Type), ev.Runtime, ev.Time.UnixNano(), string(data)); err != nil {
-			return fmt.Errorf("insert event %d: %w", ev.Seq, err)
-		}
-		if err := fold(ctx, bt, ev); err != nil {
-			return fmt.Errorf("fold event %d: %w", ev.Seq, err)
-		}
-		last[ev.SessionID] = ev.Seq
-	}
-	if err := bt.flushRows(ctx); err != nil {
-		return err
-	}
-	now := time.Now().UnixMilli()
-	for id, seq := range last {
-		if _, err := exec(ctx, bt, `UPDATE sessions SET last_seq = MAX(last_seq, ?), updated_at = ? WHERE id = ?`, seq, now, id); err != nil {
-			return err
-		}
-	}
-	return tx.Commit()
-}
-
-// batchTx is a transaction that prepares each distinct statement once per
-// batch, since a batch runs the same few statements thousands of times, and
-// that inserts events, transcript entries and usage rows many per
-// statement. Transcript entries stay in memory until the end of the batch,
-// so a tool call started and finished in one batch is written once.
-type batchTx struct {
-	tx         *sql.Tx
-	stmts      map[string]*sql.Stmt
-	events     rowBuffer
-	usage      rowBuffer
-	transcript []pendingEntry
-	// running maps session and tool call id to a pending entry still
-	// running, so its finish updates it in memory.
-	running map[[2]string]int
-}
-
-type pendingEntry struct {
-	session string
-	e       engine.TranscriptEntry
-}
-
-func newBatchTx(tx *sql.Tx) *batchTx {
-	return &batchTx{
-		tx: tx, stmts: map[string]*sql.Stmt{}, running: map[[2]string]int{},
-		events: rowBuffer{head: `INSERT INTO events(session_id, seq, turn_id, type, runtime, ts, data) VALUES `, cols: 7},
-		usage:  rowBuffer{head: `INSERT OR REPLACE INTO usage(session_id, seq, turn_id, runtime, model, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_usd) VALUES `, cols: 10},
-	}
-}
-
-// rowsPerInsert bounds one multi-row INSERT, well under SQLite's limit on
-// bound variables.
-const rowsPerInsert = 64
-
-// rowBuffer collects rows of one INSERT and writes them rowsPerInsert at a
-// time.
-type rowBuffer struct {
-	head string
-	cols int
-	args []any
-}
-
-func (r *rowBuffer) add(ctx context.Context, bt *batchTx, vals ...any) error {
-	r.args = append(r.args, vals...)
-	if len(r.args) >= rowsPerInsert*r.cols {
-		return r.flush(ctx, bt)
-	}
-	return nil
-}
-
-func (r *rowBuffer) flush(ctx context.Context, bt *batchTx) error {
-	n := len(r.args) / r.cols
-	if n == 0 {
-		return nil
-	}
-	row := "(" + strings.Repeat("?,", r.cols-1) + "?)"
-	q := r.head + strings.Repeat(row+",", n-1) + row
-	_, err := exec(ctx, bt, q, r.args...)
-	r.args = r.args[:0]
-	return err
-}
-
-func (b *batchTx) flushRows(ctx context.Context) error {
-	if err := b.events.flush(ctx, b); err != nil {
-		return err
-	}
-	if err := b.usage.flush(ctx, b); err != nil {
-		return err
-	}
-	tr := rowBuffer{head: `INSERT INTO transcript(session_id, seq, turn_id, kind, runtime, model, text, tool_call_id, tool, input, output, is_error, status) VALUES `, cols: 13}
-	for _, p := range b.transcript {
-		e := p.e
-		if err := tr.add(ctx, b, p.session, e.Seq, e.TurnID, string(e.Kind), e.Runtime, e.Model, e.Text, e.ToolCallID, e.Tool, string(e.Input), e.Output, e.IsError, e.Status); err != nil {
-			return err
-		}
-	}
-	b.transcript = b.transcript[:0]
-	clear(b.running)
-	return tr.flush(ctx, b)
-}
-
-func (b *batchTx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	st, ok := b.stmts[query]
-	if !ok {
-		var err error
-		if st, err = b.tx.PrepareContext(ctx, query); err != nil {
-			return nil, err
-		}
-		b.stmts[query] = st
-	}
-	return st.ExecContext(ctx, args...)
-}
-
-func (b *batchTx) close() {
-	for _, st := range b.stmts {
-		_ = st.Close()
-	}
-}
-
-// fold updates the derived tables (turns, transcript, natives, usage,
-// session summary) for one event.
-func fold(ctx context.Context, tx *batchTx, ev *engine.Event) error {
-	ms := ev.Time.UnixMilli()
-	switch ev.Type {
-	case engine.EventUserMessage:
-		if _, err := exec(ctx, tx, `INSERT OR REPLACE INTO turns(session_id, turn_id, prompt, runtime, model, started_at, pid, pid_start) VALUES (?,?,?,?,?,?,?,?)`,
-			ev.SessionID, ev.TurnID, ev.Text, ev.Runtime, ev.Model, ms, os.Getpid(), proc.SelfStart()); err != nil {
-			return err
-		}
-		if _, err := exec(ctx, tx, `UPDATE sessions SET turns = turns + 1, runtime = ?, model = ?, title = CASE WHEN title = '' THEN ? ELSE title END WHERE id = ?`,
-			ev.Runtime, ev.Model, title(ev.Text), ev.SessionID); err != nil {
-			return err
-		}
-		if err := addRuntime(ctx, tx, ev); err != nil {
-			return err
-		}
-	case engine.EventFinalResult:
-		var in, out int64
-		if ev.Usage != nil {
-			in, out = ev.Usage.InputTokens, ev.Usage.OutputTokens
-		}
-		if _, err := exec(ctx, tx, `UPDATE turns SET status = ?, ended_at = ?, cycles = ?, cost_usd = ?, input_tokens = ?, output_tokens = ?, runtime = ?, model = ? WHERE session_id = ? AND turn_id = ?`,
-			ev.Status, ms, ev.Cycles, ev.CostUSD, in, out, ev.Runtime, ev.Model, ev.SessionID, ev.TurnID); err != nil {
-			return err
-		}
-		if _, err := exec(ctx, tx, `UPDATE sessions SET cost_usd = cost_usd + ?, runtime = ?, model = ? WHERE id = ?`, ev.CostUSD, ev.Runtime, ev.Model, ev.SessionID); err != nil {
-			return err
-		}
-		// Failover may have ended the turn on another runtime than it
-		// started on: both were used.
-		if err := addRuntime(ctx, tx, ev); err != nil {
-			return err
-		}
-		if ev.NativeID != "" {
-			if err := saveNative(ctx, tx, ev); err != nil {
-				return err
-			}
-		}
-	case engine.EventSessionStarted:
-		if ev.NativeID != "" {
-			if err := saveNative(ctx, tx, ev); err != nil {
-				return err
-			}
-		}
-	case engine.EventUsageUpdated:
-		u := engine.Usage{}
-		if ev.Usage != nil {
-			u = *ev.Usage
-		}
-		if err := tx.usage.add(ctx, tx, ev.SessionID, ev.Seq, ev.TurnID, ev.Runtime, ev.Model, u.InputTokens, u.OutputTokens, u.CacheReadTokens, u.CacheWriteTokens, ev.CostUSD); err != nil {
-			return err
-		}
-		// Usage outside any turn (a /compact's summary) has no final_result
-		// to add it to the session's cost: it is added here.
-		if ev.TurnID == 0 && ev.CostUSD != 0 {
-			if _, err := exec(ctx, tx, `UPDATE sessions SET cost_usd = cost_usd + ? WHERE id = ?`, ev.CostUSD, ev.SessionID); err != nil {
-				return err
-			}
-		}
-	case engine.EventModeChanged:
-		if _, err := exec(ctx, tx, `UPDATE sessions SET mode = ? WHERE id = ?`, string(ev.Mode), ev.SessionID); err != nil {
-			return err
-		}
-	case engine.EventRuntimeSwitched:
-		if _, err := exec(ctx, tx, `UPDATE sessions SET runtime = ?, model = ? WHERE id = ?`, ev.Runtime, ev.Model, ev.SessionID); err != nil {
-			return err
-		}
-	}
-	op, e := engine.TranscriptOp(*ev)
-	return applyEntry(ctx, tx, ev.SessionID, op, e)
-}
-
-// addRuntime appends the event's runtime to the session's runtimes unless
-// it is already listed. The list is comma-separated: runtime names are
-// configuration keys and never contain a comma.
-func addRuntime(ctx context.Context, tx execer, ev *engine.Event) error {
-	if ev.Runtime == "" {
-		return nil
-	}
-	_, err := exec(ctx, tx, `UPDATE sessions SET runtimes = CASE
-		WHEN runtimes = '' THEN ?1
-		WHEN instr(',' || runtimes || ',', ',' || ?1 || ',') > 0 THEN runtimes
-		ELSE runtimes || ',' || ?1 END WHERE id = ?2`, ev.Runtime, ev.SessionID)
-	return err
-}
-
-func saveNative(ctx context.Context, tx execer, ev *engine.Event) error {
-	_, err := exec(ctx, tx, `INSERT OR REPLACE INTO native_sessions(session_id, runtime, native_id, turn_id) VALUES (?,?,?,?)`,
-		ev.SessionID, ev.Runtime, ev.NativeID, ev.TurnID)
-	return err
-}
-
-func applyEntry(ctx context.Context, tx *batchTx, session string, op engine.EntryOp, e engine.TranscriptEntry) error {
-	key := [2]string{session, e.ToolCallID}
-	switch op {
-	case engine.OpNone:
-		return nil
-	case engine.OpAppend:
-		if e.Kind == engine.EntryToolCall && e.Status == engine.ToolStatusRunning && e.ToolCallID != "" {
-			tx.running[key] = len(tx.transcript)
-		}
-		tx.transcript = append(tx.transcript, pendingEntry{session, e})
-		return nil
-	case engine.OpFinishToolCall:
-		if i, ok := tx.running[key]; ok {
-			delete(tx.running, key)
-			p := &tx.transcript[i].e
-			p.Output, p.IsError, p.Status = e.Output, e.IsError, e.Status
-			return nil
-		}
-		r, err := exec(ctx, tx, `UPDATE transcript SET output = ?, is_error = ?, status = ? WHERE session_id = ? AND tool_call_id = ? AND kind = 'tool_call' AND status = 'running'`,
-			e.Output, e.IsError, e.Status, session, e.ToolCallID)
-		if err != nil {
-			return err
-		}
-		if n, _ := r.RowsAffected(); n > 0 {
-			return nil
-		}
-	}
-	tx.transcript = append(tx.transcript, pendingEntry{session, e})
-	return nil
-}
-
-// title is the session title: the first line of the first prompt, cut.
-func title(prompt string) string {
-	for i, r := range prompt {
-		if r == '\n' {
-			prompt = prompt[:i]
-			break
-		}
-	}
-	r := []rune(prompt)
-	if len(r) > 80 {
-		return string(r[:79]) + "…"
-	}
-	return prompt
 }

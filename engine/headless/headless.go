@@ -71,8 +71,16 @@ func ExitCode(st engine.Status) int {
 // Run submits prompt, prints the turn to out in the given format and errors
 // to errOut, and returns the final_result event. An error means the turn
 // could not start (the message says why) or its output could not be written.
+//
+// It prints only what the session's journal has stored, as it was stored
+// (see engine.Session.SubscribeStored): every event a stream-json reader
+// sees is in the history with the same sequence number, even if kz is
+// killed the next instant. Streamed text therefore appears as the store
+// commits it, a line or more at a time. A turn whose events could not be
+// stored (a full disk) ends with a final_result without a sequence number,
+// which is in no history.
 func Run(ctx context.Context, s *engine.Session, prompt string, format Format, out, errOut io.Writer) (engine.Event, error) {
-	sub := s.Subscribe()
+	sub := s.SubscribeStored()
 	defer sub.Close()
 	// The printer does not stop with ctx: an interrupt cancels ctx, and
 	// the turn then still ends with a final_result (status interrupted)
