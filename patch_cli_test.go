@@ -185,29 +185,43 @@ func patchCLIKeys(m map[string]string) []string {
 
 const patchCrashEnv = "KZ_PATCH_CLI_CRASH_CHILD"
 
-// blockingFS writes like the workspace, except that the write of block
-// waits until first holds its new content, then announces itself in
-// marker and hangs, so the parent can SIGKILL the process between the two
-// files of one change.
+// blockingFS is the workspace, except that the write of block waits until
+// first holds its new content, then announces itself in marker and hangs,
+// so the parent can SIGKILL the process between the two files of one
+// change. The applier writes through directory handles (patch.DirFS), so
+// the hold is in the root directory's handle, where both files are.
 type blockingFS struct {
 	*workspace.Workspace
 	first, firstContent, block, marker string
 }
 
-func (f blockingFS) WriteFile(rel string, data []byte, perm os.FileMode) error {
-	if rel == f.block {
+func (f blockingFS) OpenRootDir() (patch.Dir, error) {
+	d, err := patch.RootDirFS(f.Root()).OpenRootDir()
+	if err != nil {
+		return nil, err
+	}
+	return blockingDir{Dir: d, f: f}, nil
+}
+
+type blockingDir struct {
+	patch.Dir
+	f blockingFS
+}
+
+func (d blockingDir) WriteTemp(name string, data []byte, mode os.FileMode) (string, error) {
+	if name == d.f.block {
 		for {
-			if b, err := os.ReadFile(filepath.Join(f.Dir(), f.first)); err == nil && string(b) == f.firstContent {
+			if b, err := os.ReadFile(filepath.Join(d.f.Dir(), d.f.first)); err == nil && string(b) == d.f.firstContent {
 				break
 			}
 			time.Sleep(5 * time.Millisecond)
 		}
-		if err := os.WriteFile(f.marker, nil, 0o600); err != nil {
-			return err
+		if err := os.WriteFile(d.f.marker, nil, 0o600); err != nil {
+			return "", err
 		}
 		select {}
 	}
-	return f.Workspace.WriteFile(rel, data, perm)
+	return d.Dir.WriteTemp(name, data, mode)
 }
 
 // TestPatchCLICrashChild is the process the crash test kills; it does
