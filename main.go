@@ -24,9 +24,11 @@ import (
 	"github.com/kaizen-code/kz/internal/cliflag"
 	"github.com/kaizen-code/kz/patch"
 	"github.com/kaizen-code/kz/runtimes"
+	"github.com/kaizen-code/kz/runtimes/agentcli"
 	"github.com/kaizen-code/kz/runtimes/scripted"
 	"github.com/kaizen-code/kz/store"
 	"github.com/kaizen-code/kz/tools"
+	"github.com/kaizen-code/kz/tools/permission"
 	ossandbox "github.com/kaizen-code/kz/tools/sandbox"
 	"github.com/kaizen-code/kz/tools/workspace"
 	"github.com/kaizen-code/kz/tui"
@@ -392,7 +394,7 @@ func cmdMain(ctx context.Context, args []string, stdout, stderr io.Writer) (err 
 	// Every shell command of the session (kz's bash, a proposal's
 	// VERIFY) runs in this sandbox, under the profile of the gate's
 	// answer; its private temp dir goes with the session.
-	sb, err := e.sandbox()
+	sb, err := e.sandbox(gate)
 	if err != nil {
 		return err
 	}
@@ -402,7 +404,7 @@ func cmdMain(ctx context.Context, args []string, stdout, stderr io.Writer) (err 
 		if entries, err = tui.DemoRuntimes(); err != nil {
 			return err
 		}
-	} else if entries, err = e.runtimeEntries(o.script, o.runtime, st, sb, false, gate.DeniesTool); err != nil {
+	} else if entries, err = e.runtimeEntries(o.script, o.runtime, st, sb, gate, false); err != nil {
 		return err
 	} else if err := e.cfg.ValidateRuntimeNames(func(n string) bool { return runtimes.Entry(entries, n).Runtime != nil }); err != nil {
 		return err
@@ -562,9 +564,14 @@ func cmdMain(ctx context.Context, args []string, stdout, stderr io.Writer) (err 
 // sandbox builds the session's OS sandbox: the workspace and the
 // configured writable directories ([sandbox] writable) are what
 // workspace-write commands may write; kz's own config and data
-// directories are hidden from every command.
-func (e *env) sandbox() (*ossandbox.Sandbox, error) {
+// directories, and the paths Read deny rules name, are hidden from every
+// command.
+func (e *env) sandbox(gate *permission.Gate) (*ossandbox.Sandbox, error) {
 	hidden := []string{filepath.Dir(e.paths.UserConfig), e.dataDir}
+	// What Read deny rules name is hidden too: the gate cannot stop
+	// `grep -r x .` from reading a denied directory below ".", the
+	// kernel can.
+	hidden = append(hidden, gate.ReadDenyRoots(e.workspace)...)
 	if e.paths.DataDir != e.dataDir {
 		hidden = append(hidden, e.paths.DataDir)
 	}
@@ -584,8 +591,16 @@ func firstNonEmpty(a, b string) string {
 
 // runtimeEntries builds every runtime; --script adds (or replaces) the
 // scripted runtime named by --runtime, "scripted" by default.
-func (e *env) runtimeEntries(script, runtimeFlag string, st *store.Store, sb *ossandbox.Sandbox, probe bool, deny func(string) bool) ([]engine.RuntimeEntry, error) {
-	opt := runtimes.Options{Workspace: e.workspace, ConfigDir: filepath.Dir(e.paths.UserConfig), Probe: probe, DenyTool: deny, Sandbox: sb}
+func (e *env) runtimeEntries(script, runtimeFlag string, st *store.Store, sb *ossandbox.Sandbox, gate *permission.Gate, probe bool) ([]engine.RuntimeEntry, error) {
+	opt := runtimes.Options{Workspace: e.workspace, ConfigDir: filepath.Dir(e.paths.UserConfig), Probe: probe, Sandbox: sb}
+	if gate != nil {
+		opt.DenyTool, opt.ReadPolicy = gate.DeniesTool, gate
+	}
+	if sb != nil {
+		// The agent CLIs run confined too: what they run after kz's yes
+		// cannot write outside the workspace or into .git.
+		opt.Confiner = agentcli.NewConfiner(sb)
+	}
 	if st != nil {
 		opt.Snapshots, opt.Artifacts = runtimes.StoreSnapshots{Store: st}, st
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/kaizen-code/kz/engine/config"
 	"github.com/kaizen-code/kz/tools"
 	"github.com/kaizen-code/kz/tools/permission"
+	ossandbox "github.com/kaizen-code/kz/tools/sandbox"
 )
 
 // The permission rules given on the command line and kz policy check:
@@ -72,6 +73,11 @@ func (e *env) gate(headless bool, cli permission.Rules) (*permission.Gate, error
 		CLI:            cli,
 		ProjectTrusted: e.cfg.ProjectTrusted, Headless: headless,
 		ConfigDir: filepath.Dir(e.paths.UserConfig), DataDir: e.dataDir, Writer: grants,
+		// The gate lets a command run without a person's yes only as far
+		// as the OS sandbox makes its analysis true: with less than full
+		// enforcement it auto-allows only commands whose every option it
+		// knows.
+		Enforcement: enforcement(ossandbox.Probe()), Network: e.cfg.Sandbox.Network,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("permissions: %w", err)
@@ -170,4 +176,16 @@ func agentTools() []string {
 		_, ok := reg.Lookup(n)
 		return ok
 	})
+}
+
+// enforcement maps what the machine's sandbox can do to what the gate may
+// count on.
+func enforcement(st ossandbox.Status) permission.Enforcement {
+	switch {
+	case st.Full:
+		return permission.EnforcementFull
+	case st.Kind == ossandbox.KindLandlock:
+		return permission.EnforcementPartial
+	}
+	return permission.EnforcementNone
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/kaizen-code/kz/internal/cliflag"
 	"github.com/kaizen-code/kz/internal/termsafe"
 	"github.com/kaizen-code/kz/patch"
+	"github.com/kaizen-code/kz/runtimes/agentcli"
 	"github.com/kaizen-code/kz/store"
 	"github.com/kaizen-code/kz/tools/permission"
 	ossandbox "github.com/kaizen-code/kz/tools/sandbox"
@@ -213,7 +214,7 @@ func cmdRuntimes(args []string, stdout, stderr io.Writer) error {
 	for _, w := range e.cfg.Warnings {
 		_, _ = fmt.Fprintf(stderr, "kz: warning: %s\n", w)
 	}
-	entries, err := e.runtimeEntries("", "", nil, nil, true, nil)
+	entries, err := e.runtimeEntries("", "", nil, nil, nil, true)
 	if err != nil {
 		return err
 	}
@@ -258,7 +259,7 @@ func cmdRuntimes(args []string, stdout, stderr io.Writer) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	_, _ = fmt.Fprintf(stdout, "\nsandbox: %s\n", sb.Reason)
+	_, _ = fmt.Fprintf(stdout, "\nsandbox: %s\nagent CLIs: %s\n", sb.Reason, agentcli.DescribeStatus(sb))
 	return nil
 }
 

@@ -62,6 +62,9 @@ type Options struct {
 	// Catalog is the model catalog with the configured [[models]] entries;
 	// BuildAll fills it from the configuration, nil means the embedded one.
 	Catalog *llm.Catalog
+	// ReadPolicy judges every entry kz's own grep, glob and list_dir
+	// meet: the gate's Read rules hold inside their results too.
+	ReadPolicy tools.ReadPolicy
 	// Confiner starts the agent CLIs (Claude Code, Codex, ACP agents)
 	// under the OS sandbox; nil starts them unconfined, as kz runtimes
 	// then says (CLIConfinement).
@@ -157,7 +160,7 @@ func buildLLM(name string, rc config.Runtime, opt Options) (engine.RuntimeEntry,
 			ProposalSchema: json.RawMessage(patch.JSONSchema()), ProposalPrompt: patch.PromptText()})
 	} else {
 		rt, err = native.New(native.Config{Name: name, LLM: lc, Models: rc.Models, Capabilities: caps, Catalog: opt.Catalog,
-			Tools: native.PerSessionTools(tools.NewBuiltinRegistry().Filter(opt.DenyTool), opt.Snapshots, opt.Artifacts, opt.Sandbox), ProposalPrompt: patch.PromptText()})
+			Tools: nativeTools(opt), ProposalPrompt: patch.PromptText()})
 	}
 	if err != nil {
 		return engine.RuntimeEntry{}, fmt.Errorf("runtime %s: %w", name, err)
@@ -333,4 +336,11 @@ var kindCapabilities = map[config.RuntimeKind]engine.CapSet{
 		engine.CapInterrupt, engine.CapResume),
 	config.KindACP: engine.NewCapSet(engine.CapTextCompletion, engine.CapStreamingText, engine.CapNativeToolLoop,
 		engine.CapFilesystemRead, engine.CapFilesystemEdit, engine.CapShell, engine.CapInterrupt),
+}
+
+// nativeTools builds kz's own tools for one native runtime.
+func nativeTools(opt Options) *native.ExecutorTools {
+	t := native.PerSessionTools(tools.NewBuiltinRegistry().Filter(opt.DenyTool), opt.Snapshots, opt.Artifacts, opt.Sandbox)
+	t.ReadPolicy = opt.ReadPolicy
+	return t
 }

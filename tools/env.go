@@ -60,6 +60,9 @@ type Env struct {
 	Sandbox *sandbox.Sandbox
 
 	reads readState
+	// readPolicy judges each entry grep, glob and list_dir meet (see
+	// ReadPolicy); nil withholds only credential files from grep.
+	readPolicy ReadPolicy
 	// policyOnly marks the Env of `kz policy check`: calls are prepared
 	// to be judged, never run, and there is no session history, so
 	// edit_file's has-been-read check does not apply.

@@ -4,15 +4,13 @@ import (
 	"fmt"
 	"path"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"unicode/utf8"
-	"weak"
 
 	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/tools/permission"
 )
 
 // ReadPolicy judges reading one file or directory that a search tool
@@ -33,85 +31,25 @@ type ReadPolicy interface {
 	ReadDecision(workspace, resolvedAbsPath string) (engine.Decision, string)
 }
 
-// readPolicies holds each Env's ReadPolicy. It lives beside Env rather
-// than in it only so that this file could be added without editing
-// env.go; a field on Env would do the same. Keys are weak, and an entry
-// goes when its Env is collected.
-var readPolicies = struct {
-	sync.Mutex
-	m map[weak.Pointer[Env]]ReadPolicy
-}{m: map[weak.Pointer[Env]]ReadPolicy{}}
-
 // SetReadPolicy makes grep, glob and list_dir consult p for every entry
 // they meet. With no policy, grep still never searches credential files.
-func (e *Env) SetReadPolicy(p ReadPolicy) {
-	k := weak.Make(e)
-	readPolicies.Lock()
-	defer readPolicies.Unlock()
-	if p == nil {
-		delete(readPolicies.m, k)
-		return
-	}
-	if _, ok := readPolicies.m[k]; !ok {
-		runtime.AddCleanup(e, func(k weak.Pointer[Env]) {
-			readPolicies.Lock()
-			delete(readPolicies.m, k)
-			readPolicies.Unlock()
-		}, k)
-	}
-	readPolicies.m[k] = p
-}
+func (e *Env) SetReadPolicy(p ReadPolicy) { e.readPolicy = p }
 
 // ReadPolicy returns the policy SetReadPolicy set, or nil.
-func (e *Env) ReadPolicy() ReadPolicy {
-	readPolicies.Lock()
-	defer readPolicies.Unlock()
-	return readPolicies.m[weak.Make(e)]
-}
-
-// Credential names. They mirror the gate's lists (tools/permission), made
-// a little wider for grep: a false positive only means the model reads
-// the file with read_file, which asks, while a miss puts a secret in the
-// transcript.
-var (
-	credentialDirs = map[string]bool{".ssh": true, ".aws": true, ".gnupg": true, ".docker": true, ".kube": true,
-		".azure": true, ".gcloud": true, ".password-store": true}
-	credentialFiles = map[string]bool{".netrc": true, ".npmrc": true, ".pypirc": true, ".git-credentials": true,
-		".pgpass": true, "credentials.json": true, ".htpasswd": true}
-	credentialSuffixes = []string{".pem", ".key", ".p12", ".pfx", ".keystore", ".jks", ".p8", ".ppk"}
-	credentialPrefixes = []string{".env", "id_rsa", "id_ed25519", "id_ecdsa", "id_dsa"}
-)
+func (e *Env) ReadPolicy() ReadPolicy { return e.readPolicy }
 
 // isCredentialPath reports whether a workspace-relative slash path names a
-// credential file or lies in a credential directory. Names are compared
-// case-insensitively: on a case-insensitive file system `.ENV` is `.env`,
-// and elsewhere it is just as likely a secret.
+// credential file or lies in a credential directory, by the gate's one
+// list (tools/permission/protected.go), so that what grep withholds and
+// what the gate and the sandbox protect never drift apart.
 func isCredentialPath(rel string) bool {
-	comps := strings.Split(strings.ToLower(rel), "/")
+	comps := strings.Split(rel, "/")
 	for _, c := range comps[:len(comps)-1] {
-		if credentialDirs[c] {
+		if permission.IsCredentialDir(c) {
 			return true
 		}
 	}
-	return isCredentialName(comps[len(comps)-1])
-}
-
-func isCredentialName(base string) bool {
-	base = strings.ToLower(base)
-	if credentialFiles[base] || credentialDirs[base] {
-		return true
-	}
-	for _, s := range credentialSuffixes {
-		if strings.HasSuffix(base, s) {
-			return true
-		}
-	}
-	for _, p := range credentialPrefixes {
-		if strings.HasPrefix(base, p) {
-			return true
-		}
-	}
-	return false
+	return permission.IsCredentialName(comps[len(comps)-1])
 }
 
 // readFilter applies the read policy and the credential check to the
@@ -160,7 +98,7 @@ func (f *readFilter) abs(rel string) string {
 
 // dir reports whether a walk may descend into the directory rel.
 func (f *readFilter) dir(rel string) bool {
-	if f.content && credentialDirs[strings.ToLower(path.Base(rel))] {
+	if f.content && permission.IsCredentialDir(path.Base(rel)) {
 		f.creds++
 		return false
 	}

@@ -3,7 +3,6 @@ package agentcli
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"os"
 	"os/exec"
 	"syscall"
@@ -66,20 +65,4 @@ func Describe(c Confiner) string {
 		return Unconfined
 	}
 	return c.Describe()
-}
-
-// WarnHiddenLogin logs, when c confines in full and the CLI's own login
-// file exists, that the CLI will not find it: the sandbox hides the agents'
-// credential files of the home from every command, the CLI's own included,
-// because whatever the CLI may read the commands it runs may read too.
-// hint says how to give kz the key instead (it then reaches the CLI only
-// through kz's credential proxy).
-func WarnHiddenLogin(log *slog.Logger, c Confiner, file, hint string) {
-	if c == nil || !c.Full() {
-		return
-	}
-	if _, err := os.Stat(file); err != nil {
-		return
-	}
-	log.Warn("kz's sandbox hides the CLI's own login from it, so that the commands it runs cannot read it; "+hint, "login", file)
 }

@@ -72,7 +72,8 @@ func TestConfinedCommand(t *testing.T) {
 		}
 	}()
 	_, port, _ := net.SplitHostPort(ln.Addr().String())
-	script := "echo a > ws.txt; echo b > " + home + "/state; touch .git/marker 2>/dev/null || echo git-refused; " +
+	script := "echo a > ws.txt; echo b > " + home + "/state; touch .git/marker; { echo x > .git/config; } 2>/dev/null || echo config-refused; " +
+		"touch .git/hooks/pre-commit 2>/dev/null || echo hook-refused; " +
 		"exec 3<>/dev/tcp/127.0.0.1/" + port + " && head -n1 <&3"
 	cmd, err := Command(context.Background(), c, []string{"/bin/bash", "-c", script}, ws, []string{"PATH=/usr/bin:/bin"}, []string{home})
 	if err != nil {
@@ -83,7 +84,7 @@ func TestConfinedCommand(t *testing.T) {
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("%v: %s", err, out.String())
 	}
-	if got := out.String(); got != "git-refused\nproxy\n" {
+	if got := out.String(); got != "config-refused\nhook-refused\nproxy\n" {
 		t.Errorf("output %q", got)
 	}
 	for _, p := range []string{filepath.Join(ws, "ws.txt"), filepath.Join(home, "state")} {
@@ -91,7 +92,14 @@ func TestConfinedCommand(t *testing.T) {
 			t.Errorf("%s was not written: %v", p, err)
 		}
 	}
-	if _, err := os.Stat(filepath.Join(ws, ".git", "marker")); err == nil {
-		t.Error("the confined CLI wrote into .git")
+	// git may write the repository (an allowed commit works), never its
+	// config or hooks.
+	if _, err := os.Stat(filepath.Join(ws, ".git", "marker")); err != nil {
+		t.Errorf("the confined CLI could not write the repository: %v", err)
+	}
+	for _, p := range []string{"config", "hooks/pre-commit"} {
+		if b, err := os.ReadFile(filepath.Join(ws, ".git", p)); err == nil && len(b) > 0 {
+			t.Errorf("the confined CLI wrote .git/%s", p)
+		}
 	}
 }

@@ -10,12 +10,15 @@ import (
 )
 
 // cliConfinement is the profile every agent CLI process runs under: it
-// may write the workspace (never its .git or other protected paths) and
-// reach the network, which it needs for its endpoint or kz's credential
-// proxy. A whole CLI runs under one profile: what it does is not known in
-// advance, so a command of its that writes the repository (git commit)
-// fails like any write to .git.
-var cliConfinement = engine.Confinement{Profile: engine.ProfileWorkspaceWrite, Network: true}
+// may write the workspace (never its protected paths) and reach the
+// network, which it needs for its endpoint or kz's credential proxy. A
+// whole CLI runs under one profile, since what it will run is not known in
+// advance; every command it runs passes kz's gate first, which asks about
+// git commands that write and denies destructive ones, so the profile lets
+// git write the repository (a `git commit` the person allowed works) but
+// never its config, hooks or info, which are what would make git run
+// code later.
+var cliConfinement = engine.Confinement{Profile: engine.ProfileWorkspaceWrite, Network: true, Git: true}
 
 // sandboxConfiner confines agent CLIs with a session's sandbox.
 type sandboxConfiner struct{ sb *sandbox.Sandbox }
@@ -43,11 +46,14 @@ func (c sandboxConfiner) Command(ctx context.Context, argv []string, dir string,
 func (c sandboxConfiner) Full() bool { return c.sb.Status().Full }
 
 // Describe implements Confiner.
-func (c sandboxConfiner) Describe() string {
-	st := c.sb.Status()
+func (c sandboxConfiner) Describe() string { return DescribeStatus(c.sb.Status()) }
+
+// DescribeStatus says in one line how the agent CLIs run on a machine
+// whose sandbox is st, for kz runtimes.
+func DescribeStatus(st sandbox.Status) string {
 	switch st.Kind {
 	case sandbox.KindBubblewrap:
-		return "each CLI runs under bubblewrap " + st.BwrapVersion + ": it may write the workspace and its own home, not .git or other protected paths; " +
+		return "each CLI runs under bubblewrap " + st.BwrapVersion + ": it may write the workspace and its own home, not .git's config and hooks or other protected paths; " +
 			"home credentials and other processes are hidden; network on"
 	case sandbox.KindLandlock:
 		return fmt.Sprintf("each CLI's writes are confined by Landlock ABI %d to the workspace, its own home and a temp dir "+

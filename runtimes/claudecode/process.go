@@ -136,10 +136,6 @@ func start(confiner agentcli.Confiner, command string, args []string, dir string
 	_, _ = rand.Read(rnd[:])
 	marker := markerVar + "=" + hex.EncodeToString(rnd[:])
 	env = append(env[:len(env):len(env)], marker)
-	if proxy == nil {
-		agentcli.WarnHiddenLogin(log, confiner, filepath.Join(claudeHome(env), ".credentials.json"),
-			"give kz the key instead: ANTHROPIC_API_KEY, or CLAUDE_CODE_OAUTH_TOKEN from `claude setup-token` for a subscription")
-	}
 	// Its own group, so that signals reach the CLI and every tool child
 	// that stays in it, and a Ctrl-C in kz's terminal does not reach it
 	// directly; confined to the workspace with its own home writable.

@@ -26,7 +26,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"time"
@@ -217,15 +216,10 @@ func (r *Runtime) Run(ctx context.Context, t *engine.Turn) (engine.Result, error
 	if _, err := exec.LookPath(r.cfg.Command); err != nil {
 		return engine.Result{Status: engine.StatusError, Model: model}, r.missing(err)
 	}
-	full := r.cfg.Confiner != nil && r.cfg.Confiner.Full()
-	sh, err := shield(buildEnv(nil, r.cfg.Env), r.cfg.Args, full, r.log)
+	sh, err := shield(buildEnv(nil, r.cfg.Env), r.cfg.Args, r.log)
 	if err != nil {
 		return engine.Result{Status: engine.StatusError, Model: model},
 			&engine.RuntimeError{Kind: engine.ErrCrashed, Runtime: r.cfg.Name, Model: model, Message: "start codex: " + err.Error(), Err: err}
-	}
-	if sh.proxy == nil {
-		agentcli.WarnHiddenLogin(r.log, r.cfg.Confiner, filepath.Join(codexHome(sh.env), "auth.json"),
-			"give kz the key instead (CODEX_API_KEY or OPENAI_API_KEY)")
 	}
 	if sh.proxy != nil {
 		// The proxy outlives the process: closed after Stop or KillNow

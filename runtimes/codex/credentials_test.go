@@ -126,14 +126,10 @@ func TestRealCodexKeyNeverReachesTools(t *testing.T) {
 	}
 }
 
-// loginHiddenCase is the case of TestShieldCodexChoices where kz's
-// sandbox hides Codex's own login.
-const loginHiddenCase = "a login the sandbox hides yields to the key"
-
 // TestShieldCodexChoices is the class "which key Codex gets how", without
 // the CLI: a configured provider's env_key is proxied with its base_url
 // overridden; a key for the built-in provider becomes kz's provider unless
-// Codex has its own login (and kz's sandbox does not hide it); keys Codex would not use are dropped; a
+// Codex has its own login; keys Codex would not use are dropped; a
 // provider kz cannot point at a proxy gets no key.
 func TestShieldCodexChoices(t *testing.T) {
 	write := func(t *testing.T, home, config string, login bool) {
@@ -178,8 +174,6 @@ func TestShieldCodexChoices(t *testing.T) {
 			"OPENAI_API_KEY", "https://cfg.example/v1", []string{"model_provider=\"kz-openai\""}, nil},
 		{"Codex's own login wins", "", true, nil, []string{"OPENAI_API_KEY=" + realKey, "CODEX_API_KEY=" + realKey},
 			"", "", nil, []string{"OPENAI_API_KEY", "CODEX_API_KEY"}},
-		{loginHiddenCase, "", true, nil, []string{"CODEX_API_KEY=" + realKey},
-			"OPENAI_API_KEY", defaultUpstream, []string{"model_provider=\"kz-openai\""}, []string{"CODEX_API_KEY"}},
 		{"no key at all", "", false, nil, []string{"HOME=/h"}, "", "", nil, nil},
 		{"configured provider without a key set", custom, false, nil, []string{"OPENAI_API_KEY=" + realKey}, "", "", nil, []string{"OPENAI_API_KEY"}},
 		{"provider without base_url", "model_provider = \"x\"\n[model_providers.x]\nenv_key = \"X_KEY\"\n", false, nil, []string{"X_KEY=" + realKey},
@@ -190,7 +184,7 @@ func TestShieldCodexChoices(t *testing.T) {
 			home := filepath.Join(t.TempDir(), ".codex")
 			write(t, home, tc.config, tc.login)
 			env := append([]string{"CODEX_HOME=" + home}, tc.env...)
-			sh, err := shield(env, tc.args, tc.name == loginHiddenCase, slog.New(slog.DiscardHandler))
+			sh, err := shield(env, tc.args, slog.New(slog.DiscardHandler))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -74,11 +74,10 @@ type shielded struct {
 }
 
 // shield prepares the environment and overrides of a Codex process started
-// with env and the configured args, so that it holds no real key.
-// loginHidden says kz's sandbox will hide Codex's own login (auth.json)
-// from it: a key in kz's environment is then used even where that login
-// exists.
-func shield(env, args []string, loginHidden bool, log *slog.Logger) (shielded, error) {
+// with env and the configured args, so that it holds no real key. Codex's
+// own login (auth.json) stays its business: kz's sandbox leaves the CLI's
+// home, where it lives, visible and writable to it.
+func shield(env, args []string, log *slog.Logger) (shielded, error) {
 	home := codexHome(env)
 	cfg, err := readConfig(filepath.Join(home, "config.toml"))
 	if err != nil {
@@ -118,7 +117,7 @@ func shield(env, args []string, loginHidden bool, log *slog.Logger) (shielded, e
 			break
 		}
 	}
-	if keyVar == "" || hasLogin(home) && !loginHidden {
+	if keyVar == "" || hasLogin(home) {
 		// Codex uses its own login (or none); the variables it ignores
 		// are not left for the agent's shell to find.
 		return shielded{env: credproxy.Strip(env, builtinKeyVars...)}, nil

@@ -22,6 +22,10 @@ type ExecutorTools struct {
 	// belongs to one session: it remembers which files were read (edits
 	// need a fresh read) and which call ids already ran.
 	Executor func(t *engine.Turn) (*tools.Executor, error)
+	// ReadPolicy, when set before the first turn, judges every entry
+	// grep, glob and list_dir meet (the gate's Read rules); the Executors
+	// PerSessionTools builds take it.
+	ReadPolicy tools.ReadPolicy
 }
 
 // NewExecutorTools adapts one Executor, for a process that serves one
@@ -40,7 +44,8 @@ func NewExecutorTools(exec *tools.Executor) *ExecutorTools {
 func PerSessionTools(reg *tools.Registry, snapshots tools.SnapshotSaver, artifacts tools.ArtifactSaver, sb *sandbox.Sandbox) *ExecutorTools {
 	var mu sync.Mutex
 	execs := map[string]*tools.Executor{}
-	return &ExecutorTools{Registry: reg, Executor: func(t *engine.Turn) (*tools.Executor, error) {
+	et := &ExecutorTools{Registry: reg}
+	et.Executor = func(t *engine.Turn) (*tools.Executor, error) {
 		mu.Lock()
 		defer mu.Unlock()
 		key := t.SessionID + "\x00" + t.Workspace
@@ -59,6 +64,9 @@ func PerSessionTools(reg *tools.Registry, snapshots tools.SnapshotSaver, artifac
 		}
 		env := tools.NewEnv(ws, t.SessionID, snapshots)
 		env.Sandbox = sb
+		if et.ReadPolicy != nil {
+			env.SetReadPolicy(et.ReadPolicy)
+		}
 		e, err := tools.NewExecutor(tools.ExecutorConfig{Registry: reg, Env: env, Artifacts: artifacts})
 		if err != nil {
 			_ = ws.Close()
@@ -66,7 +74,8 @@ func PerSessionTools(reg *tools.Registry, snapshots tools.SnapshotSaver, artifac
 		}
 		execs[key] = e
 		return e, nil
-	}}
+	}
+	return et
 }
 
 // Tools lists the registry's tools for the mode.

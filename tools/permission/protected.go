@@ -19,15 +19,16 @@ var (
 	rcFiles    = map[string]bool{".bashrc": true, ".bash_profile": true, ".bash_login": true, ".bash_logout": true,
 		".profile": true, ".zshrc": true, ".zshenv": true, ".zprofile": true, ".zlogin": true, ".zlogout": true,
 		".cshrc": true, ".tcshrc": true, ".kshrc": true, ".inputrc": true, ".envrc": true, ".login": true, ".mkshrc": true}
-	credDirs  = map[string]bool{".ssh": true, ".aws": true, ".gnupg": true, ".docker": true, ".kube": true, ".azure": true, ".gcloud": true}
+	credDirs = map[string]bool{".ssh": true, ".aws": true, ".gnupg": true, ".docker": true, ".kube": true, ".azure": true, ".gcloud": true,
+		".password-store": true}
 	credFiles = map[string]bool{".netrc": true, ".npmrc": true, ".pypirc": true, ".git-credentials": true, ".pgpass": true,
-		"credentials.json": true, ".htpasswd": true}
+		"credentials.json": true, ".htpasswd": true, ".envrc": true}
 )
 
 // credSuffixes and credPrefixes complete credFiles: key and certificate
 // stores, and SSH private keys whatever their suffix.
 var (
-	credSuffixes = []string{".pem", ".key", ".p12", ".pfx", ".keystore", ".jks"}
+	credSuffixes = []string{".pem", ".key", ".p12", ".pfx", ".keystore", ".jks", ".p8", ".ppk"}
 	credPrefixes = []string{"id_rsa", "id_ed25519", "id_ecdsa", "id_dsa"}
 )
 
@@ -80,6 +81,10 @@ func IsCredentialName(base string) bool {
 	b := strings.ToLower(base)
 	return credDirs[b] || isCredential(b)
 }
+
+// IsCredentialDir reports whether a directory with this base name holds
+// credentials (.ssh, .aws, .gnupg, …): everything below it is a secret.
+func IsCredentialDir(base string) bool { return credDirs[strings.ToLower(base)] }
 
 // HomeCredentialPaths returns the paths, relative to the home directory,
 // of every credential file and directory kz knows of there: the

@@ -18,12 +18,12 @@ func TestProtectedNames(t *testing.T) {
 			t.Errorf("%s protected", n)
 		}
 	}
-	for _, n := range []string{".env", ".env.local", ".ENV", "server.pem", "tls.key", "id_rsa", "id_ed25519.pub", ".netrc", ".ssh", ".aws", "credentials.json"} {
+	for _, n := range []string{".env", ".env.local", ".ENV", "server.pem", "tls.key", "id_rsa", "id_ed25519.pub", ".netrc", ".ssh", ".aws", "credentials.json", ".envrc", "apple.p8"} {
 		if !IsCredentialName(n) {
 			t.Errorf("%s not a credential", n)
 		}
 	}
-	for _, n := range []string{".envrc", "environment.go", "keys.go", "README.md", ".git"} {
+	for _, n := range []string{"environment.go", "keys.go", "README.md", ".git", ".gitignore"} {
 		if IsCredentialName(n) {
 			t.Errorf("%s taken for a credential", n)
 		}

@@ -167,7 +167,7 @@ func (s *Sandbox) plan(ctx context.Context, c engine.Confinement, spec Spec) ([]
 			}
 		}
 	}
-	hidden = append(hidden, s.hiddenPaths(visible)...)
+	hidden = append(hidden, s.hiddenPaths(visible, spec.ExtraWritable)...)
 	readOnly, hidden = sortMarks(readOnly), sortMarks(hidden)
 	if n := len(readOnly) + len(hidden); n > maxMounts {
 		return nil, fmt.Errorf("sandbox: %d paths to protect or hide (more than %d): kz cannot confine this command; the command was not run", n, maxMounts)
@@ -242,7 +242,9 @@ func gitReadOnly(g string) []mark {
 			p := filepath.Join(dir, n)
 			if fi, err := os.Lstat(p); err == nil {
 				out = append(out, mark{kind: markProtected, path: p, dir: fi.IsDir()})
-			} else if n == "config.worktree" && worktreeConfig {
+			} else if n == "config" && top || n == "config.worktree" && worktreeConfig {
+				// git reads a config it finds there: a missing one is
+				// covered like hooks, so none can be added.
 				out = append(out, mark{kind: markCover, path: p})
 			}
 		}
@@ -345,8 +347,11 @@ func outsideGitDirs(ws string) []string {
 // hiddenPaths lists what every command is denied: the home's credentials,
 // kz's own directories, the session's runtime directory and the daemons'
 // sockets. A path under /tmp that no visible directory holds is left out:
-// the private /tmp already covers it.
-func (s *Sandbox) hiddenPaths(visible []string) []mark {
+// the private /tmp already covers it. Nothing in own (the command's
+// ExtraWritable directories, an agent CLI's home) is hidden: the CLI must
+// read its own login there, and what it reads the commands it runs could
+// reach anyway.
+func (s *Sandbox) hiddenPaths(visible, own []string) []mark {
 	var cands []string
 	for _, rel := range permission.HomeCredentialPaths() {
 		cands = append(cands, filepath.Join(s.home, rel))
@@ -373,6 +378,9 @@ func (s *Sandbox) hiddenPaths(visible []string) []mark {
 			if fi, err = os.Stat(r); err != nil {
 				continue
 			}
+		}
+		if slices.ContainsFunc(own, func(o string) bool { return within(o, p) || within(o, r) }) {
+			continue
 		}
 		if within("/tmp", r) && !slices.ContainsFunc(visible, func(v string) bool { return within(v, r) }) {
 			continue

@@ -259,6 +259,33 @@ func TestHomeCredentialsHidden(t *testing.T) {
 	}
 }
 
+// TestOwnHomeStaysVisible: a command's ExtraWritable directories (an agent
+// CLI's home) are its own, so the login file in them is neither hidden nor
+// read-only for it, while the other agents' login files stay hidden.
+func TestOwnHomeStaysVisible(t *testing.T) {
+	f := newFixture(t, KindBubblewrap)
+	own := filepath.Join(f.home, ".claude")
+	writeFile(t, filepath.Join(own, ".credentials.json"), "OWN-LOGIN")
+	writeFile(t, filepath.Join(f.home, ".codex/auth.json"), "OTHER-LOGIN")
+	writeFile(t, filepath.Join(f.home, ".ssh/id_rsa"), "SSH-KEY")
+	script := "cat " + shellQuote(filepath.Join(own, ".credentials.json")) + "; echo refreshed > " + shellQuote(filepath.Join(own, ".credentials.json")) +
+		"; cat " + shellQuote(filepath.Join(f.home, ".codex/auth.json")) + " " + shellQuote(filepath.Join(f.home, ".ssh/id_rsa"))
+	r := f.runSpec(t, wsWrite, Spec{Argv: []string{"/bin/bash", "-c", script}, ExtraWritable: []string{own}, KeepNetwork: true})
+	if !strings.Contains(r.out, "OWN-LOGIN") {
+		t.Errorf("the command's own login is hidden: %q", r.out)
+	}
+	if strings.Contains(r.out, "OTHER-LOGIN") || strings.Contains(r.out, "SSH-KEY") {
+		t.Errorf("another credential is visible: %q", r.out)
+	}
+	if b, _ := os.ReadFile(filepath.Join(own, ".credentials.json")); string(b) != "refreshed\n" {
+		t.Errorf("the own login could not be refreshed: %q", b)
+	}
+	// The same home without ExtraWritable: hidden.
+	if r := f.run(t, wsWrite, "cat "+shellQuote(filepath.Join(own, ".credentials.json"))); strings.Contains(r.out, "refreshed") {
+		t.Errorf("another command reads the CLI's login: %q", r.out)
+	}
+}
+
 // TestMinimalEnvironment: a command started without an explicit
 // environment sees no variable whose name says it holds a secret, only
 // the minimal set, and TMPDIR names the private /tmp.

@@ -112,7 +112,8 @@ type Spec struct {
 	Env []string
 	// ExtraWritable are directories this command may also write under
 	// workspace-write (an agent CLI's own config home). Unlike
-	// Policy.Writable they are not searched for protected paths: the
+	// Policy.Writable they are not searched for protected paths, and
+	// nothing in them is hidden (a CLI reads its own login there): the
 	// caller owns them.
 	ExtraWritable []string
 	// KeepNetwork gives the command the host's network whatever its
