@@ -35,7 +35,7 @@ func newSandbox(t *testing.T, ws string) agentcli.Confiner {
 // TestRealGeminiConfined is the class "a CLI's approved commands cannot
 // write outside the workspace or into .git" for Gemini CLI under kz's
 // sandbox: each probe is approved by kz and run by run_shell_command. A
-// write in the workspace works; a marker in .git, a git hook, a change to
+// write in the workspace works; a marker in .git/info (git may write the repository, never its info, hooks or config), a git hook, a change to
 // .git/config and a marker outside the workspace (not under /tmp, which
 // the sandbox replaces) never reach the host; kz's /proc entry is not
 // there to read. Gemini keeps its sessions (its home is writable) and the
@@ -62,7 +62,7 @@ func TestRealGeminiConfined(t *testing.T) {
 				t.Errorf("the workspace is not writable: %q %v (%s)", b, err, out)
 			}
 		}},
-		{"marker in .git", "touch .git/kz-marker; echo done", absent(".git/kz-marker")},
+		{"marker in .git/info", "mkdir -p .git/info; touch .git/info/kz-marker; echo done", absent(".git/info/kz-marker")},
 		{"a git hook", "printf '#!/bin/sh\\necho pwned\\n' > .git/hooks/pre-commit; chmod +x .git/hooks/pre-commit; echo done", absent(".git/hooks/pre-commit")},
 		{"git config", "printf '[core]\\n\\tfsmonitor = touch /tmp/pwned\\n' >> .git/config; echo done", func(t *testing.T, ws, out string) {
 			if b, _ := os.ReadFile(filepath.Join(ws, ".git", "config")); strings.Contains(string(b), "fsmonitor") {

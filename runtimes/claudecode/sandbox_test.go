@@ -48,7 +48,7 @@ func confinedProbes(kzPid int) []confinedProbe {
 				t.Errorf("the workspace is not writable: %q %v (the command said %q)", b, err, out)
 			}
 		}},
-		{"marker in .git", "touch .git/kz-marker; echo done", absent(".git/kz-marker")},
+		{"marker in .git/info", "mkdir -p .git/info; touch .git/info/kz-marker; echo done", absent(".git/info/kz-marker")},
 		{"a git hook", "mkdir -p .git/hooks; printf '#!/bin/sh\\necho pwned\\n' > .git/hooks/pre-commit; chmod +x .git/hooks/pre-commit; echo done",
 			absent(".git/hooks/pre-commit")},
 		{"git config", "echo '[core]' >> .git/config; echo '  fsmonitor = touch /tmp/pwned' >> .git/config; cat .git/config",

@@ -36,7 +36,7 @@ func newSandbox(t *testing.T, ws string) agentcli.Confiner {
 // write outside the workspace or into .git" for Codex under kz's sandbox:
 // each probe is approved by kz and run by Codex's shell tool (Codex may
 // re-run a command outside its own sandbox; kz's holds either way). A
-// write in the workspace works; a marker in .git, a git hook, a change to
+// write in the workspace works; a marker in .git/info (git may write the repository, never its info, hooks or config), a git hook, a change to
 // .git/config and a marker outside the workspace (not under /tmp, which
 // the sandbox replaces) never reach the host; kz's /proc entry is not
 // there to read. The turn completes through the credential proxy.
@@ -55,7 +55,7 @@ func TestRealCodexConfined(t *testing.T) {
 				t.Errorf("the workspace is not writable: %q %v (%s)", b, err, out)
 			}
 		}},
-		{"marker in .git", "touch .git/kz-marker; echo done", absentAt(".git/kz-marker")},
+		{"marker in .git/info", "mkdir -p .git/info; touch .git/info/kz-marker; echo done", absentAt(".git/info/kz-marker")},
 		{"a git hook", "printf '#!/bin/sh\\necho pwned\\n' > .git/hooks/pre-commit; chmod +x .git/hooks/pre-commit; echo done", absentAt(".git/hooks/pre-commit")},
 		{"git config", "printf '[core]\\n\\tfsmonitor = touch /tmp/pwned\\n' >> .git/config; echo done", func(t *testing.T, ws, out string) {
 			if b, _ := os.ReadFile(filepath.Join(ws, ".git", "config")); strings.Contains(string(b), "fsmonitor") {
