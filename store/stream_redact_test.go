@@ -104,8 +104,23 @@ func TestSafeCut(t *testing.T) {
 		{"-----BEGIN PRIVATE KEY-----\nMIIE\n-----END PRIVATE KEY-----\nafter", len("-----BEGIN PRIVATE KEY-----\nMIIE\n-----END PRIVATE KEY-----\n")},
 		{long + "tail", len(long)},
 		// A long line is not cut between a lead-in and its secret.
-		{long + "curl -H 'Authorization: Bearer ", len(long + "curl -H ")},
+		{long + "curl -H 'Authorization: Bearer ", len(long + "curl ")},
 		{long + "DB_PASSWORD = ", len(long)},
+		{long + "curl -u ", len(long + "curl ")},
+		{long + "mysql -p ", len(long + "mysql ")},
+		{long + "sshpass -p ", len(long)},
+		{long + "tool --api-token ", len(long + "tool ")},
+		// SSH2 key blocks are held like PEM ones.
+		{"a\n---- BEGIN SSH2 ENCRYPTED PRIVATE KEY ----\nAAAA\n", len("a\n")},
+		{"a\n---- BEGIN SSH2 ENCRYPTED PRIVATE KEY ----\nAAAA\n---- END SSH2 ENCRYPTED PRIVATE KEY ----\n", len("a\n---- BEGIN SSH2 ENCRYPTED PRIVATE KEY ----\nAAAA\n---- END SSH2 ENCRYPTED PRIVATE KEY ----\n")},
+		// A name whose value comes on the next line waits for it.
+		{"intro\napi_key =\n", len("intro\n")},
+		{"intro\n<apiToken>\n", len("intro\n")},
+		{"intro\npassword:\n", len("intro\n")},
+		{"intro\napi_key =\nabc123\n", len("intro\napi_key =\nabc123\n")},
+		{"a ratio: 3\n", len("a ratio: 3\n")},
+		{"Here is what I found:\n", len("Here is what I found:\n")},
+		{"export DB_PASSWORD=\n", 0},
 		{strings.Repeat("x", lineHold), 0},
 		{strings.Repeat("x", keyHold), keyHold},
 	} {

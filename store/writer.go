@@ -474,11 +474,13 @@ const (
 )
 
 // safeCut is where streamed text may be cut so that no secret the store
-// redacts is split: after the last newline, since every secret pattern
-// but a private key block lies on one line, and never inside a key block
-// whose end line has not arrived. A line longer than lineHold is cut after
-// a blank that no secret spans (see blankCut); such a line with no safe
-// blank waits up to keyHold, then is cut whole.
+// redacts is split: after the last newline, since a secret lies on one
+// line, except a private key block (never cut inside one whose end line
+// has not arrived) and a value whose name ends the line before it
+// (`api_key =` or `<apiToken>` then the value: such a line waits for the
+// next, up to lineHold). A line longer than lineHold is cut after a blank
+// that no secret spans (see blankCut); such a line with no safe blank
+// waits up to keyHold, then is cut whole.
 func safeCut(s string) int {
 	c := strings.LastIndexByte(s, '\n') + 1
 	if c == 0 && len(s) >= lineHold {
@@ -486,17 +488,69 @@ func safeCut(s string) int {
 			c = len(s)
 		}
 	}
-	if i := strings.LastIndex(s[:c], "-----BEGIN "); i >= 0 && len(s)-i < keyHold && !keyBlockEnds(s[i:], c-i) {
+	if c > 0 && s[c-1] == '\n' {
+		// A line that names a value the next line holds stays with it.
+		start := strings.LastIndexByte(s[:c-1], '\n') + 1
+		if leadsIn(s[start:c-1]) && len(s)-start < lineHold {
+			c = start
+		}
+	}
+	if i := lastKeyBegin(s[:c]); i >= 0 && len(s)-i < keyHold && !keyBlockEnds(s[i:], c-i) {
 		// Keep the whole block, from the start of its first line.
 		c = strings.LastIndexByte(s[:i], '\n') + 1
 	}
 	return c
 }
 
+// leadsIn reports a line that ends with the name of a credential whose
+// value comes on the next line: an assignment (`api_key =`,
+// `password:`), an opening tag (`<apiToken>`) or a command-line flag that
+// takes one. Only names that say they hold a secret count, so prose that
+// ends a line with a colon is not held back.
+func leadsIn(line string) bool {
+	t := strings.TrimRight(line, " \t\r\"'")
+	if t == "" {
+		return false
+	}
+	last := strings.ToLower(t[strings.LastIndexAny(t, " \t")+1:])
+	switch t[len(t)-1] {
+	case '=', ':', '>':
+		name := strings.TrimRight(last, "=:> \t")
+		if name == "" {
+			// `KEY =`: the name is the word before the sign.
+			f := strings.Fields(strings.TrimRight(t, "=:> \t"))
+			if len(f) == 0 {
+				return false
+			}
+			name = strings.ToLower(f[len(f)-1])
+		}
+		return secretName(name)
+	}
+	return credentialFlag(last)
+}
+
+// secretName reports a name that says it holds a secret (the keywords of
+// gitleaks' generic rule and kz's own).
+func secretName(name string) bool {
+	for _, k := range []string{"key", "token", "secret", "pass", "pwd", "auth", "cred", "access", "bearer"} {
+		if strings.Contains(name, k) {
+			return true
+		}
+	}
+	return false
+}
+
+// lastKeyBegin is where the last private key block of s starts: PEM
+// ("-----BEGIN ") or SSH2 ("---- BEGIN ") armour; -1 when there is none.
+func lastKeyBegin(s string) int {
+	return max(strings.LastIndex(s, "-----BEGIN "), strings.LastIndex(s, "---- BEGIN "))
+}
+
 // blankCut is the position after the last blank of s that a secret
 // cannot span: the credential itself holds no blank, but its lead-in may
-// ("Bearer abc…", "Authorization: Basic abc…", "PASSWORD = abc…"), so a
-// blank right after such a word is skipped. 0 means none.
+// ("Bearer abc…", "Authorization: Basic abc…", "PASSWORD = abc…",
+// "curl -u user:pass", "mysql -p secret", "sshpass -p secret"), so a blank
+// right after such a word is skipped. 0 means none.
 func blankCut(s string) int {
 	for end := len(s); end > 0; {
 		i := strings.LastIndexAny(s[:end], " \t\r")
@@ -507,7 +561,7 @@ func blankCut(s string) int {
 		next := strings.TrimLeft(s[i+1:], " \t\r")
 		switch {
 		case word == "bearer", word == "basic", strings.HasSuffix(word, "="), strings.HasSuffix(word, ":"),
-			strings.HasPrefix(next, "="), strings.HasPrefix(next, ":"):
+			strings.HasPrefix(next, "="), strings.HasPrefix(next, ":"), credentialFlag(word):
 			end = i
 		default:
 			return i + 1
@@ -516,13 +570,38 @@ func blankCut(s string) int {
 	return 0
 }
 
-// keyBlockEnds says whether the key block starting b ends (its
-// "-----END …-----" line is complete) within b's first n bytes.
-func keyBlockEnds(b string, n int) bool {
-	j := strings.Index(b, "-----END ")
-	if j < 0 {
+// credentialFlag reports a command-line option whose value may be a
+// credential: curl's and mysql's short forms, and any long option or
+// word naming a password, token, key, secret, user or authorization.
+func credentialFlag(w string) bool {
+	switch w {
+	case "-p", "-u", "-h", "--user", "--pass", "--password", "--header", "sshpass":
+		return true
+	}
+	if !strings.HasPrefix(w, "-") {
 		return false
 	}
-	k := strings.Index(b[j+len("-----END "):], "-----")
-	return k >= 0 && j+len("-----END ")+k+len("-----") <= n
+	for _, k := range []string{"pass", "token", "secret", "key", "auth", "user", "cred"} {
+		if strings.Contains(w, k) {
+			return true
+		}
+	}
+	return false
+}
+
+// keyBlockEnds says whether the key block starting b ends (its END line,
+// "-----END …-----" or SSH2's "---- END … ----", is complete) within b's
+// first n bytes.
+func keyBlockEnds(b string, n int) bool {
+	for _, m := range [][2]string{{"-----END ", "-----"}, {"---- END ", "----"}} {
+		j := strings.Index(b, m[0])
+		if j < 0 {
+			continue
+		}
+		k := strings.Index(b[j+len(m[0]):], m[1])
+		if k >= 0 && j+len(m[0])+k+len(m[1]) <= n {
+			return true
+		}
+	}
+	return false
 }
