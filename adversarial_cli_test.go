@@ -257,7 +257,7 @@ func hashTree(t *testing.T, roots ...string) string {
 			if err != nil {
 				continue
 			}
-			fmt.Fprintf(h, "%s %v\n", p, fi.Mode())
+			_, _ = fmt.Fprintf(h, "%s %v\n", p, fi.Mode())
 			if fi.Mode().IsRegular() {
 				b, _ := os.ReadFile(p)
 				h.Write(b)

@@ -64,10 +64,8 @@ func normalizeHost(h string) (string, error) {
 		return "", fmt.Errorf("%w: %q: %w", errBadHost, h, err)
 	}
 	a = strings.ToLower(a)
-	if strings.HasSuffix(a, ".") {
-		// "example.com." is the fully qualified spelling of example.com.
-		a = a[:len(a)-1]
-	}
+	// "example.com." is the fully qualified spelling of example.com.
+	a = strings.TrimSuffix(a, ".")
 	if a == "" || strings.HasPrefix(a, ".") || strings.Contains(a, "..") {
 		return "", fmt.Errorf("%w: %q has an empty label", errBadHost, h)
 	}

@@ -122,9 +122,7 @@ func classifyGit(args []string, dyn []bool) classInfo {
 			c.p.Flags = append(c.p.Flags, f)
 		}
 	}
-	for _, i := range g.operands() {
-		c.p.Operands = append(c.p.Operands, i)
-	}
+	c.p.Operands = append(c.p.Operands, g.operands()...)
 	for _, i := range g.p.MaybeOptions {
 		if i >= g.off {
 			c.p.MaybeOptions = append(c.p.MaybeOptions, i-g.off)

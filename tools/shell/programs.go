@@ -110,17 +110,6 @@ func anyArg(args []string, opts ...string) bool {
 	return false
 }
 
-func anyArgPrefix(args []string, opts ...string) bool {
-	for _, a := range args {
-		for _, o := range opts {
-			if strings.HasPrefix(a, o) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
 func allFlags(args []string) bool {
 	for _, a := range args {
 		if !strings.HasPrefix(a, "-") {

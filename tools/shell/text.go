@@ -157,7 +157,10 @@ func parseSedScript(s string) (reads, writes []string, ok bool) {
 			d := s[i]
 			i++
 			// Once for the pattern, once more for the replacement.
-			if !delimited(d) || !delimited(d) {
+			if !delimited(d) {
+				return nil, nil, false
+			}
+			if !delimited(d) {
 				return nil, nil, false
 			}
 			if c == 'y' {
@@ -348,9 +351,10 @@ func scanAwk(p string) awkScan {
 		case c == '/' && !prevOperand:
 			j := i + 1
 			for j < len(p) && p[j] != '/' {
-				if p[j] == '\\' {
+				switch p[j] {
+				case '\\':
 					j++
-				} else if p[j] == '\n' {
+				case '\n':
 					r.bad = "has an unterminated regular expression"
 					return r
 				}

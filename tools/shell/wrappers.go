@@ -221,17 +221,6 @@ func peel(words []string, dyn []bool) peelResult {
 	return peelResult{kind: peelNone}
 }
 
-func hasDash(words []string, opts ...string) bool {
-	for _, w := range words {
-		for _, o := range opts {
-			if w == o {
-				return true
-			}
-		}
-	}
-	return false
-}
-
 // joinedScript handles wrappers that join their arguments with spaces and
 // run the result as shell code (eval, watch).
 func joinedScript(name string, words []string, dyn []bool, i int) peelResult {
