@@ -33,7 +33,8 @@ bench: build
 bench-process: build
 	KZ_BIN=$(CURDIR)/$(BIN) $(GO) test -run '^$$' -bench '^BenchmarkProcess' -benchtime 50x .
 
-# Short fuzz runs of every proposal parser and the shell analyser: parsing
+# Short fuzz runs of every proposal parser, the shell analyser and the
+# gate: parsing
 # must never panic. A fixed count (not a duration) avoids the fuzzer's
 # end-of-time race.
 FUZZ_RUNS ?= 150000x
@@ -42,6 +43,7 @@ fuzz:
 		$(GO) test -run '^$$' -fuzz="^$$t\$$" -fuzztime=$(FUZZ_RUNS) -timeout 5m ./patch/ || exit 1; \
 	done
 	$(GO) test -run '^$$' -fuzz='^FuzzAnalyze$$' -fuzztime=$(FUZZ_RUNS) -timeout 5m ./tools/shell/
+	$(GO) test -run '^$$' -fuzz='^FuzzGate$$' -fuzztime=100000x -timeout 5m ./tools/permission/
 
 lint:
 	$(GO) vet ./...

@@ -23,7 +23,18 @@ func (an *analyzer) collectFuncs(f *syntax.File) {
 			if an.funcs == nil {
 				an.funcs = map[string]bool{}
 			}
-			an.funcs[x.Name.Value] = true
+			names := x.Names
+			if x.Name != nil {
+				names = append(names, x.Name)
+			}
+			if len(names) == 0 {
+				// A function without a name (zsh's anonymous functions
+				// run at once) is nothing bash would run as written.
+				an.unprovable("a function without a name")
+			}
+			for _, n := range names {
+				an.funcs[n.Value] = true
+			}
 		case *syntax.CallExpr:
 			if len(x.Args) > 1 {
 				if v, info := wordValue(x.Args[0]); info.literal && v == "alias" {
