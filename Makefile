@@ -34,8 +34,7 @@ bench-process: build
 	KZ_BIN=$(CURDIR)/$(BIN) $(GO) test -run '^$$' -bench '^BenchmarkProcess' -benchtime 50x .
 
 # Short fuzz runs of every proposal parser, the shell analyser and the
-# gate: parsing
-# must never panic. A fixed count (not a duration) avoids the fuzzer's
+# gate: parsing and judging must never panic. A fixed count (not a duration) avoids the fuzzer's
 # end-of-time race.
 FUZZ_RUNS ?= 150000x
 fuzz:
