@@ -8,8 +8,8 @@ import (
 	"io"
 	"path/filepath"
 
-	"github.com/kaizen-code/kz/engine/headless"
 	"github.com/kaizen-code/kz/internal/cliflag"
+	"github.com/kaizen-code/kz/internal/headless"
 	"github.com/kaizen-code/kz/internal/termsafe"
 	"github.com/kaizen-code/kz/store"
 )

@@ -19,9 +19,9 @@ import (
 	"time"
 
 	"github.com/kaizen-code/kz/engine"
-	"github.com/kaizen-code/kz/engine/config"
-	"github.com/kaizen-code/kz/engine/headless"
 	"github.com/kaizen-code/kz/internal/cliflag"
+	"github.com/kaizen-code/kz/internal/config"
+	"github.com/kaizen-code/kz/internal/headless"
 	"github.com/kaizen-code/kz/patch"
 	"github.com/kaizen-code/kz/runtimes"
 	"github.com/kaizen-code/kz/runtimes/agentcli"

@@ -15,7 +15,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/kaizen-code/kz/engine/headless"
+	"github.com/kaizen-code/kz/internal/headless"
 )
 
 // runProcess runs kz as a process: run under a context that an interrupt,

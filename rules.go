@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"github.com/kaizen-code/kz/engine"
-	"github.com/kaizen-code/kz/engine/config"
+	"github.com/kaizen-code/kz/internal/config"
 	"github.com/kaizen-code/kz/tools"
 	"github.com/kaizen-code/kz/tools/permission"
 	ossandbox "github.com/kaizen-code/kz/tools/sandbox"

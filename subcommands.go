@@ -13,8 +13,8 @@ import (
 	"text/tabwriter"
 
 	"github.com/kaizen-code/kz/engine"
-	"github.com/kaizen-code/kz/engine/config"
 	"github.com/kaizen-code/kz/internal/cliflag"
+	"github.com/kaizen-code/kz/internal/config"
 	"github.com/kaizen-code/kz/internal/termsafe"
 	"github.com/kaizen-code/kz/patch"
 	"github.com/kaizen-code/kz/runtimes/agentcli"

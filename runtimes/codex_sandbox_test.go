@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kaizen-code/kz/engine/config"
+	"github.com/kaizen-code/kz/internal/config"
 	"github.com/kaizen-code/kz/runtimes/codex"
 )
 

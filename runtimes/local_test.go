@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kaizen-code/kz/engine/config"
+	"github.com/kaizen-code/kz/internal/config"
 )
 
 func TestIsLocal(t *testing.T) {

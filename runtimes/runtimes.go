@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/kaizen-code/kz/engine"
-	"github.com/kaizen-code/kz/engine/config"
+	"github.com/kaizen-code/kz/internal/config"
 	"github.com/kaizen-code/kz/patch"
 	"github.com/kaizen-code/kz/runtimes/acp"
 	"github.com/kaizen-code/kz/runtimes/agentcli"

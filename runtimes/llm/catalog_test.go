@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/kaizen-code/kz/engine"
-	"github.com/kaizen-code/kz/engine/config"
+	"github.com/kaizen-code/kz/internal/config"
 	"github.com/kaizen-code/kz/runtimes/llm"
 )
 

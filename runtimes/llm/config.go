@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"net/url"
 
-	"github.com/kaizen-code/kz/engine/config"
+	"github.com/kaizen-code/kz/internal/config"
 )
 
 // ConfigFrom maps a configured runtime entry (kind = "native" or

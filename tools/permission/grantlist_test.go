@@ -11,7 +11,7 @@ import (
 )
 
 // memoryGrants is the RuleWriter of these tests: the grants file kz uses
-// (engine/config.GrantsFile, tested there) imports this package to check
+// (internal/config.GrantsFile, tested there) imports this package to check
 // rule syntax, so a test here cannot import it back.
 type memoryGrants struct {
 	mu    sync.Mutex
