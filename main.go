@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/internal/app"
 	"github.com/kaizen-code/kz/internal/cliflag"
 	"github.com/kaizen-code/kz/internal/config"
 	"github.com/kaizen-code/kz/internal/headless"
@@ -522,7 +523,7 @@ func cmdMain(ctx context.Context, args []string, stdout, stderr io.Writer) (err 
 		err := tui.Run(ctx, tui.Options{Session: sess, Theme: firstNonEmpty(o.theme, e.cfg.Theme), Welcome: welcome,
 			Undo: undoer{e: e, st: st, ws: ws, sessionID: id}, Sessions: st, Workspace: e.workspace, Commands: commands,
 			HunkSelection: true, Grants: grantManager{gate: gate, file: config.NewGrantsFile(e.paths)},
-			Mentions: mentionReader{gate: gate, env: tools.NewEnv(ws, id, nil), sess: sess, dir: ws.Dir()}})
+			Mentions: app.NewMentionReader(sess, tools.NewEnv(ws, id, nil))})
 		if cerr := sess.Close(context.WithoutCancel(ctx)); err == nil {
 			err = cerr
 		}

@@ -91,6 +91,42 @@ func (s *Session) requestPermission(ctx context.Context, t *Turn, req Permission
 	return a
 }
 
+// CheckRead decides a read that kz makes for the person outside any turn
+// (the file an `@` mention attaches to a prompt) with the session's gate,
+// mode and permission mode, and journals the decision as a
+// permission_decided event like the decision on any read of a runtime. It
+// returns the gate's verdict.
+//
+// It never asks: no turn waits on an answer, and the person who mentioned
+// the file is not the one to grant what a rule holds back, so a read the
+// gate would ask about is recorded as denied. The runtime's capabilities
+// do not limit the read (kz makes it, not the runtime). A request that
+// writes or runs a command is no read: it is refused without the gate.
+func (s *Session) CheckRead(ctx context.Context, req PermissionRequest) Verdict {
+	s.mu.Lock()
+	q := GateQuery{SessionID: s.id, Runtime: s.runtime, Mode: s.mode, PermissionMode: s.pmode, Workspace: s.workspace, Request: req}
+	s.mu.Unlock()
+	var v Verdict
+	switch {
+	case req.Write || req.Command != "":
+		v = Verdict{Decision: DecisionDeny, Stage: "session", Reason: "only a read can be checked outside a turn"}
+	default:
+		v = s.gate.Check(ctx, q)
+	}
+	a := Answer{Decision: v.Decision, Stage: v.Stage, Rule: v.Rule, Reason: v.Reason}
+	switch v.Decision {
+	case DecisionAllow, DecisionDeny:
+	case DecisionAsk:
+		a.Decision, a.Reason = DecisionDeny, v.Reason+"; a read outside a turn is never asked about, so it is denied"
+	default:
+		// A gate that says nothing has not allowed anything.
+		v = Verdict{Decision: DecisionDeny, Stage: "gate", Reason: "the gate returned no decision"}
+		a = Answer{Decision: v.Decision, Stage: v.Stage, Reason: v.Reason}
+	}
+	s.emitDecision(Event{Type: EventPermissionDecided, ToolCallID: req.ToolCallID, Tool: req.Tool, Paths: req.Paths}, "", a)
+	return v
+}
+
 func (s *Session) emitDecision(ev Event, requestID string, a Answer) {
 	ev.RequestID, ev.Decision, ev.Scope = requestID, a.Decision, a.Scope
 	ev.Stage, ev.Rule, ev.Reason, ev.Feedback = a.Stage, a.Rule, a.Reason, a.Feedback

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -7,20 +7,33 @@ import (
 
 	"github.com/kaizen-code/kz/engine"
 	"github.com/kaizen-code/kz/tools"
+	"github.com/kaizen-code/kz/tui"
 )
+
+// NewMentionReader returns the reader of the TUI's @ mentions in sess,
+// over the workspace of env.
+func NewMentionReader(sess reader, env *tools.Env) tui.MentionReader {
+	return mentionReader{sess: sess, env: env}
+}
 
 // mentionReader reads an @-mentioned file for the TUI exactly as the
 // read_file tool would for the model: the tool prepares the call (path
-// confined to the workspace), the session's gate decides it with the
-// session's mode and permission mode, and only an allowed read runs. A
-// read the gate would ask about or deny is refused with its reason.
+// confined to the workspace), the session decides it with its gate, mode
+// and permission mode and journals the decision like any other read, and
+// only an allowed read runs. A read the gate would ask about or deny is
+// refused with its reason.
 type mentionReader struct {
-	gate engine.Gate
+	sess reader
 	env  *tools.Env
-	sess interface{ State() engine.State }
-	dir  string
 }
 
+// reader is what a mention needs of the session; *engine.Session
+// implements it.
+type reader interface {
+	CheckRead(ctx context.Context, req engine.PermissionRequest) engine.Verdict
+}
+
+// ReadMention implements tui.MentionReader.
 func (r mentionReader) ReadMention(ctx context.Context, path string) (string, error) {
 	input, err := json.Marshal(map[string]string{"path": path})
 	if err != nil {
@@ -32,10 +45,7 @@ func (r mentionReader) ReadMention(ctx context.Context, path string) (string, er
 	}
 	req := call.Request()
 	req.Tool, req.ToolCallID, req.Input = "read_file", "mention", input
-	st := r.sess.State()
-	v := r.gate.Check(ctx, engine.GateQuery{SessionID: st.ID, Runtime: st.Runtime, Mode: st.Mode, PermissionMode: st.PermissionMode,
-		Workspace: r.dir, Request: req})
-	if v.Decision != engine.DecisionAllow {
+	if v := r.sess.CheckRead(ctx, req); v.Decision != engine.DecisionAllow {
 		return "", fmt.Errorf("read_file %s: the gate says %s: %s", path, v.Decision, v.Reason)
 	}
 	return call.Run(ctx, &tools.RunContext{Env: r.env, ToolCallID: "mention", Emit: func(engine.Event) {}})
