@@ -603,7 +603,7 @@ func (e *env) runtimeEntries(script, runtimeFlag string, st *store.Store, sb *os
 		opt.Confiner = agentcli.NewConfiner(sb)
 	}
 	if st != nil {
-		opt.Snapshots, opt.Artifacts = runtimes.StoreSnapshots{Store: st}, st
+		opt.Snapshots, opt.Artifacts = app.ToolSnapshots{Store: st}, st
 	}
 	entries, err := runtimes.BuildAll(e.cfg, opt)
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/internal/app"
 	"github.com/kaizen-code/kz/internal/cliflag"
 	"github.com/kaizen-code/kz/internal/config"
 	"github.com/kaizen-code/kz/internal/termsafe"
@@ -31,7 +32,7 @@ import (
 // applier is the patch applier of a session in ws; its journal lives in
 // kz's data directory, outside the workspace.
 func (e *env) applier(ws *workspace.Workspace, st *store.Store, sessionID string) *patch.Applier {
-	return &patch.Applier{FS: ws, Snapshots: patch.StoreSnapshots{Store: st, SessionID: sessionID, Workspace: ws.Dir()},
+	return &patch.Applier{FS: ws, Snapshots: app.ChangeLog{Store: st, SessionID: sessionID, Workspace: ws.Dir()},
 		JournalDir: filepath.Join(e.dataDir, "journal"), Root: ws.Dir()}
 }
 
@@ -44,7 +45,7 @@ type undoer struct {
 }
 
 func (u undoer) UndoLast(ctx context.Context) (string, error) {
-	return patch.UndoLast(ctx, u.e.applier(u.ws, u.st, u.sessionID), u.st, u.sessionID)
+	return patch.UndoLast(ctx, u.e.applier(u.ws, u.st, u.sessionID), app.ChangeLog{Store: u.st, SessionID: u.sessionID, Workspace: u.ws.Dir()}, u.sessionID)
 }
 
 // grantManager is /permissions in the TUI: the gate's session grants and
@@ -165,7 +166,7 @@ func cmdUndo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	defer func() { _ = ws.Close() }()
-	msg, err := patch.UndoLast(ctx, e.applier(ws, st, si.ID), st, si.ID)
+	msg, err := patch.UndoLast(ctx, e.applier(ws, st, si.ID), app.ChangeLog{Store: st, SessionID: si.ID, Workspace: ws.Dir()}, si.ID)
 	var fm *patch.FolderMismatchError
 	if errors.As(err, &fm) && *dataDir != "" {
 		// The suggested command runs in another folder: it needs the same

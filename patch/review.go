@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -15,7 +13,6 @@ import (
 	"time"
 
 	"github.com/kaizen-code/kz/engine"
-	"github.com/kaizen-code/kz/store"
 	"github.com/kaizen-code/kz/tools/sandbox"
 )
 
@@ -162,12 +159,29 @@ func shellQuote(s string) string {
 // ErrNothingToUndo means the session has no applied change left.
 var ErrNothingToUndo = errors.New("no change to undo")
 
+// ChangeLog is the record of a session's applied changes that UndoLast
+// works from, with the snapshots of each; internal/app keeps it in kz's
+// store.
+type ChangeLog interface {
+	SnapshotLoader
+	// LastChangeIn returns the id of the session's newest change applied
+	// in the folder root, or "" when there is none. A change recorded
+	// without a folder counts as in every folder.
+	LastChangeIn(ctx context.Context, root string) (string, error)
+	// ChangeFolders lists the folders the session's changes were applied
+	// in, the folder of its newest change first.
+	ChangeFolders(ctx context.Context) ([]string, error)
+	// ForgetChange drops an undone change from the log, so that the next
+	// undo reaches the change before it.
+	ForgetChange(ctx context.Context, changeID string) error
+}
+
 // UndoLast undoes the newest change of a session applied in a's folder
 // (exact bytes, modes and files it created removed) and forgets it, so the
 // next undo reaches the change before. Changes the session applied in
 // other folders are not in the way; when it has none here but some
 // elsewhere, it refuses with a *FolderMismatchError naming them.
-func UndoLast(ctx context.Context, a *Applier, st *store.Store, sessionID string) (string, error) {
+func UndoLast(ctx context.Context, a *Applier, log ChangeLog, sessionID string) (string, error) {
 	root, err := a.root()
 	if err != nil {
 		return "", err
@@ -177,12 +191,12 @@ func UndoLast(ctx context.Context, a *Applier, st *store.Store, sessionID string
 	// by then) names none: it is taken as in this folder, the only one
 	// there is to go by, and Undo still refuses any file that no longer
 	// holds what the change wrote.
-	change, err := st.LastChangeOfSessionIn(ctx, sessionID, root)
+	change, err := log.LastChangeIn(ctx, root)
 	if err != nil {
 		return "", err
 	}
-	if change.ID == "" {
-		folders, err := st.ChangeFolders(ctx, sessionID)
+	if change == "" {
+		folders, err := log.ChangeFolders(ctx)
 		if err != nil {
 			return "", err
 		}
@@ -191,72 +205,13 @@ func UndoLast(ctx context.Context, a *Applier, st *store.Store, sessionID string
 		}
 		return "", &FolderMismatchError{SessionID: sessionID, Folders: folders, Here: root}
 	}
-	if err := a.Undo(ctx, StoreSnapshots{Store: st, SessionID: sessionID}, change.ID); err != nil {
+	if err := a.Undo(ctx, log, change); err != nil {
 		return "", err
 	}
-	if err := st.DeleteChange(ctx, change.ID); err != nil {
+	if err := log.ForgetChange(ctx, change); err != nil {
 		return "", err
 	}
-	return "undid " + change.ID, nil
-}
-
-// StoreSnapshots keeps a session's patch snapshots in kz's store, so undo
-// works across restarts.
-type StoreSnapshots struct {
-	Store     *store.Store
-	SessionID string
-	// Workspace is the absolute folder the applier writes in. It is
-	// recorded with each snapshot, so that undo acts only where the change
-	// was applied, and it lets SaveSnapshot tell which directories a new
-	// file's change is about to create. Empty records no folder.
-	Workspace string
-}
-
-// SaveSnapshot implements SnapshotSaver.
-func (s StoreSnapshots) SaveSnapshot(ctx context.Context, sn Snapshot) error {
-	dirs := sn.CreatedDirs
-	if dirs == nil && !sn.Existed && s.Workspace != "" {
-		dirs = missingParents(s.Workspace, sn.Path)
-	}
-	return s.Store.SaveSnapshot(ctx, store.Snapshot{SessionID: s.SessionID, ChangeID: sn.ChangeID, Path: sn.Path,
-		Existed: sn.Existed, Content: sn.Content, Mode: sn.Mode, AfterExists: sn.AfterExists, AfterSHA256: sn.AfterSHA256,
-		Workspace: s.Workspace, CreatedDirs: dirs})
-}
-
-// missingParents returns the ancestors of rel (slash-separated, relative
-// to root), parents first, that do not exist yet. Apply saves a file's
-// snapshot before it writes anything, so these are exactly the directories
-// its write will create. Anything that exists (a directory, a symlink, a
-// file) stops the list: the change did not make it.
-func missingParents(root, rel string) []string {
-	var out []string
-	for i := 0; i < len(rel); i++ {
-		if rel[i] != '/' {
-			continue
-		}
-		dir := rel[:i]
-		if len(out) == 0 {
-			if _, err := os.Lstat(filepath.Join(root, filepath.FromSlash(dir))); !errors.Is(err, fs.ErrNotExist) {
-				continue
-			}
-		}
-		out = append(out, dir)
-	}
-	return out
-}
-
-// LoadSnapshots implements SnapshotLoader.
-func (s StoreSnapshots) LoadSnapshots(ctx context.Context, changeID string) ([]Snapshot, error) {
-	rows, err := s.Store.Snapshots(ctx, changeID)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]Snapshot, 0, len(rows))
-	for _, r := range rows {
-		out = append(out, Snapshot{ChangeID: r.ChangeID, Path: r.Path, Existed: r.Existed, Content: r.Content, Mode: r.Mode,
-			AfterExists: r.AfterExists, AfterSHA256: r.AfterSHA256, CreatedDirs: r.CreatedDirs})
-	}
-	return out, nil
+	return "undid " + change, nil
 }
 
 // ShellRunner returns a Reviewer.Run that runs a verification command with

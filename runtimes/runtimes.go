@@ -24,7 +24,6 @@ import (
 	"github.com/kaizen-code/kz/runtimes/llm"
 	"github.com/kaizen-code/kz/runtimes/native"
 	"github.com/kaizen-code/kz/runtimes/scripted"
-	"github.com/kaizen-code/kz/store"
 	"github.com/kaizen-code/kz/tools"
 	"github.com/kaizen-code/kz/tools/sandbox"
 )
@@ -176,16 +175,6 @@ func buildLLM(name string, rc config.Runtime, opt Options) (engine.RuntimeEntry,
 		}
 	}
 	return e, nil
-}
-
-// StoreSnapshots saves the tools' snapshots in kz's store. Each tool write
-// is its own change, named after its tool call.
-type StoreSnapshots struct{ Store *store.Store }
-
-// SaveSnapshot implements tools.SnapshotSaver.
-func (s StoreSnapshots) SaveSnapshot(ctx context.Context, sn tools.Snapshot) error {
-	return s.Store.SaveSnapshot(ctx, store.Snapshot{SessionID: sn.SessionID, ChangeID: "tool_" + sn.ToolCallID,
-		ToolCallID: sn.ToolCallID, Path: sn.Path, Existed: sn.Existed, Content: sn.Content, Mode: sn.Mode})
 }
 
 // versioned is a CLI runtime that can report its version.

@@ -18,23 +18,26 @@ import (
 	"github.com/kaizen-code/kz/tools/workspace"
 )
 
-// storeUndoer is main.go's undoer: patch.UndoLast over the store's
-// snapshots of one session.
-type storeUndoer struct {
-	a  *patch.Applier
-	st *store.Store
-	id string
+// snapshotUndoer is kz's undoer (internal/app's, over the store) with
+// the snapshots in memory: patch.Applier.Undo of the newest change.
+type snapshotUndoer struct {
+	a     *patch.Applier
+	snaps *patch.MemorySnapshots
 }
 
-func (u storeUndoer) UndoLast(ctx context.Context) (string, error) {
-	return patch.UndoLast(ctx, u.a, u.st, u.id)
+func (u snapshotUndoer) UndoLast(ctx context.Context) (string, error) {
+	id := u.snaps.Last()
+	if err := u.a.Undo(ctx, u.snaps, id); err != nil {
+		return "", err
+	}
+	return "undid " + id, nil
 }
 
 // patchSession is a real interactive session in patch-proposal mode over
-// the scripted runtime, with kz's real patch reviewer writing into work
-// through the real workspace and snapshots in a real store, as main.go
+// the scripted runtime, journaled in a real store, with kz's real patch
+// reviewer writing into work through the real workspace, as internal/app
 // wires it.
-func patchSession(t *testing.T, work, script string) (*engine.Session, *engine.Subscription, storeUndoer) {
+func patchSession(t *testing.T, work, script string) (*engine.Session, *engine.Subscription, snapshotUndoer) {
 	t.Helper()
 	ctx := context.Background()
 	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "kz.db"))
@@ -53,7 +56,8 @@ func patchSession(t *testing.T, work, script string) (*engine.Session, *engine.S
 	if err := st.CreateSession(ctx, id, work, "scripted", "m", engine.ModePatchProposal); err != nil {
 		t.Fatal(err)
 	}
-	a := &patch.Applier{FS: ws, Snapshots: patch.StoreSnapshots{Store: st, SessionID: id},
+	snaps := &patch.MemorySnapshots{}
+	a := &patch.Applier{FS: ws, Snapshots: snaps,
 		JournalDir: filepath.Join(t.TempDir(), "journal"), Root: ws.Dir()}
 	w := st.NewWriter()
 	sess, err := engine.NewSession(engine.Config{ID: id, Journal: w, Workspace: work, Runtime: "scripted", Interactive: true,
@@ -76,7 +80,7 @@ func patchSession(t *testing.T, work, script string) (*engine.Session, *engine.S
 			t.Error(err)
 		}
 	})
-	return sess, sub, storeUndoer{a: a, st: st, id: id}
+	return sess, sub, snapshotUndoer{a: a, snaps: snaps}
 }
 
 // crlfSource is a CRLF file of 30 numbered lines whose last line has no
@@ -165,8 +169,8 @@ func TestReviewAcceptHunkOneRejectHunkTwoOnDisk(t *testing.T) {
 	}
 }
 
-// revertUndoer is storeUndoer with main.go's RevertChange.
-type revertUndoer struct{ storeUndoer }
+// revertUndoer is snapshotUndoer with kz's RevertChange.
+type revertUndoer struct{ snapshotUndoer }
 
 func (u revertUndoer) RevertChange(ctx context.Context, files []engine.FileChange) (string, error) {
 	return patch.RevertChange(ctx, u.a, files)

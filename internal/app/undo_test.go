@@ -1,24 +1,55 @@
-package patch
+package app
 
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/patch"
 	"github.com/kaizen-code/kz/store"
+	"github.com/kaizen-code/kz/tools/workspace"
 )
 
-// storeApplier is the applier main.go builds: the real workspace, and
+// storeApplier is the applier kz builds: the real workspace, and
 // snapshots in a real SQLite store that record the workspace's folder.
-func storeApplier(t *testing.T, st *store.Store, work, session string) *Applier {
+func storeApplier(t *testing.T, st *store.Store, work, session string) *patch.Applier {
 	t.Helper()
-	ws := openWorkspace(t, work)
-	return &Applier{FS: ws, Guard: testGuard{}, Snapshots: StoreSnapshots{Store: st, SessionID: session, Workspace: ws.Dir()},
+	ws, err := workspace.Open(work)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ws.Close() })
+	return &patch.Applier{FS: ws, Snapshots: ChangeLog{Store: st, SessionID: session, Workspace: ws.Dir()},
 		JournalDir: filepath.Join(t.TempDir(), "journal"), Root: ws.Dir()}
+}
+
+// undoLast is kz undo on the store: patch.UndoLast over the session's
+// change log in the store.
+func undoLast(ctx context.Context, a *patch.Applier, st *store.Store, session string) (string, error) {
+	return patch.UndoLast(ctx, a, ChangeLog{Store: st, SessionID: session}, session)
+}
+
+func writeFiles(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for rel, c := range files {
+		p := filepath.Join(dir, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// sr is a search/replace proposal of one block.
+func sr(path, s, r string) string {
+	return fmt.Sprintf("%s\n<<<<<<< SEARCH\n%s\n=======\n%s\n>>>>>>> REPLACE\n", path, s, r)
 }
 
 func openStore(t *testing.T) *store.Store {
@@ -34,10 +65,10 @@ func openStore(t *testing.T) *store.Store {
 	return st
 }
 
-func applyPlanText(t *testing.T, a *Applier, text string) {
+func applyPlanText(t *testing.T, a *patch.Applier, text string) {
 	t.Helper()
 	ctx := context.Background()
-	p, err := Parse(text)
+	p, err := patch.Parse(text)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +98,7 @@ func TestUndoRemovesTheDirectoriesTheChangeCreated(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(work, "other", "since.txt"), []byte("mine\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := UndoLast(ctx, a, st, "s1"); err != nil {
+	if _, err := undoLast(ctx, a, st, "s1"); err != nil {
 		t.Fatal(err)
 	}
 	for _, gone := range []string{"new", "keep/x.txt", "other/sub"} {
@@ -93,13 +124,13 @@ func TestUndoActsOnlyInTheFolderOfTheChange(t *testing.T) {
 	for _, w := range []string{wa, wb} {
 		writeFiles(t, w, map[string]string{"greeting.txt": "hello moon\n"})
 	}
-	applyPlanText(t, storeApplier(t, st, wb, "s1"), SR3("greeting.txt", "hello moon", "hello world"))
+	applyPlanText(t, storeApplier(t, st, wb, "s1"), sr("greeting.txt", "hello moon", "hello world"))
 	// The file in wa already holds what the change wrote in wb: only the
 	// recorded folder can tell the two apart.
 	writeFiles(t, wa, map[string]string{"greeting.txt": "hello world\n"})
 
-	_, err := UndoLast(ctx, storeApplier(t, st, wa, "s1"), st, "s1")
-	var fm *FolderMismatchError
+	_, err := undoLast(ctx, storeApplier(t, st, wa, "s1"), st, "s1")
+	var fm *patch.FolderMismatchError
 	if !errors.As(err, &fm) || !strings.Contains(err.Error(), wb) || strings.Count(err.Error(), "\n") != 0 {
 		t.Fatalf("undo from the other folder: %v, want a refusal naming %s", err, wb)
 	}
@@ -108,13 +139,13 @@ func TestUndoActsOnlyInTheFolderOfTheChange(t *testing.T) {
 			t.Fatalf("a refused undo changed %s: %q", dir, b)
 		}
 	}
-	if _, err := UndoLast(ctx, storeApplier(t, st, wb, "s1"), st, "s1"); err != nil {
+	if _, err := undoLast(ctx, storeApplier(t, st, wb, "s1"), st, "s1"); err != nil {
 		t.Fatal(err)
 	}
 	if b, _ := os.ReadFile(filepath.Join(wb, "greeting.txt")); string(b) != "hello moon\n" {
 		t.Fatalf("undo in the change's folder: %q", b)
 	}
-	if _, err := UndoLast(ctx, storeApplier(t, st, wb, "s1"), st, "s1"); !errors.Is(err, ErrNothingToUndo) {
+	if _, err := undoLast(ctx, storeApplier(t, st, wb, "s1"), st, "s1"); !errors.Is(err, patch.ErrNothingToUndo) {
 		t.Fatalf("second undo: %v", err)
 	}
 }
@@ -127,10 +158,10 @@ func TestUndoConflictIsOneReadableLine(t *testing.T) {
 	work := t.TempDir()
 	writeFiles(t, work, map[string]string{"a.txt": "one\n", "b.txt": "two\n"})
 	a := storeApplier(t, st, work, "s1")
-	applyPlanText(t, a, SR3("a.txt", "one", "ONE")+SR3("b.txt", "two", "TWO"))
+	applyPlanText(t, a, sr("a.txt", "one", "ONE")+sr("b.txt", "two", "TWO"))
 	writeFiles(t, work, map[string]string{"a.txt": "mine\n", "b.txt": "mine too\n"})
-	_, err := UndoLast(ctx, a, st, "s1")
-	if !errors.Is(err, ErrUndoConflict) {
+	_, err := undoLast(ctx, a, st, "s1")
+	if !errors.Is(err, patch.ErrUndoConflict) {
 		t.Fatalf("undo after later edits: %v", err)
 	}
 	msg := err.Error()
@@ -152,9 +183,9 @@ func TestUndoTakesTheNewestChangeOfTheSessionHere(t *testing.T) {
 	for _, w := range []string{wa, wb} {
 		writeFiles(t, w, map[string]string{"greeting.txt": "hello moon\n"})
 	}
-	applyPlanText(t, storeApplier(t, st, wa, "s1"), SR3("greeting.txt", "hello moon", "hello world"))
-	applyPlanText(t, storeApplier(t, st, wb, "s1"), SR3("greeting.txt", "hello moon", "hello sun"))
-	if _, err := UndoLast(ctx, storeApplier(t, st, wa, "s1"), st, "s1"); err != nil {
+	applyPlanText(t, storeApplier(t, st, wa, "s1"), sr("greeting.txt", "hello moon", "hello world"))
+	applyPlanText(t, storeApplier(t, st, wb, "s1"), sr("greeting.txt", "hello moon", "hello sun"))
+	if _, err := undoLast(ctx, storeApplier(t, st, wa, "s1"), st, "s1"); err != nil {
 		t.Fatalf("undo in wa: %v", err)
 	}
 	for dir, want := range map[string]string{wa: "hello moon\n", wb: "hello sun\n"} {
@@ -162,8 +193,8 @@ func TestUndoTakesTheNewestChangeOfTheSessionHere(t *testing.T) {
 			t.Fatalf("%s after undo in wa: %q, want %q", dir, b, want)
 		}
 	}
-	_, err := UndoLast(ctx, storeApplier(t, st, wa, "s1"), st, "s1")
-	var fm *FolderMismatchError
+	_, err := undoLast(ctx, storeApplier(t, st, wa, "s1"), st, "s1")
+	var fm *patch.FolderMismatchError
 	if !errors.As(err, &fm) || len(fm.Folders) != 1 || fm.Folders[0] != wb {
 		t.Fatalf("second undo in wa: %v, want a refusal naming %s", err, wb)
 	}
@@ -171,7 +202,7 @@ func TestUndoTakesTheNewestChangeOfTheSessionHere(t *testing.T) {
 	if want := "cd " + wb + " && kz undo s1 --data-dir '/my data'"; !strings.HasSuffix(fm.Error(), want) {
 		t.Fatalf("refusal %q does not end with %q", fm.Error(), want)
 	}
-	if _, err := UndoLast(ctx, storeApplier(t, st, wb, "s1"), st, "s1"); err != nil {
+	if _, err := undoLast(ctx, storeApplier(t, st, wb, "s1"), st, "s1"); err != nil {
 		t.Fatalf("undo in wb: %v", err)
 	}
 	if b, _ := os.ReadFile(filepath.Join(wb, "greeting.txt")); string(b) != "hello moon\n" {
