@@ -402,7 +402,7 @@ func cmdMain(ctx context.Context, args []string, stdout, stderr io.Writer) (err 
 	defer func() { _ = sb.Close() }()
 	var entries []engine.RuntimeEntry
 	if o.demo {
-		if entries, err = tui.DemoRuntimes(); err != nil {
+		if entries, err = app.DemoRuntimes(); err != nil {
 			return err
 		}
 	} else if entries, err = e.runtimeEntries(o.script, o.runtime, st, sb, gate, false); err != nil {

@@ -123,6 +123,26 @@ type NativeRef struct {
 	TurnID int64
 }
 
+// SessionInfo summarises a stored session for lists and pickers: the
+// store lists them, kz sessions list prints them (its JSON names are a
+// public interface) and the TUI's session picker shows them.
+type SessionInfo struct {
+	ID        string `json:"id"`
+	Title     string `json:"title"`
+	Workspace string `json:"workspace"`
+	Runtime   string `json:"runtime"`
+	// Runtimes lists every runtime the session ran turns on, in order of
+	// first use; it is empty for a session without turns.
+	Runtimes []string  `json:"runtimes,omitempty"`
+	Model    string    `json:"model"`
+	Mode     Mode      `json:"mode"`
+	Created  time.Time `json:"created"`
+	Updated  time.Time `json:"updated"`
+	Turns    int       `json:"turns"`
+	CostUSD  float64   `json:"cost_usd"`
+	LastSeq  int64     `json:"last_seq"`
+}
+
 // Prior is the persisted state of a session being resumed.
 type Prior struct {
 	// Usage and CostUSD are the totals of the turns already stored.

@@ -13,23 +13,10 @@ import (
 	"github.com/kaizen-code/kz/internal/proc"
 )
 
-// SessionInfo summarises a session for lists and pickers.
-type SessionInfo struct {
-	ID        string `json:"id"`
-	Title     string `json:"title"`
-	Workspace string `json:"workspace"`
-	Runtime   string `json:"runtime"`
-	// Runtimes lists every runtime the session ran turns on, in order of
-	// first use; it is empty for a session without turns.
-	Runtimes []string    `json:"runtimes,omitempty"`
-	Model    string      `json:"model"`
-	Mode     engine.Mode `json:"mode"`
-	Created  time.Time   `json:"created"`
-	Updated  time.Time   `json:"updated"`
-	Turns    int         `json:"turns"`
-	CostUSD  float64     `json:"cost_usd"`
-	LastSeq  int64       `json:"last_seq"`
-}
+// SessionInfo summarises a session for lists and pickers. It is the
+// engine's, so that the TUI's picker shows what the store lists without
+// importing the store.
+type SessionInfo = engine.SessionInfo
 
 const sessionCols = `id, title, workspace, runtime, runtimes, model, mode, created_at, updated_at, turns, cost_usd, last_seq`
 

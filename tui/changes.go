@@ -74,7 +74,7 @@ func (m *Model) lastLive() int {
 }
 
 // ChangeReverter is implemented by an Undoer that can also undo a change
-// older than the last one (main.go's, over patch.RevertChange): the
+// older than the last one (internal/app's, over patch.RevertChange): the
 // change's hunks are reversed in the files as they are now, as a new
 // change. It must refuse when the lines are no longer the change's.
 type ChangeReverter interface {

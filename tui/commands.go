@@ -416,7 +416,7 @@ type Grant struct {
 }
 
 // GrantManager lists and revokes the grants in effect for the session;
-// main.go implements it over the permission gate and the grants file.
+// internal/app implements it over the permission gate and the grants file.
 type GrantManager interface {
 	ListGrants(ctx context.Context) ([]Grant, error)
 	RevokeGrant(ctx context.Context, g Grant) error

@@ -3,12 +3,12 @@ package tui
 import (
 	"context"
 
-	"github.com/kaizen-code/kz/store"
+	"github.com/kaizen-code/kz/engine"
 )
 
 // Undoer undoes the last change applied in the session, restoring every
 // file of it from the store's snapshots, and says what it restored.
-// main.go implements it over patch.Applier.Undo and store.LastChange.
+// internal/app implements it over patch.UndoLast and the store.
 type Undoer interface {
 	UndoLast(ctx context.Context) (string, error)
 }
@@ -16,7 +16,7 @@ type Undoer interface {
 // SessionStore is what the session picker needs from the store;
 // *store.Store implements it.
 type SessionStore interface {
-	ListSessions(ctx context.Context, workspace string, limit int) ([]store.SessionInfo, error)
+	ListSessions(ctx context.Context, workspace string, limit int) ([]engine.SessionInfo, error)
 	DeleteSession(ctx context.Context, id string) error
 }
 

@@ -17,7 +17,7 @@ import (
 )
 
 // FileLister lists the workspace's files (relative, slash-separated,
-// .gitignore applied) for `@` mentions. main.go can pass one built on the
+// .gitignore applied) for `@` mentions. internal/app can pass one built on the
 // tools walker; without it the TUI asks git, and failing that walks the
 // directory itself skipping hidden and vendored directories.
 type FileLister interface {
@@ -175,7 +175,7 @@ func (m *Model) completeMention() bool {
 // vendored directories and honours simple .gitignore patterns (names and
 // globs, "/"-anchored and directory-only ones; negations are not
 // supported). It does not run git: git in an untrusted repository can be
-// made to run commands (core.fsmonitor). main.go should pass a FileLister
+// made to run commands (core.fsmonitor). internal/app should pass a FileLister
 // built on the tools walker, which implements .gitignore fully.
 func listWorkspace(ctx context.Context, dir string) ([]string, error) {
 	var files []string
@@ -276,8 +276,9 @@ func isIgnored(ignores map[string][]ignorePattern, rel string, isDir bool) bool 
 }
 
 // MentionReader reads a mentioned file for the turn through the same gate
-// and tool as read_file; main.go implements it. Without one, a mention
-// stays a plain path in the prompt.
+// and tool as read_file, with the decision journaled by the session;
+// internal/app implements it. Without one, a mention stays a plain path in
+// the prompt.
 type MentionReader interface {
 	ReadMention(ctx context.Context, path string) (string, error)
 }

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/kaizen-code/kz/engine"
-	"github.com/kaizen-code/kz/store"
 )
 
 // syncBuffer is a bytes.Buffer safe for the program's writer goroutine.
@@ -132,7 +131,7 @@ func TestRunReturnsResumeRequest(t *testing.T) {
 	in, keys := io.Pipe()
 	defer func() { _ = keys.Close() }()
 	out := &syncBuffer{}
-	st := &fakeSessions{list: []store.SessionInfo{{ID: "other1", Title: "earlier work", Workspace: "/w"}}}
+	st := &fakeSessions{list: []engine.SessionInfo{{ID: "other1", Title: "earlier work", Workspace: "/w"}}}
 	done := make(chan error, 1)
 	go func() {
 		done <- Run(context.Background(), Options{Session: newFake(), Events: blockingSource{}, Input: in, Output: out,

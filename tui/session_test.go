@@ -96,16 +96,3 @@ func TestRunWithoutSessionFails(t *testing.T) {
 		t.Fatal("Run without a session succeeded")
 	}
 }
-
-func TestDemoRuntimesParse(t *testing.T) {
-	entries, err := DemoRuntimes()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(entries) != 2 || entries[0].Runtime.Name() != DemoRuntime || entries[1].Runtime.Name() != DemoLiteRuntime {
-		t.Fatalf("entries = %+v", entries)
-	}
-	if err := engine.CheckMode(engine.ModeFullAutonomous, "demo-lite", "", entries[1].Runtime.Capabilities("")); err == nil {
-		t.Fatal("demo-lite should refuse full-autonomous")
-	}
-}

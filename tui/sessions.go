@@ -10,7 +10,7 @@ import (
 	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
-	"github.com/kaizen-code/kz/store"
+	"github.com/kaizen-code/kz/engine"
 	"github.com/kaizen-code/kz/themes"
 )
 
@@ -26,7 +26,7 @@ const sessionFirstPage = 200
 type (
 	sessionsMsg struct {
 		here     bool
-		sessions []store.SessionInfo
+		sessions []engine.SessionInfo
 		err      error
 		// partial marks the first page; the full listing replaces it.
 		partial bool
@@ -48,7 +48,7 @@ type sessionPicker struct {
 	here     bool // this directory only, or all
 	loading  bool
 	partial  bool // only the first page is loaded so far
-	all      []store.SessionInfo
+	all      []engine.SessionInfo
 	hay      []string // lower-cased search text of each session
 	matches  []int    // indexes into all, best first
 	lastQ    string
@@ -107,7 +107,7 @@ func (m *Model) loadSessions(here bool) tea.Cmd {
 }
 
 // load installs a listing, keeping the cursor on the same session.
-func (p *sessionPicker) load(ss []store.SessionInfo, partial bool) {
+func (p *sessionPicker) load(ss []engine.SessionInfo, partial bool) {
 	var keep string
 	if s, ok := p.selected(); ok {
 		keep = s.ID
@@ -288,11 +288,11 @@ func (p *sessionPicker) update(msg tea.KeyPressMsg) (sessionAction, tea.Cmd) {
 	return sessionAction{}, cmd
 }
 
-func (p *sessionPicker) selected() (store.SessionInfo, bool) {
+func (p *sessionPicker) selected() (engine.SessionInfo, bool) {
 	if p.cursor < len(p.matches) {
 		return p.all[p.matches[p.cursor]], true
 	}
-	return store.SessionInfo{}, false
+	return engine.SessionInfo{}, false
 }
 
 // removed drops a deleted session from the listing.
@@ -472,7 +472,7 @@ func (p *sessionPicker) renamed(id, title string) {
 // runtimesOf names every runtime the session ran turns on, in order of first
 // use ("claude-code→native"), or its latest runtime when the store listed
 // none (a session without turns).
-func runtimesOf(s store.SessionInfo) string {
+func runtimesOf(s engine.SessionInfo) string {
 	if len(s.Runtimes) == 0 {
 		return s.Runtime
 	}

@@ -18,16 +18,16 @@ import (
 // fakeSessions is an in-memory SessionStore.
 type fakeSessions struct {
 	mu      sync.Mutex
-	list    []store.SessionInfo
+	list    []engine.SessionInfo
 	listed  []string // the workspace of each ListSessions call
 	deleted []string
 }
 
-func (f *fakeSessions) ListSessions(_ context.Context, ws string, limit int) ([]store.SessionInfo, error) {
+func (f *fakeSessions) ListSessions(_ context.Context, ws string, limit int) ([]engine.SessionInfo, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.listed = append(f.listed, ws)
-	var out []store.SessionInfo
+	var out []engine.SessionInfo
 	for _, s := range f.list {
 		if (ws == "" || s.Workspace == ws) && len(out) < limit {
 			out = append(out, s)
@@ -49,17 +49,17 @@ func (f *fakeSessions) DeleteSession(_ context.Context, id string) error {
 	return errors.New("no such session")
 }
 
-func manySessions(n int) []store.SessionInfo {
+func manySessions(n int) []engine.SessionInfo {
 	words := []string{"fix", "the", "build", "refactor", "parser", "add", "tests", "for", "store", "tui", "review", "diff"}
 	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	out := make([]store.SessionInfo, n)
+	out := make([]engine.SessionInfo, n)
 	for i := range out {
 		title := words[i%len(words)] + " " + words[(i/3)%len(words)] + " " + words[(i/7)%len(words)]
 		ws := "/src/proj"
 		if i%2 == 1 {
 			ws = fmt.Sprintf("/src/other%d", i%5)
 		}
-		out[i] = store.SessionInfo{ID: fmt.Sprintf("%08x-%04d", i*2654435761, i), Title: title, Workspace: ws, Runtime: "claude",
+		out[i] = engine.SessionInfo{ID: fmt.Sprintf("%08x-%04d", i*2654435761, i), Title: title, Workspace: ws, Runtime: "claude",
 			Updated: t0.Add(-time.Duration(i) * time.Minute), Turns: i % 40, CostUSD: float64(i%100) / 10}
 		if i%3 == 1 {
 			out[i].Runtime, out[i].Runtimes = "native", []string{"claude", "native"}
@@ -77,7 +77,7 @@ func sessionModel(t testing.TB, st SessionStore) *Model {
 }
 
 func TestSessionPicker(t *testing.T) {
-	st := &fakeSessions{list: []store.SessionInfo{
+	st := &fakeSessions{list: []engine.SessionInfo{
 		{ID: "aaaa1111", Title: "fix the parser", Workspace: "/src/proj", Runtime: "claude", Turns: 3, CostUSD: 0.12},
 		{ID: "bbbb2222", Title: "add review view", Workspace: "/src/proj", Runtime: "native", Runtimes: []string{"claude-code", "native"}},
 		{ID: "cccc3333", Title: "elsewhere", Workspace: "/tmp/x", Runtime: "gemini"},
@@ -244,14 +244,14 @@ func (r *renamingSessions) RenameSession(_ context.Context, id, title string) er
 }
 
 func TestSessionPickerRename(t *testing.T) {
-	plain := sessionModel(t, &fakeSessions{list: []store.SessionInfo{{ID: "a1", Title: "old", Workspace: "/src/proj"}}})
+	plain := sessionModel(t, &fakeSessions{list: []engine.SessionInfo{{ID: "a1", Title: "old", Workspace: "/src/proj"}}})
 	plain.command("/sessions")
 	plain.press("ctrl+r")
 	if s := plain.screen(); !strings.Contains(s, "renaming needs a newer store") || strings.Contains(s, "ctrl+r rename") {
 		t.Fatalf("rename offered without store support:\n%s", s)
 	}
 
-	st := &renamingSessions{fakeSessions{list: []store.SessionInfo{{ID: "a1", Title: "old", Workspace: "/src/proj"}}}}
+	st := &renamingSessions{fakeSessions{list: []engine.SessionInfo{{ID: "a1", Title: "old", Workspace: "/src/proj"}}}}
 	m := sessionModel(t, st)
 	m.command("/sessions")
 	if s := m.screen(); !strings.Contains(s, "ctrl+r rename") {

@@ -25,13 +25,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
 	"github.com/kaizen-code/kz/engine"
-	"github.com/kaizen-code/kz/runtimes/scripted"
 	"github.com/kaizen-code/kz/themes"
 )
 
@@ -209,23 +207,6 @@ const (
 	DemoRuntime     = "demo"
 	DemoLiteRuntime = "demo-lite"
 )
-
-// DemoRuntimes builds the runtimes of `kz --demo`: "demo", a full agent
-// with two models, and "demo-lite", a text-only runtime.
-func DemoRuntimes() ([]engine.RuntimeEntry, error) {
-	full, err := scripted.Parse(DemoRuntime, "demo.jsonl", strings.NewReader(DemoScript))
-	if err != nil {
-		return nil, fmt.Errorf("demo script: %w", err)
-	}
-	lite, err := scripted.Parse(DemoLiteRuntime, "demo_lite.jsonl", strings.NewReader(DemoLiteScript))
-	if err != nil {
-		return nil, fmt.Errorf("demo script: %w", err)
-	}
-	return []engine.RuntimeEntry{
-		{Runtime: full, Models: []string{"demo-large", "demo-small"}, FixedModels: true},
-		{Runtime: lite, Models: []string{lite.Model()}, FixedModels: true},
-	}, nil
-}
 
 // NewDemoWorkspace makes the scratch folder `kz --demo` works in, under
 // the system's temporary directory, so that what the demo writes (an
