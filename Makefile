@@ -31,7 +31,7 @@ bench: build
 # Whole-process timings only: kz version, the scripted hello kz -p and the
 # TUI's first frame on a pty, each as the median of 50 runs.
 bench-process: build
-	KZ_BIN=$(CURDIR)/$(BIN) $(GO) test -run '^$$' -bench '^BenchmarkProcess' -benchtime 50x .
+	KZ_BIN=$(CURDIR)/$(BIN) $(GO) test -run '^$$' -bench '^BenchmarkProcess' -benchtime 50x ./internal/cli/
 
 # Short fuzz runs of every proposal parser, the shell analyser and the
 # gate: parsing and judging must never panic. A fixed count (not a duration) avoids the fuzzer's

@@ -9,10 +9,10 @@ import (
 	"github.com/kaizen-code/kz/tui"
 )
 
-// DemoRuntimes builds the runtimes of `kz --demo` from the TUI's demo
+// demoRuntimes builds the runtimes of `kz --demo` from the TUI's demo
 // scripts: "demo", a full agent with two models, and "demo-lite", a
 // text-only runtime.
-func DemoRuntimes() ([]engine.RuntimeEntry, error) {
+func demoRuntimes() ([]engine.RuntimeEntry, error) {
 	full, err := scripted.Parse(tui.DemoRuntime, "demo.jsonl", strings.NewReader(tui.DemoScript))
 	if err != nil {
 		return nil, fmt.Errorf("demo script: %w", err)

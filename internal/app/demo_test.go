@@ -8,7 +8,7 @@ import (
 )
 
 func TestDemoRuntimesParse(t *testing.T) {
-	entries, err := DemoRuntimes()
+	entries, err := demoRuntimes()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,14 +7,7 @@ import (
 
 	"github.com/kaizen-code/kz/engine"
 	"github.com/kaizen-code/kz/tools"
-	"github.com/kaizen-code/kz/tui"
 )
-
-// NewMentionReader returns the reader of the TUI's @ mentions in sess,
-// over the workspace of env.
-func NewMentionReader(sess reader, env *tools.Env) tui.MentionReader {
-	return mentionReader{sess: sess, env: env}
-}
 
 // mentionReader reads an @-mentioned file for the TUI exactly as the
 // read_file tool would for the model: the tool prepares the call (path

@@ -57,7 +57,7 @@ func TestMentionReaderUsesTheReadFileGate(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.CreateLazily(store.SessionInfo{ID: sess.ID(), Workspace: ws.Dir(), Mode: engine.ModeFullAutonomous})
-	r := NewMentionReader(sess, tools.NewEnv(ws, sess.ID(), nil))
+	r := mentionReader{sess: sess, env: tools.NewEnv(ws, sess.ID(), nil)}
 	out, err := r.ReadMention(ctx, "a.txt")
 	if err != nil || !strings.Contains(out, "alpha") || !strings.Contains(out, "beta") {
 		t.Fatalf("a.txt: %q, %v", out, err)

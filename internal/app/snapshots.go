@@ -17,33 +17,33 @@ import (
 // what they need (savers, loaders, the change log); these adapters are the
 // only code that knows the store holds it.
 
-// ChangeLog keeps one session's patch snapshots and applied changes in
+// changeLog keeps one session's patch snapshots and applied changes in
 // kz's store: the patch applier's snapshot saver and loader, and the
 // change log patch.UndoLast works from.
-type ChangeLog struct {
-	Store     *store.Store
-	SessionID string
-	// Workspace is the absolute folder the applier writes in. It is
+type changeLog struct {
+	st        *store.Store
+	sessionID string
+	// workspace is the absolute folder the applier writes in. It is
 	// recorded with each snapshot, so that undo acts only where the change
 	// was applied, and it lets SaveSnapshot tell which directories a new
 	// file's change is about to create. Empty records no folder.
-	Workspace string
+	workspace string
 }
 
 var (
-	_ patch.SnapshotSaver = ChangeLog{}
-	_ patch.ChangeLog     = ChangeLog{}
+	_ patch.SnapshotSaver = changeLog{}
+	_ patch.ChangeLog     = changeLog{}
 )
 
 // SaveSnapshot implements patch.SnapshotSaver.
-func (c ChangeLog) SaveSnapshot(ctx context.Context, sn patch.Snapshot) error {
+func (c changeLog) SaveSnapshot(ctx context.Context, sn patch.Snapshot) error {
 	dirs := sn.CreatedDirs
-	if dirs == nil && !sn.Existed && c.Workspace != "" {
-		dirs = missingParents(c.Workspace, sn.Path)
+	if dirs == nil && !sn.Existed && c.workspace != "" {
+		dirs = missingParents(c.workspace, sn.Path)
 	}
-	return c.Store.SaveSnapshot(ctx, store.Snapshot{SessionID: c.SessionID, ChangeID: sn.ChangeID, Path: sn.Path,
+	return c.st.SaveSnapshot(ctx, store.Snapshot{SessionID: c.sessionID, ChangeID: sn.ChangeID, Path: sn.Path,
 		Existed: sn.Existed, Content: sn.Content, Mode: sn.Mode, AfterExists: sn.AfterExists, AfterSHA256: sn.AfterSHA256,
-		Workspace: c.Workspace, CreatedDirs: dirs})
+		Workspace: c.workspace, CreatedDirs: dirs})
 }
 
 // missingParents returns the ancestors of rel (slash-separated, relative
@@ -69,8 +69,8 @@ func missingParents(root, rel string) []string {
 }
 
 // LoadSnapshots implements patch.SnapshotLoader.
-func (c ChangeLog) LoadSnapshots(ctx context.Context, changeID string) ([]patch.Snapshot, error) {
-	rows, err := c.Store.Snapshots(ctx, changeID)
+func (c changeLog) LoadSnapshots(ctx context.Context, changeID string) ([]patch.Snapshot, error) {
+	rows, err := c.st.Snapshots(ctx, changeID)
 	if err != nil {
 		return nil, err
 	}
@@ -83,27 +83,27 @@ func (c ChangeLog) LoadSnapshots(ctx context.Context, changeID string) ([]patch.
 }
 
 // LastChangeIn implements patch.ChangeLog.
-func (c ChangeLog) LastChangeIn(ctx context.Context, root string) (string, error) {
-	change, err := c.Store.LastChangeOfSessionIn(ctx, c.SessionID, root)
+func (c changeLog) LastChangeIn(ctx context.Context, root string) (string, error) {
+	change, err := c.st.LastChangeOfSessionIn(ctx, c.sessionID, root)
 	return change.ID, err
 }
 
 // ChangeFolders implements patch.ChangeLog.
-func (c ChangeLog) ChangeFolders(ctx context.Context) ([]string, error) {
-	return c.Store.ChangeFolders(ctx, c.SessionID)
+func (c changeLog) ChangeFolders(ctx context.Context) ([]string, error) {
+	return c.st.ChangeFolders(ctx, c.sessionID)
 }
 
 // ForgetChange implements patch.ChangeLog.
-func (c ChangeLog) ForgetChange(ctx context.Context, changeID string) error {
-	return c.Store.DeleteChange(ctx, changeID)
+func (c changeLog) ForgetChange(ctx context.Context, changeID string) error {
+	return c.st.DeleteChange(ctx, changeID)
 }
 
-// ToolSnapshots saves the snapshots of the tools' writes in kz's store.
+// toolSnapshots saves the snapshots of the tools' writes in kz's store.
 // Each tool write is its own change, named after its tool call.
-type ToolSnapshots struct{ Store *store.Store }
+type toolSnapshots struct{ st *store.Store }
 
 // SaveSnapshot implements tools.SnapshotSaver.
-func (s ToolSnapshots) SaveSnapshot(ctx context.Context, sn tools.Snapshot) error {
-	return s.Store.SaveSnapshot(ctx, store.Snapshot{SessionID: sn.SessionID, ChangeID: "tool_" + sn.ToolCallID,
+func (s toolSnapshots) SaveSnapshot(ctx context.Context, sn tools.Snapshot) error {
+	return s.st.SaveSnapshot(ctx, store.Snapshot{SessionID: sn.SessionID, ChangeID: "tool_" + sn.ToolCallID,
 		ToolCallID: sn.ToolCallID, Path: sn.Path, Existed: sn.Existed, Content: sn.Content, Mode: sn.Mode})
 }

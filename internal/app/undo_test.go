@@ -24,14 +24,14 @@ func storeApplier(t *testing.T, st *store.Store, work, session string) *patch.Ap
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = ws.Close() })
-	return &patch.Applier{FS: ws, Snapshots: ChangeLog{Store: st, SessionID: session, Workspace: ws.Dir()},
+	return &patch.Applier{FS: ws, Snapshots: changeLog{st: st, sessionID: session, workspace: ws.Dir()},
 		JournalDir: filepath.Join(t.TempDir(), "journal"), Root: ws.Dir()}
 }
 
 // undoLast is kz undo on the store: patch.UndoLast over the session's
 // change log in the store.
 func undoLast(ctx context.Context, a *patch.Applier, st *store.Store, session string) (string, error) {
-	return patch.UndoLast(ctx, a, ChangeLog{Store: st, SessionID: session}, session)
+	return patch.UndoLast(ctx, a, changeLog{st: st, sessionID: session}, session)
 }
 
 func writeFiles(t *testing.T, dir string, files map[string]string) {

@@ -1,4 +1,4 @@
-package main
+package cli
 
 // Issue 15 end to end, through kz's own agent loop as a person runs it:
 // `kz -p` with the native runtime against a fake model API on 127.0.0.1,

@@ -1,4 +1,4 @@
-package main
+package cli
 
 // How kz runs as a process: the signals that end a run, what a closed
 // output does, the prompt read from standard input, and how an outcome
@@ -15,11 +15,13 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/kaizen-code/kz/internal/app"
 	"github.com/kaizen-code/kz/internal/headless"
 )
 
-// runProcess runs kz as a process: run under a context that an interrupt,
-// a termination or a hangup (the terminal closed) cancels. Cancelling ends
+// Main runs kz as a process on its arguments (os.Args[1:]) and returns
+// its exit code. It runs the command under a context that an interrupt, a
+// termination or a hangup (the terminal closed) cancels. Cancelling ends
 // the turn as interrupted and lets every deferred clean-up run, instead of
 // the process dying where it stands.
 //
@@ -30,7 +32,7 @@ import (
 // asked for, not ignored, because an ignored SIGPIPE would be inherited by
 // every command kz starts. Its channel is never read: a signal that finds
 // it full is dropped, which is all that is wanted.
-func runProcess(args []string) int {
+func Main(args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	sigpipe := make(chan os.Signal, 1)
@@ -108,8 +110,16 @@ type exitError struct{ code int }
 
 func (e exitError) Error() string { return fmt.Sprintf("exit %d", e.code) }
 
+// run runs the command args name and maps its outcome to kz's exit code,
+// saying on stderr what went wrong.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	err := dispatch(ctx, args, stdout, stderr)
+	var aue *app.UsageError
+	if errors.As(err, &aue) {
+		// A wrong call found while wiring kz (the scripted runtime
+		// without --script) is a usage error like any other.
+		err = usageError{aue.Msg}
+	}
 	var ue usageError
 	var ee exitError
 	switch {
@@ -169,3 +179,6 @@ func interrupted(ctx context.Context, err error) *interruptedError {
 	}
 	return &interruptedError{cause: cause, err: err}
 }
+
+// oneLine makes an error message one line, for a terminal.
+func oneLine(s string) string { return strings.ReplaceAll(strings.TrimSpace(s), "\n", "; ") }

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bufio"
@@ -22,18 +22,17 @@ import (
 	"github.com/kaizen-code/kz/engine"
 	"github.com/kaizen-code/kz/runtimes/llm"
 	"github.com/kaizen-code/kz/runtimes/llm/llmtest"
-	ossandbox "github.com/kaizen-code/kz/tools/sandbox"
 )
 
 // TestMain doubles as the kz binary: with KZ_MAIN=1 the test binary runs
 // kz's main, so process-level tests (kill -9) need no separate build.
 func TestMain(m *testing.M) {
 	// Sandboxed bash re-executes this binary as the Landlock wrapper.
-	if ossandbox.IsWrapperInvocation(os.Args) {
-		os.Exit(ossandbox.WrapperMain(os.Args))
+	if code, ok := SandboxWrapper(os.Args); ok {
+		os.Exit(code)
 	}
 	if os.Getenv("KZ_MAIN") == "1" {
-		os.Exit(runProcess(os.Args[1:]))
+		os.Exit(Main(os.Args[1:]))
 	}
 	goleak.VerifyTestMain(m)
 }
@@ -64,7 +63,7 @@ func newSandbox(t *testing.T) *sandbox {
 
 // scriptDir is resolved before any test changes directory.
 var scriptDir = func() string {
-	p, err := filepath.Abs(filepath.Join("testdata", "scripts"))
+	p, err := filepath.Abs(filepath.Join("..", "..", "testdata", "scripts"))
 	if err != nil {
 		panic(err)
 	}

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -6,24 +6,39 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"path/filepath"
 
+	"github.com/kaizen-code/kz/internal/app"
 	"github.com/kaizen-code/kz/internal/cliflag"
 	"github.com/kaizen-code/kz/internal/headless"
 	"github.com/kaizen-code/kz/internal/termsafe"
 	"github.com/kaizen-code/kz/store"
 )
 
-// doctorUsage is how kz doctor is called.
-const doctorUsage = "kz doctor [--salvage] [--data-dir DIR]"
-
 // cmdDoctor checks kz's database without changing it: SQLite's integrity
 // check over every page, damage an earlier kz found, and what it holds.
 // With --salvage a damaged database is salvaged (see store.Salvage): what
 // can be read is copied into a fresh database and the damaged file is kept
-// beside it. It exits 0 when the database is sound or was salvaged, 1 when
-// it is damaged (or could not be checked or salvaged), 2 on bad usage.
-func cmdDoctor(ctx context.Context, args []string, stdout io.Writer) error {
+// beside it.
+var cmdDoctor = &Command{
+	Name:      "doctor",
+	UsageLine: "kz doctor [--salvage] [--data-dir DIR]",
+	Short: []Usage{{"kz doctor [--salvage]", "check the session database; --salvage copies what\n" +
+		"can be read of a damaged one into a fresh one"}},
+	Long: `kz doctor checks kz's session database without changing it: SQLite's
+integrity check over every page, damage an earlier kz found, and what the
+database holds. With --salvage a damaged database is salvaged: every
+session, event and file snapshot that can be read is copied into a fresh
+database, and the damaged file is kept beside it. --data-dir DIR names
+kz's data directory, as for kz itself.
+
+It exits 0 when the database is sound or was salvaged, 1 when it is
+damaged (or could not be checked or salvaged), 2 on bad usage.
+`,
+	Run: runDoctor,
+}
+
+func runDoctor(ctx context.Context, inv *Invocation, args []string) error {
+	stdout, doctorUsage := inv.Stdout, inv.Command.UsageLine
 	fs := flag.NewFlagSet("doctor", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	dataDir := fs.String("data-dir", "", "")
@@ -41,11 +56,11 @@ func cmdDoctor(ctx context.Context, args []string, stdout io.Writer) error {
 	if err := requireValues(fs, "data-dir"); err != nil {
 		return err
 	}
-	e, err := loadEnv(*dataDir)
+	e, err := app.Load(*dataDir)
 	if err != nil {
 		return err
 	}
-	path := filepath.Join(e.dataDir, "kz.db")
+	path := e.DatabasePath()
 	r, err := store.Check(ctx, path)
 	if err != nil {
 		return err

@@ -1,4 +1,4 @@
-package main
+package cli
 
 // Flag values and messages shared by kz's commands.
 
@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kaizen-code/kz/internal/cliflag"
+	"github.com/kaizen-code/kz/tools/permission"
 )
 
 // durationFlag is cliflag.Duration that tells a duration too long for
@@ -54,5 +55,41 @@ func requireValues(fs *flag.FlagSet, names ...string) error {
 	if name := cliflag.Empty(fs, names...); name != "" {
 		return usagef("%s needs a value, not an empty one", cliflag.Dashed(name))
 	}
+	return nil
+}
+
+// cliRules are the permission rules given with --allow, --ask and --deny.
+// They are the gate's CLI source: checked like user rules, and recorded
+// as source "cli" in every decision they make.
+type cliRules struct{ permission.Rules }
+
+// register adds the three repeatable rule flags to fs.
+func (r *cliRules) register(fs *flag.FlagSet) {
+	fs.Var(ruleFlag{action: permission.ActionAllow, list: &r.Allow}, "allow", "")
+	fs.Var(ruleFlag{action: permission.ActionAsk, list: &r.Ask}, "ask", "")
+	fs.Var(ruleFlag{action: permission.ActionDeny, list: &r.Deny}, "deny", "")
+}
+
+// ruleFlag is one repeatable rule flag. Each value is checked with the
+// gate's own rule parser when it is given, so a malformed rule is a usage
+// error naming the flag instead of a failure deep in the gate.
+type ruleFlag struct {
+	action permission.Action
+	list   *[]string
+}
+
+func (f ruleFlag) String() string {
+	if f.list == nil {
+		return ""
+	}
+	return strings.Join(*f.list, ", ")
+}
+
+func (f ruleFlag) Set(v string) error {
+	if _, err := permission.ParseRule(v, f.action, permission.SourceCLI); err != nil {
+		// The flag package prefixes this with the flag's name and value.
+		return err
+	}
+	*f.list = append(*f.list, v)
 	return nil
 }

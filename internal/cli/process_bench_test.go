@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -39,7 +39,7 @@ func BenchmarkProcessVersion(b *testing.B) {
 func BenchmarkProcessHello(b *testing.B) {
 	bin := releaseBinary(b)
 	env := benchEnv(b)
-	script, err := filepath.Abs(filepath.Join("testdata", "scripts", "hello.jsonl"))
+	script, err := filepath.Abs(filepath.Join("..", "..", "testdata", "scripts", "hello.jsonl"))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -164,7 +164,7 @@ func releaseBinary(b *testing.B) string {
 		return bin
 	}
 	bin := filepath.Join(b.TempDir(), "kz")
-	build := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", bin, ".")
+	build := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", bin, "github.com/kaizen-code/kz")
 	if out, err := build.CombinedOutput(); err != nil {
 		b.Fatalf("build kz: %v\n%s", err, out)
 	}

@@ -1,0 +1,74 @@
+package app
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+
+	"github.com/kaizen-code/kz/internal/config"
+	"github.com/kaizen-code/kz/tools/permission"
+	"github.com/kaizen-code/kz/tools/sandbox"
+)
+
+// Gate builds the permission gate from the rules of every source: the
+// user's config, the "always allow" grants file beside it, and the
+// project's config (allow rules only once the folder is trusted), and the
+// --allow/--ask/--deny flags of this invocation (cli). kz policy check
+// builds it exactly as a session does.
+func (e *Env) Gate(headless bool, cli permission.Rules) (*permission.Gate, error) {
+	grants := config.NewGrantsFile(e.Paths)
+	always, err := grants.Rules()
+	if err != nil {
+		return nil, err
+	}
+	up, proj := e.Config.UserPermissions, e.Config.ProjectPermissions
+	g, err := permission.New(permission.Options{
+		User:           permission.Rules{Allow: append(slices.Clone(up.Allow), always...), Ask: up.Ask, Deny: up.Deny},
+		Project:        permission.Rules{Allow: proj.Allow, Ask: proj.Ask, Deny: proj.Deny},
+		CLI:            cli,
+		ProjectTrusted: e.Config.ProjectTrusted, Headless: headless,
+		ConfigDir: filepath.Dir(e.Paths.UserConfig), DataDir: e.DataDir, Writer: grants,
+		// The gate lets a command run without a person's yes only as far
+		// as the OS sandbox makes its analysis true: with less than full
+		// enforcement it auto-allows only commands whose every option it
+		// knows.
+		Enforcement: enforcement(sandbox.Probe()), Network: e.Config.Sandbox.Network,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("permissions: %w", err)
+	}
+	return g, nil
+}
+
+// enforcement maps what the machine's sandbox can do to what the gate may
+// count on.
+func enforcement(st sandbox.Status) permission.Enforcement {
+	switch {
+	case st.Full:
+		return permission.EnforcementFull
+	case st.Kind == sandbox.KindLandlock:
+		return permission.EnforcementPartial
+	}
+	return permission.EnforcementNone
+}
+
+// osSandbox builds the session's OS sandbox: the workspace and the
+// configured writable directories ([sandbox] writable) are what
+// workspace-write commands may write; kz's own config and data
+// directories, and the paths Read deny rules name, are hidden from every
+// command.
+func (e *Env) osSandbox(gate *permission.Gate) (*sandbox.Sandbox, error) {
+	hidden := []string{filepath.Dir(e.Paths.UserConfig), e.DataDir}
+	// What Read deny rules name is hidden too: the gate cannot stop
+	// `grep -r x .` from reading a denied directory below ".", the
+	// kernel can.
+	hidden = append(hidden, gate.ReadDenyRoots(e.Workspace)...)
+	if e.Paths.DataDir != e.DataDir {
+		hidden = append(hidden, e.Paths.DataDir)
+	}
+	sb, err := sandbox.New(sandbox.Policy{Workspace: e.Workspace, Writable: e.Config.Sandbox.Writable, Hidden: hidden})
+	if err != nil && len(e.Config.Sandbox.Writable) > 0 {
+		return nil, fmt.Errorf("%w (check [sandbox] writable in %s)", err, e.Paths.UserConfig)
+	}
+	return sb, err
+}

@@ -1,0 +1,366 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/internal/config"
+	"github.com/kaizen-code/kz/patch"
+	"github.com/kaizen-code/kz/runtimes"
+	"github.com/kaizen-code/kz/store"
+	"github.com/kaizen-code/kz/tools"
+	"github.com/kaizen-code/kz/tools/permission"
+	"github.com/kaizen-code/kz/tools/sandbox"
+	"github.com/kaizen-code/kz/tools/workspace"
+	"github.com/kaizen-code/kz/tui"
+)
+
+// Options are what a session is opened with: the flags of kz and kz -p,
+// parsed and checked.
+type Options struct {
+	// Interactive says a person answers the gate's questions (the TUI);
+	// kz -p's session is not interactive.
+	Interactive bool
+	// DataDir replaces the configured data directory (--data-dir).
+	DataDir string
+	// Runtime and Model choose the runtime ("auto": the strategy
+	// chooses) and its model; empty, the resumed session's or the
+	// configured default.
+	Runtime, Model string
+	// Mode and PermissionMode, when not empty, replace the configured
+	// ones; Mode also replaces a resumed session's.
+	Mode           engine.Mode
+	PermissionMode engine.PermissionMode
+	// Resume names the session to continue (a unique prefix is enough);
+	// Continue continues the latest session of the workspace.
+	Resume   string
+	Continue bool
+	// MaxCycles, BudgetUSD, Timeout and PatchRetries, when not nil,
+	// replace the configured limits.
+	MaxCycles    *int
+	BudgetUSD    *float64
+	Timeout      *time.Duration
+	PatchRetries *int
+	// Rules are the permission rules of the command line.
+	Rules permission.Rules
+	// Script is a JSONL script for the scripted runtime (--script).
+	Script string
+	// Demo opens the scripted demo in a scratch folder.
+	Demo bool
+	// Warn receives what kz warns about on the way: the configuration's
+	// warnings, what the store recovered, a change a crash left
+	// half-applied.
+	Warn io.Writer
+}
+
+// App is one opened session with everything it runs on. Close releases it
+// all, in the order the parts depend on each other.
+type App struct {
+	Env *Env
+	// Store holds the session's history; Gate decides every tool call.
+	Store *store.Store
+	Gate  *permission.Gate
+	// Runtimes are every runtime the session may run or switch to.
+	Runtimes []engine.RuntimeEntry
+	Session  *engine.Session
+	// Resumed is the stored session being continued; zero for a new one.
+	Resumed store.SessionInfo
+	// Welcome is what the TUI shows first: how to use the demo, or, when
+	// no runtime can serve, what kz found and how to enable each one.
+	Welcome string
+
+	sandbox       *sandbox.Sandbox
+	claim         *store.Claim
+	ws            *workspace.Workspace
+	journal       *store.Writer
+	removeDemo    func() error
+	sessionClosed bool
+}
+
+// NotStartedError is a failure of Open with what it knew by then: the
+// session it resumes, and the runtime and model it chose (or those asked
+// for, before it chose). kz -p names them in the final_result it prints
+// for a turn that could not start.
+type NotStartedError struct {
+	SessionID, Runtime, Model string
+	Err                       error
+}
+
+func (e *NotStartedError) Error() string { return e.Err.Error() }
+func (e *NotStartedError) Unwrap() error { return e.Err }
+
+// Open builds the session a command runs on: the configuration, the
+// store, the gate, the OS sandbox, the runtimes, the patch reviewer and
+// the session itself, claimed for this process. On failure it releases
+// what it built.
+func Open(ctx context.Context, o Options) (_ *App, err error) {
+	e, err := Load(o.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	a := &App{Env: e}
+	runtime, model := o.Runtime, o.Model
+	defer func() {
+		if err != nil {
+			a.Close()
+			err = &NotStartedError{SessionID: a.Resumed.ID, Runtime: runtime, Model: model, Err: err}
+		}
+	}()
+	if o.Demo {
+		if err := a.openDemo(o); err != nil {
+			return nil, err
+		}
+	}
+	e.Warn(o.Warn)
+	mode, pmode := e.Config.Mode, e.Config.PermissionMode
+	if o.Mode != "" {
+		mode = o.Mode
+	}
+	if o.PermissionMode != "" {
+		pmode = o.PermissionMode
+	}
+	if err := a.openParts(ctx, o); err != nil {
+		return nil, err
+	}
+	id, prior, err := a.resume(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	if a.Resumed.ID != "" && o.Mode == "" && a.Resumed.Mode != "" {
+		mode = a.Resumed.Mode
+	}
+	name, chosen, err := a.chooseRuntime(o, mode)
+	if err != nil {
+		return nil, err
+	}
+	runtime, model = name, chosen
+	reviewer, err := a.reviewer(ctx, id, o.Warn)
+	if err != nil {
+		return nil, err
+	}
+	if err := a.newSession(o, engine.Config{ID: id, Runtime: name, Model: chosen, Mode: mode, PermissionMode: pmode,
+		Prior: prior, Patcher: reviewer}); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// openDemo points the app at a scratch folder: the demo's patch scene
+// really writes files, and never in the person's project.
+func (a *App) openDemo(o Options) error {
+	dir, remove, err := tui.NewDemoWorkspace()
+	if err != nil {
+		return err
+	}
+	a.removeDemo = remove
+	a.Env.Workspace = dir
+	// Nothing the demo does outlives it: "always allow" goes to a grants
+	// file in the scratch folder, not the person's, and the demo's
+	// sessions to a scratch database unless --data-dir names one.
+	// Settings already read from the user config (the theme) still
+	// apply.
+	a.Env.Paths.UserConfig = filepath.Join(dir, ".kz-demo", "config", "config.toml")
+	if o.DataDir == "" {
+		a.Env.DataDir = filepath.Join(dir, ".kz-demo", "data")
+	}
+	a.Welcome = tui.DemoWelcome + "\nIt works in a scratch folder, " + dir + ", removed when you quit: your project is not touched."
+	return nil
+}
+
+// openParts opens what the session runs on: the store, the gate, the OS
+// sandbox every shell command of the session (kz's bash, a proposal's
+// VERIFY) runs in under the profile of the gate's answer, and the
+// runtimes.
+func (a *App) openParts(ctx context.Context, o Options) (err error) {
+	if a.Store, err = a.Env.OpenStore(ctx, o.Warn); err != nil {
+		return err
+	}
+	if a.Gate, err = a.Env.Gate(!o.Interactive, o.Rules); err != nil {
+		return err
+	}
+	if a.sandbox, err = a.Env.osSandbox(a.Gate); err != nil {
+		return err
+	}
+	if o.Demo {
+		a.Runtimes, err = demoRuntimes()
+		return err
+	}
+	a.Runtimes, err = a.Env.Runtimes(RuntimesFor{Script: o.Script, Runtime: o.Runtime, Store: a.Store, Sandbox: a.sandbox, Gate: a.Gate})
+	if err != nil {
+		return err
+	}
+	return a.Env.Config.ValidateRuntimeNames(func(n string) bool { return runtimes.Entry(a.Runtimes, n).Runtime != nil })
+}
+
+// resume finds the session to continue, if any, and claims the session's
+// id for this process. The claim comes before the history is read and
+// before any turn: a second kz on the session would number its events
+// from the same last sequence number and lose its turn. The claim dies
+// with the process.
+func (a *App) resume(ctx context.Context, o Options) (id string, prior *engine.Prior, err error) {
+	switch {
+	case o.Resume != "":
+		if a.Resumed, err = a.Store.Session(ctx, o.Resume); err != nil {
+			return "", nil, err
+		}
+	case o.Continue:
+		if a.Resumed, err = a.Store.LatestSession(ctx, a.Env.Workspace); err != nil {
+			return "", nil, fmt.Errorf("%w to continue", err)
+		}
+	}
+	id = a.Resumed.ID
+	if id == "" {
+		id = engine.NewID()
+	}
+	if a.claim, err = a.Store.ClaimSession(ctx, id); err != nil {
+		return "", nil, err
+	}
+	if a.Resumed.ID != "" {
+		if prior, err = a.Store.Prior(ctx, a.Resumed.ID); err != nil {
+			return "", nil, err
+		}
+	}
+	return id, prior, nil
+}
+
+// chooseRuntime picks the session's runtime and model. The TUI still opens
+// without a usable runtime: it shows what kz found and how to enable each
+// one.
+func (a *App) chooseRuntime(o Options, mode engine.Mode) (string, string, error) {
+	if o.Demo {
+		return tui.DemoRuntime, "", nil
+	}
+	name, model, err := a.Env.choose(a.Runtimes, o, mode, a.Resumed)
+	if err == nil || !o.Interactive || len(a.Runtimes) == 0 {
+		return name, model, err
+	}
+	a.Welcome = tui.FirstRunText(runtimes.Infos(a.Runtimes))
+	if !errors.Is(err, engine.ErrNoCandidate) {
+		a.Welcome = err.Error() + "\n\n" + a.Welcome
+	}
+	return a.Runtimes[0].Runtime.Name(), "", nil
+}
+
+// reviewer opens the workspace and builds the patch reviewer of session
+// id: proposals are validated against the gate's safety checks path by
+// path (both sides of a rename, symlinks resolved) before any preview, and
+// their verification commands run in the sandbox. A change a crash left
+// half-applied is restored first.
+func (a *App) reviewer(ctx context.Context, id string, warn io.Writer) (*patch.Reviewer, error) {
+	ws, err := workspace.Open(a.Env.Workspace)
+	if err != nil {
+		return nil, err
+	}
+	a.ws = ws
+	applier := a.Env.applier(ws, a.Store, id)
+	applier.Guard = patch.GateGuard{Gate: a.Gate, Workspace: ws.Dir()}
+	if restored, err := applier.Recover(ctx); err != nil {
+		_, _ = fmt.Fprintf(warn, "kz: warning: could not recover an interrupted change: %v\n", err)
+	} else if len(restored) > 0 {
+		_, _ = fmt.Fprintf(warn, "kz: warning: restored %d change(s) a crash left half-applied: %s\n", len(restored), strings.Join(restored, ", "))
+	}
+	return &patch.Reviewer{Applier: applier, Run: patch.ShellRunner(a.sandbox, ws.Dir(), tools.CommandEnv(os.Environ(), nil), 10*time.Minute, 64<<10)}, nil
+}
+
+// newSession creates the session over its parts, with the limits of the
+// configuration and the flags. A new session's row is written with its
+// first events, so a session that never got a turn leaves nothing behind.
+func (a *App) newSession(o Options, c engine.Config) error {
+	cfg := a.Env.Config
+	limits := engine.Limits{MaxCycles: cfg.Limits.MaxCycles, BudgetUSD: cfg.Limits.BudgetUSD, Timeout: cfg.Limits.Timeout.Duration}
+	if o.MaxCycles != nil {
+		limits.MaxCycles = *o.MaxCycles
+	}
+	if o.BudgetUSD != nil {
+		limits.BudgetUSD = *o.BudgetUSD
+	}
+	if o.Timeout != nil {
+		limits.Timeout = *o.Timeout
+	}
+	patchRetries := cfg.PatchRetries
+	if o.PatchRetries != nil {
+		patchRetries = o.PatchRetries
+	}
+	a.journal = a.Store.NewWriter()
+	c.Workspace, c.Journal, c.Runtimes, c.Gate = a.Env.Workspace, a.journal, a.Runtimes, a.Gate
+	c.Interactive, c.Limits, c.PatchRetries = o.Interactive, limits, config.EnginePatchRetries(patchRetries)
+	c.Failover = runtimes.Failover(cfg.Failover, a.Runtimes, c.Runtime)
+	sess, err := engine.NewSession(c)
+	if err != nil {
+		return err
+	}
+	a.Session = sess
+	if a.Resumed.ID == "" {
+		st := sess.State()
+		a.journal.CreateLazily(store.SessionInfo{ID: sess.ID(), Workspace: a.Env.Workspace, Runtime: st.Runtime, Model: st.Model, Mode: c.Mode})
+	}
+	return nil
+}
+
+// CloseSession closes the session: it interrupts a running turn, waits
+// for it and flushes what it journaled. It returns the session's error;
+// a second call does nothing.
+func (a *App) CloseSession(ctx context.Context) error {
+	if a.Session == nil || a.sessionClosed {
+		return nil
+	}
+	a.sessionClosed = true
+	return a.Session.Close(context.WithoutCancel(ctx))
+}
+
+// Close closes the session if it is still open, then everything it ran
+// on: the journal, the runtimes (the agent CLIs live across turns), the
+// workspace, the claim, the sandbox (which must outlive the agent CLIs
+// confined in it), the store, and the demo's scratch folder. Errors are
+// not reported: nothing more can be done about them.
+func (a *App) Close() {
+	_ = a.CloseSession(context.Background())
+	if a.journal != nil {
+		_ = a.journal.Close()
+	}
+	runtimes.Close(a.Runtimes)
+	if a.ws != nil {
+		_ = a.ws.Close()
+	}
+	if a.claim != nil {
+		_ = a.claim.Release()
+	}
+	if a.sandbox != nil {
+		_ = a.sandbox.Close()
+	}
+	if a.Store != nil {
+		_ = a.Store.Close()
+	}
+	if a.removeDemo != nil {
+		_ = a.removeDemo()
+	}
+}
+
+// TUI is the services the TUI takes from the app: undo, the session
+// picker, the grants, the @ mentions, with the session and its workspace.
+// The caller adds what is its own (theme, custom commands).
+func (a *App) TUI() tui.Options {
+	return tui.Options{Session: a.Session, Welcome: a.Welcome, Workspace: a.Env.Workspace, HunkSelection: true,
+		Undo:     undoer{e: a.Env, st: a.Store, ws: a.ws, sessionID: a.Session.ID()},
+		Sessions: a.Store,
+		Grants:   grantManager{gate: a.Gate, file: config.NewGrantsFile(a.Env.Paths)},
+		Mentions: mentionReader{sess: a.Session, env: tools.NewEnv(a.ws, a.Session.ID(), nil)}}
+}
+
+// CommandDirs are the directories of the custom slash commands: the
+// user's, and the project's only when the folder is trusted (project
+// commands are prompts someone else wrote).
+func (a *App) CommandDirs() []string {
+	dirs := []string{filepath.Join(filepath.Dir(a.Env.Paths.UserConfig), "commands")}
+	if a.Env.Config.ProjectTrusted {
+		dirs = append(dirs, filepath.Join(a.Env.Workspace, ".kz", "commands"))
+	}
+	return dirs
+}
