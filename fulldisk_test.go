@@ -133,7 +133,10 @@ func TestFullDiskEndsTheTurnAndKeepsReadsWorking(t *testing.T) {
 			}
 			// The turn of the dead process is closed when the space its
 			// log already holds is enough, else left open with a word.
-			if errOut != "" && !strings.Contains(errOut, "is full, so turns that a killed kz left open could not be closed yet") {
+			// Or, when the database cannot even be opened for writing,
+			// it is read as it is, with a word.
+			if errOut != "" && !strings.Contains(errOut, "is full, so turns that a killed kz left open could not be closed yet") &&
+				!strings.Contains(errOut, "is full: the sessions are shown as they are") {
 				t.Errorf("kz sessions list on a full disk: stderr %q", errOut)
 			}
 			t.Logf("kz sessions list on the full disk: stderr %q", errOut)
@@ -144,7 +147,15 @@ func TestFullDiskEndsTheTurnAndKeepsReadsWorking(t *testing.T) {
 	if _, errOut, code := sb.kzProcess(nil, "-p", "hi", "--script", hello, "--data-dir", data); code != 0 && (code != 1 || !strings.Contains(errOut, "full")) {
 		t.Fatalf("a turn on a full disk: exit %d\n%s", code, errOut)
 	}
-	// Every printed event is stored, with its sequence number.
+	// Every printed event is stored, with its sequence number. The check
+	// opens the database itself, which may need to create its shared
+	// memory file: it runs once space is free again (the kz commands
+	// above showed reads work on the full disk), before any kz writes.
+	for _, f := range []string{filler, filler2} {
+		if err := os.Remove(f); err != nil {
+			t.Fatal(err)
+		}
+	}
 	db, err := sql.Open("sqlite3", "file:"+filepath.Join(data, "kz.db")+"?mode=ro")
 	if err != nil {
 		t.Fatal(err)
@@ -163,11 +174,6 @@ func TestFullDiskEndsTheTurnAndKeepsReadsWorking(t *testing.T) {
 
 	// Space again: the failed turn is closed as interrupted, and a turn
 	// runs.
-	for _, f := range []string{filler, filler2} {
-		if err := os.Remove(f); err != nil {
-			t.Fatal(err)
-		}
-	}
 	if _, errOut, code := sb.kzProcess(nil, "-p", "hi", "--script", hello, "--data-dir", data); code != 0 {
 		t.Fatalf("turn after freeing space: exit %d %s", code, errOut)
 	}
