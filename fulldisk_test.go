@@ -70,7 +70,7 @@ func fill(t *testing.T, dir, name string, keep int64) string {
 // kz closes the failed turn as interrupted and runs turns again.
 func TestFullDiskEndsTheTurnAndKeepsReadsWorking(t *testing.T) {
 	sb := newSandbox(t)
-	disk := smallDisk(t, "4m")
+	disk := smallDisk(t, "8m")
 	data := filepath.Join(disk, "data")
 	hello := script("hello.jsonl")
 	out, errOut, code := sb.kz("-p", "hi", "--script", hello, "--data-dir", data, "--output-format", "json")
@@ -82,8 +82,11 @@ func TestFullDiskEndsTheTurnAndKeepsReadsWorking(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// A turn of large tool outputs, on a disk with about half a megabyte
-	// left: the store fills it.
+	// A turn of large tool outputs (about 3.6 MB in all), on a disk with
+	// one and a half megabytes left: the store fills it in the middle of
+	// the turn. The space left is generous because what a new process
+	// writes before the turn (its log, the session's first events) differs
+	// between machines.
 	var sc strings.Builder
 	sc.WriteString(`{"type":"session_started"}` + "\n")
 	for i := range 60 {
@@ -94,7 +97,7 @@ func TestFullDiskEndsTheTurnAndKeepsReadsWorking(t *testing.T) {
 	sc.WriteString(`{"type":"assistant_message","text":"read it all"}` + "\n")
 	big := filepath.Join(sb.workspace, "big.jsonl")
 	writeFile(t, big, sc.String())
-	filler := fill(t, disk, "filler", 512<<10)
+	filler := fill(t, disk, "filler", 1536<<10)
 	// Each command runs as a process of its own, as a person's would: the
 	// next one closes the turn of a dead process, never of a live one.
 	out, errOut, code = sb.kzProcess(nil, "-p", "read the file", "--script", big, "--data-dir", data, "--output-format", "stream-json")
