@@ -70,7 +70,7 @@ func fill(t *testing.T, dir, name string, keep int64) string {
 // kz closes the failed turn as interrupted and runs turns again.
 func TestFullDiskEndsTheTurnAndKeepsReadsWorking(t *testing.T) {
 	sb := newSandbox(t)
-	disk := smallDisk(t, "4m")
+	disk := smallDisk(t, "8m")
 	data := filepath.Join(disk, "data")
 	hello := script("hello.jsonl")
 	out, errOut, code := sb.kz("-p", "hi", "--script", hello, "--data-dir", data, "--output-format", "json")
@@ -82,8 +82,11 @@ func TestFullDiskEndsTheTurnAndKeepsReadsWorking(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// A turn of large tool outputs, on a disk with about half a megabyte
-	// left: the store fills it.
+	// A turn of large tool outputs (about 3.6 MB in all), on a disk with
+	// one and a half megabytes left: the store fills it in the middle of
+	// the turn. The space left is generous because what a new process
+	// writes before the turn (its log, the session's first events) differs
+	// between machines.
 	var sc strings.Builder
 	sc.WriteString(`{"type":"session_started"}` + "\n")
 	for i := range 60 {
@@ -94,7 +97,7 @@ func TestFullDiskEndsTheTurnAndKeepsReadsWorking(t *testing.T) {
 	sc.WriteString(`{"type":"assistant_message","text":"read it all"}` + "\n")
 	big := filepath.Join(sb.workspace, "big.jsonl")
 	writeFile(t, big, sc.String())
-	filler := fill(t, disk, "filler", 512<<10)
+	filler := fill(t, disk, "filler", 1536<<10)
 	// Each command runs as a process of its own, as a person's would: the
 	// next one closes the turn of a dead process, never of a live one.
 	out, errOut, code = sb.kzProcess(nil, "-p", "read the file", "--script", big, "--data-dir", data, "--output-format", "stream-json")
@@ -133,7 +136,10 @@ func TestFullDiskEndsTheTurnAndKeepsReadsWorking(t *testing.T) {
 			}
 			// The turn of the dead process is closed when the space its
 			// log already holds is enough, else left open with a word.
-			if errOut != "" && !strings.Contains(errOut, "is full, so turns that a killed kz left open could not be closed yet") {
+			// Or, when the database cannot even be opened for writing,
+			// it is read as it is, with a word.
+			if errOut != "" && !strings.Contains(errOut, "is full, so turns that a killed kz left open could not be closed yet") &&
+				!strings.Contains(errOut, "is full: the sessions are shown as they are") {
 				t.Errorf("kz sessions list on a full disk: stderr %q", errOut)
 			}
 			t.Logf("kz sessions list on the full disk: stderr %q", errOut)
@@ -144,7 +150,15 @@ func TestFullDiskEndsTheTurnAndKeepsReadsWorking(t *testing.T) {
 	if _, errOut, code := sb.kzProcess(nil, "-p", "hi", "--script", hello, "--data-dir", data); code != 0 && (code != 1 || !strings.Contains(errOut, "full")) {
 		t.Fatalf("a turn on a full disk: exit %d\n%s", code, errOut)
 	}
-	// Every printed event is stored, with its sequence number.
+	// Every printed event is stored, with its sequence number. The check
+	// opens the database itself, which may need to create its shared
+	// memory file: it runs once space is free again (the kz commands
+	// above showed reads work on the full disk), before any kz writes.
+	for _, f := range []string{filler, filler2} {
+		if err := os.Remove(f); err != nil {
+			t.Fatal(err)
+		}
+	}
 	db, err := sql.Open("sqlite3", "file:"+filepath.Join(data, "kz.db")+"?mode=ro")
 	if err != nil {
 		t.Fatal(err)
@@ -163,11 +177,6 @@ func TestFullDiskEndsTheTurnAndKeepsReadsWorking(t *testing.T) {
 
 	// Space again: the failed turn is closed as interrupted, and a turn
 	// runs.
-	for _, f := range []string{filler, filler2} {
-		if err := os.Remove(f); err != nil {
-			t.Fatal(err)
-		}
-	}
 	if _, errOut, code := sb.kzProcess(nil, "-p", "hi", "--script", hello, "--data-dir", data); code != 0 {
 		t.Fatalf("turn after freeing space: exit %d %s", code, errOut)
 	}
