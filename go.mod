@@ -87,5 +87,3 @@ replace github.com/mattn/go-runewidth => github.com/mattn/go-runewidth v0.0.24
 replace github.com/alecthomas/chroma/v2 => ./third_party/chroma
 
 replace charm.land/glamour/v2 => ./third_party/glamour
-
-replace charm.land/lipgloss/v2 => ./third_party/lipgloss
