@@ -10,7 +10,6 @@ import (
 
 	"github.com/alecthomas/chroma/v2"
 	"github.com/alecthomas/chroma/v2/lexers"
-	"github.com/alecthomas/chroma/v2/styles"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/kaizen-code/kz/themes"
 	"github.com/sergi/go-diff/diffmatchpatch"
@@ -562,13 +561,10 @@ var (
 
 type cachedLexer struct{ lx chroma.Lexer }
 
-// warmHighlighting reads chroma's lexers and styles, which the forked
-// chroma reads on first use, and the whole-name patterns of lexerFor. It
-// uses only upstream chroma's API, so kz builds with or without the fork.
-func warmHighlighting() {
-	_ = lexerFor("warm.go")
-	_ = styles.Names()
-}
+// warmHighlighting reads chroma's lexers, which the forked chroma reads on
+// first use, and the whole-name patterns of lexerFor. It uses only
+// upstream chroma's API, so kz builds with or without the fork.
+func warmHighlighting() { _ = lexerFor("warm.go") }
 
 func lexerFor(path string) chroma.Lexer {
 	base := filepath.Base(path)
