@@ -5,7 +5,7 @@ VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev
 LDFLAGS  := -s -w -X main.version=$(VERSION)
 GOLANGCI := github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v2.15.0
 
-.PHONY: build run test bench bench-process lint fuzz e2e clean
+.PHONY: build run test bench bench-process bench-forks lint fuzz e2e clean
 
 build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) .
@@ -32,6 +32,13 @@ bench: build
 # TUI's first frame on a pty, each as the median of 50 runs.
 bench-process: build
 	KZ_BIN=$(CURDIR)/$(BIN) $(GO) test -run '^$$' -bench '^BenchmarkProcess' -benchtime 50x ./internal/cli/
+
+# What each fork in third_party/ saves at start: kz version and the first
+# frame, built with every fork and without each, the builds run in turn for
+# 20 rounds (third_party/forks_bench_test.go). The first run downloads the
+# upstream modules.
+bench-forks:
+	KZ_BENCH_FORKS=1 $(GO) test -run '^$$' -bench '^BenchmarkForks' -benchtime 20x -timeout 60m ./third_party/
 
 # Short fuzz runs of every proposal parser, the shell analyser and the
 # gate: parsing and judging must never panic. A fixed count (not a duration) avoids the fuzzer's

@@ -16,7 +16,6 @@ require (
 	github.com/openai/openai-go/v3 v3.96.0
 	github.com/pelletier/go-toml/v2 v2.4.3
 	github.com/sergi/go-diff v1.4.0
-	github.com/yuin/goldmark v1.7.8
 	go.uber.org/goleak v1.3.0
 	golang.org/x/net v0.60.0
 	golang.org/x/sync v0.24.0
@@ -62,6 +61,7 @@ require (
 	github.com/tidwall/pretty v1.2.1 // indirect
 	github.com/tidwall/sjson v1.2.5 // indirect
 	github.com/xo/terminfo v0.0.0-20220910002029-abceb7e1c41e // indirect
+	github.com/yuin/goldmark v1.7.8 // indirect
 	github.com/yuin/goldmark-emoji v1.0.5 // indirect
 	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
 	go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp v0.72.0 // indirect
@@ -87,7 +87,3 @@ replace github.com/mattn/go-runewidth => github.com/mattn/go-runewidth v0.0.24
 replace github.com/alecthomas/chroma/v2 => ./third_party/chroma
 
 replace charm.land/glamour/v2 => ./third_party/glamour
-
-replace charm.land/lipgloss/v2 => ./third_party/lipgloss
-
-replace github.com/yuin/goldmark => ./third_party/goldmark

@@ -10,7 +10,6 @@ import (
 
 	"github.com/alecthomas/chroma/v2"
 	"github.com/alecthomas/chroma/v2/lexers"
-	"github.com/alecthomas/chroma/v2/styles"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/kaizen-code/kz/themes"
 	"github.com/sergi/go-diff/diffmatchpatch"
@@ -562,18 +561,18 @@ var (
 
 type cachedLexer struct{ lx chroma.Lexer }
 
-// warmHighlighting reads chroma's lexers and styles, which the forked
-// chroma reads on first use, and the whole-name patterns of lexerFor.
-func warmHighlighting() {
-	_ = lexerFor("warm.go")
-	styles.Load()
-}
+// warmHighlighting reads chroma's lexers, which the forked chroma reads on
+// first use, and the whole-name patterns of lexerFor. It uses only
+// upstream chroma's API, so kz builds with or without the fork.
+func warmHighlighting() { _ = lexerFor("warm.go") }
 
 func lexerFor(path string) chroma.Lexer {
 	base := filepath.Base(path)
 	wholeNamesMu.Do(func() {
-		for _, l := range lexers.GlobalLexerRegistry.All() {
-			cfg := l.Config()
+		// Names and Get read the whole registry; its Lexers field may
+		// be filled only on first use.
+		for _, name := range lexers.Names(false) {
+			cfg := lexers.Get(name).Config()
 			for _, g := range append(append([]string(nil), cfg.Filenames...), cfg.AliasFilenames...) {
 				if !strings.HasPrefix(g, "*.") || strings.ContainsAny(g[2:], "*?[") {
 					wholeNames = append(wholeNames, g)

@@ -8,16 +8,12 @@ import (
 	"github.com/alecthomas/chroma/v2/lexers"
 	"github.com/alecthomas/chroma/v2/styles"
 	"github.com/charmbracelet/x/ansi"
-	"github.com/yuin/goldmark"
-	"github.com/yuin/goldmark/ast"
-	"github.com/yuin/goldmark/extension"
-	"github.com/yuin/goldmark/text"
 )
 
-// The chroma, glamour and goldmark that kz builds with are forks in
-// third_party (see third_party/README.md): chroma reads its lexers and
-// styles on first use instead of at program start, glamour strips HTML
-// without bluemonday, goldmark compiles its regular expressions on first use.
+// The chroma and glamour that kz builds with are forks in third_party (see
+// third_party/README.md): chroma reads its lexers on first use instead of
+// at program start and holds only the styles kz uses, glamour strips HTML
+// without bluemonday.
 // These tests hold the forks to upstream's behaviour.
 
 func TestChromaForkLexersLoadOnFirstUse(t *testing.T) {
@@ -60,27 +56,19 @@ func TestChromaForkLexersLoadOnFirstUse(t *testing.T) {
 	}
 }
 
-func TestChromaForkStylesLoadOnFirstUse(t *testing.T) {
+// The chroma copy holds only the styles kz names (see diffstyle.go; the
+// markdown code blocks use glamour's own "charm" style) and the fallback.
+func TestChromaForkStyles(t *testing.T) {
 	if styles.Fallback == nil || styles.Fallback.Name != "swapoff" {
 		t.Fatalf("Fallback = %v, want swapoff", styles.Fallback)
 	}
-	for _, name := range []string{"monokai", "dracula", "github", "swapoff"} {
+	for _, name := range []string{"github", "github-dark", "swapoff"} {
 		if s := styles.Get(name); s == nil || s.Name != name {
 			t.Errorf("Get(%q) = %v", name, s)
 		}
 	}
 	if styles.Get("no-such-style") != styles.Fallback {
 		t.Error("an unknown style must give the fallback")
-	}
-	if n := len(styles.Names()); n < 50 {
-		t.Errorf("%d styles, want the embedded set (over 50)", n)
-	}
-	// A style registered before the load keeps priority over an embedded
-	// one of the same name.
-	mine := chroma.MustNewStyle("kz-test-style", chroma.StyleEntries{chroma.Text: "#123456"})
-	styles.Register(mine)
-	if styles.Get("kz-test-style") != mine {
-		t.Error("a registered style is not returned")
 	}
 }
 
@@ -106,23 +94,5 @@ func TestGlamourForkStripsHTML(t *testing.T) {
 				t.Errorf("render(%q) = %q: %q survived", src, got, bad)
 			}
 		}
-	}
-}
-
-// The goldmark fork compiles linkify's URL expressions and util's e-mail
-// domain expression on first use.
-func TestGoldmarkForkLinkify(t *testing.T) {
-	src := []byte("visit https://example.com/a?b=1 and www.example.org or write to a@example.com\n")
-	doc := goldmark.New(goldmark.WithExtensions(extension.GFM)).Parser().Parse(text.NewReader(src))
-	var got []string
-	_ = ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
-		if l, ok := n.(*ast.AutoLink); ok && entering {
-			got = append(got, string(l.URL(src)))
-		}
-		return ast.WalkContinue, nil
-	})
-	want := []string{"https://example.com/a?b=1", "http://www.example.org", "a@example.com"}
-	if strings.Join(got, " ") != strings.Join(want, " ") {
-		t.Errorf("autolinks = %q, want %q", got, want)
 	}
 }

@@ -162,8 +162,8 @@ func Run(ctx context.Context, opts Options) error {
 			}
 		})
 	}
-	// Syntax highlighting reads chroma's lexers and styles on first use
-	// (about 20 ms, see third_party/chroma); reading them once the first
+	// Syntax highlighting reads chroma's lexers on first use (about 15
+	// ms, see third_party/README.md); reading them once the first
 	// frame is up keeps that pause out of the first code block and diff.
 	wg.Go(func() {
 		select {

@@ -23,26 +23,18 @@ var GlobalLexerRegistry = chroma.NewLazyLexerRegistry(func() chroma.Lexers {
 	for _, path := range paths {
 		reg.Register(chroma.MustNewXMLLexer(embedded, path))
 	}
-	for _, hook := range loadHooks {
-		hook.apply(reg.Get(hook.name))
+	for name, apply := range loadHooks {
+		apply(reg.Get(name))
 	}
 	return reg.Lexers
 })
 
-// loadHooks change embedded lexers once they are read; upstream changed
-// them in init functions, which would force the read at program start
-// (kz fork).
-var loadHooks []struct {
-	name  string
-	apply func(chroma.Lexer)
-}
+// loadHooks change embedded lexers, by name, once they are read; upstream
+// changed them in init functions, which would force the read at program
+// start (kz fork).
+var loadHooks = map[string]func(chroma.Lexer){}
 
-func onLoad(name string, apply func(chroma.Lexer)) {
-	loadHooks = append(loadHooks, struct {
-		name  string
-		apply func(chroma.Lexer)
-	}{name, apply})
-}
+func onLoad(name string, apply func(chroma.Lexer)) { loadHooks[name] = apply }
 
 // Names of all lexers, optionally including aliases.
 func Names(withAliases bool) []string {

@@ -84,9 +84,6 @@ func (e *CodeBlockElement) Render(w io.Writer, ctx RenderContext) error {
 	if rules.Chroma != nil {
 		theme = chromaStyleTheme
 		mutex.Lock()
-		// kz fork: chroma's style registry is filled on first use
-		// (third_party/chroma); fill it before reading the map.
-		styles.Load()
 		// Don't register the style if it's already registered.
 		_, ok := styles.Registry[theme]
 		if !ok {
