@@ -33,6 +33,7 @@ import (
 	"github.com/kaizen-code/kz/engine"
 	"github.com/kaizen-code/kz/runtimes/agentcli"
 	"github.com/kaizen-code/kz/runtimes/credproxy"
+	"github.com/kaizen-code/kz/runtimes/jsonrpc"
 )
 
 // Config configures one Codex runtime. The lead maps
@@ -166,6 +167,10 @@ func (r *Runtime) Capabilities(string) engine.Capabilities {
 // credential proxy (creds.go).
 var passThrough = []string{"OPENAI_API_KEY", "CODEX_API_KEY", "CODEX_HOME", "OPENAI_BASE_URL"}
 
+// markerVar names the variable that marks every process descended from one
+// CLI, so that children which left its process group are killed too.
+const markerVar = "KZ_CODEX_RUN"
+
 var versionRE = regexp.MustCompile(`\d+\.\d+\.\d+\S*`)
 
 // Available reports the CLI's version, or a *engine.RuntimeError of kind
@@ -179,7 +184,7 @@ func (r *Runtime) Available() (string, error) {
 	}
 	cmd := exec.CommandContext(ctx, path, "--version")
 	// Printing its version needs no credential.
-	cmd.Env = credproxy.Strip(buildEnv(nil, r.cfg.Env), builtinKeyVars...)
+	cmd.Env = credproxy.Strip(agentcli.BuildEnv(nil, r.cfg.Env), builtinKeyVars...)
 	out, err := cmd.Output()
 	if err != nil {
 		return "", &engine.RuntimeError{Kind: engine.ErrRuntimeMissing, Runtime: r.cfg.Name,
@@ -216,7 +221,7 @@ func (r *Runtime) Run(ctx context.Context, t *engine.Turn) (engine.Result, error
 	if _, err := exec.LookPath(r.cfg.Command); err != nil {
 		return engine.Result{Status: engine.StatusError, Model: model}, r.missing(err)
 	}
-	sh, err := shield(buildEnv(nil, r.cfg.Env), r.cfg.Args, r.log)
+	sh, err := shield(agentcli.BuildEnv(nil, r.cfg.Env), r.cfg.Args, r.log)
 	if err != nil {
 		return engine.Result{Status: engine.StatusError, Model: model},
 			&engine.RuntimeError{Kind: engine.ErrCrashed, Runtime: r.cfg.Name, Model: model, Message: "start codex: " + err.Error(), Err: err}
@@ -227,7 +232,7 @@ func (r *Runtime) Run(ctx context.Context, t *engine.Turn) (engine.Result, error
 		defer func() { _ = sh.proxy.Close() }()
 	}
 	args := append(append(append([]string(nil), r.cfg.Args...), sh.args...), "app-server")
-	c, err := startConn(r.cfg.Confiner, []string{codexHome(sh.env)}, r.cfg.Command, args, dir, sh.env, r.log)
+	c, err := jsonrpc.Start(r.cfg.Confiner, []string{codexHome(sh.env)}, r.cfg.Command, args, dir, sh.env, markerVar, r.log)
 	if err != nil {
 		return engine.Result{Status: engine.StatusError, Model: model},
 			&engine.RuntimeError{Kind: engine.ErrCrashed, Runtime: r.cfg.Name, Model: model, Message: "start codex: " + err.Error(), Err: err}

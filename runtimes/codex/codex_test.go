@@ -419,20 +419,6 @@ func TestUnwrapShell(t *testing.T) {
 	}
 }
 
-func TestRenderHistoryBounded(t *testing.T) {
-	var h []engine.TranscriptEntry
-	for i := 0; i < 200; i++ {
-		h = append(h, engine.TranscriptEntry{Kind: engine.EntryUser, Text: strings.Repeat("x", 1000)})
-	}
-	out := renderHistory(h, 10_000)
-	if len(out) > 10_100 || !strings.HasPrefix(out, "[") || !strings.Contains(out, "earlier entries omitted") {
-		t.Errorf("rendered %d bytes: %.80q", len(out), out)
-	}
-	if primePrompt(nil, "p", 100) != "p" {
-		t.Error("an empty history must leave the prompt alone")
-	}
-}
-
 // Without a failover chain, a CLI that dies mid-turn ends the turn
 // interrupted, with a crashed error event.
 func TestCrashWithoutFailoverEndsInterrupted(t *testing.T) {

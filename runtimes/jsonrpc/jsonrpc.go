@@ -84,15 +84,11 @@ type Conn struct {
 	Stderr  *TailBuffer
 }
 
-// Start spawns command in dir in its own process group.
-func Start(command string, args []string, dir string, env []string, markerVar string, log *slog.Logger) (*Conn, error) {
-	return StartConfined(nil, nil, command, args, dir, env, markerVar, log)
-}
-
-// StartConfined spawns command in dir in its own process group, under
-// the confiner when there is one, with writable (the CLI's own home)
-// writable besides the workspace.
-func StartConfined(confiner agentcli.Confiner, writable []string, command string, args []string, dir string, env []string,
+// Start spawns command in dir in its own process group, under the
+// confiner when there is one (nil runs it unconfined), with writable (the
+// CLI's own home) writable besides the workspace. markerVar names the
+// variable whose random value marks every process descended from it.
+func Start(confiner agentcli.Confiner, writable []string, command string, args []string, dir string, env []string,
 	markerVar string, log *slog.Logger) (*Conn, error) {
 	path, err := exec.LookPath(command)
 	if err != nil {
