@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/internal/childenv"
 	"github.com/kaizen-code/kz/runtimes/agentcli"
 	"github.com/kaizen-code/kz/runtimes/credproxy"
 	"github.com/kaizen-code/kz/runtimes/jsonrpc"
@@ -178,7 +179,7 @@ func (r *Runtime) Available() (string, error) {
 	cmd.Env = agentcli.BuildEnv(nil, r.cfg.Env)
 	if r.cfg.Credentials != nil {
 		// Printing its version needs no credential.
-		cmd.Env = credproxy.Strip(cmd.Env, r.cfg.Credentials(cmd.Env).KeyVars...)
+		cmd.Env = childenv.Strip(cmd.Env, r.cfg.Credentials(cmd.Env).KeyVars...)
 	}
 	out, err := cmd.Output()
 	if err != nil {
@@ -246,7 +247,7 @@ func (r *Runtime) Run(ctx context.Context, t *engine.Turn) (engine.Result, error
 			// The agent still runs, with its own retry bound.
 			r.log.Warn("acp: could not bound the agent's retries", "err", err)
 		} else {
-			env = append(credproxy.Strip(env, "GEMINI_CLI_HOME"), o.env())
+			env = append(childenv.Strip(env, "GEMINI_CLI_HOME"), o.env())
 			// Gemini writes its overlay home too (what it creates there
 			// is kept by Close).
 			homes = append(homes, o.root)

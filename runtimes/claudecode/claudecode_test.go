@@ -714,10 +714,3 @@ func TestResultDenialsReconciled(t *testing.T) {
 		t.Errorf("permission_decided %+v", dec)
 	}
 }
-
-func TestEnvList(t *testing.T) {
-	got := EnvList(map[string]string{"B": "2", "A": "1"})
-	if !slices.Equal(got, []string{"A=1", "B=2"}) {
-		t.Errorf("EnvList = %q", got)
-	}
-}

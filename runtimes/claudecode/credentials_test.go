@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/internal/childenv"
 	"github.com/kaizen-code/kz/runtimes/credproxy"
 )
 
@@ -112,7 +113,7 @@ func TestRealClaudeKeyNeverReachesTools(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			env := credproxy.Strip(realEnv(api, home), credSpec.KeyVars...)
+			env := childenv.Strip(realEnv(api, home), credSpec.KeyVars...)
 			env = append(env, keyVar+"="+realKey)
 			cfg := Config{Name: "claude", Command: bin, Workspace: ws, Env: env}
 			if tc.confined {

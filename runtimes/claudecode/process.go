@@ -22,6 +22,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/kaizen-code/kz/internal/childenv"
 	"github.com/kaizen-code/kz/runtimes/agentcli"
 	"github.com/kaizen-code/kz/runtimes/credproxy"
 )
@@ -171,10 +172,10 @@ func start(confiner agentcli.Confiner, command string, args []string, dir string
 // also writes where CLAUDE_CONFIG_DIR is not set, stays read-only: Claude
 // 2.1.197 runs without persisting it.)
 func claudeHome(env []string) string {
-	if d := credproxy.Lookup(env, "CLAUDE_CONFIG_DIR"); filepath.IsAbs(d) {
+	if d := childenv.Lookup(env, "CLAUDE_CONFIG_DIR"); filepath.IsAbs(d) {
 		return d
 	}
-	home := credproxy.Lookup(env, "HOME")
+	home := childenv.Lookup(env, "HOME")
 	if home == "" {
 		home, _ = os.UserHomeDir()
 	}

@@ -31,8 +31,8 @@ import (
 	"time"
 
 	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/internal/childenv"
 	"github.com/kaizen-code/kz/runtimes/agentcli"
-	"github.com/kaizen-code/kz/runtimes/credproxy"
 	"github.com/kaizen-code/kz/runtimes/jsonrpc"
 )
 
@@ -184,7 +184,7 @@ func (r *Runtime) Available() (string, error) {
 	}
 	cmd := exec.CommandContext(ctx, path, "--version")
 	// Printing its version needs no credential.
-	cmd.Env = credproxy.Strip(agentcli.BuildEnv(nil, r.cfg.Env), builtinKeyVars...)
+	cmd.Env = childenv.Strip(agentcli.BuildEnv(nil, r.cfg.Env), builtinKeyVars...)
 	out, err := cmd.Output()
 	if err != nil {
 		return "", &engine.RuntimeError{Kind: engine.ErrRuntimeMissing, Runtime: r.cfg.Name,

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/internal/childenv"
 	"github.com/kaizen-code/kz/runtimes/credproxy"
 )
 
@@ -202,7 +203,7 @@ func TestShieldCodexChoices(t *testing.T) {
 				if sh.proxy == nil {
 					t.Fatal("not proxied")
 				}
-				if got := credproxy.Lookup(sh.env, tc.proxied); got != sh.proxy.Placeholders()[0] {
+				if got := childenv.Lookup(sh.env, tc.proxied); got != sh.proxy.Placeholders()[0] {
 					t.Errorf("%s=%q, want the placeholder", tc.proxied, got)
 				}
 				if sh.proxy.Upstream() != tc.upstream {
@@ -219,7 +220,7 @@ func TestShieldCodexChoices(t *testing.T) {
 				}
 			}
 			for _, g := range tc.gone {
-				if credproxy.Lookup(sh.env, g) != "" && credproxy.Lookup(sh.env, g) != credproxy.Lookup(sh.env, tc.proxied) {
+				if childenv.Lookup(sh.env, g) != "" && childenv.Lookup(sh.env, g) != childenv.Lookup(sh.env, tc.proxied) {
 					t.Errorf("%s is still in the child's env", g)
 				}
 			}

@@ -30,6 +30,7 @@ import (
 	"time"
 
 	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/internal/childenv"
 	"github.com/kaizen-code/kz/internal/proc"
 )
 
@@ -283,12 +284,12 @@ func (s *Sandbox) Command(ctx context.Context, c engine.Confinement, spec Spec) 
 	)
 	switch s.status.Kind {
 	case KindBubblewrap:
-		cmd, sp, err = s.bwrapCommand(ctx, c, spec, setEnv(env, "TMPDIR", "/tmp"))
+		cmd, sp, err = s.bwrapCommand(ctx, c, spec, childenv.Set(env, "TMPDIR", "/tmp"))
 	case KindLandlock:
-		cmd, sp, err = s.landlockCommand(ctx, c, spec, setEnv(env, "TMPDIR", s.tmp))
+		cmd, sp, err = s.landlockCommand(ctx, c, spec, childenv.Set(env, "TMPDIR", s.tmp))
 	default:
 		cmd = exec.CommandContext(ctx, spec.Argv[0], spec.Argv[1:]...)
-		cmd.Env = setEnv(env, "TMPDIR", s.tmp)
+		cmd.Env = childenv.Set(env, "TMPDIR", s.tmp)
 	}
 	if err != nil {
 		return nil, err
@@ -437,18 +438,6 @@ func SecretName(name string) bool {
 		}
 	}
 	return false
-}
-
-// setEnv returns env with name set to value (replacing every earlier
-// value).
-func setEnv(env []string, name, value string) []string {
-	out := make([]string, 0, len(env)+1)
-	for _, kv := range env {
-		if !strings.HasPrefix(kv, name+"=") {
-			out = append(out, kv)
-		}
-	}
-	return append(out, name+"="+value)
 }
 
 // statusPipe is how a command tells its caller that the sandbox started
