@@ -21,6 +21,7 @@ import (
 	"github.com/kaizen-code/kz/engine"
 	"github.com/kaizen-code/kz/engine/config"
 	"github.com/kaizen-code/kz/engine/headless"
+	"github.com/kaizen-code/kz/internal/childenv"
 	"github.com/kaizen-code/kz/internal/cliflag"
 	"github.com/kaizen-code/kz/patch"
 	"github.com/kaizen-code/kz/runtimes"
@@ -490,7 +491,7 @@ func cmdMain(ctx context.Context, args []string, stdout, stderr io.Writer) (err 
 	} else if len(restored) > 0 {
 		_, _ = fmt.Fprintf(stderr, "kz: warning: restored %d change(s) a crash left half-applied: %s\n", len(restored), strings.Join(restored, ", "))
 	}
-	reviewer := &patch.Reviewer{Applier: applier, Run: patch.ShellRunner(sb, ws.Dir(), tools.CommandEnv(os.Environ(), nil), 10*time.Minute, 64<<10)}
+	reviewer := &patch.Reviewer{Applier: applier, Run: patch.ShellRunner(sb, ws.Dir(), childenv.Build(os.Environ(), childenv.Spec{}), 10*time.Minute, 64<<10)}
 
 	defer runtimes.Close(entries)
 	w := st.NewWriter()

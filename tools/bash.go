@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/internal/childenv"
 	"github.com/kaizen-code/kz/tools/sandbox"
 )
 
@@ -36,10 +37,6 @@ const (
 	// process group are gone, for descendants that left the group.
 	pipeDrain = time.Second
 )
-
-// BaseEnv is the environment a command sees, taken from kz's own
-// environment when set (the sandbox's list: one list for every child).
-var BaseEnv = sandbox.BaseEnv
 
 // Bash is the bash tool.
 type Bash struct{}
@@ -100,11 +97,6 @@ type bashCall struct {
 func (c *bashCall) Request() engine.PermissionRequest {
 	return engine.PermissionRequest{Command: c.command, Sandboxed: c.sandboxed}
 }
-
-// CommandEnv builds the minimal environment of a command from environ: the
-// BaseEnv names and the pass list, never a name containing KEY, SECRET,
-// TOKEN or PASSWORD unless the pass list names it exactly.
-func CommandEnv(environ []string, pass []string) []string { return sandbox.MinimalEnv(environ, pass) }
 
 func (c *bashCall) Run(ctx context.Context, rc *RunContext) (string, error) {
 	env := rc.Env
@@ -227,7 +219,7 @@ func (c *bashCall) Run(ctx context.Context, rc *RunContext) (string, error) {
 func (c *bashCall) buildCommand(ctx context.Context, rc *RunContext) (*exec.Cmd, error) {
 	env := rc.Env
 	argv := []string{"/bin/bash", "-c", c.command}
-	cmdEnv := CommandEnv(os.Environ(), env.PassEnv)
+	cmdEnv := childenv.Build(os.Environ(), childenv.Spec{Pass: env.PassEnv})
 	if sb := env.Sandbox; sb != nil {
 		cmd, err := sb.Command(ctx, rc.Confinement, sandbox.Spec{Argv: argv, Dir: env.WS.Dir(), Env: cmdEnv})
 		if err != nil {

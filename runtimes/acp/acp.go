@@ -176,7 +176,7 @@ func (r *Runtime) Available() (string, error) {
 		return "", r.missing(err)
 	}
 	cmd := exec.CommandContext(ctx, path, "--version")
-	cmd.Env = agentcli.BuildEnv(nil, r.cfg.Env)
+	cmd.Env = agentcli.Env(childenv.Spec{}, r.cfg.Env)
 	if r.cfg.Credentials != nil {
 		// Printing its version needs no credential.
 		cmd.Env = childenv.Strip(cmd.Env, r.cfg.Credentials(cmd.Env).KeyVars...)
@@ -222,7 +222,7 @@ func (r *Runtime) Run(ctx context.Context, t *engine.Turn) (engine.Result, error
 	if _, err := exec.LookPath(r.cfg.Command); err != nil {
 		return engine.Result{Status: engine.StatusError, Model: model}, r.missing(err)
 	}
-	env := agentcli.BuildEnv(nil, r.cfg.Env)
+	env := agentcli.Env(childenv.Spec{}, r.cfg.Env)
 	var proxy *credproxy.Proxy
 	if r.cfg.Credentials != nil {
 		var err error

@@ -468,85 +468,24 @@ func (t *tailBuffer) String() string {
 	return string(t.b)
 }
 
-// passEnv are variables the CLI gets from kz's environment. Names carrying
-// credentials are listed one by one: SECURITY.md rule 5 keeps every other
-// KEY/SECRET/TOKEN/PASSWORD variable away from subprocesses. The Anthropic
-// credentials among them reach the CLI only as placeholders (credSpec).
-var passEnv = []string{
-	"PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LC_ALL", "LC_CTYPE", "TERM", "TMPDIR", "TZ",
-	"XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME", "XDG_RUNTIME_DIR",
-	"HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy",
-	"NODE_EXTRA_CA_CERTS", "SSL_CERT_FILE", "SSL_CERT_DIR", "IS_SANDBOX",
-	"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN",
+// envSpec is what Claude Code gets of kz's environment besides what every
+// agent CLI gets (agentcli.Env). Names carrying credentials are listed one
+// by one: SECURITY.md rule 5 keeps every other KEY/SECRET/TOKEN/PASSWORD
+// variable away from subprocesses, and the Anthropic credentials reach
+// the CLI only as placeholders (credSpec). The prefixes are families of
+// non-secret settings Claude reads. The defaults bound Claude's own
+// retries (10 with backoff by default, also on 401) so that a dead
+// endpoint fails in seconds and kz's failover chain takes over; a value
+// in kz's environment or the configuration wins.
+var envSpec = childenv.Spec{
+	Pass:     []string{"IS_SANDBOX", "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN"},
+	Prefixes: []string{"ANTHROPIC_", "CLAUDE_", "DISABLE_"},
+	Defaults: []string{"CLAUDE_CODE_MAX_RETRIES=2", "DISABLE_AUTOUPDATER=1"},
 }
 
-// passPrefixes are families of non-secret settings Claude reads.
-var passPrefixes = []string{"ANTHROPIC_", "CLAUDE_", "DISABLE_"}
-
-// defaultEnv bounds Claude's own retries (10 with backoff by default, also
-// on 401) so that a dead endpoint fails in seconds and kz's failover chain
-// takes over; a configured value wins.
-var defaultEnv = []string{"CLAUDE_CODE_MAX_RETRIES=2", "DISABLE_AUTOUPDATER=1"}
-
-// buildEnv returns the CLI's environment: the allowed part of kz's, the
-// defaults, then cfgEnv.
-func buildEnv(cfgEnv []string) []string {
-	vals := map[string]string{}
-	var order []string
-	set := func(k, v string) {
-		if _, ok := vals[k]; !ok {
-			order = append(order, k)
-		}
-		vals[k] = v
-	}
-	for _, kv := range os.Environ() {
-		k, v, _ := strings.Cut(kv, "=")
-		if passes(k) {
-			set(k, v)
-		}
-	}
-	for _, kv := range defaultEnv {
-		k, v, _ := strings.Cut(kv, "=")
-		if _, ok := vals[k]; !ok {
-			set(k, v)
-		}
-	}
-	for _, kv := range cfgEnv {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok {
-			v, ok = os.LookupEnv(k)
-			if !ok {
-				continue
-			}
-		}
-		set(k, v)
-	}
-	out := make([]string, 0, len(order))
-	for _, k := range order {
-		out = append(out, k+"="+vals[k])
-	}
-	return out
-}
-
-func passes(k string) bool {
-	for _, n := range passEnv {
-		if k == n {
-			return true
-		}
-	}
-	up := strings.ToUpper(k)
-	for _, w := range []string{"KEY", "SECRET", "TOKEN", "PASSWORD"} {
-		if strings.Contains(up, w) {
-			return false
-		}
-	}
-	for _, pfx := range passPrefixes {
-		if strings.HasPrefix(k, pfx) {
-			return true
-		}
-	}
-	return false
-}
+// buildEnv returns the CLI's environment with the configured entries
+// cfgEnv.
+func buildEnv(cfgEnv []string) []string { return agentcli.Env(envSpec, cfgEnv) }
 
 func truncate(s string, n int) string {
 	if len(s) <= n {

@@ -120,7 +120,6 @@ func New(cfg Config) *Runtime {
 	if cfg.KillGrace <= 0 {
 		cfg.KillGrace = 2 * time.Second
 	}
-	cfg.Env = append(append([]string(nil), passThrough...), cfg.Env...)
 	log := cfg.Logger
 	if log == nil {
 		log = slog.Default()
@@ -161,11 +160,16 @@ func (r *Runtime) Capabilities(string) engine.Capabilities {
 	}
 }
 
-// passThrough are the variables kz reads for Codex's credential and home;
-// they are taken from kz's environment when set (SECURITY.md rule 5 names
-// credentials one by one). A key among them reaches Codex only through a
-// credential proxy (creds.go).
-var passThrough = []string{"OPENAI_API_KEY", "CODEX_API_KEY", "CODEX_HOME", "OPENAI_BASE_URL"}
+// envSpec is what Codex gets of kz's environment besides what every agent
+// CLI gets: the variables kz reads for its credential and home, taken
+// from kz's environment when set (SECURITY.md rule 5 names credentials one
+// by one). A key among them reaches Codex only through a credential proxy
+// (creds.go).
+var envSpec = childenv.Spec{Pass: []string{"OPENAI_API_KEY", "CODEX_API_KEY", "CODEX_HOME", "OPENAI_BASE_URL"}}
+
+// buildEnv returns the environment of a Codex process with the configured
+// entries cfgEnv.
+func buildEnv(cfgEnv []string) []string { return agentcli.Env(envSpec, cfgEnv) }
 
 // markerVar names the variable that marks every process descended from one
 // CLI, so that children which left its process group are killed too.
@@ -184,7 +188,7 @@ func (r *Runtime) Available() (string, error) {
 	}
 	cmd := exec.CommandContext(ctx, path, "--version")
 	// Printing its version needs no credential.
-	cmd.Env = childenv.Strip(agentcli.BuildEnv(nil, r.cfg.Env), builtinKeyVars...)
+	cmd.Env = childenv.Strip(buildEnv(r.cfg.Env), builtinKeyVars...)
 	out, err := cmd.Output()
 	if err != nil {
 		return "", &engine.RuntimeError{Kind: engine.ErrRuntimeMissing, Runtime: r.cfg.Name,
@@ -221,7 +225,7 @@ func (r *Runtime) Run(ctx context.Context, t *engine.Turn) (engine.Result, error
 	if _, err := exec.LookPath(r.cfg.Command); err != nil {
 		return engine.Result{Status: engine.StatusError, Model: model}, r.missing(err)
 	}
-	sh, err := shield(agentcli.BuildEnv(nil, r.cfg.Env), r.cfg.Args, r.log)
+	sh, err := shield(buildEnv(r.cfg.Env), r.cfg.Args, r.log)
 	if err != nil {
 		return engine.Result{Status: engine.StatusError, Model: model},
 			&engine.RuntimeError{Kind: engine.ErrCrashed, Runtime: r.cfg.Name, Model: model, Message: "start codex: " + err.Error(), Err: err}

@@ -20,7 +20,6 @@ import (
 	"time"
 
 	"github.com/kaizen-code/kz/engine"
-	"github.com/kaizen-code/kz/runtimes/agentcli"
 	"github.com/kaizen-code/kz/runtimes/scripted"
 	"github.com/kaizen-code/kz/tools/permission"
 )
@@ -292,7 +291,7 @@ func realSetupWith(t testing.TB, api *respAPI, provider string, extraEnv []strin
 	}
 	env := append([]string{"HOME=" + home, "CODEX_HOME=" + codexHome}, extraEnv...)
 	cmd := exec.Command(bin, "debug", "models", "--bundled")
-	cmd.Env = agentcli.BuildEnv(nil, []string{"HOME=" + home, "CODEX_HOME=" + codexHome})
+	cmd.Env = buildEnv([]string{"HOME=" + home, "CODEX_HOME=" + codexHome})
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("codex debug models: %v", err)

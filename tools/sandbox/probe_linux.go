@@ -12,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/kaizen-code/kz/internal/childenv"
 )
 
 // probeTimeout bounds the trial run of bwrap.
@@ -43,7 +45,9 @@ func probeBwrap() (Status, string) {
 	ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
 	defer cancel()
 	version := ""
-	if out, err := exec.CommandContext(ctx, path, "--version").Output(); err == nil {
+	vcmd := exec.CommandContext(ctx, path, "--version")
+	vcmd.Env = childenv.Build(os.Environ(), childenv.Spec{})
+	if out, err := vcmd.Output(); err == nil {
 		version = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(string(out)), "bubblewrap"))
 	}
 	st := Status{Kind: KindBubblewrap, Full: true, Bwrap: path, BwrapVersion: version, disableUserns: true}
@@ -79,6 +83,7 @@ func trialRun(ctx context.Context, bwrap string, disableUserns bool) (string, er
 	args := append(namespaceArgs(false, disableUserns), fixedMounts(dir, dir)...)
 	args = append(args, "--", "/bin/true")
 	cmd := exec.CommandContext(ctx, bwrap, args...)
+	cmd.Env = childenv.Build(os.Environ(), childenv.Spec{})
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
