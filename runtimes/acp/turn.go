@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/internal/proc"
 	"github.com/kaizen-code/kz/runtimes/agentcli"
 	"github.com/kaizen-code/kz/runtimes/jsonrpc"
 	"github.com/kaizen-code/kz/tools"
@@ -308,7 +309,7 @@ func (tr *turnRun) run(ctx context.Context) (engine.Result, error) {
 			return tr.stepFailed(ctx, "session/new", err)
 		}
 		if err := json.Unmarshal(res, &sess); err != nil || sess.SessionID == "" {
-			return tr.fail(engine.ErrProtocol, err, "session/new result without a session id: %s", jsonrpc.Truncate(string(res), 300))
+			return tr.fail(engine.ErrProtocol, err, "session/new result without a session id: %s", proc.Clip(string(res), 300))
 		}
 		prompt = agentcli.PrimePrompt(tr.t.History, prompt, agentcli.PrimeBudget)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kaizen-code/kz/engine"
 	"github.com/kaizen-code/kz/internal/childenv"
+	"github.com/kaizen-code/kz/internal/proc"
 )
 
 // Pass names the variables of kz's environment every agent CLI gets
@@ -158,14 +159,6 @@ func renderEntry(e engine.TranscriptEntry) string {
 	return ""
 }
 
-func clip(s string, n int) string {
-	s = strings.TrimSpace(s)
-	if len(s) <= n {
-		return s
-	}
-	// Cut on a rune boundary.
-	for n > 0 && n < len(s) && (s[n]&0xC0) == 0x80 {
-		n--
-	}
-	return s[:n] + "…"
-}
+// clip trims an entry's text and bounds it (proc.Clip cuts on a rune
+// boundary).
+func clip(s string, n int) string { return proc.Clip(strings.TrimSpace(s), n) }

@@ -81,14 +81,14 @@ type Runtime struct {
 // session's turns.
 type slot struct {
 	mu sync.Mutex
-	p  *proc
+	p  *process
 	// pid mirrors p's process id for observers that must not wait for
 	// the running turn (tests, status displays); 0 when there is none.
 	pid atomic.Int64
 }
 
 // set replaces the slot's process; s.mu must be held.
-func (s *slot) set(p *proc) {
+func (s *slot) set(p *process) {
 	s.p = p
 	if p == nil {
 		s.pid.Store(0)

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/internal/proc"
 	"github.com/kaizen-code/kz/patch"
 	"github.com/kaizen-code/kz/tools/workspace"
 )
@@ -180,7 +181,7 @@ func TestRealImmediateInterruptLeavesNoProcess(t *testing.T) {
 			t.Errorf("process %d survived the immediate interrupt", pid)
 		}
 	}
-	if left := markedPids(marker); len(left) > 0 {
+	if left := (proc.Tree{Marker: marker}).Marked(); len(left) > 0 {
 		t.Errorf("processes of the killed CLI remain: %v", left)
 	}
 	if rt.Pid(h.s.ID()) != 0 {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/internal/proc"
 	"github.com/kaizen-code/kz/runtimes/agentcli"
 	"github.com/kaizen-code/kz/runtimes/jsonrpc"
 )
@@ -190,7 +191,7 @@ func (tr *turnRun) run(ctx context.Context) (engine.Result, error) {
 	}
 	var th threadResult
 	if err := json.Unmarshal(res, &th); err != nil || th.Thread.ID == "" {
-		return tr.fail(engine.ErrProtocol, err, "codex thread result without a thread id: %s", jsonrpc.Truncate(string(res), 300))
+		return tr.fail(engine.ErrProtocol, err, "codex thread result without a thread id: %s", proc.Clip(string(res), 300))
 	}
 	tr.threadID = th.Thread.ID
 	if m := th.Thread.Model; m != "" {
@@ -213,7 +214,7 @@ func (tr *turnRun) run(ctx context.Context) (engine.Result, error) {
 		Turn turnInfo `json:"turn"`
 	}
 	if err := json.Unmarshal(res, &ts); err != nil || ts.Turn.ID == "" {
-		return tr.fail(engine.ErrProtocol, err, "codex turn/start result without a turn id: %s", jsonrpc.Truncate(string(res), 300))
+		return tr.fail(engine.ErrProtocol, err, "codex turn/start result without a turn id: %s", proc.Clip(string(res), 300))
 	}
 	tr.turnID = ts.Turn.ID
 	return tr.loop(ctx)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/kaizen-code/kz/internal/childenv"
+	"github.com/kaizen-code/kz/internal/proc"
 )
 
 // probeTimeout bounds the trial run of bwrap.
@@ -84,7 +85,8 @@ func trialRun(ctx context.Context, bwrap string, disableUserns bool) (string, er
 	args = append(args, "--", "/bin/true")
 	cmd := exec.CommandContext(ctx, bwrap, args...)
 	cmd.Env = childenv.Build(os.Environ(), childenv.Spec{})
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	proc.OwnGroup(cmd)
+	dieWithKZ(cmd)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	err = cmd.Run()
@@ -139,19 +141,9 @@ func forceMechanism(best Status, k Kind) (Status, error) {
 	return Status{}, fmt.Errorf("sandbox: unknown mechanism %q", k)
 }
 
-// killGroup makes cmd the leader of its own process group, which a
-// cancelled context kills as a whole, and kills it when kz's thread that
-// started it dies (bwrap adds its own --die-with-parent for the rest).
-func killGroup(cmd *exec.Cmd) {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	cmd.Cancel = func() error {
-		if cmd.Process == nil {
-			return nil
-		}
-		return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	}
-	cmd.WaitDelay = 2 * time.Second
-}
+// dieWithKZ kills cmd when kz's thread that started it dies (bwrap adds
+// its own --die-with-parent for the rest).
+func dieWithKZ(cmd *exec.Cmd) { cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL }
 
 // ownedByMe reports whether fi belongs to this process's user.
 func ownedByMe(fi os.FileInfo) bool {

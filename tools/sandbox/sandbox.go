@@ -295,7 +295,8 @@ func (s *Sandbox) Command(ctx context.Context, c engine.Confinement, spec Spec) 
 		return nil, err
 	}
 	cmd.Dir = spec.Dir
-	killGroup(cmd)
+	proc.OwnGroup(cmd)
+	dieWithKZ(cmd)
 	if sp != nil {
 		s.mu.Lock()
 		defer s.mu.Unlock()
