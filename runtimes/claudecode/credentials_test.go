@@ -3,7 +3,6 @@ package claudecode
 import (
 	"context"
 	"encoding/json"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"github.com/kaizen-code/kz/engine"
 	"github.com/kaizen-code/kz/internal/childenv"
 	"github.com/kaizen-code/kz/runtimes/credproxy"
+	"github.com/kaizen-code/kz/runtimes/internal/clitest"
 )
 
 // realKey is the provider key of these tests: distinctive, so that a
@@ -59,22 +59,6 @@ func probeScript(probes []leakProbe, tool string, input func(cmd string) any) fu
 	}
 }
 
-// walkFor reports the files under root that contain needle.
-func walkFor(t *testing.T, root, needle string) []string {
-	t.Helper()
-	var hits []string
-	_ = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || !d.Type().IsRegular() {
-			return nil
-		}
-		if b, err := os.ReadFile(path); err == nil && strings.Contains(string(b), needle) {
-			hits = append(hits, path)
-		}
-		return nil
-	})
-	return hits
-}
-
 // TestRealClaudeKeyNeverReachesTools is the class "children never see
 // credentials" for Claude Code: for each variable kz may hold the
 // Anthropic credential in, the fake model runs every leak probe through
@@ -117,14 +101,14 @@ func TestRealClaudeKeyNeverReachesTools(t *testing.T) {
 			env = append(env, keyVar+"="+realKey)
 			cfg := Config{Name: "claude", Command: bin, Workspace: ws, Env: env}
 			if tc.confined {
-				cfg.Confiner = newSandbox(t, ws)
+				cfg.Confiner = clitest.Confiner(t, ws)
 			}
 			rt := New(cfg)
 			t.Cleanup(func() { _ = rt.Close() })
-			h := newHarness(t, []engine.RuntimeEntry{{Runtime: rt}}, harnessOpts{answer: allowOnce})
+			h := newHarness(t, []engine.RuntimeEntry{{Runtime: rt}}, clitest.Options{Answer: clitest.AllowOnce})
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
-			final := h.run(t, ctx, "Show me your environment")
+			final := h.Run(t, ctx, "Show me your environment")
 			if final.Status != string(engine.StatusComplete) || final.Output != "done" {
 				t.Fatalf("the turn did not complete through the proxy: %+v", final)
 			}
@@ -163,11 +147,11 @@ func TestRealClaudeKeyNeverReachesTools(t *testing.T) {
 					t.Errorf("the API got credential %q, want the real one swapped in", c)
 				}
 			}
-			evs, _ := json.Marshal(h.journal.events())
+			evs, _ := json.Marshal(h.Journal.Events())
 			if strings.Contains(string(evs), realKey) {
 				t.Error("kz's events (what the store keeps) hold the key")
 			}
-			if hits := walkFor(t, dir, realKey); len(hits) > 0 {
+			if hits := clitest.FilesContaining(dir, realKey); len(hits) > 0 {
 				t.Errorf("files of the CLI or the workspace hold the key: %q", hits)
 			}
 		})

@@ -10,8 +10,7 @@ import (
 	"time"
 
 	"github.com/kaizen-code/kz/engine"
-	"github.com/kaizen-code/kz/runtimes/agentcli"
-	"github.com/kaizen-code/kz/tools/sandbox"
+	"github.com/kaizen-code/kz/runtimes/internal/clitest"
 )
 
 // confinedProbe is a command the agent runs after kz's approval, and what
@@ -68,24 +67,6 @@ func confinedProbes(kzPid int) []confinedProbe {
 	}
 }
 
-// newSandbox is the session sandbox of a test, or a skip where this
-// machine has no bubblewrap (a failure when KZ_REQUIRE_SANDBOX is set).
-func newSandbox(t *testing.T, ws string) agentcli.Confiner {
-	t.Helper()
-	if st := sandbox.Probe(); st.Kind != sandbox.KindBubblewrap {
-		if os.Getenv("KZ_REQUIRE_SANDBOX") != "" {
-			t.Fatalf("no bubblewrap here: %s", st.Reason)
-		}
-		t.Skipf("no bubblewrap here: %s", st.Reason)
-	}
-	sb, err := sandbox.New(sandbox.Policy{Workspace: ws})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = sb.Close() })
-	return agentcli.NewConfiner(sb)
-}
-
 // outsideDir is a directory outside the workspace and outside /tmp (which
 // the sandbox replaces with a private one, so that a write there would not
 // show on the host for another reason).
@@ -116,16 +97,16 @@ func TestRealClaudeConfined(t *testing.T) {
 		t.Fatal(err)
 	}
 	outside := outsideDir(t)
-	conf := newSandbox(t, ws)
+	conf := clitest.Confiner(t, ws)
 	api := newFakeAPI(t, probeScript(asLeakProbes(probes, outside), "Bash", func(cmd string) any {
 		return map[string]string{"command": cmd, "description": "probe"}
 	}))
 	rt := New(Config{Name: "claude", Command: bin, Workspace: ws, Env: realEnv(api, home), Confiner: conf})
 	t.Cleanup(func() { _ = rt.Close() })
-	h := newHarness(t, []engine.RuntimeEntry{{Runtime: rt}}, harnessOpts{answer: allowOnce})
+	h := newHarness(t, []engine.RuntimeEntry{{Runtime: rt}}, clitest.Options{Answer: clitest.AllowOnce})
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	final := h.run(t, ctx, "Try to escape")
+	final := h.Run(t, ctx, "Try to escape")
 	if final.Status != string(engine.StatusComplete) || final.Output != "done" {
 		t.Fatalf("the confined turn did not complete: %+v", final)
 	}

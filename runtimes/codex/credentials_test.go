@@ -3,7 +3,6 @@ package codex
 import (
 	"context"
 	"encoding/json"
-	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -15,6 +14,7 @@ import (
 	"github.com/kaizen-code/kz/engine"
 	"github.com/kaizen-code/kz/internal/childenv"
 	"github.com/kaizen-code/kz/runtimes/credproxy"
+	"github.com/kaizen-code/kz/runtimes/internal/clitest"
 )
 
 // realKey is the provider key of these tests: distinctive, so that a
@@ -30,21 +30,6 @@ var leakProbes = []struct{ name, cmd string }{
 	{"parent's environ", `cat /proc/$PPID/environ | tr '\0' '\n'`},
 	{"every ancestor's environ", `p=$$; while [ "$p" -gt 1 ]; do echo "== $p"; cat /proc/$p/environ | tr '\0' '\n'; p=$(awk '{print $4}' /proc/$p/stat); done 2>&1`},
 	{"the CLI's home", `ls -la ~ ~/.codex; cat ~/.codex/config.toml ~/.codex/auth.json 2>&1 | head -c 20000`},
-}
-
-// walkFor reports the files under root that contain needle.
-func walkFor(root, needle string) []string {
-	var hits []string
-	_ = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || !d.Type().IsRegular() {
-			return nil
-		}
-		if b, err := os.ReadFile(path); err == nil && strings.Contains(string(b), needle) {
-			hits = append(hits, path)
-		}
-		return nil
-	})
-	return hits
 }
 
 // TestRealCodexKeyNeverReachesTools is the class "children never see
@@ -79,11 +64,11 @@ func TestRealCodexKeyNeverReachesTools(t *testing.T) {
 				return step{Text: "done"}
 			})
 			rt, ws := realSetupWith(t, api, tc.provider(api), tc.env(api))
-			h := newHarness(t, ws, []engine.RuntimeEntry{{Runtime: rt}}, harnessOpts{
-				answer: func(engine.Event) engine.Answer { return engine.Answer{Decision: engine.DecisionAllow} }})
+			h := clitest.NewHarness(t, ws, []engine.RuntimeEntry{{Runtime: rt}}, clitest.Options{
+				Answer: func(engine.Event) engine.Answer { return engine.Answer{Decision: engine.DecisionAllow} }})
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
-			final := h.run(t, ctx, "Show me your environment")
+			final := h.Run(t, ctx, "Show me your environment")
 			if final.Status != string(engine.StatusComplete) || final.Output != "done" {
 				t.Fatalf("the turn did not complete through the proxy: %+v", final)
 			}
@@ -116,11 +101,11 @@ func TestRealCodexKeyNeverReachesTools(t *testing.T) {
 					t.Errorf("the API got Authorization %q, want the real key swapped in", a)
 				}
 			}
-			evs, _ := json.Marshal(h.journal.events())
+			evs, _ := json.Marshal(h.Journal.Events())
 			if strings.Contains(string(evs), realKey) {
 				t.Error("kz's events (what the store keeps) hold the key")
 			}
-			if hits := walkFor(filepath.Dir(ws), realKey); len(hits) > 0 {
+			if hits := clitest.FilesContaining(filepath.Dir(ws), realKey); len(hits) > 0 {
 				t.Errorf("files of the CLI or the workspace hold the key: %q", hits)
 			}
 		})

@@ -10,27 +10,8 @@ import (
 	"time"
 
 	"github.com/kaizen-code/kz/engine"
-	"github.com/kaizen-code/kz/runtimes/agentcli"
-	"github.com/kaizen-code/kz/tools/sandbox"
+	"github.com/kaizen-code/kz/runtimes/internal/clitest"
 )
-
-// newSandbox is the session sandbox of a test, or a skip where this
-// machine has no bubblewrap (a failure when KZ_REQUIRE_SANDBOX is set).
-func newSandbox(t *testing.T, ws string) agentcli.Confiner {
-	t.Helper()
-	if st := sandbox.Probe(); st.Kind != sandbox.KindBubblewrap {
-		if os.Getenv("KZ_REQUIRE_SANDBOX") != "" {
-			t.Fatalf("no bubblewrap here: %s", st.Reason)
-		}
-		t.Skipf("no bubblewrap here: %s", st.Reason)
-	}
-	sb, err := sandbox.New(sandbox.Policy{Workspace: ws})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = sb.Close() })
-	return agentcli.NewConfiner(sb)
-}
 
 // TestRealCodexConfined is the class "a CLI's approved commands cannot
 // write outside the workspace or into .git" for Codex under kz's sandbox:
@@ -80,12 +61,12 @@ func TestRealCodexConfined(t *testing.T) {
 		return step{Text: "done"}
 	})
 	rt, ws := realSetupWith(t, api, fakeProvider(api), []string{"FAKE_OPENAI_API_KEY=" + realKey})
-	rt.cfg.Confiner = newSandbox(t, ws)
-	h := newHarness(t, ws, []engine.RuntimeEntry{{Runtime: rt}}, harnessOpts{
-		answer: func(engine.Event) engine.Answer { return engine.Answer{Decision: engine.DecisionAllow} }})
+	rt.cfg.Confiner = clitest.Confiner(t, ws)
+	h := clitest.NewHarness(t, ws, []engine.RuntimeEntry{{Runtime: rt}}, clitest.Options{
+		Answer: func(engine.Event) engine.Answer { return engine.Answer{Decision: engine.DecisionAllow} }})
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	final := h.run(t, ctx, "Try to escape")
+	final := h.Run(t, ctx, "Try to escape")
 	if final.Status != string(engine.StatusComplete) || final.Output != "done" {
 		t.Fatalf("the confined turn did not complete: %+v", final)
 	}

@@ -1,0 +1,229 @@
+package clitest
+
+import (
+	"context"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kaizen-code/kz/engine"
+)
+
+// Journal keeps every event of a session in order (an engine.Journal).
+type Journal struct {
+	mu  sync.Mutex
+	evs []engine.Event
+}
+
+// Append implements engine.Journal.
+func (j *Journal) Append(ev engine.Event) error {
+	j.mu.Lock()
+	j.evs = append(j.evs, ev)
+	j.mu.Unlock()
+	return nil
+}
+
+// Flush implements engine.Journal.
+func (j *Journal) Flush(context.Context) error { return nil }
+
+// Events returns every event so far.
+func (j *Journal) Events() []engine.Event {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return append([]engine.Event(nil), j.evs...)
+}
+
+// OfType returns the events of type t so far.
+func (j *Journal) OfType(t engine.EventType) []engine.Event {
+	var out []engine.Event
+	for _, ev := range j.Events() {
+		if ev.Type == t {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
+// Harness is a kz session around runtimes, with a person who answers
+// permission requests and a hook that sees every event.
+type Harness struct {
+	Session *engine.Session
+	Journal *Journal
+	stop    func()
+}
+
+// Options configure a Harness.
+type Options struct {
+	Gate           engine.Gate
+	Failover       []engine.ChainLink
+	PermissionMode engine.PermissionMode
+	Mode           engine.Mode
+	Prior          *engine.Prior
+	// Patcher reviews proposals in patch-proposal mode.
+	Patcher engine.Patcher
+	// Answer is the person: it answers every permission request.
+	Answer func(ev engine.Event) engine.Answer
+	// OnEvent sees every event the session publishes.
+	OnEvent func(h *Harness, ev engine.Event)
+}
+
+// NewHarness starts a session in workspace ws over runtimes; it is closed
+// when the test ends (or by Stop).
+func NewHarness(t testing.TB, ws string, runtimes []engine.RuntimeEntry, o Options) *Harness {
+	t.Helper()
+	j := &Journal{}
+	s, err := engine.NewSession(engine.Config{Workspace: ws, Journal: j, Runtimes: runtimes, Gate: o.Gate,
+		Interactive: true, PermissionMode: o.PermissionMode, Mode: o.Mode, Failover: o.Failover, Prior: o.Prior, Patcher: o.Patcher})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &Harness{Session: s, Journal: j}
+	sub := s.Subscribe()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			ev, err := sub.Next(ctx)
+			if err != nil {
+				return
+			}
+			if o.OnEvent != nil {
+				o.OnEvent(h, ev)
+			}
+			if ev.Type == engine.EventPermissionRequested && o.Answer != nil {
+				_ = s.Answer(ev.RequestID, o.Answer(ev))
+			}
+		}
+	}()
+	h.stop = sync.OnceFunc(func() {
+		cancel()
+		sub.Close()
+		<-done
+		_ = s.Close(context.Background())
+	})
+	t.Cleanup(h.stop)
+	return h
+}
+
+// Stop closes the session before the test ends.
+func (h *Harness) Stop() { h.stop() }
+
+// Run runs one turn and returns its final_result event.
+func (h *Harness) Run(t testing.TB, ctx context.Context, prompt string) engine.Event {
+	t.Helper()
+	final, err := h.Session.RunTurn(ctx, prompt)
+	if err != nil {
+		t.Fatalf("RunTurn: %v", err)
+	}
+	return final
+}
+
+// AllowOnce is a person who allows every request once.
+func AllowOnce(engine.Event) engine.Answer { return engine.Answer{Decision: engine.DecisionAllow} }
+
+// DenyOnce is a person who denies every request.
+func DenyOnce(engine.Event) engine.Answer { return engine.Answer{Decision: engine.DecisionDeny} }
+
+// Person records the permission requests a person saw and answers each
+// with Reply.
+type Person struct {
+	Reply func(engine.Event) engine.Answer
+	mu    sync.Mutex
+	evs   []engine.Event
+}
+
+// Answer records ev and answers it (an Options.Answer).
+func (p *Person) Answer(ev engine.Event) engine.Answer {
+	p.mu.Lock()
+	p.evs = append(p.evs, ev)
+	p.mu.Unlock()
+	return p.Reply(ev)
+}
+
+// Seen returns the requests the person answered.
+func (p *Person) Seen() []engine.Event {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]engine.Event(nil), p.evs...)
+}
+
+// Other is a minimal runtime that is not the CLI under test, for
+// switching and failover: it answers every turn with Answer.
+type Other struct{ Answer string }
+
+// Name implements engine.Runtime.
+func (o *Other) Name() string { return "other" }
+
+// Capabilities implements engine.Runtime.
+func (o *Other) Capabilities(string) engine.Capabilities {
+	return engine.Capabilities{Set: engine.NewCapSet(engine.CapTextCompletion, engine.CapNativeToolLoop, engine.CapFilesystemEdit, engine.CapShell)}
+}
+
+// Run implements engine.Runtime.
+func (o *Other) Run(_ context.Context, t *engine.Turn) (engine.Result, error) {
+	t.Emit(engine.Event{Type: engine.EventAssistantMessage, Text: o.Answer})
+	return engine.Result{Status: engine.StatusComplete, Output: o.Answer}, nil
+}
+
+// BenchLatency runs one turn of rts in ws and reports the latency from a
+// line the fake CLI writes to the matching text_delta at a subscriber:
+// each delta's text starts with its send time in nanoseconds (the stream
+// action). Reported: p50 and p99 in microseconds.
+func BenchLatency(b *testing.B, ws string, rts []engine.RuntimeEntry) {
+	var mu sync.Mutex
+	var lat []time.Duration
+	s, err := engine.NewSession(engine.Config{Workspace: ws, Journal: &Journal{}, Runtimes: rts, Interactive: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	sub := s.Subscribe()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			ev, err := sub.Next(ctx)
+			if err != nil {
+				return
+			}
+			now := time.Now()
+			if ev.Type != engine.EventTextDelta {
+				continue
+			}
+			// A merged delta holds several stamps; the first is the
+			// oldest, so its latency is the batch's worst.
+			first, _, _ := strings.Cut(ev.Text, ";")
+			ns, err := strconv.ParseInt(first, 10, 64)
+			if err != nil {
+				continue
+			}
+			mu.Lock()
+			lat = append(lat, now.Sub(time.Unix(0, ns)))
+			mu.Unlock()
+		}
+	}()
+	b.ResetTimer()
+	final, err := s.RunTurn(context.Background(), "go")
+	b.StopTimer()
+	cancel()
+	sub.Close()
+	<-done
+	_ = s.Close(context.Background())
+	if err != nil || final.Status != string(engine.StatusComplete) {
+		b.Fatalf("turn: %v %+v", err, final)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(lat) == 0 {
+		b.Fatal("no deltas measured")
+	}
+	slices.Sort(lat)
+	q := func(p float64) float64 { return float64(lat[int(p*float64(len(lat)-1))].Microseconds()) }
+	b.ReportMetric(q(0.50), "p50_us")
+	b.ReportMetric(q(0.99), "p99_us")
+	b.ReportMetric(float64(len(lat)), "events")
+}
