@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -245,15 +244,7 @@ func TestImmediateCancelKillsChildren(t *testing.T) {
 	if n := f.CheckReport(); n != 5 {
 		t.Errorf("fake checked %d host lines, want 5", n)
 	}
-	pid := f.ChildPid()
-	deadline := time.Now().Add(time.Second)
-	for !clitest.ProcessGone(pid) && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if !clitest.ProcessGone(pid) {
-		_ = syscall.Kill(pid, syscall.SIGKILL)
-		t.Errorf("child %d outlived the interrupt", pid)
-	}
+	clitest.CheckGone(t, time.Second, "the interrupt", f.ChildPid())
 }
 
 // The graceful interrupt sends session/cancel and waits for the prompt to
@@ -346,11 +337,7 @@ func TestCrashFailsOver(t *testing.T) {
 	if len(errs) != 1 || errs[0].ErrorKind != engine.ErrCrashed || !strings.Contains(errs[0].Text, "heap out of memory") {
 		t.Errorf("errors %+v", errs)
 	}
-	pid := f.ChildPid()
-	if !clitest.ProcessGone(pid) {
-		_ = syscall.Kill(pid, syscall.SIGKILL)
-		t.Errorf("child %d survived the crash", pid)
-	}
+	clitest.CheckGone(t, 0, "the crash", f.ChildPid())
 }
 
 // Without failover a crash mid-turn ends the turn interrupted, with the

@@ -1,14 +1,10 @@
 package acp
 
 import (
-	"context"
-	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/kaizen-code/kz/engine"
 	"github.com/kaizen-code/kz/runtimes/credproxy"
 	"github.com/kaizen-code/kz/runtimes/internal/clitest"
 )
@@ -55,18 +51,8 @@ func TestRealGeminiKeyNeverReachesTools(t *testing.T) {
 				return gstep{Text: "done"}
 			})
 			rt, ws := realSetupWith(t, api, tc.env)
-			h := clitest.NewHarness(t, ws, []engine.RuntimeEntry{{Runtime: rt}}, clitest.Options{
-				Answer: func(engine.Event) engine.Answer { return engine.Answer{Decision: engine.DecisionAllow} }})
-			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-			defer cancel()
-			final := h.Run(t, ctx, "Show me your environment")
-			if final.Status != string(engine.StatusComplete) || final.Output != "done" {
-				t.Fatalf("the turn did not complete through the proxy: %+v", final)
-			}
-			reqs := api.requests()
-			if len(reqs) != len(leakProbes)+1 {
-				t.Fatalf("%d model requests, want %d", len(reqs), len(leakProbes)+1)
-			}
+			h := clitest.ProbeTurn(t, ws, rt, "Show me your environment")
+			reqs := api.ProbeRequests(t, len(leakProbes))
 			for i, p := range leakProbes {
 				out := lastFunctionResponse(reqs[i+1])
 				switch {
@@ -78,25 +64,14 @@ func TestRealGeminiKeyNeverReachesTools(t *testing.T) {
 					t.Errorf("Gemini's environment does not hold a placeholder: %s", out)
 				}
 			}
-			for _, r := range api.received() {
-				head, rest, _ := strings.Cut(r, "\n")
-				_, body, _ := strings.Cut(rest, "\n")
+			for _, r := range api.Received() {
+				head, _, body := clitest.SplitReceived(r)
 				if strings.Contains(body, realKey) || strings.Contains(head, realKey) {
 					t.Errorf("the API received a key outside the credential header: %s\n%.300s", head, body)
 				}
 			}
-			for _, c := range api.credentials() {
-				if c != tc.wantCred {
-					t.Errorf("the API got credential %q, want %q swapped in", c, tc.wantCred)
-				}
-			}
-			evs, _ := json.Marshal(h.Journal.Events())
-			if strings.Contains(string(evs), realKey) {
-				t.Error("kz's events (what the store keeps) hold a key")
-			}
-			if hits := clitest.FilesContaining(filepath.Dir(ws), realKey); len(hits) > 0 {
-				t.Errorf("files of the CLI or the workspace hold a key: %q", hits)
-			}
+			api.CheckCredentials(t, tc.wantCred)
+			clitest.CheckKeyKept(t, realKey, h.Journal.Events(), filepath.Dir(ws))
 		})
 	}
 }

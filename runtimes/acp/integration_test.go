@@ -1,11 +1,9 @@
 package acp
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -44,35 +42,20 @@ type gstep struct {
 	Args map[string]any
 }
 
+// geminiAPI is a scripted Gemini API on 127.0.0.1. Its traffic's
+// credential of a model request is x-goog-api-key, Authorization and the
+// key query parameter, whichever are set, joined by spaces.
 type geminiAPI struct {
+	clitest.Traffic[map[string]any]
 	srv *httptest.Server
 	// down makes every model request fail with HTTP 500 (retried by
 	// Gemini CLI).
 	down   bool
-	mu     sync.Mutex
-	bodies []map[string]any
 	script func(calls int, lastUser string) gstep
-	// raw holds every request as received (method, URL, headers, body);
-	// creds the credential of each model request (x-goog-api-key,
-	// Authorization or the key query parameter, whichever is set).
-	raw   []string
-	creds []string
 }
 
-// received returns every request the fake received, as text.
-func (a *geminiAPI) received() []string {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return append([]string(nil), a.raw...)
-}
-
-// credentials returns the credential of every model request, in order.
-func (a *geminiAPI) credentials() []string {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return append([]string(nil), a.creds...)
-}
-
+// newGeminiAPI starts a fake Gemini API answering with script; it stops
+// when the test ends.
 func newGeminiAPI(t testing.TB, script func(calls int, lastUser string) gstep) *geminiAPI {
 	a := &geminiAPI{script: script}
 	a.srv = httptest.NewServer(http.HandlerFunc(a.serve))
@@ -80,21 +63,11 @@ func newGeminiAPI(t testing.TB, script func(calls int, lastUser string) gstep) *
 	return a
 }
 
-func (a *geminiAPI) requests() []map[string]any {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return append([]map[string]any(nil), a.bodies...)
-}
-
 func (a *geminiAPI) serve(w http.ResponseWriter, r *http.Request) {
-	raw, _ := io.ReadAll(r.Body)
-	r.Body = io.NopCloser(bytes.NewReader(raw))
-	a.mu.Lock()
-	a.raw = append(a.raw, fmt.Sprintf("%s %s\n%v\n%s", r.Method, r.URL, r.Header, raw))
+	a.Receive(r)
 	if strings.Contains(r.URL.Path, "enerateContent") {
-		a.creds = append(a.creds, strings.TrimSpace(r.Header.Get("X-Goog-Api-Key")+" "+r.Header.Get("Authorization")+" "+r.URL.Query().Get("key")))
+		a.AddCredential(strings.TrimSpace(r.Header.Get("X-Goog-Api-Key") + " " + r.Header.Get("Authorization") + " " + r.URL.Query().Get("key")))
 	}
-	a.mu.Unlock()
 	switch {
 	case strings.HasSuffix(r.URL.Path, ":countTokens"):
 		_, _ = fmt.Fprint(w, `{"totalTokens":10}`)
@@ -108,9 +81,7 @@ func (a *geminiAPI) serve(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	a.mu.Lock()
-	a.bodies = append(a.bodies, body)
-	a.mu.Unlock()
+	a.AddBody(body)
 	if a.down {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusInternalServerError)
@@ -246,7 +217,7 @@ func TestRealGeminiTextAndLoad(t *testing.T) {
 	if final.NativeID != sid {
 		t.Errorf("the second turn ran on session %s, not on the loaded %s", final.NativeID, sid)
 	}
-	reqs := api.requests()
+	reqs := api.Requests()
 	b, _ := json.Marshal(reqs[len(reqs)-1]["contents"])
 	if !strings.Contains(string(b), "Say hello") || !strings.Contains(string(b), "Hello from the fake model.") || !strings.Contains(string(b), "Say it again") {
 		t.Errorf("the second turn's model request lacks the first turn: %s", b)
@@ -272,15 +243,9 @@ func TestRealGeminiShellApprovedAndDenied(t *testing.T) {
 		return gstep{Text: "done"}
 	})
 	rt, ws := realSetup(t, api)
-	var mu sync.Mutex
-	var asked []string
+	person := &clitest.Person{Reply: clitest.AllowOnce}
 	h := clitest.NewHarness(t, ws, []engine.RuntimeEntry{{Runtime: rt}}, clitest.Options{Gate: clitest.Gate(t, permission.Rules{Deny: []string{"Bash(touch:*)"}}),
-		Answer: func(ev engine.Event) engine.Answer {
-			mu.Lock()
-			asked = append(asked, ev.Command)
-			mu.Unlock()
-			return engine.Answer{Decision: engine.DecisionAllow}
-		}})
+		Answer: person.Answer})
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
 	if final := h.Run(t, ctx, "make a file"); final.Status != string(engine.StatusComplete) {
@@ -289,32 +254,22 @@ func TestRealGeminiShellApprovedAndDenied(t *testing.T) {
 	if b, err := os.ReadFile(filepath.Join(ws, "approved.txt")); err != nil || string(b) != "hi\n" {
 		t.Errorf("approved.txt = %q, %v", b, err)
 	}
-	mu.Lock()
-	if len(asked) != 1 || asked[0] != "echo hi > approved.txt" {
+	if asked := person.Commands(); len(asked) != 1 || asked[0] != "echo hi > approved.txt" {
 		t.Errorf("the person was asked about %q", asked)
 	}
-	mu.Unlock()
 	if final := h.Run(t, ctx, "DENYME please"); final.Status != string(engine.StatusComplete) {
 		t.Fatalf("final %+v", final)
 	}
 	if _, err := os.Stat(filepath.Join(ws, "denied.txt")); err == nil {
 		t.Error("a command denied by a rule ran")
 	}
-	var dec []engine.Event
-	for _, ev := range h.Journal.OfType(engine.EventPermissionDecided) {
-		if ev.Command == "touch denied.txt" {
-			dec = append(dec, ev)
-		}
-	}
-	if len(dec) != 1 || dec[0].Decision != engine.DecisionDeny || dec[0].Stage != string(permission.StageDenyRule) {
+	if dec := h.Journal.Decided("touch denied.txt"); len(dec) != 1 || dec[0].Decision != engine.DecisionDeny || dec[0].Stage != string(permission.StageDenyRule) {
 		t.Errorf("kz's decisions about the denied command: %+v", dec)
 	}
-	mu.Lock()
-	if len(asked) != 1 {
+	if asked := person.Commands(); len(asked) != 1 {
 		t.Errorf("the person was asked about a command a rule denies: %q", asked)
 	}
-	mu.Unlock()
-	reqs := api.requests()
+	reqs := api.Requests()
 	if out := lastFunctionResponse(reqs[len(reqs)-1]); !strings.Contains(out, "cancel") {
 		t.Errorf("the model was told %s", out)
 	}
@@ -384,7 +339,7 @@ func TestRealGeminiWriteThroughKzAndGitRefused(t *testing.T) {
 		}
 	}
 	if len(git) == 0 || git[0].Decision != engine.DecisionDeny || git[0].Stage != string(permission.StageSafety) {
-		reqs := api.requests()
+		reqs := api.Requests()
 		t.Errorf("kz's decisions about the .git write: %+v; the model was told %s", git, lastFunctionResponse(reqs[len(reqs)-1]))
 	}
 	mu.Lock()
@@ -502,7 +457,7 @@ func TestRealGeminiPrimedFromOtherRuntime(t *testing.T) {
 	if final := h.Run(t, ctx, "and 3+3?"); final.Status != string(engine.StatusComplete) || final.Runtime != "gemini" {
 		t.Fatalf("final %+v", final)
 	}
-	reqs := api.requests()
+	reqs := api.Requests()
 	if len(reqs) == 0 {
 		t.Fatal("no model request")
 	}
@@ -546,7 +501,7 @@ func TestRealGeminiDeadEndpointFailsOver(t *testing.T) {
 	if e := h.Journal.OfType(engine.EventError); len(e) != 1 || e[0].ErrorKind != engine.ErrOverloaded || !e[0].Retryable || e[0].Runtime != "gemini" {
 		t.Errorf("errors %+v", e)
 	}
-	n := len(api.requests())
+	n := len(api.Requests())
 	t.Logf("failed over after %v and %d model requests", took.Round(time.Millisecond), n)
 	if n != rt.cfg.MaxAttempts {
 		t.Errorf("the dead endpoint got %d requests, want exactly %d (kz's bound)", n, rt.cfg.MaxAttempts)

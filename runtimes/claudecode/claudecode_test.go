@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -195,15 +194,12 @@ func TestAllowWithEditedInput(t *testing.T) {
 // answers without asking the person, with the gate's reason.
 func TestGateDenyWithoutPerson(t *testing.T) {
 	f := newFake(t, bashTurn("ls", `{"type":"control_response","response":{"request_id":"req-1","response":{"behavior":"deny","message":"~permission mode deny"}}}`))
-	asked := false
-	h := newHarness(t, single(f), clitest.Options{PermissionMode: engine.PermissionDeny, Answer: func(engine.Event) engine.Answer {
-		asked = true
-		return engine.Answer{Decision: engine.DecisionAllow}
-	}})
+	person := &clitest.Person{Reply: clitest.AllowOnce}
+	h := newHarness(t, single(f), clitest.Options{PermissionMode: engine.PermissionDeny, Answer: person.Answer})
 	h.Run(t, context.Background(), "go")
 	_ = f.rt.Close()
 	f.CheckReport()
-	if asked {
+	if len(person.Seen()) > 0 {
 		t.Error("the person was asked although the gate denied")
 	}
 }
@@ -322,15 +318,7 @@ func TestImmediateInterruptKillsGroup(t *testing.T) {
 	if n := f.CheckReport(); n != 2 {
 		t.Errorf("fake checked %d host lines, want 2 (prompt, deny)", n)
 	}
-	pid := f.ChildPid()
-	deadline := time.Now().Add(3 * time.Second)
-	for !clitest.ProcessGone(pid) && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
-	if !clitest.ProcessGone(pid) {
-		_ = syscall.Kill(pid, syscall.SIGKILL)
-		t.Errorf("child %d of the CLI survived the interrupt", pid)
-	}
+	clitest.CheckGone(t, 3*time.Second, "the interrupt", f.ChildPid())
 }
 
 // A CLI that dies mid-turn is a crashed error with its stderr, and the
@@ -361,10 +349,7 @@ func TestCrashFailsOver(t *testing.T) {
 	if sw := h.Journal.OfType(engine.EventRuntimeSwitched); len(sw) != 1 {
 		t.Errorf("runtime_switched %+v", sw)
 	}
-	if pid := f.ChildPid(); !clitest.ProcessGone(pid) {
-		_ = syscall.Kill(pid, syscall.SIGKILL)
-		t.Errorf("child %d survived the crash", pid)
-	}
+	clitest.CheckGone(t, 0, "the crash", f.ChildPid())
 }
 
 // Without failover, a crash ends the turn interrupted, with an error event.
@@ -651,9 +636,9 @@ func TestAnalysisOnlyMode(t *testing.T) {
 		clitest.Host(`{"type":"control_response","response":{"request_id":"w","response":{"behavior":"deny","message":"~not allowed in analysis-only mode"}}}`),
 		clitest.CLI(`{"type":"result","subtype":"success","is_error":false,"num_turns":1,"result":"ok","session_id":"a"}`),
 	})
-	asked := false
+	person := &clitest.Person{Reply: clitest.AllowOnce}
 	h := newHarness(t, single(f), clitest.Options{Mode: engine.ModeAnalysisOnly, PermissionMode: engine.PermissionYolo,
-		Answer: func(engine.Event) engine.Answer { asked = true; return engine.Answer{Decision: engine.DecisionAllow} }})
+		Answer: person.Answer})
 	h.Run(t, context.Background(), "look around")
 	_ = f.rt.Close()
 	if n := f.CheckReport(); n != 2 {
@@ -663,7 +648,7 @@ func TestAnalysisOnlyMode(t *testing.T) {
 	if !strings.Contains(argv, "--permission-mode plan") || !strings.Contains(argv, "--disallowedTools Bash,Edit,Write,MultiEdit,NotebookEdit") {
 		t.Errorf("argv %q", argv)
 	}
-	if asked {
+	if len(person.Seen()) > 0 {
 		t.Error("the person was asked")
 	}
 	if d := h.Journal.OfType(engine.EventPermissionDecided); len(d) != 1 || d[0].ToolCallID != "tw" || d[0].Stage != "mode" || d[0].Decision != engine.DecisionDeny {

@@ -1,15 +1,11 @@
 package claudecode
 
 import (
-	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/kaizen-code/kz/engine"
 	"github.com/kaizen-code/kz/internal/childenv"
 	"github.com/kaizen-code/kz/runtimes/credproxy"
 	"github.com/kaizen-code/kz/runtimes/internal/clitest"
@@ -105,18 +101,8 @@ func TestRealClaudeKeyNeverReachesTools(t *testing.T) {
 			}
 			rt := New(cfg)
 			t.Cleanup(func() { _ = rt.Close() })
-			h := newHarness(t, []engine.RuntimeEntry{{Runtime: rt}}, clitest.Options{Answer: clitest.AllowOnce})
-			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-			defer cancel()
-			final := h.Run(t, ctx, "Show me your environment")
-			if final.Status != string(engine.StatusComplete) || final.Output != "done" {
-				t.Fatalf("the turn did not complete through the proxy: %+v", final)
-			}
-
-			reqs := api.requests()
-			if len(reqs) != len(leakProbes)+1 {
-				t.Fatalf("%d model requests, want %d", len(reqs), len(leakProbes)+1)
-			}
+			h := clitest.ProbeTurn(t, ws, rt, "Show me your environment")
+			reqs := api.ProbeRequests(t, len(leakProbes))
 			for i, p := range leakProbes {
 				res, ok := reqs[i+1].toolResult()
 				out := contentText(res.Content)
@@ -129,31 +115,20 @@ func TestRealClaudeKeyNeverReachesTools(t *testing.T) {
 					t.Errorf("probe %s does not show %s holding a placeholder:\n%s", p.name, keyVar, out)
 				}
 			}
-			for _, r := range api.received() {
+			for _, r := range api.Received() {
 				if strings.Contains(r, realKey) && !strings.HasPrefix(r, "POST /v1/messages") {
 					t.Errorf("the API received the key outside a Messages request:\n%.400s", r)
 				}
-				body := r[strings.Index(r, "\n")+1:]
-				if _, after, ok := strings.Cut(body, "\n"); ok && strings.Contains(after, realKey) {
-					t.Errorf("a request body holds the key:\n%.400s", after)
+				if _, _, body := clitest.SplitReceived(r); strings.Contains(body, realKey) {
+					t.Errorf("a request body holds the key:\n%.400s", body)
 				}
 			}
 			wantCred := realKey
 			if keyVar != "ANTHROPIC_API_KEY" {
 				wantCred = "Bearer " + realKey
 			}
-			for _, c := range api.credentials() {
-				if c != wantCred {
-					t.Errorf("the API got credential %q, want the real one swapped in", c)
-				}
-			}
-			evs, _ := json.Marshal(h.Journal.Events())
-			if strings.Contains(string(evs), realKey) {
-				t.Error("kz's events (what the store keeps) hold the key")
-			}
-			if hits := clitest.FilesContaining(dir, realKey); len(hits) > 0 {
-				t.Errorf("files of the CLI or the workspace hold the key: %q", hits)
-			}
+			api.CheckCredentials(t, wantCred)
+			clitest.CheckKeyKept(t, realKey, h.Journal.Events(), dir)
 		})
 	}
 }

@@ -172,16 +172,7 @@ func TestRealImmediateInterruptLeavesNoProcess(t *testing.T) {
 	if took > rt.cfg.KillGrace+3*time.Second {
 		t.Errorf("the immediate interrupt took %v (grace %v)", took, rt.cfg.KillGrace)
 	}
-	deadline := time.Now().Add(3 * time.Second)
-	for _, pid := range append([]int{cli}, sleeps...) {
-		for !clitest.ProcessGone(pid) && time.Now().Before(deadline) {
-			time.Sleep(20 * time.Millisecond)
-		}
-		if !clitest.ProcessGone(pid) {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-			t.Errorf("process %d survived the immediate interrupt", pid)
-		}
-	}
+	clitest.CheckGone(t, 3*time.Second, "the immediate interrupt", append([]int{cli}, sleeps...)...)
 	if left := (proc.Tree{Marker: marker}).Marked(); len(left) > 0 {
 		t.Errorf("processes of the killed CLI remain: %v", left)
 	}
@@ -284,11 +275,11 @@ func TestRealRetriesBounded(t *testing.T) {
 	start := time.Now()
 	final := h.Run(t, context.Background(), "hello")
 	took := since()
-	t.Logf("overloaded API: failed %v after the session started (%v with start-up) and %d requests", took, time.Since(start), len(api.requests()))
+	t.Logf("overloaded API: failed %v after the session started (%v with start-up) and %d requests", took, time.Since(start), len(api.Requests()))
 	if final.Status != string(engine.StatusError) {
 		t.Errorf("status %s, want error", final.Status)
 	}
-	if n := len(api.requests()); n != 3 {
+	if n := len(api.Requests()); n != 3 {
 		t.Errorf("the API was asked %d times, want 3 (1 + 2 retries)", n)
 	}
 	errs := h.Journal.OfType(engine.EventError)
@@ -363,7 +354,7 @@ func TestRealPatchProposalGoesToReview(t *testing.T) {
 	if final.Status != string(engine.StatusComplete) {
 		t.Fatalf("final %+v", final)
 	}
-	reqs := api.requests()
+	reqs := api.Requests()
 	if len(reqs) == 0 {
 		t.Fatal("no request")
 	}
@@ -421,7 +412,7 @@ func TestRealModeChangeResumes(t *testing.T) {
 	if err := h.Session.SetMode(engine.ModeAnalysisOnly); err != nil {
 		t.Fatal(err)
 	}
-	before := len(api.requests())
+	before := len(api.Requests())
 	second := h.Run(t, context.Background(), "KZ:analyse")
 	if second.Status != string(engine.StatusComplete) || second.NativeID != first.NativeID {
 		t.Errorf("after the mode change: %+v, want Claude session %s", second, first.NativeID)
@@ -433,7 +424,7 @@ func TestRealModeChangeResumes(t *testing.T) {
 	if len(st) != 2 || st[1].PermissionMode != "plan" {
 		t.Errorf("session_started %+v", st)
 	}
-	reqs := api.requests()
+	reqs := api.Requests()
 	if len(reqs) <= before {
 		t.Fatal("no request after the mode change")
 	}

@@ -107,7 +107,7 @@ func TestRealPlainText(t *testing.T) {
 	if len(st) != 1 || st[0].NativeID == "" || st[0].Version != pinnedVersion {
 		t.Errorf("session_started %+v", st)
 	}
-	n := int64(len(api.requests()))
+	n := int64(len(api.Requests()))
 	if n == 0 || final.Usage.InputTokens != 100*n || final.Usage.OutputTokens != 6*n || final.CostUSD <= 0 {
 		t.Errorf("usage %+v cost %v over %d requests", final.Usage, final.CostUSD, n)
 	}
@@ -146,7 +146,7 @@ func scriptedBash(cmds map[string]string) func(r *apiRequest) fakeReply {
 // lastToolResult is the tool result the model got in the latest request.
 func lastToolResult(t *testing.T, api *fakeAPI) contentBlock {
 	t.Helper()
-	reqs := api.requests()
+	reqs := api.Requests()
 	for i := len(reqs) - 1; i >= 0; i-- {
 		if res, ok := reqs[i].toolResult(); ok {
 			return res
@@ -394,15 +394,7 @@ func TestRealGracefulInterruptDuringTool(t *testing.T) {
 		t.Errorf("the interrupt took %v", d)
 	}
 	// The very processes that ran the tool are gone.
-	deadline := time.Now().Add(3 * time.Second)
-	for _, pid := range sleeps {
-		for !clitest.ProcessGone(pid) && time.Now().Before(deadline) {
-			time.Sleep(20 * time.Millisecond)
-		}
-		if !clitest.ProcessGone(pid) {
-			t.Errorf("the tool's child %d survived the interrupt", pid)
-		}
-	}
+	clitest.CheckGone(t, 3*time.Second, "the interrupt", sleeps...)
 	mu.Unlock()
 	if fin := h.Journal.OfType(engine.EventToolCallFinished); len(fin) != 1 || fin[0].Status != engine.ToolStatusInterrupted {
 		t.Errorf("tool_call_finished %+v", fin)
@@ -439,7 +431,7 @@ func TestRealResumeAndPrimeAfterOtherRuntime(t *testing.T) {
 	if second.NativeID != first.NativeID {
 		t.Errorf("resume gave session %q, want %q", second.NativeID, first.NativeID)
 	}
-	reqs := api.requests()
+	reqs := api.Requests()
 	if last := reqs[len(reqs)-1]; !strings.Contains(last.allText(), "I will remember pineapple.") {
 		t.Errorf("the resumed request lacks the earlier answer: %s", last.allText())
 	}
@@ -451,12 +443,12 @@ func TestRealResumeAndPrimeAfterOtherRuntime(t *testing.T) {
 	if err := h.Session.SwitchRuntime("claude", ""); err != nil {
 		t.Fatal(err)
 	}
-	before := len(api.requests())
+	before := len(api.Requests())
 	third := h.Run(t, context.Background(), "KZ:back")
 	if third.NativeID == "" || third.NativeID == first.NativeID {
 		t.Errorf("back on claude after another runtime: session %q, want a new one", third.NativeID)
 	}
-	reqs = api.requests()
+	reqs = api.Requests()
 	if len(reqs) <= before {
 		t.Fatal("the new Claude session made no request")
 	}
@@ -523,7 +515,7 @@ func TestRealAnalysisOnlyOffersNoWriteTools(t *testing.T) {
 	if st := h.Journal.OfType(engine.EventSessionStarted); len(st) != 1 || st[0].PermissionMode != "plan" {
 		t.Errorf("session_started %+v", st)
 	}
-	reqs := api.requests()
+	reqs := api.Requests()
 	if len(reqs) == 0 {
 		t.Fatal("no request")
 	}

@@ -7,7 +7,6 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -152,15 +151,7 @@ func TestCancelDuringApproval(t *testing.T) {
 	if n := f.CheckReport(); n != 7 {
 		t.Errorf("fake checked %d host lines, want 7", n)
 	}
-	pid := f.ChildPid()
-	deadline := time.Now().Add(time.Second)
-	for !clitest.ProcessGone(pid) && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if !clitest.ProcessGone(pid) {
-		_ = syscall.Kill(pid, syscall.SIGKILL)
-		t.Errorf("child %d outlived the interrupt", pid)
-	}
+	clitest.CheckGone(t, time.Second, "the interrupt", f.ChildPid())
 }
 
 // Closing Graceful sends turn/interrupt and a clean, and the turn ends
@@ -252,11 +243,7 @@ func TestCrashFailsOver(t *testing.T) {
 	if len(errs) != 1 || errs[0].ErrorKind != engine.ErrCrashed || !strings.Contains(errs[0].Text, "boom: out of memory") || !errs[0].Retryable {
 		t.Errorf("error events %+v", errs)
 	}
-	pid := f.ChildPid()
-	if !clitest.ProcessGone(pid) {
-		_ = syscall.Kill(pid, syscall.SIGKILL)
-		t.Errorf("child %d survived the crash", pid)
-	}
+	clitest.CheckGone(t, 0, "the crash", f.ChildPid())
 }
 
 // A failed turn is classified from Codex's error message.

@@ -1,17 +1,13 @@
 package codex
 
 import (
-	"context"
-	"encoding/json"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/kaizen-code/kz/engine"
 	"github.com/kaizen-code/kz/internal/childenv"
 	"github.com/kaizen-code/kz/runtimes/credproxy"
 	"github.com/kaizen-code/kz/runtimes/internal/clitest"
@@ -64,18 +60,8 @@ func TestRealCodexKeyNeverReachesTools(t *testing.T) {
 				return step{Text: "done"}
 			})
 			rt, ws := realSetupWith(t, api, tc.provider(api), tc.env(api))
-			h := clitest.NewHarness(t, ws, []engine.RuntimeEntry{{Runtime: rt}}, clitest.Options{
-				Answer: func(engine.Event) engine.Answer { return engine.Answer{Decision: engine.DecisionAllow} }})
-			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-			defer cancel()
-			final := h.Run(t, ctx, "Show me your environment")
-			if final.Status != string(engine.StatusComplete) || final.Output != "done" {
-				t.Fatalf("the turn did not complete through the proxy: %+v", final)
-			}
-			reqs := api.requests()
-			if len(reqs) != len(leakProbes)+1 {
-				t.Fatalf("%d model requests, want %d", len(reqs), len(leakProbes)+1)
-			}
+			h := clitest.ProbeTurn(t, ws, rt, "Show me your environment")
+			reqs := api.ProbeRequests(t, len(leakProbes))
 			for i, p := range leakProbes {
 				out := lastOutput(reqs[i+1])
 				switch {
@@ -87,27 +73,16 @@ func TestRealCodexKeyNeverReachesTools(t *testing.T) {
 					t.Errorf("Codex's environment does not hold a placeholder in %s: %s", tc.keyVar, out)
 				}
 			}
-			for _, r := range api.received() {
+			for _, r := range api.Received() {
 				// The key may only be in the Authorization header the
 				// proxy set, never in a body.
-				head, body, _ := strings.Cut(r, "\n")
-				_, body, _ = strings.Cut(body, "\n")
+				head, _, body := clitest.SplitReceived(r)
 				if strings.Contains(body, realKey) {
 					t.Errorf("a request body holds the key: %s\n%.300s", head, body)
 				}
 			}
-			for _, a := range api.authorizations() {
-				if a != "Bearer "+realKey {
-					t.Errorf("the API got Authorization %q, want the real key swapped in", a)
-				}
-			}
-			evs, _ := json.Marshal(h.Journal.Events())
-			if strings.Contains(string(evs), realKey) {
-				t.Error("kz's events (what the store keeps) hold the key")
-			}
-			if hits := clitest.FilesContaining(filepath.Dir(ws), realKey); len(hits) > 0 {
-				t.Errorf("files of the CLI or the workspace hold the key: %q", hits)
-			}
+			api.CheckCredentials(t, "Bearer "+realKey)
+			clitest.CheckKeyKept(t, realKey, h.Journal.Events(), filepath.Dir(ws))
 		})
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -45,35 +44,19 @@ type step struct {
 	Patch string
 }
 
+// respAPI is a scripted OpenAI Responses API on 127.0.0.1. Its traffic's
+// credential of a Responses request is the Authorization header.
 type respAPI struct {
+	clitest.Traffic[map[string]any]
 	srv *httptest.Server
 	// down makes every request fail with HTTP 500, like a dead endpoint
 	// behind a proxy.
 	down   bool
-	mu     sync.Mutex
-	bodies []map[string]any
 	script func(outputs int, body map[string]any) step
-	// raw holds every request as received (method, path, headers, body);
-	// auth the Authorization header of each Responses request.
-	raw  []string
-	auth []string
 }
 
-// received returns every request the fake received, as text.
-func (a *respAPI) received() []string {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return append([]string(nil), a.raw...)
-}
-
-// authorizations returns the Authorization header of every Responses
-// request, in order.
-func (a *respAPI) authorizations() []string {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return append([]string(nil), a.auth...)
-}
-
+// newRespAPI starts a fake Responses API answering with script; it stops
+// when the test ends.
 func newRespAPI(t testing.TB, script func(outputs int, body map[string]any) step) *respAPI {
 	a := &respAPI{script: script}
 	a.srv = httptest.NewServer(http.HandlerFunc(a.serve))
@@ -81,32 +64,19 @@ func newRespAPI(t testing.TB, script func(outputs int, body map[string]any) step
 	return a
 }
 
-func (a *respAPI) requests() []map[string]any {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return append([]map[string]any(nil), a.bodies...)
-}
-
 func (a *respAPI) serve(w http.ResponseWriter, r *http.Request) {
-	raw, _ := io.ReadAll(r.Body)
-	a.mu.Lock()
-	a.raw = append(a.raw, fmt.Sprintf("%s %s\n%v\n%s", r.Method, r.URL, r.Header, raw))
-	a.mu.Unlock()
+	raw := a.Receive(r)
 	if !strings.HasSuffix(r.URL.Path, "/responses") || r.Method != http.MethodPost {
 		http.NotFound(w, r)
 		return
 	}
-	a.mu.Lock()
-	a.auth = append(a.auth, r.Header.Get("Authorization"))
-	a.mu.Unlock()
+	a.AddCredential(r.Header.Get("Authorization"))
 	var body map[string]any
 	if err := json.Unmarshal(raw, &body); err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	a.mu.Lock()
-	a.bodies = append(a.bodies, body)
-	a.mu.Unlock()
+	a.AddBody(body)
 	if a.down {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusInternalServerError)
@@ -299,17 +269,6 @@ trust_level = "trusted"
 	return rt, ws
 }
 
-// decided returns the permission_decided events about a command.
-func decided(h *clitest.Harness, command string) []engine.Event {
-	var out []engine.Event
-	for _, ev := range h.Journal.OfType(engine.EventPermissionDecided) {
-		if ev.Command == command {
-			out = append(out, ev)
-		}
-	}
-	return out
-}
-
 func TestRealTextAndResume(t *testing.T) {
 	api := newRespAPI(t, func(int, map[string]any) step { return step{Text: "Hello from the fake model."} })
 	rt, ws := realSetup(t, api)
@@ -325,7 +284,7 @@ func TestRealTextAndResume(t *testing.T) {
 	if final.Status != string(engine.StatusComplete) || final.NativeID != thread {
 		t.Errorf("second turn did not resume thread %s: %+v", thread, final)
 	}
-	reqs := api.requests()
+	reqs := api.Requests()
 	b, _ := json.Marshal(reqs[len(reqs)-1]["input"])
 	if !strings.Contains(string(b), "Say hello") || !strings.Contains(string(b), "Say it again") {
 		t.Errorf("the resumed thread's request lacks the first turn: %s", b)
@@ -347,48 +306,38 @@ func TestRealShellApprovedAndDenied(t *testing.T) {
 		return step{Text: "done"}
 	})
 	rt, ws := realSetup(t, api)
-	var mu sync.Mutex
-	var asked []string
+	person := &clitest.Person{Reply: clitest.AllowOnce}
 	h := clitest.NewHarness(t, ws, []engine.RuntimeEntry{{Runtime: rt}}, clitest.Options{Gate: clitest.Gate(t, permission.Rules{Deny: []string{"Bash(touch:*)"}}),
-		Answer: func(ev engine.Event) engine.Answer {
-			mu.Lock()
-			asked = append(asked, ev.Command)
-			mu.Unlock()
-			return engine.Answer{Decision: engine.DecisionAllow}
-		}})
+		Answer: person.Answer})
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	if final := h.Run(t, ctx, "make a file"); final.Status != string(engine.StatusComplete) {
 		t.Fatalf("final %+v", final)
 	}
 	// Codex asked kz even about ls, which kz's gate allows by itself.
-	if d := decided(h, "ls"); len(d) != 1 || d[0].Decision != engine.DecisionAllow {
+	if d := h.Journal.Decided("ls"); len(d) != 1 || d[0].Decision != engine.DecisionAllow {
 		t.Errorf("kz's decisions about ls: %+v", d)
 	}
 	if b, err := os.ReadFile(filepath.Join(ws, "approved.txt")); err != nil || string(b) != "hi\n" {
-		reqs := api.requests()
+		reqs := api.Requests()
 		t.Errorf("approved.txt = %q, %v; the model saw %s", b, err, lastOutput(reqs[len(reqs)-1]))
 	}
-	mu.Lock()
-	if len(asked) != 1 || asked[0] != "echo hi > approved.txt" {
+	if asked := person.Commands(); len(asked) != 1 || asked[0] != "echo hi > approved.txt" {
 		t.Errorf("the person was asked about %q", asked)
 	}
-	mu.Unlock()
 	if final := h.Run(t, ctx, "DENYME please"); final.Status != string(engine.StatusComplete) {
 		t.Fatalf("final %+v", final)
 	}
 	if _, err := os.Stat(filepath.Join(ws, "denied.txt")); err == nil {
 		t.Error("a command denied by a rule ran")
 	}
-	if d := decided(h, "touch denied.txt"); len(d) != 1 || d[0].Decision != engine.DecisionDeny || d[0].Stage != string(permission.StageDenyRule) {
+	if d := h.Journal.Decided("touch denied.txt"); len(d) != 1 || d[0].Decision != engine.DecisionDeny || d[0].Stage != string(permission.StageDenyRule) {
 		t.Errorf("kz's decisions about the denied command: %+v", d)
 	}
-	mu.Lock()
-	if len(asked) != 1 {
+	if asked := person.Commands(); len(asked) != 1 {
 		t.Errorf("the person was asked about a command a rule denies: %q", asked)
 	}
-	mu.Unlock()
-	reqs := api.requests()
+	reqs := api.Requests()
 	if out := lastOutput(reqs[len(reqs)-1]); !strings.Contains(out, "rejected") {
 		t.Errorf("the model was told %s", out)
 	}
@@ -564,7 +513,7 @@ func TestRealPrimedFromOtherRuntime(t *testing.T) {
 	if final := h.Run(t, ctx, "and 3+3?"); final.Status != string(engine.StatusComplete) || final.Runtime != "codex" {
 		t.Fatalf("final %+v", final)
 	}
-	reqs := api.requests()
+	reqs := api.Requests()
 	if len(reqs) == 0 {
 		t.Fatal("no model request")
 	}
@@ -604,7 +553,7 @@ func TestRealDeadEndpointFailsFast(t *testing.T) {
 	if e := h.Journal.OfType(engine.EventError); len(e) != 1 || !e[0].Retryable || e[0].Runtime != "codex" {
 		t.Errorf("errors %+v", e)
 	}
-	t.Logf("failed over after %v and %d requests", took.Round(time.Millisecond), len(api.requests()))
+	t.Logf("failed over after %v and %d requests", took.Round(time.Millisecond), len(api.Requests()))
 	if took > 30*time.Second {
 		t.Errorf("a dead endpoint took %v to fail", took)
 	}

@@ -47,6 +47,18 @@ func (j *Journal) OfType(t engine.EventType) []engine.Event {
 	return out
 }
 
+// Decided returns kz's permission decisions so far about the shell
+// command command.
+func (j *Journal) Decided(command string) []engine.Event {
+	var out []engine.Event
+	for _, ev := range j.OfType(engine.EventPermissionDecided) {
+		if ev.Command == command {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
 // Harness is a kz session around runtimes, with a person who answers
 // permission requests and a hook that sees every event.
 type Harness struct {
@@ -122,6 +134,24 @@ func (h *Harness) Run(t testing.TB, ctx context.Context, prompt string) engine.E
 	return final
 }
 
+// ProbeTurn runs one turn of rt in the workspace ws with prompt, in which
+// the fake model has the CLI run its probes, one command at a time, and
+// then answers "done"; a person allows every request. It fails the test
+// now unless the turn completes with that answer (through the credential
+// proxy, which every real-CLI test uses), and returns the harness for the
+// checks that follow.
+func ProbeTurn(t testing.TB, ws string, rt engine.Runtime, prompt string) *Harness {
+	t.Helper()
+	h := NewHarness(t, ws, []engine.RuntimeEntry{{Runtime: rt}}, Options{Answer: AllowOnce})
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	final := h.Run(t, ctx, prompt)
+	if final.Status != string(engine.StatusComplete) || final.Output != "done" {
+		t.Fatalf("the probe turn did not complete through the proxy: %+v", final)
+	}
+	return h
+}
+
 // AllowOnce is a person who allows every request once.
 func AllowOnce(engine.Event) engine.Answer { return engine.Answer{Decision: engine.DecisionAllow} }
 
@@ -149,6 +179,16 @@ func (p *Person) Seen() []engine.Event {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return append([]engine.Event(nil), p.evs...)
+}
+
+// Commands returns the shell command of each request the person
+// answered, in order.
+func (p *Person) Commands() []string {
+	var out []string
+	for _, ev := range p.Seen() {
+		out = append(out, ev.Command)
+	}
+	return out
 }
 
 // Other is a minimal runtime that is not the CLI under test, for

@@ -1,6 +1,7 @@
 package clitest
 
 import (
+	"encoding/json"
 	"errors"
 	"io/fs"
 	"os"
@@ -174,6 +175,24 @@ func ProcessGone(pid int) bool {
 	return err != nil || strings.Contains(string(b), ") Z ")
 }
 
+// CheckGone waits until every process of pids is gone, up to wait for all
+// of them together, and fails the test for each that still runs then,
+// which it kills so that it outlives neither the check nor the test.
+// after says what the processes must not outlive ("the interrupt").
+func CheckGone(t testing.TB, wait time.Duration, after string, pids ...int) {
+	t.Helper()
+	deadline := time.Now().Add(wait)
+	for _, pid := range pids {
+		for !ProcessGone(pid) && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if !ProcessGone(pid) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+			t.Errorf("process %d outlived %s", pid, after)
+		}
+	}
+}
+
 // Procs lists the live processes whose command line has argv as
 // consecutive arguments (Procs("sleep", "38.5")).
 func Procs(argv ...string) []int {
@@ -260,5 +279,22 @@ func CheckSleepGone(t testing.TB, arg string) {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
 		t.Errorf("the command outlived the killed CLI: %v", p)
+	}
+}
+
+// CheckKeyKept fails the test where key is in kz's events (what the store
+// keeps) or in a file under dir (the CLI's home and the workspace): the
+// end of every "children never see credentials" test.
+func CheckKeyKept(t testing.TB, key string, evs []engine.Event, dir string) {
+	t.Helper()
+	b, err := json.Marshal(evs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(b), key) {
+		t.Error("kz's events (what the store keeps) hold the key")
+	}
+	if hits := FilesContaining(dir, key); len(hits) > 0 {
+		t.Errorf("files of the CLI or the workspace hold the key: %q", hits)
 	}
 }
