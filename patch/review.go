@@ -9,10 +9,10 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/internal/proc"
 	"github.com/kaizen-code/kz/tools/sandbox"
 )
 
@@ -238,9 +238,7 @@ func ShellRunner(sb *sandbox.Sandbox, dir string, env []string, timeout time.Dur
 		} else {
 			cmd = exec.CommandContext(ctx, argv[0], argv[1:]...)
 			cmd.Dir, cmd.Env = dir, env
-			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-			cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-			cmd.WaitDelay = 2 * time.Second
+			proc.OwnGroup(cmd)
 		}
 		var out cappedBuffer
 		out.max = maxOutput

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/internal/childenv"
 	"github.com/kaizen-code/kz/tools/sandbox"
 )
 
@@ -48,7 +49,7 @@ func TestVerifyRunsInTheSandbox(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = sb.Close() })
-	env := sandbox.MinimalEnv(os.Environ(), nil)
+	env := childenv.Build(os.Environ(), childenv.Spec{})
 	run := ShellRunner(sb, ws, env, time.Minute, 64<<10)
 	script := "echo made > made.txt; echo pwned >> .git/config; echo done"
 	for _, c := range []struct {

@@ -19,8 +19,10 @@ import (
 	"time"
 
 	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/internal/childenv"
 	"github.com/kaizen-code/kz/runtimes/agentcli"
 	"github.com/kaizen-code/kz/runtimes/credproxy"
+	"github.com/kaizen-code/kz/runtimes/jsonrpc"
 	"github.com/kaizen-code/kz/tools"
 )
 
@@ -158,6 +160,10 @@ func (r *Runtime) Capabilities(string) engine.Capabilities {
 	}
 }
 
+// markerVar names the variable that marks every process descended from one
+// agent, so that children which left its process group are killed too.
+const markerVar = "KZ_ACP_RUN"
+
 var versionRE = regexp.MustCompile(`\d+\.\d+\.\d+\S*`)
 
 // Available reports the agent's version (from --version), or a
@@ -170,10 +176,10 @@ func (r *Runtime) Available() (string, error) {
 		return "", r.missing(err)
 	}
 	cmd := exec.CommandContext(ctx, path, "--version")
-	cmd.Env = buildEnv(nil, r.cfg.Env)
+	cmd.Env = agentcli.Env(childenv.Spec{}, r.cfg.Env)
 	if r.cfg.Credentials != nil {
 		// Printing its version needs no credential.
-		cmd.Env = credproxy.Strip(cmd.Env, r.cfg.Credentials(cmd.Env).KeyVars...)
+		cmd.Env = childenv.Strip(cmd.Env, r.cfg.Credentials(cmd.Env).KeyVars...)
 	}
 	out, err := cmd.Output()
 	if err != nil {
@@ -216,7 +222,7 @@ func (r *Runtime) Run(ctx context.Context, t *engine.Turn) (engine.Result, error
 	if _, err := exec.LookPath(r.cfg.Command); err != nil {
 		return engine.Result{Status: engine.StatusError, Model: model}, r.missing(err)
 	}
-	env := buildEnv(nil, r.cfg.Env)
+	env := agentcli.Env(childenv.Spec{}, r.cfg.Env)
 	var proxy *credproxy.Proxy
 	if r.cfg.Credentials != nil {
 		var err error
@@ -241,7 +247,7 @@ func (r *Runtime) Run(ctx context.Context, t *engine.Turn) (engine.Result, error
 			// The agent still runs, with its own retry bound.
 			r.log.Warn("acp: could not bound the agent's retries", "err", err)
 		} else {
-			env = append(credproxy.Strip(env, "GEMINI_CLI_HOME"), o.env())
+			env = append(childenv.Strip(env, "GEMINI_CLI_HOME"), o.env())
 			// Gemini writes its overlay home too (what it creates there
 			// is kept by Close).
 			homes = append(homes, o.root)
@@ -252,7 +258,7 @@ func (r *Runtime) Run(ctx context.Context, t *engine.Turn) (engine.Result, error
 			}()
 		}
 	}
-	c, err := startConn(r.cfg.Confiner, homes, r.cfg.Command, r.cfg.Args, dir, env, r.log)
+	c, err := jsonrpc.Start(r.cfg.Confiner, homes, r.cfg.Command, r.cfg.Args, dir, env, markerVar, r.log)
 	if err != nil {
 		return engine.Result{Status: engine.StatusError, Model: model},
 			&engine.RuntimeError{Kind: engine.ErrCrashed, Runtime: r.cfg.Name, Model: model, Message: "start agent: " + err.Error(), Err: err}

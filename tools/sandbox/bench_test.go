@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/internal/childenv"
 )
 
 // BenchmarkSandboxOverhead times `bash -c true` under each profile of
@@ -22,7 +23,7 @@ import (
 // difference (overhead-median-ms), which holds when the machine's speed
 // drifts during the run.
 func BenchmarkSandboxOverhead(b *testing.B) {
-	env := MinimalEnv(os.Environ(), nil)
+	env := childenv.Build(os.Environ(), childenv.Spec{})
 	bare := func() time.Duration {
 		start := time.Now()
 		cmd := exec.Command("/bin/bash", "-c", "true")
@@ -86,7 +87,7 @@ func BenchmarkSandboxPrepare(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			f := newFixture(b, KindBubblewrap)
 			benchRepo(b, f.ws)
-			spec := Spec{Argv: []string{"/bin/bash", "-c", "true"}, Env: MinimalEnv(os.Environ(), nil)}
+			spec := Spec{Argv: []string{"/bin/bash", "-c", "true"}, Env: childenv.Build(os.Environ(), childenv.Spec{})}
 			for b.Loop() {
 				cmd, err := f.sb.Command(context.Background(), c.conf, spec)
 				if err != nil {

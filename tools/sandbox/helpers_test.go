@@ -16,6 +16,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/internal/childenv"
 )
 
 // TestMain lets the test binary play kz's part as the Landlock wrapper
@@ -142,7 +143,7 @@ func (f *fixture) runSpec(t testing.TB, c engine.Confinement, spec Spec) result 
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	if spec.Env == nil {
-		spec.Env = MinimalEnv(os.Environ(), nil)
+		spec.Env = childenv.Build(os.Environ(), childenv.Spec{})
 	}
 	cmd, err := f.sb.Command(ctx, c, spec)
 	if err != nil {

@@ -30,6 +30,7 @@ import (
 	"time"
 
 	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/internal/childenv"
 	"github.com/kaizen-code/kz/internal/proc"
 )
 
@@ -107,8 +108,8 @@ type Spec struct {
 	// Dir is the working directory; empty means the workspace.
 	Dir string
 	// Env is the whole environment of the command; nil means the minimal,
-	// credential-free one (MinimalEnv). TMPDIR is always set to the
-	// private temp dir.
+	// credential-free one (childenv.Build with an empty Spec). TMPDIR is
+	// always set to the private temp dir.
 	Env []string
 	// ExtraWritable are directories this command may also write under
 	// workspace-write (an agent CLI's own config home). Unlike
@@ -268,7 +269,7 @@ func (s *Sandbox) Command(ctx context.Context, c engine.Confinement, spec Spec) 
 	}
 	env := spec.Env
 	if env == nil {
-		env = MinimalEnv(os.Environ(), nil)
+		env = childenv.Build(os.Environ(), childenv.Spec{})
 	}
 	s.mu.Lock()
 	closed := s.closed
@@ -283,18 +284,19 @@ func (s *Sandbox) Command(ctx context.Context, c engine.Confinement, spec Spec) 
 	)
 	switch s.status.Kind {
 	case KindBubblewrap:
-		cmd, sp, err = s.bwrapCommand(ctx, c, spec, setEnv(env, "TMPDIR", "/tmp"))
+		cmd, sp, err = s.bwrapCommand(ctx, c, spec, childenv.Set(env, "TMPDIR", "/tmp"))
 	case KindLandlock:
-		cmd, sp, err = s.landlockCommand(ctx, c, spec, setEnv(env, "TMPDIR", s.tmp))
+		cmd, sp, err = s.landlockCommand(ctx, c, spec, childenv.Set(env, "TMPDIR", s.tmp))
 	default:
 		cmd = exec.CommandContext(ctx, spec.Argv[0], spec.Argv[1:]...)
-		cmd.Env = setEnv(env, "TMPDIR", s.tmp)
+		cmd.Env = childenv.Set(env, "TMPDIR", s.tmp)
 	}
 	if err != nil {
 		return nil, err
 	}
 	cmd.Dir = spec.Dir
-	killGroup(cmd)
+	proc.OwnGroup(cmd)
+	dieWithKZ(cmd)
 	if sp != nil {
 		s.mu.Lock()
 		defer s.mu.Unlock()
@@ -395,60 +397,6 @@ func removeAll(dir string) error {
 		return fmt.Errorf("sandbox: remove private temp dir: %w", err)
 	}
 	return nil
-}
-
-// BaseEnv names the variables of kz's environment a command sees by
-// default.
-var BaseEnv = []string{"PATH", "HOME", "USER", "LANG", "TERM", "TMPDIR", "SHELL"}
-
-// MinimalEnv builds a command's environment from environ: the BaseEnv
-// names and the pass list, never a name containing KEY, SECRET, TOKEN or
-// PASSWORD unless the pass list names it exactly. PATH gets a default when
-// missing.
-func MinimalEnv(environ []string, pass []string) []string {
-	var out []string
-	for _, kv := range environ {
-		name, _, ok := strings.Cut(kv, "=")
-		if !ok || name == "" {
-			continue
-		}
-		listed := slices.Contains(pass, name)
-		if !listed && !slices.Contains(BaseEnv, name) {
-			continue
-		}
-		if SecretName(name) && !listed {
-			continue
-		}
-		out = append(out, kv)
-	}
-	if !slices.ContainsFunc(out, func(kv string) bool { return strings.HasPrefix(kv, "PATH=") }) {
-		out = append(out, "PATH=/usr/local/bin:/usr/bin:/bin")
-	}
-	return out
-}
-
-// SecretName reports whether an environment variable's name says it holds
-// a secret.
-func SecretName(name string) bool {
-	u := strings.ToUpper(name)
-	for _, w := range []string{"KEY", "SECRET", "TOKEN", "PASSWORD"} {
-		if strings.Contains(u, w) {
-			return true
-		}
-	}
-	return false
-}
-
-// setEnv returns env with name set to value (replacing every earlier
-// value).
-func setEnv(env []string, name, value string) []string {
-	out := make([]string, 0, len(env)+1)
-	for _, kv := range env {
-		if !strings.HasPrefix(kv, name+"=") {
-			out = append(out, kv)
-		}
-	}
-	return append(out, name+"="+value)
 }
 
 // statusPipe is how a command tells its caller that the sandbox started
