@@ -248,23 +248,9 @@ func (s *Sandbox) Workspace() string { return s.pol.Workspace }
 // ExtraFiles or SysProcAttr. After Wait, SetupError says whether the
 // sandbox itself failed (the command then did not run).
 func (s *Sandbox) Command(ctx context.Context, c engine.Confinement, spec Spec) (*exec.Cmd, error) {
-	c = c.OrStrictest()
-	if c.Profile != engine.ProfileReadOnly && c.Profile != engine.ProfileWorkspaceWrite {
-		return nil, fmt.Errorf("sandbox: unknown profile %q", c.Profile)
-	}
-	if len(spec.Argv) == 0 || spec.Argv[0] == "" {
-		return nil, errors.New("sandbox: no command")
-	}
-	if spec.Dir == "" {
-		spec.Dir = s.pol.Workspace
-	}
-	if !filepath.IsAbs(spec.Dir) {
-		return nil, fmt.Errorf("sandbox: working directory %q is not absolute", spec.Dir)
-	}
-	for _, d := range spec.ExtraWritable {
-		if !filepath.IsAbs(d) {
-			return nil, fmt.Errorf("sandbox: writable directory %q is not absolute", d)
-		}
+	c, spec, err := s.checkSpec(c, spec)
+	if err != nil {
+		return nil, err
 	}
 	env := spec.Env
 	if env == nil {
@@ -279,7 +265,6 @@ func (s *Sandbox) Command(ctx context.Context, c engine.Confinement, spec Spec) 
 	var (
 		cmd *exec.Cmd
 		sp  *statusPipe
-		err error
 	)
 	switch s.status.Kind {
 	case KindBubblewrap:
@@ -305,6 +290,30 @@ func (s *Sandbox) Command(ctx context.Context, c engine.Confinement, spec Spec) 
 		s.pending[cmd] = sp
 	}
 	return cmd, nil
+}
+
+// checkSpec checks a command's confinement and spec, and fills in the
+// defaults: the strictest confinement, the workspace as directory.
+func (s *Sandbox) checkSpec(c engine.Confinement, spec Spec) (engine.Confinement, Spec, error) {
+	c = c.OrStrictest()
+	if c.Profile != engine.ProfileReadOnly && c.Profile != engine.ProfileWorkspaceWrite {
+		return c, spec, fmt.Errorf("sandbox: unknown profile %q", c.Profile)
+	}
+	if len(spec.Argv) == 0 || spec.Argv[0] == "" {
+		return c, spec, errors.New("sandbox: no command")
+	}
+	if spec.Dir == "" {
+		spec.Dir = s.pol.Workspace
+	}
+	if !filepath.IsAbs(spec.Dir) {
+		return c, spec, fmt.Errorf("sandbox: working directory %q is not absolute", spec.Dir)
+	}
+	for _, d := range spec.ExtraWritable {
+		if !filepath.IsAbs(d) {
+			return c, spec, fmt.Errorf("sandbox: writable directory %q is not absolute", d)
+		}
+	}
+	return c, spec, nil
 }
 
 // SetupError reports, after cmd (from Command) has been waited for,
