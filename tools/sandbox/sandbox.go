@@ -156,6 +156,7 @@ type Sandbox struct {
 	closed  bool
 	trees   map[string]*tree // the scan cache of each writable root
 	pending map[*exec.Cmd]*statusPipe
+	srv     serverPool // the servers of Cmd's commands
 }
 
 // New prepares a session's sandbox: it checks the policy, creates the
@@ -335,7 +336,8 @@ func (s *Sandbox) SetupError(cmd *exec.Cmd) error {
 	return sp.result()
 }
 
-// Close removes the private temp dir. Commands already started keep
+// Close ends the sandbox servers (and the commands running on them) and
+// removes the private temp dir. Commands of Command already started keep
 // running until their callers end them; Command fails afterwards.
 func (s *Sandbox) Close() error {
 	s.mu.Lock()
@@ -352,6 +354,7 @@ func (s *Sandbox) Close() error {
 		t.close()
 	}
 	s.mu.Unlock()
+	s.closeServers()
 	return removeAll(s.root)
 }
 
