@@ -154,6 +154,11 @@ func (c *Cmd) Wait() error {
 	if c.waited {
 		return errors.New("sandbox: Wait was already called")
 	}
+	if c.srv == nil && (c.ex == nil || c.ex.Process == nil) {
+		// Start failed: nothing to wait for. SetupError still releases
+		// what Start prepared.
+		return errors.New("sandbox: the command did not start")
+	}
 	c.waited = true
 	if c.srv != nil {
 		return c.waitOnServer()
