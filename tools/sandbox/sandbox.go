@@ -338,7 +338,8 @@ func (s *Sandbox) SetupError(cmd *exec.Cmd) error {
 
 // Close ends the sandbox servers (and the commands running on them) and
 // removes the private temp dir. Commands of Command already started keep
-// running until their callers end them; Command fails afterwards.
+// running until their callers end them (whose SetupError still works);
+// Command fails afterwards.
 func (s *Sandbox) Close() error {
 	s.mu.Lock()
 	if s.closed {
@@ -346,10 +347,12 @@ func (s *Sandbox) Close() error {
 		return nil
 	}
 	s.closed = true
-	for cmd, sp := range s.pending {
-		sp.close()
-		delete(s.pending, cmd)
-	}
+	// The status pipes of Command's commands stay open: a command may be
+	// in its Start in another goroutine, which passes the pipe's write
+	// end to bwrap, and closing it here would hand bwrap a closed
+	// descriptor, or one already reused for another file. Each pipe is
+	// closed by its command's SetupError, which callers call after Wait
+	// whether or not the sandbox was closed meanwhile.
 	for _, t := range s.trees {
 		t.close()
 	}
