@@ -77,6 +77,8 @@ type server struct {
 	cur                *serverCmd
 	busy, gone, retire bool
 	nextID             uint64
+	// done is closed once the server's bwrap has been waited for.
+	done chan struct{}
 }
 
 // serverCmd is a command running on a server.
@@ -242,8 +244,10 @@ func (c *Cmd) waitOnServer() error {
 		if !ok || m.Op != opExit {
 			// The server died (Close, kz killed it after a kill that
 			// did not work, or a crash): the namespace and the
-			// command with it.
+			// command with it. Its end is known once its bwrap has
+			// exited, which it does after the namespace is gone.
 			c.sb.retireServer(sc.sv)
+			<-sc.sv.done
 			m = message{Op: opExit, Signal: int(syscall.SIGKILL), Killed: true}
 		}
 		c.finishOnServer(m)
@@ -316,7 +320,7 @@ func (s *Sandbox) serverFor(ctx context.Context, conf engine.Confinement, planAr
 	}
 	// The slot is taken while the server starts, so that a concurrent
 	// command of the same confinement does not start another.
-	sv := &server{conf: conf, plan: plan, busy: true}
+	sv := &server{conf: conf, plan: plan, busy: true, done: make(chan struct{})}
 	s.srv.byConf[conf] = sv
 	s.srv.all[sv] = true
 	s.srv.reaping.Add(1)
@@ -424,7 +428,7 @@ func (s *Sandbox) startServer(ctx context.Context, sv *server, plan []string) (e
 	c, err := net.FileConn(ours)
 	_ = ours.Close()
 	if err != nil {
-		sv.kill()
+		sv.end()
 		s.reaped(sv)
 		return fmt.Errorf("sandbox: server socket: %w", err)
 	}
@@ -434,18 +438,18 @@ func (s *Sandbox) startServer(ctx context.Context, sv *server, plan []string) (e
 	s.mu.Unlock()
 	if gone {
 		// Close came while bwrap started.
-		sv.kill()
+		sv.end()
 		s.reaped(sv)
 		return ErrClosed
 	}
 	ready, err := sv.handshake(ctx, setup)
 	if err != nil {
-		sv.kill()
+		sv.end()
 		s.reaped(sv)
 		return fmt.Errorf("sandbox: the sandbox server did not start: %w%s", err, sv.why())
 	}
 	if ready.Op != opReady {
-		sv.kill()
+		sv.end()
 		s.reaped(sv)
 		err := fmt.Errorf("sandbox: the sandbox server did not start: %s", ready.Reason)
 		if !ready.Fatal {
@@ -520,33 +524,40 @@ func (sv *server) read(s *Sandbox) {
 		delete(s.srv.byConf, sv.conf)
 	}
 	s.mu.Unlock()
-	sv.kill()
+	sv.end()
 	s.reaped(sv)
 }
 
-// kill ends the server: the socket closes, bwrap and its process group
-// get SIGKILL, and the server, PID 1 of the sandbox, dies with bwrap.
-func (sv *server) kill() {
+// end ends the server and waits until its bwrap has exited. Closing
+// kz's end of the socket makes the server exit at once, even in the
+// middle of a command, and as PID 1 it takes every process of the sandbox
+// with it; bwrap waits for it and exits only once the kernel has ended
+// the whole PID namespace. So when end returns, nothing of the sandbox is
+// left. A server that does not exit within waitDelay (stopped, hung) is
+// killed with bwrap, whose --die-with-parent sends it SIGKILL; its
+// namespace then ends a moment after end returns.
+func (sv *server) end() {
 	if sv.conn != nil {
 		_ = sv.conn.Close()
 	}
-	if sv.bwrap != nil && sv.bwrap.Process != nil {
-		_ = syscall.Kill(-sv.bwrap.Process.Pid, syscall.SIGKILL)
+	if sv.bwrap == nil || sv.bwrap.Process == nil {
+		return
 	}
+	t := time.AfterFunc(waitDelay, func() { _ = sv.bwrap.Process.Kill() })
+	_ = sv.bwrap.Wait()
+	t.Stop()
 }
 
-// reaped waits for sv's bwrap (once it was killed, or has exited) and
-// forgets sv.
+// reaped forgets sv, whose bwrap end has waited for (or which never
+// started one), and tells those waiting for it.
 func (s *Sandbox) reaped(sv *server) {
-	if sv.bwrap != nil {
-		_ = sv.bwrap.Wait()
-	}
 	if sv.output != nil {
 		_ = sv.output.Close()
 	}
 	s.mu.Lock()
 	delete(s.srv.all, sv)
 	s.mu.Unlock()
+	close(sv.done)
 	s.srv.reaping.Done()
 }
 

@@ -196,6 +196,7 @@ func serve(args []string) error {
 		return err
 	}
 	go st.read()
+	// The loop ends only with the server: read exits the process.
 	for r := range st.runs {
 		if why := stale(mounts, missing); why != "" {
 			closeAll(r.stdio)
@@ -207,7 +208,7 @@ func serve(args []string) error {
 			return err
 		}
 	}
-	// kz closed its end (Close, kz's death): exiting ends the namespace.
+	// Not reached: runs is never closed.
 	return nil
 }
 
@@ -333,9 +334,13 @@ func stale(mounts int, missing []string) string {
 }
 
 // read receives messages until kz closes its end: runs go to the main
-// goroutine, kills are done at once.
+// goroutine, kills are done at once. When kz closes its end (Close, a
+// retirement, kz's death) or breaks the protocol, the server exits at
+// once, even in the middle of a command, and as PID 1 takes every process
+// of the sandbox with it: kz knows the sandbox is gone when bwrap, which
+// waits for the server, exits.
 func (st *serverState) read() {
-	defer close(st.runs)
+	defer os.Exit(0)
 	for {
 		m, fds, err := st.recv()
 		if err != nil {
@@ -384,10 +389,12 @@ func (st *serverState) run(r serverRun) message {
 		closeAll(r.stdio)
 		return message{Op: opNoDir, ID: m.ID, Reason: fmt.Sprintf("chdir %s: %v", m.Dir, errOr(err, "not a directory"))}
 	}
-	path, err := lookPathIn(m.Argv[0], m.Env, m.Dir)
+	// bwrap sets PWD to the directory it changes to; so does the server.
+	env := setEnv(m.Env, "PWD", m.Dir)
+	path, err := lookPathIn(m.Argv[0], env, m.Dir)
 	if err == nil {
 		var pid int
-		pid, err = syscall.ForkExec(path, m.Argv, &syscall.ProcAttr{Dir: m.Dir, Env: m.Env,
+		pid, err = syscall.ForkExec(path, m.Argv, &syscall.ProcAttr{Dir: m.Dir, Env: env,
 			Files: []uintptr{uintptr(r.stdio[0]), uintptr(r.stdio[1]), uintptr(r.stdio[2])},
 			Sys:   &syscall.SysProcAttr{Setsid: true}})
 		if err == nil {
