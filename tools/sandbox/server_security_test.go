@@ -223,8 +223,13 @@ func hostProcesses(token string) int {
 // one's environment, which is exactly what its spec says.
 func TestServerLeavesNothingForTheNextCommand(t *testing.T) {
 	f := newRouteFixture(t, viaServer)
-	count := "ls /proc | grep -c '^[0-9]'"
+	// Builtins only, so that no process of the count's own is
+	// counted: on a clean server, PID 1 and this bash.
+	count := "n=0; for p in /proc/[0-9]*; do n=$((n+1)); done; echo $n"
 	base := f.run(t, wsWrite, count)
+	if base.out != "2\n" {
+		t.Fatalf("a clean server runs %q processes with the count, want 2", base.out)
+	}
 	sv := f.serverOf(wsWrite)
 	tok := func(i int) string { return fmt.Sprintf("6%03d.%d", i, os.Getpid()%1000) }
 	subreaper := ""
@@ -383,8 +388,13 @@ func (f *fixture) runWithStdin(t *testing.T, rt route, c engine.Confinement, spe
 // command runs on the same server with nothing of it left.
 func TestServerTimeoutEndsTheTree(t *testing.T) {
 	f := newRouteFixture(t, viaServer)
-	count := "ls /proc | grep -c '^[0-9]'"
+	// Builtins only, so that no process of the count's own is
+	// counted: on a clean server, PID 1 and this bash.
+	count := "n=0; for p in /proc/[0-9]*; do n=$((n+1)); done; echo $n"
 	base := f.run(t, wsWrite, count)
+	if base.out != "2\n" {
+		t.Fatalf("a clean server runs %q processes with the count, want 2", base.out)
+	}
 	sv := f.serverOf(wsWrite)
 	token := fmt.Sprintf("7070.%d", os.Getpid()%1000)
 	ctx, cancel := context.WithTimeout(t.Context(), 500*time.Millisecond)
