@@ -114,9 +114,10 @@ func (c *bashCall) Run(ctx context.Context, rc *RunContext) (string, error) {
 	defer func() { _ = pr.Close() }()
 	// The command's own context outlives ctx, so that when ctx ends the
 	// group first gets SIGTERM and the grace period below; stopping
-	// runCtx then kills it. (Under bubblewrap the SIGTERM already ends
-	// every process of the command: bwrap dies, and the kernel kills its
-	// PID namespace.)
+	// runCtx then kills it. (Under a per-command bwrap the SIGTERM already
+	// ends every process of the command: bwrap dies, and the kernel kills
+	// its PID namespace. On a sandbox server it reaches the command's
+	// group, and SIGKILL every process of the command.)
 	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	defer stop()
 	cmd, err := c.buildCommand(runCtx, rc)
@@ -128,13 +129,10 @@ func (c *bashCall) Run(ctx context.Context, rc *RunContext) (string, error) {
 	rc.Emit(engine.Event{Type: engine.EventCommandStarted, Command: c.command})
 	if err := cmd.Start(); err != nil {
 		_ = pw.Close()
-		if sb := env.Sandbox; sb != nil {
-			_ = sb.SetupError(cmd)
-		}
+		_ = cmd.SetupError()
 		return "", fmt.Errorf("bash: start: %w", err)
 	}
 	_ = pw.Close()
-	pgid := cmd.Process.Pid
 
 	out := proc.NewHeadTail(bashHead, bashTail)
 	readDone := make(chan struct{})
@@ -158,11 +156,11 @@ func (c *bashCall) Run(ctx context.Context, rc *RunContext) (string, error) {
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			killed = fmt.Sprintf("timed out after %s", c.timeout)
 		}
-		proc.Stop(waitDone, grace, func() { proc.SignalGroup(pgid, syscall.SIGTERM) }, func() { proc.SignalGroup(pgid, syscall.SIGKILL) })
+		proc.Stop(waitDone, grace, func() { _ = cmd.Signal(syscall.SIGTERM) }, func() { _ = cmd.Signal(syscall.SIGKILL) })
 	}
 	// The command is over: whatever it left running in its group (a
 	// background job) is stopped, so nothing outlives the call.
-	proc.SignalGroup(pgid, syscall.SIGKILL)
+	_ = cmd.Signal(syscall.SIGKILL)
 	select {
 	case <-readDone:
 	case <-time.After(pipeDrain):
@@ -172,17 +170,12 @@ func (c *bashCall) Run(ctx context.Context, rc *RunContext) (string, error) {
 		<-readDone
 	}
 
-	code := cmd.ProcessState.ExitCode()
-	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		code = 128 + int(ws.Signal())
-	}
+	code := cmd.ExitCode()
 	rc.Emit(engine.Event{Type: engine.EventCommandFinished, Command: c.command, ExitCode: &code})
-	if sb := env.Sandbox; sb != nil {
-		if err := sb.SetupError(cmd); err != nil && killed == "" {
-			// The sandbox failed before the command ran: what the
-			// output holds is the sandbox's own message.
-			return strings.TrimSpace(out.String()), fmt.Errorf("bash: %w", err)
-		}
+	if err := cmd.SetupError(); err != nil && killed == "" {
+		// The sandbox failed before the command ran: what the output
+		// holds is the sandbox's own message.
+		return strings.TrimSpace(out.String()), fmt.Errorf("bash: %w", err)
 	}
 
 	text := out.String()
@@ -200,7 +193,7 @@ func (c *bashCall) Run(ctx context.Context, rc *RunContext) (string, error) {
 	if killed != "" {
 		return sb.String(), fmt.Errorf("command %s", killed)
 	}
-	var exitErr *exec.ExitError
+	var exitErr *sandbox.ExitError
 	if waitErr != nil && !errors.As(waitErr, &exitErr) {
 		return sb.String(), fmt.Errorf("bash: %w", waitErr)
 	}
@@ -208,15 +201,16 @@ func (c *bashCall) Run(ctx context.Context, rc *RunContext) (string, error) {
 }
 
 // buildCommand builds the command: under the session's sandbox with the
-// confinement of the gate's answer, or unconfined in its own process
-// group when the session has no sandbox (a machine without one, where the
-// gate asked the person first).
-func (c *bashCall) buildCommand(ctx context.Context, rc *RunContext) (*exec.Cmd, error) {
+// confinement of the gate's answer (on the sandbox server of that
+// confinement where it can), or unconfined in its own process group when
+// the session has no sandbox (a machine without one, where the gate asked
+// the person first).
+func (c *bashCall) buildCommand(ctx context.Context, rc *RunContext) (*sandbox.Cmd, error) {
 	env := rc.Env
 	argv := []string{"/bin/bash", "-c", c.command}
 	cmdEnv := childenv.Build(os.Environ(), childenv.Spec{Pass: env.PassEnv})
 	if sb := env.Sandbox; sb != nil {
-		cmd, err := sb.Command(ctx, rc.Confinement, sandbox.Spec{Argv: argv, Dir: env.WS.Dir(), Env: cmdEnv})
+		cmd, err := sb.Cmd(ctx, rc.Confinement, sandbox.Spec{Argv: argv, Dir: env.WS.Dir(), Env: cmdEnv})
 		if err != nil {
 			return nil, fmt.Errorf("bash: the command was not run: %w", err)
 		}
@@ -226,7 +220,7 @@ func (c *bashCall) buildCommand(ctx context.Context, rc *RunContext) (*exec.Cmd,
 	cmd.Dir, cmd.Env = env.WS.Dir(), cmdEnv
 	// Own process group, so the whole tree can be signalled at once.
 	proc.OwnGroup(cmd)
-	return cmd, nil
+	return sandbox.Wrap(cmd), nil
 }
 
 // pump copies the command's output into out and sends throttled progress

@@ -58,6 +58,8 @@ func requireKind(t testing.TB, k Kind) {
 type fixture struct {
 	ws, home, outside string
 	sb                *Sandbox
+	// route is how bubblewrap runs the fixture's commands.
+	route route
 }
 
 func newFixture(t testing.TB, mech Kind) *fixture {
@@ -144,6 +146,9 @@ func (f *fixture) runSpec(t testing.TB, c engine.Confinement, spec Spec) result 
 	defer cancel()
 	if spec.Env == nil {
 		spec.Env = childenv.Build(os.Environ(), childenv.Spec{})
+	}
+	if f.route == viaServer {
+		return f.runOnServer(t, ctx, c, spec)
 	}
 	cmd, err := f.sb.Command(ctx, c, spec)
 	if err != nil {

@@ -157,6 +157,7 @@ type Sandbox struct {
 	closed  bool
 	trees   map[string]*tree // the scan cache of each writable root
 	pending map[*exec.Cmd]*statusPipe
+	srv     serverPool // the servers of Cmd's commands
 }
 
 // New prepares a session's sandbox: it checks the policy, creates the
@@ -249,23 +250,9 @@ func (s *Sandbox) Workspace() string { return s.pol.Workspace }
 // ExtraFiles or SysProcAttr. After Wait, SetupError says whether the
 // sandbox itself failed (the command then did not run).
 func (s *Sandbox) Command(ctx context.Context, c engine.Confinement, spec Spec) (*exec.Cmd, error) {
-	c = c.OrStrictest()
-	if c.Profile != engine.ProfileReadOnly && c.Profile != engine.ProfileWorkspaceWrite {
-		return nil, fmt.Errorf("sandbox: unknown profile %q", c.Profile)
-	}
-	if len(spec.Argv) == 0 || spec.Argv[0] == "" {
-		return nil, errors.New("sandbox: no command")
-	}
-	if spec.Dir == "" {
-		spec.Dir = s.pol.Workspace
-	}
-	if !filepath.IsAbs(spec.Dir) {
-		return nil, fmt.Errorf("sandbox: working directory %q is not absolute", spec.Dir)
-	}
-	for _, d := range spec.ExtraWritable {
-		if !filepath.IsAbs(d) {
-			return nil, fmt.Errorf("sandbox: writable directory %q is not absolute", d)
-		}
+	c, spec, err := s.checkSpec(c, spec)
+	if err != nil {
+		return nil, err
 	}
 	env := spec.Env
 	if env == nil {
@@ -280,7 +267,6 @@ func (s *Sandbox) Command(ctx context.Context, c engine.Confinement, spec Spec) 
 	var (
 		cmd *exec.Cmd
 		sp  *statusPipe
-		err error
 	)
 	switch s.status.Kind {
 	case KindBubblewrap:
@@ -309,6 +295,30 @@ func (s *Sandbox) Command(ctx context.Context, c engine.Confinement, spec Spec) 
 	return cmd, nil
 }
 
+// checkSpec checks a command's confinement and spec, and fills in the
+// defaults: the strictest confinement, the workspace as directory.
+func (s *Sandbox) checkSpec(c engine.Confinement, spec Spec) (engine.Confinement, Spec, error) {
+	c = c.OrStrictest()
+	if c.Profile != engine.ProfileReadOnly && c.Profile != engine.ProfileWorkspaceWrite {
+		return c, spec, fmt.Errorf("sandbox: unknown profile %q", c.Profile)
+	}
+	if len(spec.Argv) == 0 || spec.Argv[0] == "" {
+		return c, spec, errors.New("sandbox: no command")
+	}
+	if spec.Dir == "" {
+		spec.Dir = s.pol.Workspace
+	}
+	if !filepath.IsAbs(spec.Dir) {
+		return c, spec, fmt.Errorf("sandbox: working directory %q is not absolute", spec.Dir)
+	}
+	for _, d := range spec.ExtraWritable {
+		if !filepath.IsAbs(d) {
+			return c, spec, fmt.Errorf("sandbox: writable directory %q is not absolute", d)
+		}
+	}
+	return c, spec, nil
+}
+
 // SetupError reports, after cmd (from Command) has been waited for,
 // whether the sandbox failed before the command ran: bwrap could not
 // build the namespaces or mounts, or the Landlock wrapper could not
@@ -328,8 +338,10 @@ func (s *Sandbox) SetupError(cmd *exec.Cmd) error {
 	return sp.result()
 }
 
-// Close removes the private temp dir. Commands already started keep
-// running until their callers end them; Command fails afterwards.
+// Close ends the sandbox servers (and the commands running on them) and
+// removes the private temp dir. Commands of Command already started keep
+// running until their callers end them (whose SetupError still works);
+// Command fails afterwards.
 func (s *Sandbox) Close() error {
 	s.mu.Lock()
 	if s.closed {
@@ -337,14 +349,17 @@ func (s *Sandbox) Close() error {
 		return nil
 	}
 	s.closed = true
-	for cmd, sp := range s.pending {
-		sp.close()
-		delete(s.pending, cmd)
-	}
+	// The status pipes of Command's commands stay open: a command may be
+	// in its Start in another goroutine, which passes the pipe's write
+	// end to bwrap, and closing it here would hand bwrap a closed
+	// descriptor, or one already reused for another file. Each pipe is
+	// closed by its command's SetupError, which callers call after Wait
+	// whether or not the sandbox was closed meanwhile.
 	for _, t := range s.trees {
 		t.close()
 	}
 	s.mu.Unlock()
+	s.closeServers()
 	return removeAll(s.root)
 }
 
