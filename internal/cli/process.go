@@ -17,6 +17,7 @@ import (
 
 	"github.com/kaizen-code/kz/internal/app"
 	"github.com/kaizen-code/kz/internal/headless"
+	"github.com/kaizen-code/kz/internal/proc"
 )
 
 // Main runs kz as a process on its arguments (os.Args[1:]) and returns
@@ -33,6 +34,12 @@ import (
 // every command kz starts. Its channel is never read: a signal that finds
 // it full is dropped, which is all that is wanted.
 func Main(args []string) int {
+	// Before any child starts: nothing kz's parent handed down reaches
+	// the commands kz runs (see proc.CloseInheritedOnExec).
+	if err := proc.CloseInheritedOnExec(); err != nil {
+		_, _ = fmt.Fprintf(os.Stderr, "kz: %v\n", err)
+		return 1
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	sigpipe := make(chan os.Signal, 1)
