@@ -1,143 +1,21 @@
 package patch
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/internal/diff"
 )
-
-// diffHunk is one @@ section of a Preview diff, with each line's exact
-// bytes (line ending included) so that a selection rebuilds the file
-// byte for byte.
-type diffHunk struct {
-	oldStart int // 0-based index of the first old line the hunk covers
-	newStart int // the same on the new side
-	lines    []diffLine
-	added    int
-	removed  int
-}
-
-// parseHunks reads the hunks of a diff written by UnifiedDiff. It is
-// strict: the diff is kz's own, so anything unexpected is an error rather
-// than something to guess around.
-func parseHunks(diff string) ([]diffHunk, error) {
-	var hunks []diffHunk
-	lines := strings.SplitAfter(diff, "\n")
-	for i, l := range lines {
-		switch {
-		case l == "":
-			continue
-		case strings.HasPrefix(l, "@@ "):
-			start, oldCount, err := hunkOldRange(l)
-			if err != nil {
-				return nil, err
-			}
-			// A hunk that removes nothing names the line it follows.
-			if oldCount > 0 {
-				start--
-			}
-			newStart, err := hunkNewStart(l)
-			if err != nil {
-				return nil, err
-			}
-			hunks = append(hunks, diffHunk{oldStart: start, newStart: newStart})
-		case len(hunks) == 0:
-			// Headers before the first hunk (---, +++, old mode, new mode).
-			continue
-		case strings.HasPrefix(l, `\ `):
-			h := &hunks[len(hunks)-1]
-			if n := len(h.lines); n > 0 {
-				h.lines[n-1].text = strings.TrimSuffix(h.lines[n-1].text, "\n")
-			}
-		case l[0] == ' ' || l[0] == '-' || l[0] == '+':
-			h := &hunks[len(hunks)-1]
-			h.lines = append(h.lines, diffLine{op: l[0], text: l[1:]})
-			switch l[0] {
-			case '+':
-				h.added++
-			case '-':
-				h.removed++
-			}
-		default:
-			return nil, fmt.Errorf("diff line %d: unexpected %q", i+1, strings.TrimSpace(l))
-		}
-	}
-	return hunks, nil
-}
-
-// hunkOldRange reads the old side of "@@ -start,count +start,count @@".
-func hunkOldRange(header string) (start, count int, err error) {
-	f := strings.Fields(header)
-	if len(f) < 3 || !strings.HasPrefix(f[1], "-") {
-		return 0, 0, fmt.Errorf("bad hunk header %q", strings.TrimSpace(header))
-	}
-	a, b, hasCount := strings.Cut(f[1][1:], ",")
-	if start, err = strconv.Atoi(a); err != nil {
-		return 0, 0, fmt.Errorf("bad hunk header %q: %w", strings.TrimSpace(header), err)
-	}
-	count = 1
-	if hasCount {
-		if count, err = strconv.Atoi(b); err != nil {
-			return 0, 0, fmt.Errorf("bad hunk header %q: %w", strings.TrimSpace(header), err)
-		}
-	}
-	return start, count, nil
-}
-
-// applyHunkSubset rebuilds a file from its old content, taking the new
-// lines of the hunks in keep and the old lines of the others. Every
-// hunk's old side must match the old content exactly where the diff says;
-// a mismatch is an error, never a guess.
-func applyHunkSubset(old []byte, hunks []diffHunk, keep map[int]bool) ([]byte, error) {
-	oldLines := strings.SplitAfter(string(old), "\n")
-	if n := len(oldLines); n > 0 && oldLines[n-1] == "" {
-		oldLines = oldLines[:n-1]
-	}
-	var out bytes.Buffer
-	out.Grow(len(old))
-	pos := 0
-	for hi, h := range hunks {
-		if h.oldStart < pos || h.oldStart > len(oldLines) {
-			return nil, fmt.Errorf("hunk %d starts at line %d, outside the file or before the previous hunk", hi+1, h.oldStart+1)
-		}
-		for _, l := range oldLines[pos:h.oldStart] {
-			out.WriteString(l)
-		}
-		k := h.oldStart
-		for _, l := range h.lines {
-			if l.op == '+' {
-				continue
-			}
-			if k >= len(oldLines) || oldLines[k] != l.text {
-				return nil, fmt.Errorf("hunk %d does not match line %d of the file", hi+1, k+1)
-			}
-			k++
-		}
-		for _, l := range h.lines {
-			if l.op == ' ' || (keep[hi] && l.op == '+') || (!keep[hi] && l.op == '-') {
-				out.WriteString(l.text)
-			}
-		}
-		pos = k
-	}
-	for _, l := range oldLines[pos:] {
-		out.WriteString(l)
-	}
-	return out.Bytes(), nil
-}
 
 // SelectHunks returns a copy of the plan in which each file named in keep
 // (by its path or rename target) changes only the listed hunks of its
-// Preview diff: 0-based indexes in diff order. Files not named are kept
-// whole; a file named with no hunk is left out. The partial content is
-// checked again before it replaces the planned one: its own diff against
-// the old content must add and remove exactly the kept hunks' lines.
+// Preview diff: 0-based indexes into diff.FileHunks of that diff, the list
+// the review numbers. Files not named are kept whole; a file named with no
+// hunk is left out. The kept hunks are rebuilt onto the validated old
+// content by diff.Apply, which refuses a hunk that does not match it;
 // Apply then re-checks every file against the disk as for any plan.
 func (p *Plan) SelectHunks(keep map[string][]int) (*Plan, error) {
 	out := &Plan{ChangeID: p.ChangeID, Proposal: p.Proposal}
@@ -158,10 +36,7 @@ func (p *Plan) SelectHunks(keep map[string][]int) (*Plan, error) {
 		if len(idx) == 0 {
 			continue
 		}
-		hunks, err := parseHunks(diffs[i].Diff)
-		if err != nil {
-			return nil, fmt.Errorf("select hunks of %s: %w", name, err)
-		}
+		hunks := diff.FileHunks(diffs[i].Diff)
 		set := map[int]bool{}
 		for _, h := range idx {
 			if h < 0 || h >= len(hunks) {
@@ -176,18 +51,9 @@ func (p *Plan) SelectHunks(keep map[string][]int) (*Plan, error) {
 		if f.Operation != OpModify && f.Operation != OpRename {
 			return nil, fmt.Errorf("select hunks of %s: a file to %s is accepted or rejected whole", name, f.Operation)
 		}
-		content, err := applyHunkSubset(f.OldContent, hunks, set)
+		content, err := diff.Apply(f.OldContent, hunks, func(i int) bool { return set[i] })
 		if err != nil {
 			return nil, fmt.Errorf("select hunks of %s: %w", name, err)
-		}
-		wantA, wantR := 0, 0
-		for h := range set {
-			wantA += hunks[h].added
-			wantR += hunks[h].removed
-		}
-		if _, a, r := UnifiedDiff("a", "b", f.OldContent, content); a != wantA || r != wantR {
-			return nil, fmt.Errorf("select hunks of %s: the result adds %d and removes %d lines, the kept hunks %d and %d",
-				name, a, r, wantA, wantR)
 		}
 		f.NewContent, f.Edits = content, nil
 		out.Files = append(out.Files, f)

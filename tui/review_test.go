@@ -120,10 +120,11 @@ func TestParseUnified(t *testing.T) {
 	if len(fs) != 4 {
 		t.Fatalf("got %d files", len(fs))
 	}
-	if len(fs[0].hunks) != 2 || !fs[0].hunks[0].lines[0].crlf || fs[0].hunks[1].lines[0].crlf {
+	if len(fs[0].hunks) != 2 || fs[0].hunks[0].Lines[0].EOL() != "\r\n" || fs[0].hunks[1].Lines[0].EOL() != "\n" {
 		t.Errorf("main.go: hunks %d, CRLF not recorded per line: %+v", len(fs[0].hunks), fs[0].hunks)
 	}
-	if l := fs[0].hunks[1].lines; !l[len(l)-1].noEOL || l[1].oldNum != 21 || l[2].newNum != 21 {
+	l := fs[0].hunks[1].Lines
+	if n := numberLines(fs[0].hunks[1]); l[len(l)-1].EOL() != "" || n[1].old != 21 || n[2].new != 21 {
 		t.Errorf("main.go second hunk numbers or no-EOL wrong: %+v", l)
 	}
 	if !fs[2].binary || len(fs[2].hunks) != 0 {
