@@ -1,7 +1,6 @@
 package tui
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -145,6 +144,27 @@ func TestParseUnified(t *testing.T) {
 	}
 }
 
+// describeSelection lists a selection's files, each with its kept hunks
+// when it has a list, and "(edited)" when it carries content; "whole"
+// for no selection.
+func describeSelection(sel *engine.PatchSelection) string {
+	if sel == nil {
+		return "whole"
+	}
+	var out []string
+	for _, f := range sel.Files {
+		s := f.Path
+		if f.Hunks != nil {
+			s += fmt.Sprint(f.Hunks)
+		}
+		if f.Content != nil {
+			s += "(edited)"
+		}
+		out = append(out, s)
+	}
+	return strings.Join(out, ",")
+}
+
 func lastAnswer(t *testing.T, f *fakeSession) (string, engine.Answer) {
 	t.Helper()
 	for _, c := range f.Calls() {
@@ -170,12 +190,8 @@ func TestReviewAcceptSomeFiles(t *testing.T) {
 	if id != "r1" || a.Decision != engine.DecisionAllow {
 		t.Fatalf("answer %s %+v", id, a)
 	}
-	var sel patchSelection
-	if err := json.Unmarshal(a.UpdatedInput, &sel); err != nil {
-		t.Fatal(err)
-	}
-	if strings.Join(sel.Files, ",") != "main.go,logo.png,new/name.go" || sel.Hunks != nil {
-		t.Errorf("selection %+v", sel)
+	if got := describeSelection(a.Patch); got != "main.go,logo.png,new/name.go" {
+		t.Errorf("selection %+v", a.Patch)
 	}
 	if m.review != nil || m.dialog.active() {
 		t.Error("review still open after the answer")
@@ -189,7 +205,7 @@ func TestReviewAllAcceptedSendsNoSelection(t *testing.T) {
 	m.feed(prop, req)
 	m.press("y")
 	_, a := lastAnswer(t, f)
-	if a.Decision != engine.DecisionAllow || a.UpdatedInput != nil {
+	if a.Decision != engine.DecisionAllow || a.Patch != nil {
 		t.Errorf("answer %+v", a)
 	}
 }
@@ -235,8 +251,8 @@ func TestReviewHunks(t *testing.T) {
 		}
 		m.press("y")
 		_, a := lastAnswer(t, f)
-		if a.UpdatedInput != nil {
-			t.Errorf("a hunk selection was sent: %s", a.UpdatedInput)
+		if a.Patch != nil {
+			t.Errorf("a hunk selection was sent: %+v", a.Patch)
 		}
 	})
 	t.Run("selected with engine support", func(t *testing.T) {
@@ -261,12 +277,8 @@ func TestReviewHunks(t *testing.T) {
 		}
 		m.press("y")
 		_, a := lastAnswer(t, f)
-		var sel patchSelection
-		if err := json.Unmarshal(a.UpdatedInput, &sel); err != nil {
-			t.Fatal(err)
-		}
-		if fmt.Sprint(sel.Hunks) != "map[main.go:[0]]" || strings.Join(sel.Files, ",") != "main.go,logo.png,new/name.go" {
-			t.Errorf("selection %+v", sel)
+		if got := describeSelection(a.Patch); got != "main.go[0],logo.png,new/name.go" {
+			t.Errorf("selection %+v", a.Patch)
 		}
 	})
 }
