@@ -40,14 +40,16 @@ bench-process: build
 bench-forks:
 	KZ_BENCH_FORKS=1 $(GO) test -run '^$$' -bench '^BenchmarkForks' -benchtime 20x -timeout 60m ./third_party/
 
-# Short fuzz runs of every proposal parser, the shell analyser and the
-# gate: parsing and judging must never panic. A fixed count (not a duration) avoids the fuzzer's
+# Short fuzz runs of every proposal parser, the one unified-diff reader
+# (internal/diff), the shell analyser and the gate: parsing and judging
+# must never panic. A fixed count (not a duration) avoids the fuzzer's
 # end-of-time race.
 FUZZ_RUNS ?= 150000x
 fuzz:
 	for t in FuzzParseSearchReplace FuzzParseEnvelope FuzzParseUnified FuzzParseWholeFile FuzzParseAuto FuzzValidate; do \
 		$(GO) test -run '^$$' -fuzz="^$$t\$$" -fuzztime=$(FUZZ_RUNS) -timeout 5m ./patch/ || exit 1; \
 	done
+	$(GO) test -run '^$$' -fuzz='^FuzzParse$$' -fuzztime=$(FUZZ_RUNS) -timeout 5m ./internal/diff/
 	$(GO) test -run '^$$' -fuzz='^FuzzAnalyze$$' -fuzztime=$(FUZZ_RUNS) -timeout 5m ./tools/shell/
 	$(GO) test -run '^$$' -fuzz='^FuzzGate$$' -fuzztime=100000x -timeout 5m ./tools/permission/
 

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -29,8 +28,10 @@ type PreparedPatch interface {
 	// sides of a rename included: the gate judges each of them.
 	Paths() []string
 	Verification() []string
-	// Apply writes the files named in paths (all when empty), all or none.
-	Apply(ctx context.Context, paths []string) ([]FileChange, error)
+	// Apply writes what the person took of the change (all of it for the
+	// zero selection), all or none, and returns the diffs of what it
+	// wrote.
+	Apply(ctx context.Context, sel PatchSelection) ([]FileChange, error)
 	// Verify runs one verification command in the workspace, under the
 	// OS sandbox profile of the gate's answer (c, whose zero value is the
 	// strictest).
@@ -49,45 +50,60 @@ const ToolApplyPatch = "apply_patch"
 // that did not apply or did not verify.
 const DefaultPatchRetries = 2
 
-// HunkApplier is implemented by a PreparedPatch that can apply part of a
-// file: only the listed hunks (0-based, in the order of the file's diff
-// in Files) of the files named in hunks, with the files in paths (all
-// when empty). It returns the diffs of what it wrote.
-type HunkApplier interface {
-	ApplyHunks(ctx context.Context, paths []string, hunks map[string][]int) ([]FileChange, error)
+// PatchSelection is what the person took of a proposal in the review:
+// some of its files and, within a file, some of its hunks, or content they
+// wrote themselves. It travels typed on Answer.Patch from the review to
+// PreparedPatch.Apply. The zero value takes the whole proposal.
+type PatchSelection struct {
+	// Files are the accepted files; empty accepts every file whole.
+	Files []FileSelection `json:"files,omitempty"`
 }
 
-// ContentApplier is implemented by a PreparedPatch that can also write
-// content the person edited during the review (Contents: path → the whole
-// new content) in place of the proposal's for those files.
-type ContentApplier interface {
-	ApplyContents(ctx context.Context, paths []string, hunks map[string][]int, contents map[string]string) ([]FileChange, error)
+// FileSelection is one accepted file of a PatchSelection.
+type FileSelection struct {
+	// Path names the file as its FileChange does (a rename by its new
+	// path).
+	Path string `json:"path"`
+	// Hunks, when not nil, keeps only these hunks of the file: 0-based
+	// indexes into the hunks of its FileChange.Diff in diff order, as
+	// internal/diff's FileHunks reads them; the review numbers them and
+	// the patcher applies them with that one reader, from that one text.
+	// A file keeps at least one hunk; nil keeps them all.
+	Hunks []int `json:"hunks,omitempty"`
+	// Content, when not nil, is the whole new content the person wrote
+	// in their editor during the review, applied in place of the
+	// proposal's (Hunks is then moot).
+	Content []byte `json:"content,omitempty"`
 }
 
-// patchSelection is the UpdatedInput a reviewer sends to accept some files
-// and, within them, some hunks; a file absent from Hunks is taken whole.
-// Contents replaces the new content of files the person edited.
-type patchSelection struct {
-	Files    []string          `json:"files"`
-	Hunks    map[string][]int  `json:"hunks,omitempty"`
-	Contents map[string]string `json:"contents,omitempty"`
+// Paths are the accepted files' paths, nil for the whole proposal.
+func (s PatchSelection) Paths() []string {
+	var out []string
+	for _, f := range s.Files {
+		out = append(out, f.Path)
+	}
+	return out
 }
 
 // partialNote says, after a proposal's summary, what of it the person did
 // not take: the files left out and the files applied with hunks rejected.
 // The note travels with patch_applied into the transcript, so the next
 // turn's model (any runtime) knows the change was not applied whole.
-func partialNote(proposed, applied []FileChange, sel patchSelection) string {
+func partialNote(proposed, applied []FileChange, sel PatchSelection) string {
 	got := map[string]bool{}
 	for _, f := range applied {
 		got[f.Path] = true
+	}
+	trimmedHunks := map[string]bool{}
+	for _, f := range sel.Files {
+		trimmedHunks[f.Path] = f.Hunks != nil
 	}
 	var left, trimmed []string
 	for _, f := range proposed {
 		switch {
 		case !got[f.Path]:
 			left = append(left, f.Path)
-		case sel.Hunks[f.Path] != nil:
+		case trimmedHunks[f.Path]:
 			trimmed = append(trimmed, f.Path)
 		}
 	}
@@ -133,33 +149,11 @@ func (s *Session) reviewPatch(ctx context.Context, ts *turnState, text string) s
 		s.emit(Event{Type: EventPatchRejected, TurnID: t.ID, PatchID: p.ID(), Reason: "declined", Text: firstNonEmpty(a.Feedback, a.Reason)})
 		return ""
 	}
-	var sel patchSelection
-	if len(a.UpdatedInput) > 0 {
-		if err := json.Unmarshal(a.UpdatedInput, &sel); err != nil {
-			s.emit(Event{Type: EventPatchRejected, TurnID: t.ID, PatchID: p.ID(), Reason: "bad selection", Text: err.Error()})
-			return ""
-		}
+	var sel PatchSelection
+	if a.Patch != nil {
+		sel = *a.Patch
 	}
-	var applied []FileChange
-	if len(sel.Contents) > 0 {
-		ca, ok := p.(ContentApplier)
-		if !ok {
-			s.emit(Event{Type: EventPatchRejected, TurnID: t.ID, PatchID: p.ID(), Reason: "bad selection",
-				Text: "this change cannot take edited content"})
-			return ""
-		}
-		applied, err = ca.ApplyContents(ctx, sel.Files, sel.Hunks, sel.Contents)
-	} else if len(sel.Hunks) > 0 {
-		ha, ok := p.(HunkApplier)
-		if !ok {
-			s.emit(Event{Type: EventPatchRejected, TurnID: t.ID, PatchID: p.ID(), Reason: "bad selection",
-				Text: "this change cannot be applied hunk by hunk"})
-			return ""
-		}
-		applied, err = ha.ApplyHunks(ctx, sel.Files, sel.Hunks)
-	} else {
-		applied, err = p.Apply(ctx, sel.Files)
-	}
+	applied, err := p.Apply(ctx, sel)
 	if err != nil {
 		fb := s.patcher.Feedback(err)
 		s.emit(Event{Type: EventPatchRejected, TurnID: t.ID, PatchID: p.ID(), Reason: "apply failed", Text: fb})

@@ -50,9 +50,19 @@ func (p *fakePrepared) Files() []engine.FileChange {
 }
 func (p *fakePrepared) Paths() []string        { return []string{"a.go", "b.go"} }
 func (p *fakePrepared) Verification() []string { return p.verify }
-func (p *fakePrepared) Apply(_ context.Context, paths []string) ([]engine.FileChange, error) {
+func (p *fakePrepared) Apply(_ context.Context, sel engine.PatchSelection) ([]engine.FileChange, error) {
 	p.f.mu.Lock()
 	defer p.f.mu.Unlock()
+	// Each accepted file is recorded with its kept hunks, when it has a
+	// list of them.
+	var paths []string
+	for _, f := range sel.Files {
+		s := f.Path
+		if f.Hunks != nil {
+			s += fmt.Sprint(f.Hunks)
+		}
+		paths = append(paths, s)
+	}
 	p.f.applied = append(p.f.applied, paths)
 	files := p.Files()
 	if len(paths) == 1 {
@@ -201,7 +211,7 @@ func (askAll) Remember(context.Context, engine.GateQuery, engine.AnswerScope) er
 
 // TestPatchProposalPersonAcceptsAllSomeOrNone: the person reviewing a
 // patch_proposed answers the apply_patch request with all files, a
-// selection of files, or a refusal; the outcome is recorded as
+// selection of files (of one file's hunks), or a refusal; the outcome is recorded as
 // patch_applied (with only the accepted files) or patch_rejected.
 func TestPatchProposalPersonAcceptsAllSomeOrNone(t *testing.T) {
 	body := `{"kz_script":1,"capabilities":["text_completion"]}
@@ -215,7 +225,9 @@ func TestPatchProposalPersonAcceptsAllSomeOrNone(t *testing.T) {
 		wantFiles int
 	}{
 		{"all", engine.Answer{Decision: engine.DecisionAllow}, "", engine.EventPatchApplied, 2},
-		{"some", engine.Answer{Decision: engine.DecisionAllow, UpdatedInput: []byte(`{"files":["a.go"]}`)}, "a.go", engine.EventPatchApplied, 1},
+		{"some", engine.Answer{Decision: engine.DecisionAllow, Patch: &engine.PatchSelection{Files: []engine.FileSelection{{Path: "a.go"}}}}, "a.go", engine.EventPatchApplied, 1},
+		{"hunks", engine.Answer{Decision: engine.DecisionAllow, Patch: &engine.PatchSelection{Files: []engine.FileSelection{{Path: "a.go", Hunks: []int{0}}, {Path: "b.go"}}}},
+			"a.go[0],b.go", engine.EventPatchApplied, 2},
 		{"none", engine.Answer{Decision: engine.DecisionDeny, Feedback: "not now"}, "-", engine.EventPatchRejected, 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -273,6 +285,9 @@ func TestPatchProposalPersonAcceptsAllSomeOrNone(t *testing.T) {
 			// not applied whole.
 			if c.name == "some" && !strings.HasSuffix(outcome.Text, "(applied 1 of 2 files; not applied: b.go)") {
 				t.Fatalf("partial apply says %q", outcome.Text)
+			}
+			if c.name == "hunks" && !strings.HasSuffix(outcome.Text, "(some hunks rejected in a.go)") {
+				t.Fatalf("an apply of some hunks says %q", outcome.Text)
 			}
 			if c.name == "all" && strings.Contains(outcome.Text, "applied 2 of") {
 				t.Fatalf("a whole apply says %q", outcome.Text)

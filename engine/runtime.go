@@ -240,6 +240,9 @@ type Answer struct {
 	// Confinement is the sandbox an allowed shell command runs under: the
 	// gate's verdict decides it, also when the person said yes.
 	Confinement Confinement `json:"confinement,omitzero"`
+	// Patch is what the person took of a patch proposal (apply_patch) in
+	// the review; nil takes all of it.
+	Patch *PatchSelection `json:"patch,omitempty"`
 }
 
 // Allowed reports whether the tool call may run.

@@ -134,10 +134,11 @@ func BenchmarkPreview10kLines100Hunks(b *testing.B) {
 	b.ReportAllocs()
 	start := cpuTime(b)
 	defer func() { reportCPU(b, start) }()
+	plan := &Plan{Files: []PlannedFile{{Path: "f", Operation: OpModify, Existed: true, OldContent: oldC, NewContent: newC}}}
 	for b.Loop() {
-		text, added, removed := UnifiedDiff("a/f", "b/f", oldC, newC)
-		if added != 100 || removed != 100 || strings.Count(text, "@@ -") != 100 {
-			b.Fatalf("added %d removed %d hunks %d", added, removed, strings.Count(text, "@@ -"))
+		d := Preview(plan)[0]
+		if d.Added != 100 || d.Removed != 100 || strings.Count(d.Diff, "@@ -") != 100 {
+			b.Fatalf("added %d removed %d hunks %d", d.Added, d.Removed, strings.Count(d.Diff, "@@ -"))
 		}
 	}
 }

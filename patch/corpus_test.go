@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sergi/go-diff/diffmatchpatch"
+	"github.com/kaizen-code/kz/internal/diff"
 )
 
 // The mutation corpus: real before/after pairs (testdata/patch/corpus/pairs)
@@ -117,32 +117,30 @@ func gorootPairs(t testing.TB) []corpusPair {
 // context, extended (as a careful model would) until each search text is
 // unique in the before file.
 func pairHunks(before, after []string, ctx int) []corpusHunk {
-	dmp := diffmatchpatch.New()
-	a, b, table := dmp.DiffLinesToChars(strings.Join(before, "\n")+"\n", strings.Join(after, "\n")+"\n")
-	diffs := dmp.DiffCharsToLines(dmp.DiffMain(a, b, false), table)
 	type region struct{ oldLo, oldHi, newLo, newHi int }
+	// Each run of changed lines of a hunk is a region; o and n are the
+	// 0-based old and new lines the walk is at.
 	var regions []region
-	o, n := 0, 0
-	for _, d := range diffs {
-		cnt := strings.Count(d.Text, "\n")
-		switch d.Type {
-		case diffmatchpatch.DiffEqual:
-			o += cnt
-			n += cnt
-		case diffmatchpatch.DiffDelete:
-			if len(regions) > 0 && regions[len(regions)-1].oldHi == o && regions[len(regions)-1].newHi == n {
-				regions[len(regions)-1].oldHi += cnt
-			} else {
-				regions = append(regions, region{o, o + cnt, n, n})
+	for _, h := range diff.Hunks([]byte(strings.Join(before, "\n")+"\n"), []byte(strings.Join(after, "\n")+"\n")) {
+		o, _ := h.OldSpan()
+		n, _ := h.NewSpan()
+		for _, l := range h.Lines {
+			if l.Op == diff.Context {
+				o++
+				n++
+				continue
 			}
-			o += cnt
-		case diffmatchpatch.DiffInsert:
-			if len(regions) > 0 && regions[len(regions)-1].oldHi == o && regions[len(regions)-1].newHi == n {
-				regions[len(regions)-1].newHi += cnt
-			} else {
-				regions = append(regions, region{o, o, n, n + cnt})
+			if k := len(regions) - 1; k < 0 || regions[k].oldHi != o || regions[k].newHi != n {
+				regions = append(regions, region{o, o, n, n})
 			}
-			n += cnt
+			r := &regions[len(regions)-1]
+			if l.Op == diff.Delete {
+				o++
+				r.oldHi = o
+			} else {
+				n++
+				r.newHi = n
+			}
 		}
 	}
 	var out []corpusHunk

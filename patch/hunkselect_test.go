@@ -8,6 +8,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/internal/diff"
 )
 
 // twoHunkFile has two regions far enough apart to be two hunks, CRLF line
@@ -20,7 +23,22 @@ func twoHunkFile() string {
 	return b.String() + "last"
 }
 
+// keepHunks selects the hunks keep of the file path, and the other files
+// of the proposal whole.
+func keepHunks(p *prepared, path string, keep ...int) engine.PatchSelection {
+	var sel engine.PatchSelection
+	for _, f := range p.Files() {
+		fs := engine.FileSelection{Path: f.Path}
+		if f.Path == path {
+			fs.Hunks = keep
+		}
+		sel.Files = append(sel.Files, fs)
+	}
+	return sel
+}
+
 func TestSelectHunksAppliesOnlyTheKeptOnes(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, tc := range []struct {
 		name string
@@ -34,6 +52,7 @@ func TestSelectHunksAppliesOnlyTheKeptOnes(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			work := t.TempDir()
 			old := twoHunkFile()
 			writeFiles(t, work, map[string]string{"f.txt": old})
@@ -46,7 +65,11 @@ func TestSelectHunksAppliesOnlyTheKeptOnes(t *testing.T) {
 			if d := p.Files()[0].Diff; strings.Count(d, "@@ -") != 2 {
 				t.Fatalf("want a two-hunk diff:\n%s", d)
 			}
-			applied, err := p.(*prepared).ApplyHunks(ctx, nil, map[string][]int{"f.txt": tc.keep})
+			pp := p.(*prepared)
+			if got := diff.FileHunks(pp.Files()[0].Diff); len(got) != 2 {
+				t.Fatalf("the diff text reads as %d hunks: %+v", len(got), got)
+			}
+			applied, err := pp.Apply(ctx, keepHunks(pp, "f.txt", tc.keep...))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -68,6 +91,7 @@ func TestSelectHunksAppliesOnlyTheKeptOnes(t *testing.T) {
 }
 
 func TestSelectHunksRefusals(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	work := t.TempDir()
 	writeFiles(t, work, map[string]string{"f.txt": twoHunkFile()})
@@ -78,24 +102,22 @@ func TestSelectHunksRefusals(t *testing.T) {
 		t.Fatal(err)
 	}
 	pp := p.(*prepared)
-	for name, keep := range map[string]map[string][]int{
-		"hunk out of range": {"f.txt": {2}},
-		"unknown file":      {"g.txt": {0}},
-		"partial add":       {"n.txt": {}, "f.txt": {7}},
+	for name, sel := range map[string]engine.PatchSelection{
+		"hunk out of range": keepHunks(pp, "f.txt", 2),
+		"unknown file":      {Files: []engine.FileSelection{{Path: "g.txt", Hunks: []int{0}}}},
+		"no hunk kept":      keepHunks(pp, "f.txt", []int{}...),
+		"partial add":       {Files: []engine.FileSelection{{Path: "n.txt", Hunks: []int{}}, {Path: "f.txt", Hunks: []int{7}}}},
 	} {
-		if _, err := pp.ApplyHunks(ctx, nil, keep); err == nil {
+		if _, err := pp.Apply(ctx, sel); err == nil {
 			t.Errorf("%s: applied", name)
 		}
-	}
-	if _, err := pp.ApplyHunks(ctx, []string{"n.txt"}, map[string][]int{"f.txt": {0}}); err == nil {
-		t.Error("a hunk selection of a rejected file was applied")
 	}
 	// The file changed after validation: the selection is refused as stale,
 	// like any apply.
 	if err := os.WriteFile(filepath.Join(work, "f.txt"), []byte("changed\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err = pp.ApplyHunks(ctx, nil, map[string][]int{"f.txt": {0}})
+	_, err = pp.Apply(ctx, keepHunks(pp, "f.txt", 0))
 	var ve *ValidationError
 	if !errors.As(err, &ve) || ve.Problems[0].Kind != RefusedStale {
 		t.Fatalf("stale file: %v", err)
@@ -103,6 +125,7 @@ func TestSelectHunksRefusals(t *testing.T) {
 }
 
 func TestApplyContentsWritesTheEditedContent(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	work := t.TempDir()
 	writeFiles(t, work, map[string]string{"f.txt": twoHunkFile()})
@@ -113,10 +136,13 @@ func TestApplyContentsWritesTheEditedContent(t *testing.T) {
 		t.Fatal(err)
 	}
 	pp := p.(*prepared)
-	if _, err := pp.ApplyContents(ctx, nil, nil, map[string]string{"g.txt": "x"}); err == nil {
+	edited := func(path, content string) engine.PatchSelection {
+		return engine.PatchSelection{Files: []engine.FileSelection{{Path: path, Content: []byte(content)}}}
+	}
+	if _, err := pp.Apply(ctx, edited("g.txt", "x")); err == nil {
 		t.Fatal("content for a file outside the proposal was written")
 	}
-	applied, err := pp.ApplyContents(ctx, nil, nil, map[string]string{"f.txt": "by hand\n"})
+	applied, err := pp.Apply(ctx, edited("f.txt", "by hand\n"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,9 +1,12 @@
 package patch
 
 import (
+	"cmp"
 	"fmt"
-	"strconv"
+	"math"
 	"strings"
+
+	"github.com/kaizen-code/kz/internal/diff"
 )
 
 // ParseEnvelope reads the apply_patch envelope:
@@ -145,7 +148,6 @@ type hunkBuilder struct {
 	search, replace []string
 	changed         bool
 	anchor          string
-	hint            int
 	atEOF           bool
 	n               int
 }
@@ -181,7 +183,7 @@ func (h *hunkBuilder) edit() (Edit, bool) {
 	if !h.changed {
 		return Edit{}, false
 	}
-	return Edit{Search: joinLines(h.search), Replace: joinLines(h.replace), Anchor: h.anchor, LineHint: h.hint, AtEOF: h.atEOF}, true
+	return Edit{Search: joinLines(h.search), Replace: joinLines(h.replace), Anchor: h.anchor, AtEOF: h.atEOF}, true
 }
 
 func trimTrailingEmpty(lines []string) []string {
@@ -198,10 +200,14 @@ func truncate(s string, n int) string {
 	return s[:n] + "…"
 }
 
-// ParseUnified reads unified diffs (git or plain). Hunk line numbers are
-// kept only as hints; hunk counts are used to detect a diff cut off at the
-// end of the text. Git extended headers give file modes, new/deleted files
-// and renames.
+// ParseUnified reads a proposal written as unified diffs (git or plain).
+// diff.Parse reads the diff; what a proposal needs beyond what a review
+// shows is checked here. Hunk line numbers are kept only as hints; a hunk
+// the text ends inside (its header counts more lines) means the answer was
+// cut off. Git's extended headers give file modes, new and deleted files
+// and renames. Binary diffs, hunks without a ---/+++ file and files named
+// twice are refused, each at its line; diff lines outside any hunk are
+// prose.
 func ParseUnified(text string) (*Proposal, error) {
 	if err := checkLimits(text); err != nil {
 		return nil, err
@@ -213,67 +219,9 @@ func ParseUnified(text string) (*Proposal, error) {
 	p := &Proposal{Format: FormatUnified}
 	index := map[string]int{}
 	inBlock := make([]bool, len(lines))
-	var cur *FileChange
-	var git struct {
-		newMode, deletedMode, mode, renameFrom, renameTo string
-	}
-	resetGit := func() { git.newMode, git.deletedMode, git.mode, git.renameFrom, git.renameTo = "", "", "", "", "" }
-	for i := 0; i < len(lines); i++ {
-		l := lines[i]
-		switch {
-		case strings.HasPrefix(l, "diff --git "):
-			inBlock[i] = true
-			resetGit()
-			cur = nil
-			continue
-		case strings.HasPrefix(l, "new file mode "):
-			git.newMode = strings.TrimSpace(strings.TrimPrefix(l, "new file mode "))
-		case strings.HasPrefix(l, "deleted file mode "):
-			git.deletedMode = strings.TrimSpace(strings.TrimPrefix(l, "deleted file mode "))
-		case strings.HasPrefix(l, "new mode "):
-			git.mode = strings.TrimSpace(strings.TrimPrefix(l, "new mode "))
-		case strings.HasPrefix(l, "rename from "):
-			git.renameFrom = strings.TrimSpace(strings.TrimPrefix(l, "rename from "))
-		case strings.HasPrefix(l, "rename to "):
-			git.renameTo = strings.TrimSpace(strings.TrimPrefix(l, "rename to "))
-			// A pure rename has no ---/+++ lines.
-			if git.renameFrom != "" {
-				cur = changeFor(p, index, git.renameFrom, OpRename)
-				cur.NewPath = git.renameTo
-			}
-		case strings.HasPrefix(l, "old mode "), strings.HasPrefix(l, "index "), strings.HasPrefix(l, "similarity index "), strings.HasPrefix(l, "dissimilarity index "):
-		case strings.HasPrefix(l, "Binary files ") || strings.HasPrefix(l, "GIT binary patch"):
-			return nil, fmt.Errorf("line %d: binary diffs are not supported: %w", i+1, ErrMalformed)
-		case strings.HasPrefix(l, "--- ") && i+1 < len(lines) && strings.HasPrefix(lines[i+1], "+++ "):
-			oldPath, newPath := diffPath(l[4:]), diffPath(lines[i+1][4:])
-			oldPath, newPath = stripGitPrefixes(oldPath, newPath)
-			inBlock[i], inBlock[i+1] = true, true
-			i++
-			var err error
-			cur, err = unifiedFile(p, index, oldPath, newPath, git.newMode, git.deletedMode, git.mode)
-			if err != nil {
-				return nil, fmt.Errorf("line %d: %w", i, err)
-			}
-			continue
-		case strings.HasPrefix(l, "@@ -"):
-			if cur == nil {
-				return nil, fmt.Errorf("line %d: hunk without a ---/+++ file header: %w", i+1, ErrMalformed)
-			}
-			next, err := readUnifiedHunk(lines, i, cur)
-			if err != nil {
-				return nil, err
-			}
-			for x := i; x < next; x++ {
-				inBlock[x] = true
-			}
-			i = next - 1
-			continue
-		default:
-			continue
-		}
-		inBlock[i] = true
-		if cur != nil && git.mode != "" && cur.Mode == "" {
-			cur.Mode = git.mode
+	for _, f := range diff.Parse(text) {
+		if err := unifiedChange(p, index, f, inBlock); err != nil {
+			return nil, err
 		}
 	}
 	if len(p.Files) == 0 {
@@ -290,24 +238,76 @@ func ParseUnified(text string) (*Proposal, error) {
 	return p, nil
 }
 
-func unifiedFile(p *Proposal, index map[string]int, oldPath, newPath, newMode, deletedMode, mode string) (*FileChange, error) {
+// unifiedChange adds the change of one file of a diff to p, and marks its
+// ---/+++ pair and hunks in inBlock (0-based lines) so that no SUMMARY:
+// or VERIFY: is read from them. Its problems are checked in the order of
+// their lines, so that the first in the text is the one reported.
+func unifiedChange(p *Proposal, index map[string]int, f diff.File, inBlock []bool) error {
+	binaryBefore := func(line int) error {
+		if f.Binary && f.BinaryLine < line {
+			return fmt.Errorf("line %d: binary diffs are not supported: %w", f.BinaryLine, ErrMalformed)
+		}
+		return nil
+	}
+	var cur *FileChange
+	if f.RenameFrom != "" && f.RenameTo != "" {
+		// A pure rename has no ---/+++ lines.
+		cur = changeFor(p, index, f.RenameFrom, OpRename)
+		cur.NewPath = f.RenameTo
+		if cur.Mode == "" {
+			cur.Mode = f.NewMode
+		}
+	}
+	if f.HeaderLine > 0 {
+		if err := binaryBefore(f.HeaderLine); err != nil {
+			return err
+		}
+		inBlock[f.HeaderLine-1], inBlock[f.HeaderLine] = true, true
+		c, err := unifiedFile(p, index, f)
+		if err != nil {
+			return fmt.Errorf("line %d: %w", f.HeaderLine, err)
+		}
+		cur = c
+	}
+	for _, h := range f.Hunks {
+		if h.Header == "" {
+			continue // diff lines outside a hunk: prose
+		}
+		if err := binaryBefore(h.Src.Line); err != nil {
+			return err
+		}
+		for i := h.Src.Line - 1; i < h.Src.EndLine; i++ {
+			inBlock[i] = true
+		}
+		if cur == nil {
+			return fmt.Errorf("line %d: hunk without a ---/+++ file header: %w", h.Src.Line, ErrMalformed)
+		}
+		if err := unifiedHunk(cur, h); err != nil {
+			return err
+		}
+	}
+	return binaryBefore(math.MaxInt)
+}
+
+// unifiedFile returns the change a ---/+++ pair names, refusing a path
+// named twice (but for the pair of a rename its git headers announced).
+func unifiedFile(p *Proposal, index map[string]int, f diff.File) (*FileChange, error) {
+	oldPath, newPath := f.OldPath, f.NewPath
 	switch {
-	case oldPath == "/dev/null" && newPath == "/dev/null":
+	case oldPath == diff.DevNull && newPath == diff.DevNull:
 		return nil, fmt.Errorf("both sides are /dev/null: %w", ErrMalformed)
-	case oldPath == "/dev/null":
+	case oldPath == diff.DevNull:
 		if _, dup := index[newPath]; dup {
 			return nil, fmt.Errorf("%s appears twice: %w", newPath, ErrMalformed)
 		}
 		fc := changeFor(p, index, newPath, OpAdd)
-		fc.Mode = firstNonEmpty(newMode, mode)
+		fc.Mode = cmp.Or(f.NewFileMode, f.NewMode)
 		return fc, nil
-	case newPath == "/dev/null":
+	case newPath == diff.DevNull:
 		if _, dup := index[oldPath]; dup {
 			return nil, fmt.Errorf("%s appears twice: %w", oldPath, ErrMalformed)
 		}
-		fc := changeFor(p, index, oldPath, OpDelete)
-		_ = deletedMode
-		return fc, nil
+		return changeFor(p, index, oldPath, OpDelete), nil
 	}
 	if i, ok := index[oldPath]; ok && p.Files[i].Operation == OpRename && p.Files[i].NewPath == newPath {
 		return &p.Files[i], nil
@@ -323,143 +323,53 @@ func unifiedFile(p *Proposal, index map[string]int, oldPath, newPath, newMode, d
 	if op == OpRename {
 		fc.NewPath = newPath
 	}
-	fc.Mode = mode
+	fc.Mode = f.NewMode
 	return fc, nil
 }
 
-func firstNonEmpty(a, b string) string {
-	if a != "" {
-		return a
+// unifiedHunk adds one hunk to cur: a new file's content, or an edit
+// whose search text is the hunk's old side and whose replacement is its
+// new side.
+func unifiedHunk(cur *FileChange, h diff.Hunk) error {
+	if h.Src.BadHeader || max(h.OldStart, h.NewStart) > MaxInputLines*10 || max(h.OldLines, h.NewLines) > MaxInputLines {
+		return fmt.Errorf("line %d: bad hunk header %q: %w", h.Src.Line, truncate(h.Header, 60), ErrMalformed)
 	}
-	return b
-}
-
-// diffPath takes the path from a ---/+++ line, dropping a tab-separated
-// timestamp and surrounding quotes.
-func diffPath(s string) string {
-	if i := strings.IndexByte(s, '\t'); i >= 0 {
-		s = s[:i]
-	}
-	s = strings.TrimSpace(s)
-	if u, err := strconv.Unquote(s); err == nil && strings.HasPrefix(s, `"`) {
-		s = u
-	}
-	return s
-}
-
-// stripGitPrefixes removes git's a/ and b/ prefixes when the pair uses them.
-func stripGitPrefixes(oldPath, newPath string) (string, string) {
-	oa, nb := strings.HasPrefix(oldPath, "a/"), strings.HasPrefix(newPath, "b/")
-	switch {
-	case oa && nb:
-		return oldPath[2:], newPath[2:]
-	case oldPath == "/dev/null" && nb:
-		return oldPath, newPath[2:]
-	case newPath == "/dev/null" && oa:
-		return oldPath[2:], newPath
-	}
-	return strings.TrimPrefix(oldPath, "./"), strings.TrimPrefix(newPath, "./")
-}
-
-// readUnifiedHunk reads the hunk whose header is at lines[i] into cur and
-// returns the index of the first line after it.
-func readUnifiedHunk(lines []string, i int, cur *FileChange) (int, error) {
-	oldStart, oldCount, newCount, ok := parseHunkHeader(lines[i])
-	if !ok {
-		return 0, fmt.Errorf("line %d: bad hunk header %q: %w", i+1, truncate(lines[i], 60), ErrMalformed)
-	}
-	h := hunkBuilder{hint: oldStart}
-	seenOld, seenNew := 0, 0
-	j := i + 1
-	for ; j < len(lines); j++ {
-		l := lines[j]
-		if strings.HasPrefix(l, "@@ ") || strings.HasPrefix(l, "diff --git ") {
-			break
+	var search, replace []string
+	changed := false
+	for _, l := range h.Lines {
+		// Proposal text has LF endings (normalizeNewlines); a CR left
+		// at the end of a line is the line's own.
+		text := strings.TrimSuffix(l.Text, "\n")
+		if l.Op != diff.Add {
+			search = append(search, text)
 		}
-		if strings.HasPrefix(l, "--- ") && j+1 < len(lines) && strings.HasPrefix(lines[j+1], "+++ ") && seenOld >= oldCount && seenNew >= newCount {
-			break
+		if l.Op != diff.Delete {
+			replace = append(replace, text)
 		}
-		if l != "" && !strings.ContainsRune(" -+\\", rune(l[0])) {
-			break
-		}
-		if err := h.add(l); err != nil {
-			return 0, fmt.Errorf("line %d: %w", j+1, err)
-		}
-		switch {
-		case l == "" || l[0] == ' ':
-			seenOld++
-			seenNew++
-		case l[0] == '-':
-			seenOld++
-		case l[0] == '+':
-			seenNew++
-		}
+		changed = changed || l.Op != diff.Context
 	}
-	// Trailing empty lines are separators more often than blank context.
-	for len(h.search) > 0 && j > i+1 && lines[j-1] == "" && h.search[len(h.search)-1] == "" && len(h.replace) > 0 && h.replace[len(h.replace)-1] == "" {
-		if seenOld <= oldCount && seenNew <= newCount {
-			break
-		}
-		h.search, h.replace = h.search[:len(h.search)-1], h.replace[:len(h.replace)-1]
-		seenOld--
-		seenNew--
-		j--
+	if h.Src.Truncated {
+		return fmt.Errorf("hunk at line %d for %s ends early (%d of %d old lines, %d of %d new lines): %w",
+			h.Src.Line, cur.Path, len(search), h.OldLines, len(replace), h.NewLines, ErrTruncated)
 	}
-	if j >= len(lines) && (seenOld < oldCount || seenNew < newCount) {
-		return 0, fmt.Errorf("hunk at line %d for %s ends early (%d of %d old lines, %d of %d new lines): %w", i+1, cur.Path, seenOld, oldCount, seenNew, newCount, ErrTruncated)
-	}
-	if cur.Operation == OpAdd {
-		if len(h.search) > 0 {
-			return 0, fmt.Errorf("hunk at line %d: a new file cannot have context or removed lines: %w", i+1, ErrMalformed)
+	switch cur.Operation {
+	case OpAdd:
+		if len(search) > 0 {
+			return fmt.Errorf("hunk at line %d: a new file cannot have context or removed lines: %w", h.Src.Line, ErrMalformed)
 		}
 		c := ""
 		if cur.Content != nil {
 			c = *cur.Content
 		}
-		c += joinLines(h.replace)
+		c += joinLines(replace)
 		cur.Content = &c
-		return j, nil
+		return nil
+	case OpDelete:
+		return nil
 	}
-	if cur.Operation == OpDelete {
-		return j, nil
+	if !changed {
+		return fmt.Errorf("hunk at line %d for %s changes nothing (cut off?): %w", h.Src.Line, cur.Path, ErrMalformed)
 	}
-	e, ok := h.edit()
-	if !ok {
-		return 0, fmt.Errorf("hunk at line %d for %s changes nothing (cut off?): %w", i+1, cur.Path, ErrMalformed)
-	}
-	cur.Edits = append(cur.Edits, e)
-	return j, nil
-}
-
-// parseHunkHeader reads "@@ -a,b +c,d @@ ...". Counts default to 1.
-func parseHunkHeader(l string) (oldStart, oldCount, newCount int, ok bool) {
-	rest := strings.TrimPrefix(l, "@@ -")
-	end := strings.Index(rest, " @@")
-	if end < 0 {
-		return 0, 0, 0, false
-	}
-	fields := strings.Fields(rest[:end])
-	if len(fields) != 2 || !strings.HasPrefix(fields[1], "+") {
-		return 0, 0, 0, false
-	}
-	num := func(s string) (int, int, bool) {
-		a, b, has := strings.Cut(s, ",")
-		x, err := strconv.Atoi(a)
-		if err != nil || x < 0 || x > MaxInputLines*10 {
-			return 0, 0, false
-		}
-		y := 1
-		if has {
-			if y, err = strconv.Atoi(b); err != nil || y < 0 || y > MaxInputLines {
-				return 0, 0, false
-			}
-		}
-		return x, y, true
-	}
-	os, oc, ok1 := num(fields[0])
-	_, nc, ok2 := num(fields[1][1:])
-	if !ok1 || !ok2 {
-		return 0, 0, 0, false
-	}
-	return os, oc, nc, true
+	cur.Edits = append(cur.Edits, Edit{Search: joinLines(search), Replace: joinLines(replace), LineHint: h.OldStart})
+	return nil
 }

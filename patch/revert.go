@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/internal/diff"
 )
 
 // ErrRevertConflict means a later change touched lines of the change
@@ -46,9 +46,9 @@ func RevertChange(ctx context.Context, a *Applier, files []engine.FileChange) (s
 		if p != nil {
 			return "", fmt.Errorf("revert %s: %w", f.Path, problemError(p))
 		}
-		hunks, err := parseHunks(f.Diff)
-		if err != nil || len(hunks) == 0 {
-			return "", fmt.Errorf("revert %s: the change's diff cannot be reversed: %v", f.Path, err)
+		hunks, err := reversible(f.Diff)
+		if err != nil {
+			return "", fmt.Errorf("revert %s: the change's diff cannot be reversed: %w", f.Path, err)
 		}
 		cur, err := a.readAt(pin)
 		if err != nil {
@@ -61,25 +61,20 @@ func RevertChange(ctx context.Context, a *Applier, files []engine.FileChange) (s
 		if n := len(lines); n > 0 && lines[n-1] == "" {
 			lines = lines[:n-1]
 		}
-		rev := make([]diffHunk, len(hunks))
+		rev := make([]diff.Hunk, len(hunks))
 		shift, pos := 0, 0
 		for hi, h := range hunks {
-			// The hunk's new side, which must still be in the file.
+			// The reversed hunk's old side is the change's new side, which
+			// must still be in the file.
+			r := h.Reverse()
 			var want []string
-			r := diffHunk{added: h.removed, removed: h.added}
-			for _, l := range h.lines {
-				switch l.op {
-				case '+':
-					want = append(want, l.text)
-					r.lines = append(r.lines, diffLine{op: '-', text: l.text})
-				case '-':
-					r.lines = append(r.lines, diffLine{op: '+', text: l.text})
-				default:
-					want = append(want, l.text)
-					r.lines = append(r.lines, l)
+			for _, l := range r.Lines {
+				if l.Op != diff.Add {
+					want = append(want, l.Text)
 				}
 			}
-			expect := h.newStart + shift
+			newStart, _ := h.NewSpan()
+			expect := newStart + shift
 			at := findBlock(lines, want, expect, pos)
 			if at < 0 {
 				first, last := expect+1, expect+len(want)
@@ -87,14 +82,15 @@ func RevertChange(ctx context.Context, a *Applier, files []engine.FileChange) (s
 			}
 			shift += at - expect
 			pos = at + len(want)
-			r.oldStart = at
+			// Where diff.Apply finds the old side: at the line after at,
+			// or after line at for a side without lines.
+			r.OldStart = at
+			if len(want) > 0 {
+				r.OldStart++
+			}
 			rev[hi] = r
 		}
-		all := map[int]bool{}
-		for i := range rev {
-			all[i] = true
-		}
-		content, err := applyHunkSubset(cur.Content, rev, all)
+		content, err := diff.Apply(cur.Content, rev, nil)
 		if err != nil {
 			return "", fmt.Errorf("revert %s: %w", f.Path, err)
 		}
@@ -147,21 +143,22 @@ func pastTense(op Operation) string {
 	return string(op) + "d"
 }
 
-// hunkNewStart reads the 0-based first new line of "@@ -a,b +c,d @@".
-func hunkNewStart(header string) (int, error) {
-	for _, f := range strings.Fields(header) {
-		if !strings.HasPrefix(f, "+") {
-			continue
+// reversible returns the @@ hunks of a change's recorded diff, in order.
+func reversible(text string) ([]diff.Hunk, error) {
+	var hunks []diff.Hunk
+	for _, f := range diff.Parse(text) {
+		for _, h := range f.Hunks {
+			switch {
+			case h.Header == "":
+				continue // not kz's own: diff lines without a header
+			case h.Src.BadHeader:
+				return nil, fmt.Errorf("bad hunk header %q", h.Header)
+			}
+			hunks = append(hunks, h)
 		}
-		a, b, hasCount := strings.Cut(f[1:], ",")
-		start, err := strconv.Atoi(a)
-		if err != nil {
-			return 0, fmt.Errorf("bad hunk header %q: %w", strings.TrimSpace(header), err)
-		}
-		if hasCount && b == "0" {
-			return start, nil // an empty new side names the line it follows
-		}
-		return start - 1, nil
 	}
-	return 0, fmt.Errorf("bad hunk header %q", strings.TrimSpace(header))
+	if len(hunks) == 0 {
+		return nil, errors.New("it has no hunks")
+	}
+	return hunks, nil
 }

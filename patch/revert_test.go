@@ -18,7 +18,7 @@ func applyText(t *testing.T, r *Reviewer, text string) []engine.FileChange {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fc, err := p.Apply(context.Background(), nil)
+	fc, err := p.Apply(context.Background(), engine.PatchSelection{})
 	if err != nil {
 		t.Fatal(err)
 	}

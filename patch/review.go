@@ -72,18 +72,19 @@ func (p *prepared) Paths() []string {
 
 func (p *prepared) Files() []engine.FileChange { return changes(p.diffs, nil) }
 
-func (p *prepared) Apply(ctx context.Context, paths []string) ([]engine.FileChange, error) {
-	plan := p.plan
-	if len(paths) > 0 {
-		var err error
-		if plan, err = plan.Select(paths...); err != nil {
-			return nil, err
-		}
+func (p *prepared) Apply(ctx context.Context, sel engine.PatchSelection) ([]engine.FileChange, error) {
+	plan, partial, err := p.selectPlan(ctx, sel)
+	if err != nil {
+		return nil, err
 	}
 	if _, err := p.r.Applier.Apply(ctx, plan); err != nil {
 		return nil, err
 	}
-	return changes(p.diffs, paths), nil
+	if partial {
+		// Not what the review showed: the diffs of what was written.
+		return changes(Preview(plan), nil), nil
+	}
+	return changes(p.diffs, sel.Paths()), nil
 }
 
 func (p *prepared) Verify(ctx context.Context, c engine.Confinement, command string) (string, int, error) {

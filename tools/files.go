@@ -284,27 +284,13 @@ func (c *writeCall) Run(ctx context.Context, rc *RunContext) (string, error) {
 		return "", err
 	}
 	env.reads.record(c.t.resolved, c.content, nil)
-	diff := UnifiedDiff(c.t.rel, old, c.content, existed)
+	diff, added, removed := unifiedDiff(c.t.rel, old, c.content, existed)
 	rc.Emit(engine.Event{Type: engine.EventFileEdited, Path: c.t.rel, Diff: diff})
 	verb := "Updated"
 	if !existed {
 		verb = "Created"
 	}
-	added, removed := diffStat(diff)
 	return fmt.Sprintf("%s %s (%d bytes, +%d -%d lines)", verb, c.t.rel, len(c.content), added, removed), nil
-}
-
-func diffStat(diff string) (added, removed int) {
-	for l := range strings.Lines(diff) {
-		switch {
-		case strings.HasPrefix(l, "+++"), strings.HasPrefix(l, "---"):
-		case strings.HasPrefix(l, "+"):
-			added++
-		case strings.HasPrefix(l, "-"):
-			removed++
-		}
-	}
-	return added, removed
 }
 
 // ---- edit_file ----

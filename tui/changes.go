@@ -3,12 +3,12 @@ package tui
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/internal/diff"
 	"github.com/kaizen-code/kz/themes"
 )
 
@@ -118,39 +118,11 @@ func (m *Model) undoChange(i int) tea.Cmd {
 		}
 		rev := &appliedChange{title: fmt.Sprintf("undo of change %d (%s)", n, id)}
 		for _, f := range files {
-			rev.files = append(rev.files, engine.FileChange{Path: f.Path, Operation: f.Operation, Diff: reverseDiff(f.Diff),
+			rev.files = append(rev.files, engine.FileChange{Path: f.Path, Operation: f.Operation, Diff: diff.Reverse(f.Diff),
 				Added: f.Removed, Removed: f.Added})
 		}
 		return commandMsg{text: fmt.Sprintf("undone: change %d, reverted as %s", n, id), undone: true, change: n, revert: rev}
 	}
-}
-
-// reverseDiff swaps the sides of a unified diff: what it added it
-// removes. Line numbers of the old side become the new side's.
-func reverseDiff(d string) string {
-	lines := strings.SplitAfter(d, "\n")
-	inHunk := false
-	for i, l := range lines {
-		switch {
-		case !inHunk && strings.HasPrefix(l, "--- "):
-			if i+1 < len(lines) && strings.HasPrefix(lines[i+1], "+++ ") {
-				lines[i], lines[i+1] = "--- "+lines[i+1][4:], "+++ "+l[4:]
-			}
-		case !inHunk && strings.HasPrefix(l, "+++ "):
-		case strings.HasPrefix(l, "@@ "):
-			inHunk = true
-			f := strings.Fields(l)
-			if len(f) >= 3 && strings.HasPrefix(f[1], "-") && strings.HasPrefix(f[2], "+") {
-				f[1], f[2] = "-"+f[2][1:], "+"+f[1][1:]
-				lines[i] = strings.Join(f, " ") + "\n"
-			}
-		case strings.HasPrefix(l, "+"):
-			lines[i] = "-" + l[1:]
-		case strings.HasPrefix(l, "-"):
-			lines[i] = "+" + l[1:]
-		}
-	}
-	return strings.Join(lines, "")
 }
 
 // undoConflict says why change i cannot be undone: a later change, still
@@ -163,7 +135,7 @@ func (m *Model) undoConflict(i int) string {
 	spans := map[string][]span{}
 	for _, f := range filesFromChanges(m.changes[i].files) {
 		for _, h := range f.hunks {
-			s, n := hunkSide(h, false)
+			s, n := h.NewSpan()
 			spans[f.path] = append(spans[f.path], span{s, s + max(n, 1)})
 		}
 	}
@@ -181,8 +153,8 @@ func (m *Model) undoConflict(i int) string {
 			for k, sp := range ss {
 				shift := 0
 				for _, h := range f.hunks {
-					os, on := hunkSide(h, true)
-					ns, nn := hunkSide(h, false)
+					os, on := h.OldSpan()
+					ns, nn := h.NewSpan()
 					if os < sp.to && sp.from < os+max(on, 1) {
 						return fmt.Sprintf("change %d (%s) changed lines %d–%d of %s after it; undo change %d first",
 							j+1, c.title, sp.from+1, sp.to, path, j+1)
@@ -200,24 +172,6 @@ func (m *Model) undoConflict(i int) string {
 		}
 	}
 	return ""
-}
-
-// hunkSide is a hunk's 0-based start and line count on the old (old=true)
-// or new side.
-func hunkSide(h diffHunk, old bool) (start, count int) {
-	for _, l := range h.lines {
-		if l.kind == lineContext || (old && l.kind == lineRemoved) || (!old && l.kind == lineAdded) {
-			count++
-		}
-	}
-	start = h.newStart
-	if old {
-		start = h.oldStart
-	}
-	if count > 0 {
-		start--
-	}
-	return start, count
 }
 
 // changeLog is a read-only view of the changes applied in this session,

@@ -9,6 +9,7 @@ import (
 	"github.com/alecthomas/chroma/v2"
 	"github.com/alecthomas/chroma/v2/styles"
 	"github.com/charmbracelet/x/ansi"
+	"github.com/kaizen-code/kz/internal/diff"
 	"github.com/kaizen-code/kz/themes"
 )
 
@@ -140,11 +141,11 @@ func (p diffPalette) tokenFg(tt chroma.TokenType) string {
 	return c
 }
 
-func (p diffPalette) markerFg(k lineKind) string {
+func (p diffPalette) markerFg(k diff.Op) string {
 	switch k {
-	case lineAdded:
+	case diff.Add:
 		return p.addFg
-	case lineRemoved:
+	case diff.Delete:
 		return p.delFg
 	}
 	return p.mutedFg

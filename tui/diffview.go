@@ -11,8 +11,8 @@ import (
 	"github.com/alecthomas/chroma/v2"
 	"github.com/alecthomas/chroma/v2/lexers"
 	"github.com/charmbracelet/x/ansi"
+	"github.com/kaizen-code/kz/internal/diff"
 	"github.com/kaizen-code/kz/themes"
-	"github.com/sergi/go-diff/diffmatchpatch"
 )
 
 // diffLayout is how the review shows lines.
@@ -66,6 +66,8 @@ type diffView struct {
 	// intra-line emphasis: the i-th removed line of a run with the i-th
 	// added line that follows it, or -1.
 	partner [][][]int32
+	// nums[f][h][l] are line l's numbers in the old and the new file.
+	nums [][][]lineNums
 
 	lexers   map[int]chroma.Lexer
 	rendered map[int][]string // row → its visual lines at width
@@ -84,33 +86,62 @@ type diffView struct {
 func newDiffView(files []diffFile, t *themes.Theme) *diffView {
 	v := &diffView{files: files, pal: paletteFor(t), layout: layoutUnified, lexers: map[int]chroma.Lexer{}}
 	v.partner = make([][][]int32, len(files))
+	v.nums = make([][][]lineNums, len(files))
 	for fi := range files {
 		v.partner[fi] = make([][]int32, len(files[fi].hunks))
-		for hi := range files[fi].hunks {
-			v.partner[fi][hi] = pairLines(files[fi].hunks[hi].lines)
+		v.nums[fi] = make([][]lineNums, len(files[fi].hunks))
+		for hi, h := range files[fi].hunks {
+			v.partner[fi][hi] = pairLines(h.Lines)
+			v.nums[fi][hi] = numberLines(h)
 		}
 	}
 	return v
 }
 
+// lineNums are a line's numbers in the old and the new file; 0 where the
+// line is not on that side.
+type lineNums struct{ old, new int32 }
+
+// numberLines numbers a hunk's lines from its header's first lines (a
+// header that names line 0 of the old side numbers from 0, shown blank).
+func numberLines(h diff.Hunk) []lineNums {
+	out := make([]lineNums, len(h.Lines))
+	o, n := int32(h.OldStart), int32(max(h.NewStart, 1))
+	for i, l := range h.Lines {
+		switch l.Op {
+		case diff.Add:
+			out[i].new = n
+			n++
+		case diff.Delete:
+			out[i].old = o
+			o++
+		default:
+			out[i] = lineNums{o, n}
+			o++
+			n++
+		}
+	}
+	return out
+}
+
 // pairLines pairs each run of removed lines with the run of added lines
 // right after it.
-func pairLines(ls []diffLine) []int32 {
+func pairLines(ls []diff.Line) []int32 {
 	p := make([]int32, len(ls))
 	for i := range p {
 		p[i] = -1
 	}
 	for i := 0; i < len(ls); {
-		if ls[i].kind != lineRemoved {
+		if ls[i].Op != diff.Delete {
 			i++
 			continue
 		}
 		rs := i
-		for i < len(ls) && ls[i].kind == lineRemoved {
+		for i < len(ls) && ls[i].Op == diff.Delete {
 			i++
 		}
 		as := i
-		for i < len(ls) && ls[i].kind == lineAdded {
+		for i < len(ls) && ls[i].Op == diff.Add {
 			i++
 		}
 		for k := 0; rs+k < as && as+k < i; k++ {
@@ -167,15 +198,15 @@ func (v *diffView) buildRows(lay diffLayout) {
 			v.hunkRows = append(v.hunkRows, len(v.rows))
 			v.rows = append(v.rows, diffRow{kind: rowHunk, file: int32(fi), hunk: int32(hi), left: -1, right: -1})
 			part := v.partner[fi][hi]
-			for li := range h.lines {
+			for li := range h.Lines {
 				r := diffRow{kind: rowLine, file: int32(fi), hunk: int32(hi), left: int32(li), right: -1}
 				if lay == layoutSplit {
-					switch h.lines[li].kind {
-					case lineContext:
+					switch h.Lines[li].Op {
+					case diff.Context:
 						r.right = int32(li)
-					case lineRemoved:
+					case diff.Delete:
 						r.right = part[li]
-					case lineAdded:
+					case diff.Add:
 						if part[li] >= 0 {
 							continue // shown beside its removed partner
 						}
@@ -394,7 +425,7 @@ func (v *diffView) renderFileHeader(f *diffFile) []string {
 
 func (v *diffView) renderHunkHeader(r diffRow) string {
 	h := &v.files[r.file].hunks[r.hunk]
-	text := h.header
+	text := h.Header
 	if text == "" {
 		text = "@@"
 	}
@@ -411,17 +442,16 @@ func (v *diffView) renderHunkHeader(r diffRow) string {
 func (v *diffView) numWidth(f *diffFile) int {
 	m := 0
 	for _, h := range f.hunks {
-		m = max(m, h.oldStart+len(h.lines), h.newStart+len(h.lines))
+		m = max(m, h.OldStart+len(h.Lines), h.NewStart+len(h.Lines))
 	}
 	return max(len(strconv.Itoa(m)), 3)
 }
 
 func (v *diffView) renderUnified(r diffRow) []string {
 	f := &v.files[r.file]
-	h := &f.hunks[r.hunk]
-	l := h.lines[r.left]
+	n := v.nums[r.file][r.hunk][r.left]
 	nw := v.numWidth(f)
-	gutter := v.pal.gutter(num(l.oldNum, nw) + " " + num(l.newNum, nw) + " ")
+	gutter := v.pal.gutter(num(n.old, nw) + " " + num(n.new, nw) + " ")
 	blank := strings.Repeat(" ", 2*nw+2)
 	content := v.lineCells(int(r.file), int(r.hunk), int(r.left), max(v.width-2*nw-2, 8))
 	out := make([]string, len(content))
@@ -443,10 +473,9 @@ func (v *diffView) renderSplit(r diffRow) []string {
 		if li < 0 {
 			return []string{strings.Repeat(" ", half)}
 		}
-		l := f.hunks[r.hunk].lines[li]
-		n := l.newNum
+		n := v.nums[r.file][r.hunk][li].new
 		if left {
-			n = l.oldNum
+			n = v.nums[r.file][r.hunk][li].old
 		}
 		cells := v.lineCells(int(r.file), int(r.hunk), int(li), max(half-nw-1, 4))
 		out := make([]string, len(cells))
@@ -476,11 +505,11 @@ func (v *diffView) renderSplit(r diffRow) []string {
 	return out
 }
 
-func num(n, w int) string {
+func num(n int32, w int) string {
 	if n <= 0 {
 		return strings.Repeat(" ", w)
 	}
-	s := strconv.Itoa(n)
+	s := strconv.Itoa(int(n))
 	return strings.Repeat(" ", max(w-len(s), 0)) + s
 }
 
@@ -500,20 +529,20 @@ func opLetter(op string) string {
 // changed characters emphasised, wrapped to width (marker included) so
 // that no part of an untrusted line is ever cut off.
 func (v *diffView) lineCells(fi, hi, li, width int) []string {
-	h := &v.files[fi].hunks[hi]
-	l := h.lines[li]
-	runes := []rune(l.text)
-	fg := v.highlight(fi, l.text, len(runes))
+	l := v.files[fi].hunks[hi].Lines[li]
+	text := l.Content()
+	runes := []rune(text)
+	fg := v.highlight(fi, text, len(runes))
 	emph := v.emphasis(fi, hi, li)
 	var bg, emBg string
-	switch l.kind {
-	case lineAdded:
+	switch l.Op {
+	case diff.Add:
 		bg, emBg = v.pal.addBg, v.pal.addEm
-	case lineRemoved:
+	case diff.Delete:
 		bg, emBg = v.pal.delBg, v.pal.delEm
 	}
 	w := newCellWriter(width, bg, v.pal.noColor)
-	w.put(string(rune(l.kind)), v.pal.markerFg(l.kind), bg, l.kind != lineContext)
+	w.put(string(rune(l.Op)), v.pal.markerFg(l.Op), bg, l.Op != diff.Context)
 	col := 0
 	for i, r := range runes {
 		b := bg
@@ -539,10 +568,10 @@ func (v *diffView) lineCells(fi, hi, li, width int) []string {
 		w.put(string(r), fg[i], b, em)
 		col += ansi.StringWidth(string(r))
 	}
-	if l.crlf {
+	switch l.EOL() {
+	case "\r\n":
 		w.put("␍", v.pal.mutedFg, bg, false)
-	}
-	if l.noEOL {
+	case "":
 		w.put("∅", v.pal.mutedFg, bg, false)
 	}
 	return w.finish()
@@ -643,34 +672,21 @@ func (v *diffView) emphasis(fi, hi, li int) []bool {
 	if p < 0 {
 		return nil
 	}
-	ls := v.files[fi].hunks[hi].lines
-	a, b := ls[li], ls[p]
-	if len(a.text) > 2000 || len(b.text) > 2000 {
+	ls := v.files[fi].hunks[hi].Lines
+	a, b := ls[li].Content(), ls[p].Content()
+	if len(a) > 2000 || len(b) > 2000 {
 		return nil
 	}
-	oldT, newT := a.text, b.text
-	if a.kind == lineAdded {
-		oldT, newT = b.text, a.text
+	var marks []bool
+	if ls[li].Op == diff.Add {
+		_, marks = diff.Changed(b, a, 20*time.Millisecond)
+	} else {
+		marks, _ = diff.Changed(a, b, 20*time.Millisecond)
 	}
-	dmp := diffmatchpatch.New()
-	dmp.DiffTimeout = 20 * time.Millisecond
-	diffs := dmp.DiffCleanupSemantic(dmp.DiffMain(oldT, newT, false))
-	mine := diffmatchpatch.DiffDelete
-	if a.kind == lineAdded {
-		mine = diffmatchpatch.DiffInsert
-	}
-	marks := make([]bool, 0, len(a.text))
-	changed, total := 0, 0
-	for _, d := range diffs {
-		if d.Type != diffmatchpatch.DiffEqual && d.Type != mine {
-			continue
-		}
-		for range d.Text {
-			marks = append(marks, d.Type == mine)
-			total++
-			if d.Type == mine {
-				changed++
-			}
+	changed, total := 0, len(marks)
+	for _, m := range marks {
+		if m {
+			changed++
 		}
 	}
 	if changed == 0 || total == 0 || changed*10 > total*7 {

@@ -10,8 +10,7 @@ import (
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
-	"github.com/kaizen-code/kz/engine"
-	"github.com/kaizen-code/kz/patch"
+	"github.com/kaizen-code/kz/internal/diff"
 	"github.com/kaizen-code/kz/themes"
 )
 
@@ -47,45 +46,11 @@ func editorCommand() []string {
 // newline included). A hunk that does not match the old content is an
 // error: the file changed since the proposal.
 func proposedContent(old []byte, f diffFile) ([]byte, error) {
-	lines := strings.SplitAfter(string(old), "\n")
-	if n := len(lines); n > 0 && lines[n-1] == "" {
-		lines = lines[:n-1]
+	b, err := diff.Apply(old, f.hunks, nil)
+	if err != nil {
+		return nil, fmt.Errorf("%w: the file changed since the proposal", err)
 	}
-	var b strings.Builder
-	pos := 0
-	for hi, h := range f.hunks {
-		start, _ := hunkSide(h, true)
-		if start < pos || start > len(lines) {
-			return nil, fmt.Errorf("hunk %d is outside the file", hi+1)
-		}
-		for _, l := range lines[pos:start] {
-			b.WriteString(l)
-		}
-		k := start
-		for _, l := range h.lines {
-			text := l.text
-			if l.crlf {
-				text += "\r"
-			}
-			if !l.noEOL {
-				text += "\n"
-			}
-			if l.kind != lineAdded {
-				if k >= len(lines) || lines[k] != text {
-					return nil, fmt.Errorf("hunk %d does not match line %d: the file changed since the proposal", hi+1, k+1)
-				}
-				k++
-			}
-			if l.kind != lineRemoved {
-				b.WriteString(text)
-			}
-		}
-		pos = k
-	}
-	for _, l := range lines[pos:] {
-		b.WriteString(l)
-	}
-	return []byte(b.String()), nil
+	return b, nil
 }
 
 // openEditor starts $EDITOR on the proposed content of the file under the
@@ -169,19 +134,10 @@ func (r *review) onEdited(msg editorDoneMsg, t *themes.Theme) {
 		return
 	}
 	f := r.files[msg.file]
-	oldName, newName := "a/"+f.path, "b/"+f.path
-	if f.oldPath != "" {
-		oldName = "a/" + f.oldPath
-	}
-	if f.op == "add" {
-		oldName = "/dev/null"
-	}
-	diff, added, removed := patch.UnifiedDiff(oldName, newName, msg.old, edited)
-	nf := filesFromChanges([]engine.FileChange{{Path: f.path, Operation: f.op, Diff: diff, Added: added, Removed: removed}})[0]
-	nf.oldPath = f.oldPath
-	if f.op == "rename" {
-		nf.op = "rename"
-	}
+	// The review shows the edited file as a diff against the file on
+	// disk, computed here: its hunks are what the review numbers.
+	nf := diffFile{path: f.path, oldPath: f.oldPath, op: f.op, hunks: diff.Hunks(msg.old, edited)}
+	nf.added, nf.removed = countHunks(nf.hunks)
 	r.files[msg.file] = nf
 	if r.contents == nil {
 		r.contents = map[string][]byte{}
@@ -193,5 +149,5 @@ func (r *review) onEdited(msg editorDoneMsg, t *themes.Theme) {
 	r.dv.hunkLabel = r.hunkLabel
 	r.dv.ensure(80)
 	r.dv.jumpFile(msg.file)
-	r.flash = fmt.Sprintf("%s edited: +%d −%d against the file on disk; y applies it as shown", f.path, added, removed)
+	r.flash = fmt.Sprintf("%s edited: +%d −%d against the file on disk; y applies it as shown", f.path, nf.added, nf.removed)
 }

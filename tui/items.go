@@ -9,6 +9,7 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/internal/diff"
 	"github.com/kaizen-code/kz/themes"
 )
 
@@ -318,15 +319,11 @@ func diffStat(files []engine.FileChange) string {
 }
 
 // countDiff counts added and removed lines of a unified diff.
-func countDiff(diff string) (added, removed int) {
-	for _, l := range strings.Split(diff, "\n") {
-		switch {
-		case strings.HasPrefix(l, "+++"), strings.HasPrefix(l, "---"):
-		case strings.HasPrefix(l, "+"):
-			added++
-		case strings.HasPrefix(l, "-"):
-			removed++
-		}
+func countDiff(text string) (added, removed int) {
+	for _, f := range diff.Parse(text) {
+		a, r := f.Stat()
+		added += a
+		removed += r
 	}
 	return added, removed
 }

@@ -1,7 +1,6 @@
 package tui
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -19,15 +18,15 @@ import (
 // the diff unified or side by side, and answers exactly the request it was
 // opened for.
 //
-// For a patch proposal each file can be accepted or rejected; the answer
-// then allows the request with UpdatedInput {"files": [...accepted]}, the
-// selection engine/patchmode.go applies. Rejecting every file denies.
-// Hunks can be rejected too: the answer then carries {"hunks": {path:
-// [kept indexes]}}, which the engine hands to the patcher's ApplyHunks
-// (patch/hunkselect.go rebuilds the file from the validated old content
-// and checks it again). A selection of hunks is only sent when the caller
-// says the engine applies one (Options.HunkSelection, set by main.go);
-// otherwise a hunk mark is refused with a message rather than ignored.
+// For a patch proposal each file can be accepted or rejected, and within a
+// file each hunk; the answer then allows the request with Answer.Patch, an
+// engine.PatchSelection naming the accepted files, the kept hunks of each
+// (indexes into diff.FileHunks of the file's diff, the list patch applies
+// from, so that the hunk shown as the second is the second applied) and
+// the content of files the person edited. Rejecting every file denies.
+// Hunk marks are taken only when the caller says so
+// (Options.HunkSelection); otherwise a hunk mark is refused with a message
+// rather than ignored.
 type review struct {
 	ev       engine.Event
 	patch    bool // a patch proposal: files are selectable
@@ -258,33 +257,30 @@ func (r *review) allow(scope engine.AnswerScope) *answerAction {
 	if !r.patch {
 		return &answerAction{requestID: id, answer: engine.Answer{Decision: engine.DecisionAllow, Scope: scope}}
 	}
-	sel := r.selection()
+	sel, partial := r.selection()
 	if len(sel.Files) == 0 {
 		return &answerAction{requestID: id, answer: engine.Answer{Decision: engine.DecisionDeny, Scope: engine.ScopeOnce,
 			Feedback: "the reviewer rejected every file"}}
 	}
 	a := engine.Answer{Decision: engine.DecisionAllow, Scope: engine.ScopeOnce}
-	if len(sel.Files) < len(r.files) || len(sel.Hunks) > 0 || len(sel.Contents) > 0 {
-		// Marshalling a struct of strings and ints cannot fail.
-		a.UpdatedInput, _ = json.Marshal(sel)
+	if len(sel.Files) < len(r.files) || partial {
+		a.Patch = &sel
 	}
 	return &answerAction{requestID: id, answer: a}
 }
 
-// patchSelection is the UpdatedInput of a partial acceptance. Hunks maps
-// a path to the indexes (0-based, in diff order) of its accepted hunks; a
-// path absent from Hunks is accepted whole. It mirrors the engine's
-// patchSelection.
-type patchSelection struct {
-	Files    []string          `json:"files"`
-	Hunks    map[string][]int  `json:"hunks,omitempty"`
-	Contents map[string]string `json:"contents,omitempty"`
-}
-
-func (r *review) selection() patchSelection {
-	var sel patchSelection
+// selection is what the person accepted: each accepted file with, when
+// some of its hunks are rejected, the indexes of those kept, or its
+// content when they edited it. partial says some file is not taken as
+// proposed.
+func (r *review) selection() (sel engine.PatchSelection, partial bool) {
 	for i, f := range r.files {
 		if !r.accepted[i] {
+			continue
+		}
+		if c, ok := r.contents[f.path]; ok {
+			sel.Files = append(sel.Files, engine.FileSelection{Path: f.path, Content: c})
+			partial = true
 			continue
 		}
 		rej := r.rejectedHunks[i]
@@ -294,26 +290,16 @@ func (r *review) selection() patchSelection {
 				keep = append(keep, h)
 			}
 		}
-		if c, ok := r.contents[f.path]; ok {
-			sel.Files = append(sel.Files, f.path)
-			if sel.Contents == nil {
-				sel.Contents = map[string]string{}
-			}
-			sel.Contents[f.path] = string(c)
-			continue
-		}
 		if len(f.hunks) > 0 && len(keep) == 0 {
 			continue // every hunk rejected: the file is too
 		}
-		sel.Files = append(sel.Files, f.path)
+		fs := engine.FileSelection{Path: f.path}
 		if r.hunkSelect && len(keep) < len(f.hunks) {
-			if sel.Hunks == nil {
-				sel.Hunks = map[string][]int{}
-			}
-			sel.Hunks[f.path] = keep
+			fs.Hunks, partial = keep, true
 		}
+		sel.Files = append(sel.Files, fs)
 	}
-	return sel
+	return sel, partial
 }
 
 // fileListRows is how many files the list shows at most.

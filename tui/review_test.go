@@ -1,7 +1,6 @@
 package tui
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -120,10 +119,11 @@ func TestParseUnified(t *testing.T) {
 	if len(fs) != 4 {
 		t.Fatalf("got %d files", len(fs))
 	}
-	if len(fs[0].hunks) != 2 || !fs[0].hunks[0].lines[0].crlf || fs[0].hunks[1].lines[0].crlf {
+	if len(fs[0].hunks) != 2 || fs[0].hunks[0].Lines[0].EOL() != "\r\n" || fs[0].hunks[1].Lines[0].EOL() != "\n" {
 		t.Errorf("main.go: hunks %d, CRLF not recorded per line: %+v", len(fs[0].hunks), fs[0].hunks)
 	}
-	if l := fs[0].hunks[1].lines; !l[len(l)-1].noEOL || l[1].oldNum != 21 || l[2].newNum != 21 {
+	l := fs[0].hunks[1].Lines
+	if n := numberLines(fs[0].hunks[1]); l[len(l)-1].EOL() != "" || n[1].old != 21 || n[2].new != 21 {
 		t.Errorf("main.go second hunk numbers or no-EOL wrong: %+v", l)
 	}
 	if !fs[2].binary || len(fs[2].hunks) != 0 {
@@ -142,6 +142,27 @@ func TestParseUnified(t *testing.T) {
 	if len(bare) != 1 || bare[0].path != "a.go" || bare[0].added != 1 || bare[0].removed != 1 {
 		t.Errorf("headerless diff: %+v", bare)
 	}
+}
+
+// describeSelection lists a selection's files, each with its kept hunks
+// when it has a list, and "(edited)" when it carries content; "whole"
+// for no selection.
+func describeSelection(sel *engine.PatchSelection) string {
+	if sel == nil {
+		return "whole"
+	}
+	var out []string
+	for _, f := range sel.Files {
+		s := f.Path
+		if f.Hunks != nil {
+			s += fmt.Sprint(f.Hunks)
+		}
+		if f.Content != nil {
+			s += "(edited)"
+		}
+		out = append(out, s)
+	}
+	return strings.Join(out, ",")
 }
 
 func lastAnswer(t *testing.T, f *fakeSession) (string, engine.Answer) {
@@ -169,12 +190,8 @@ func TestReviewAcceptSomeFiles(t *testing.T) {
 	if id != "r1" || a.Decision != engine.DecisionAllow {
 		t.Fatalf("answer %s %+v", id, a)
 	}
-	var sel patchSelection
-	if err := json.Unmarshal(a.UpdatedInput, &sel); err != nil {
-		t.Fatal(err)
-	}
-	if strings.Join(sel.Files, ",") != "main.go,logo.png,new/name.go" || sel.Hunks != nil {
-		t.Errorf("selection %+v", sel)
+	if got := describeSelection(a.Patch); got != "main.go,logo.png,new/name.go" {
+		t.Errorf("selection %+v", a.Patch)
 	}
 	if m.review != nil || m.dialog.active() {
 		t.Error("review still open after the answer")
@@ -188,7 +205,7 @@ func TestReviewAllAcceptedSendsNoSelection(t *testing.T) {
 	m.feed(prop, req)
 	m.press("y")
 	_, a := lastAnswer(t, f)
-	if a.Decision != engine.DecisionAllow || a.UpdatedInput != nil {
+	if a.Decision != engine.DecisionAllow || a.Patch != nil {
 		t.Errorf("answer %+v", a)
 	}
 }
@@ -234,8 +251,8 @@ func TestReviewHunks(t *testing.T) {
 		}
 		m.press("y")
 		_, a := lastAnswer(t, f)
-		if a.UpdatedInput != nil {
-			t.Errorf("a hunk selection was sent: %s", a.UpdatedInput)
+		if a.Patch != nil {
+			t.Errorf("a hunk selection was sent: %+v", a.Patch)
 		}
 	})
 	t.Run("selected with engine support", func(t *testing.T) {
@@ -260,12 +277,8 @@ func TestReviewHunks(t *testing.T) {
 		}
 		m.press("y")
 		_, a := lastAnswer(t, f)
-		var sel patchSelection
-		if err := json.Unmarshal(a.UpdatedInput, &sel); err != nil {
-			t.Fatal(err)
-		}
-		if fmt.Sprint(sel.Hunks) != "map[main.go:[0]]" || strings.Join(sel.Files, ",") != "main.go,logo.png,new/name.go" {
-			t.Errorf("selection %+v", sel)
+		if got := describeSelection(a.Patch); got != "main.go[0],logo.png,new/name.go" {
+			t.Errorf("selection %+v", a.Patch)
 		}
 	})
 }

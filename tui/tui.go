@@ -56,10 +56,10 @@ type Options struct {
 	// Width and Height fix the initial size (tests without a terminal).
 	Width, Height int
 
-	// HunkSelection says the engine applies a per-hunk selection
-	// (UpdatedInput "hunks", see patchSelection): true for an engine whose
-	// Patcher implements engine.HunkApplier, as main.go's does. Without
-	// it the review accepts and rejects whole files only.
+	// HunkSelection lets the person reject single hunks of a proposal in
+	// the review (engine.FileSelection.Hunks, which every PreparedPatch
+	// applies). Without it the review accepts and rejects whole files
+	// only.
 	HunkSelection bool
 	// Undo undoes the last applied change (/undo); nil disables it.
 	Undo Undoer

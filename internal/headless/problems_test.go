@@ -39,7 +39,7 @@ func (stubPrepared) Files() []engine.FileChange {
 }
 func (stubPrepared) Paths() []string          { return []string{"greeting.txt"} }
 func (p stubPrepared) Verification() []string { return []string{p.verify} }
-func (p stubPrepared) Apply(context.Context, []string) ([]engine.FileChange, error) {
+func (p stubPrepared) Apply(context.Context, engine.PatchSelection) ([]engine.FileChange, error) {
 	return p.Files(), nil
 }
 func (stubPrepared) Verify(_ context.Context, _ engine.Confinement, cmd string) (string, int, error) {

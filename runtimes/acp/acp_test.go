@@ -471,6 +471,8 @@ func TestAnalysisOnlySetsPlanMode(t *testing.T) {
 	}
 }
 
+// TestUnifiedDiff: an ACP edit (old and new text) shows as kz's one
+// unified diff, with its context lines like every other runtime's.
 func TestUnifiedDiff(t *testing.T) {
 	old := "a\nb\nc\n"
 	for _, tc := range []struct {
@@ -479,9 +481,9 @@ func TestUnifiedDiff(t *testing.T) {
 		want string
 	}{
 		{nil, "x\ny\n", "--- /dev/null\n+++ b/f\n@@ -0,0 +1,2 @@\n+x\n+y\n"},
-		{&old, "a\nB\nc\n", "--- a/f\n+++ b/f\n@@ -2,1 +2,1 @@\n-b\n+B\n"},
-		{&old, "a\nc\n", "--- a/f\n+++ b/f\n@@ -2,1 +1,0 @@\n-b\n"},
-		{&old, "a\nb\nc", "--- a/f\n+++ b/f\n@@ -3,1 +3,1 @@\n-c\n+c\n\\ No newline at end of file\n"},
+		{&old, "a\nB\nc\n", "--- a/f\n+++ b/f\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n"},
+		{&old, "a\nc\n", "--- a/f\n+++ b/f\n@@ -1,3 +1,2 @@\n a\n-b\n c\n"},
+		{&old, "a\nb\nc", "--- a/f\n+++ b/f\n@@ -1,3 +1,3 @@\n a\n b\n-c\n+c\n\\ No newline at end of file\n"},
 		{&old, old, ""},
 	} {
 		if got := unifiedDiff("f", tc.old, tc.new); got != tc.want {

@@ -259,3 +259,15 @@ func (tr *turnRun) readFile(ctx context.Context, m jsonrpc.Message) error {
 	}
 	return tr.c.Reply(m.ID, map[string]string{"content": text})
 }
+
+// splitLines splits s after each newline, keeping them.
+func splitLines(s string) []string {
+	if s == "" {
+		return nil
+	}
+	l := strings.SplitAfter(s, "\n")
+	if l[len(l)-1] == "" {
+		l = l[:len(l)-1]
+	}
+	return l
+}

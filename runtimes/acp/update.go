@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/internal/diff"
 )
 
 // update maps one session/update to kz events.
@@ -257,63 +258,15 @@ func (tr *turnRun) rel(p string) string {
 	return a
 }
 
-// unifiedDiff renders a change as one unified-diff hunk covering the lines
-// between the common head and tail of old and new. A nil old is a new file.
+// unifiedDiff renders a change as a unified diff. A nil old is a new
+// file.
 func unifiedDiff(rel string, old *string, newText string) string {
-	from := "a/" + rel
-	o := ""
+	from, o := rel, ""
 	if old == nil || (*old == "" && newText != "") {
-		from = "/dev/null"
+		from = diff.DevNull
 	} else {
 		o = *old
 	}
-	ol, nl := splitLines(o), splitLines(newText)
-	pre := 0
-	for pre < len(ol) && pre < len(nl) && ol[pre] == nl[pre] {
-		pre++
-	}
-	suf := 0
-	for suf < len(ol)-pre && suf < len(nl)-pre && ol[len(ol)-1-suf] == nl[len(nl)-1-suf] {
-		suf++
-	}
-	dl, al := ol[pre:len(ol)-suf], nl[pre:len(nl)-suf]
-	if len(dl) == 0 && len(al) == 0 {
-		return ""
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "--- %s\n+++ b/%s\n@@ -%s +%s @@\n", from, rel, hunkRange(pre, len(dl)), hunkRange(pre, len(al)))
-	for _, l := range dl {
-		writeLine(&b, "-", l)
-	}
-	for _, l := range al {
-		writeLine(&b, "+", l)
-	}
-	return b.String()
-}
-
-func hunkRange(pre, n int) string {
-	if n == 0 {
-		return fmt.Sprintf("%d,0", pre)
-	}
-	return fmt.Sprintf("%d,%d", pre+1, n)
-}
-
-func writeLine(b *strings.Builder, pfx, l string) {
-	b.WriteString(pfx)
-	b.WriteString(l)
-	if !strings.HasSuffix(l, "\n") {
-		b.WriteString("\n\\ No newline at end of file\n")
-	}
-}
-
-// splitLines splits s after each newline, keeping them.
-func splitLines(s string) []string {
-	if s == "" {
-		return nil
-	}
-	l := strings.SplitAfter(s, "\n")
-	if l[len(l)-1] == "" {
-		l = l[:len(l)-1]
-	}
-	return l
+	text, _, _ := diff.Unified(from, rel, []byte(o), []byte(newText))
+	return text
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/internal/diff"
 	"github.com/kaizen-code/kz/tools"
 )
 
@@ -238,19 +239,14 @@ func editedDiff(raw json.RawMessage, fallback, ws string) (string, string) {
 		path = r.FilePath
 	}
 	rel := relTo(path, ws)
-	var b strings.Builder
 	if r.Type == "create" && len(r.StructuredPatch) == 0 {
 		return path, tools.UnifiedDiff(rel, nil, []byte(r.Content), false)
 	}
-	_, _ = fmt.Fprintf(&b, "--- a/%s\n+++ b/%s\n", rel, rel)
+	f := diff.File{OldPath: rel, NewPath: rel}
 	for _, h := range r.StructuredPatch {
-		_, _ = fmt.Fprintf(&b, "@@ -%d,%d +%d,%d @@\n", h.OldStart, h.OldLines, h.NewStart, h.NewLines)
-		for _, l := range h.Lines {
-			b.WriteString(l)
-			b.WriteByte('\n')
-		}
+		f.Hunks = append(f.Hunks, diff.ParseHunk(h.OldStart, h.OldLines, h.NewStart, h.NewLines, h.Lines))
 	}
-	return path, b.String()
+	return path, diff.Format(f)
 }
 
 // isRejection says a tool result is Claude's "the user rejected it", which

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/internal/diff"
 	"github.com/kaizen-code/kz/internal/proc"
 	"github.com/kaizen-code/kz/runtimes/agentcli"
 	"github.com/kaizen-code/kz/runtimes/jsonrpc"
@@ -546,33 +547,16 @@ func renderDiff(rel string, ch fileChange) string {
 	}
 	switch ch.Kind.Type {
 	case "add":
-		return "--- /dev/null\n+++ b/" + rel + "\n" + prefixLines(d, "+")
+		text, _, _ := diff.Unified(diff.DevNull, rel, nil, []byte(d))
+		return text
 	case "delete":
-		return "--- a/" + rel + "\n+++ /dev/null\n" + prefixLines(d, "-")
+		text, _, _ := diff.Unified(rel, diff.DevNull, []byte(d), nil)
+		return text
 	}
-	return "--- a/" + rel + "\n+++ b/" + rel + "\n" + d
-}
-
-func prefixLines(s, pfx string) string {
-	if s == "" {
-		return ""
+	// A bare hunk: the file's ---/+++ pair goes before it.
+	f := diff.File{OldPath: rel, NewPath: rel}
+	for _, p := range diff.Parse(d) {
+		f.Hunks = append(f.Hunks, p.Hunks...)
 	}
-	lines := strings.SplitAfter(s, "\n")
-	var b strings.Builder
-	n := 0
-	for _, l := range lines {
-		if l == "" {
-			continue
-		}
-		n++
-		b.WriteString(pfx + l)
-	}
-	if !strings.HasSuffix(s, "\n") {
-		b.WriteString("\n\\ No newline at end of file\n")
-	}
-	hdr := fmt.Sprintf("@@ -0,0 +1,%d @@\n", n)
-	if pfx == "-" {
-		hdr = fmt.Sprintf("@@ -1,%d +0,0 @@\n", n)
-	}
-	return hdr + b.String()
+	return diff.Format(f)
 }
