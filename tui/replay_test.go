@@ -111,3 +111,37 @@ func TestGoldenReplayEqualsLive(t *testing.T) {
 	}
 	golden(t, "replay", width, want)
 }
+
+// The recorded sessions of every runtime also look the same reopened.
+func TestReplayEqualsLiveForEveryRuntime(t *testing.T) {
+	for _, name := range []string{"claude-code.approval-allow", "claude-code.approval-deny", "codex.approval-allow",
+		"codex.approval-deny", "gemini.approval-allow", "gemini.approval-deny"} {
+		t.Run(name, func(t *testing.T) {
+			evs, err := eventlog.Load(eventlog.Path("..", name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			live := testModel(t, newFake(), 100, 50)
+			live.tr.workspace = eventlog.Workspace
+			for _, ev := range evs {
+				live.feed(ev)
+			}
+			st, id := storeEvents(t, evs)
+			f := newFake()
+			f.state.ID = id
+			resumed := testModel(t, f, 100, 50)
+			resumed.tr.workspace = eventlog.Workspace
+			if err := resumed.replay(context.Background(), st); err != nil {
+				t.Fatal(err)
+			}
+			// The status bars differ by design (the fake's stored totals
+			// are zero): the transcripts must not.
+			rc := live.renderCtx()
+			got := strings.Join(resumed.tr.view(rc, 200), "\n")
+			want := strings.Join(live.tr.view(rc, 200), "\n")
+			if got != want {
+				t.Errorf("reopened\n%s\nlive\n%s", got, want)
+			}
+		})
+	}
+}
