@@ -161,18 +161,18 @@ func (tr *transcript) cardFor(ev engine.Event, key string, start bool) *item {
 	c := &toolCard{id: key, rawTool: ev.Tool, started: ev.Time, status: cardRunning}
 	it := tr.add(&item{kind: kindTool, turnID: ev.TurnID, card: c})
 	tr.tools[key] = it
-	tr.live[key] = it
+	tr.live[it] = struct{}{}
 	return it
 }
 
 // touch settles a card after an event changed it and forgets it as live
 // once its status is final.
-func (tr *transcript) touch(key string, it *item) {
+func (tr *transcript) touch(it *item) {
 	c := it.card
 	c.retitle(tr.workspace)
 	c.settle()
-	if c.status.final() && tr.live[key] == it {
-		delete(tr.live, key)
+	if c.status.final() {
+		delete(tr.live, it)
 	}
 	it.invalidate()
 }
@@ -195,12 +195,12 @@ func (tr *transcript) applyCall(ev engine.Event) bool {
 		if !ev.Time.IsZero() {
 			c.started = ev.Time
 		}
-		tr.touch(key, it)
+		tr.touch(it)
 	case engine.EventToolCallProgress:
 		it := tr.cardFor(ev, key, false)
 		it.card.output.WriteString(ev.Output)
 		it.card.progress = ev.Text
-		tr.touch(key, it)
+		tr.touch(it)
 	case engine.EventToolCallFinished:
 		it := tr.cardFor(ev, key, false)
 		c := it.card
@@ -223,7 +223,7 @@ func (tr *transcript) applyCall(ev engine.Event) bool {
 		c.failed = c.failed || ev.IsError
 		c.setOutput(ev)
 		c.end(ev)
-		tr.touch(key, it)
+		tr.touch(it)
 	case engine.EventCommandStarted:
 		it := tr.cardFor(ev, key, false)
 		c := it.card
@@ -234,7 +234,7 @@ func (tr *transcript) applyCall(ev engine.Event) bool {
 		if c.started.IsZero() {
 			c.started = ev.Time
 		}
-		tr.touch(key, it)
+		tr.touch(it)
 	case engine.EventCommandFinished:
 		it := tr.cardFor(ev, key, false)
 		c := it.card
@@ -252,7 +252,7 @@ func (tr *transcript) applyCall(ev engine.Event) bool {
 		c.failed = c.failed || ev.IsError
 		c.setOutput(ev)
 		c.end(ev)
-		tr.touch(key, it)
+		tr.touch(it)
 	case engine.EventFileEdited:
 		a, r := countDiff(ev.Diff)
 		fc := engine.FileChange{Path: ev.Path, Operation: "edit", Diff: ev.Diff, Added: a, Removed: r}
@@ -263,7 +263,7 @@ func (tr *transcript) applyCall(ev engine.Event) bool {
 			if it.card.rawTool == "" {
 				it.card.rawTool = ev.Tool
 			}
-			tr.touch(key, it)
+			tr.touch(it)
 		case ev.PatchID != "" && tr.tools[ev.PatchID] != nil:
 			// The proposal's card lists what was applied already.
 		default:
@@ -293,7 +293,7 @@ func (tr *transcript) applyCall(ev engine.Event) bool {
 		}
 		c.decision, c.allowed = cardDecisionText(ev), ev.Decision == engine.DecisionAllow
 		c.denied = c.denied || ev.Decision == engine.DecisionDeny
-		tr.touch(key, it)
+		tr.touch(it)
 	default:
 		return tr.applyPatch(ev)
 	}
@@ -316,7 +316,7 @@ func (tr *transcript) applyPatch(ev engine.Event) bool {
 		c := it.card
 		c.called, c.proposal, c.files = true, true, files
 		c.tool, c.summary = "Proposal", ev.Text
-		tr.touch(key, it)
+		tr.touch(it)
 	case engine.EventPatchApplied:
 		it := tr.tools[ev.PatchID]
 		if it == nil || ev.PatchID == "" {
@@ -337,7 +337,7 @@ func (tr *transcript) applyPatch(ev engine.Event) bool {
 				c.files = append(c.files, f)
 			}
 		}
-		tr.touch(ev.PatchID, it)
+		tr.touch(it)
 	case engine.EventPatchRejected:
 		what := "patch rejected"
 		if ev.Reason != "" {
@@ -358,7 +358,7 @@ func (tr *transcript) applyPatch(ev engine.Event) bool {
 		} else {
 			c.failed = true
 		}
-		tr.touch(ev.PatchID, it)
+		tr.touch(it)
 	default:
 		return false
 	}
@@ -368,10 +368,10 @@ func (tr *transcript) applyPatch(ev engine.Event) bool {
 // closeTurn ends the cards of a turn that ended: a call still running (or
 // a proposal still waiting) was cut short, and says so.
 func (tr *transcript) closeTurn(turnID int64) {
-	for key, it := range tr.live {
+	for it := range tr.live {
 		if it.turnID == turnID {
 			it.card.interrupted = true
-			tr.touch(key, it)
+			tr.touch(it)
 		}
 	}
 }
@@ -379,9 +379,9 @@ func (tr *transcript) closeTurn(turnID int64) {
 // closeAll ends every card still open, when a stored session is opened:
 // its last turn can have stopped without a final_result (a crash).
 func (tr *transcript) closeAll() {
-	for key, it := range tr.live {
+	for it := range tr.live {
 		it.card.interrupted = true
-		tr.touch(key, it)
+		tr.touch(it)
 	}
 }
 

@@ -193,7 +193,13 @@ func TestCardsOfReusedIDs(t *testing.T) {
 	evs = append(evs,
 		engine.Event{Type: engine.EventToolCallStarted, TurnID: 2, ToolCallID: "t1", Tool: "read_file", Input: in},
 		engine.Event{Type: engine.EventToolCallFinished, TurnID: 2, ToolCallID: "t1", Tool: "read_file", IsError: true})
-	want := []string{"ok Read main.go", "ok Read main.go", "failed Read main.go"}
+	// An id started again in its own turn while its first call runs: the
+	// first card is still closed with the turn.
+	evs = append(evs,
+		engine.Event{Type: engine.EventToolCallStarted, TurnID: 3, ToolCallID: "t9", Tool: "bash", Input: []byte(`{"command":"sleep 9"}`)},
+		engine.Event{Type: engine.EventToolCallStarted, TurnID: 3, ToolCallID: "t9", Tool: "bash", Input: []byte(`{"command":"sleep 9"}`)},
+		engine.Event{Type: engine.EventFinalResult, TurnID: 3, Status: string(engine.StatusInterrupted)})
+	want := []string{"ok Read main.go", "ok Read main.go", "failed Read main.go", "interrupted Bash sleep 9", "interrupted Bash sleep 9"}
 	if got := cardLines(evs, ""); strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("cards %q, want %q", got, want)
 	}

@@ -23,7 +23,7 @@ type transcript struct {
 	// reported at the end of the turn) still merges into its card. live
 	// holds the cards whose status is not final yet.
 	tools map[string]*item
-	live  map[string]*item
+	live  map[*item]struct{}
 	// workspace is the session's directory: cards show paths inside it
 	// relative to it.
 	workspace  string
@@ -41,7 +41,7 @@ type transcript struct {
 }
 
 func newTranscript() *transcript {
-	return &transcript{tools: map[string]*item{}, live: map[string]*item{}, follow: true}
+	return &transcript{tools: map[string]*item{}, live: map[*item]struct{}{}, follow: true}
 }
 
 func (tr *transcript) add(it *item) *item {
