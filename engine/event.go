@@ -97,6 +97,10 @@ type Event struct {
 	// Text is the delta, message or prompt text of text-bearing events and
 	// the human-readable message of an error; on a final_result it is the
 	// error that ended the turn, if one did (ErrorKind then classifies it).
+	// On the tool_call_finished and command_finished with which the session
+	// closes a call its turn cut short (Output InterruptedNotRerun), it is
+	// the output the call had shown in tool_call_progress events, which
+	// are not stored, up to ShownOutputMax bytes.
 	Text string `json:"text,omitempty"`
 	// Partial marks an assistant_message assembled from deltas of a turn
 	// that ended before the runtime sent the whole message.

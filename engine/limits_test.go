@@ -74,6 +74,7 @@ func TestEachLimitEndsWithItsOwnStatus(t *testing.T) {
 func TestInterruptGracefulAndImmediate(t *testing.T) {
 	body := `{"type":"tool_call_started","tool_call_id":"c1","tool":"bash","input":{"command":"sleep 100"}}` + "\n" +
 		`{"type":"command_started","tool_call_id":"c1","tool":"bash","command":"sleep 100"}` + "\n" +
+		`{"type":"tool_call_progress","tool_call_id":"c1","tool":"bash","output":"zzz\n"}` + "\n" +
 		`{"type":"text_delta","text":"late","delay_ms":60000}` + "\n"
 	for _, immediate := range []bool{false, true} {
 		t.Run(fmt.Sprint("immediate=", immediate), func(t *testing.T) {
@@ -90,7 +91,7 @@ func TestInterruptGracefulAndImmediate(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if ev.Type == engine.EventToolCallStarted {
+				if ev.Type == engine.EventToolCallProgress {
 					s.Interrupt(immediate)
 				}
 				if ev.Type == engine.EventFinalResult {
@@ -102,10 +103,12 @@ func TestInterruptGracefulAndImmediate(t *testing.T) {
 			}
 			var closed, command bool
 			for _, ev := range j.all() {
-				if ev.Type == engine.EventToolCallFinished && ev.ToolCallID == "c1" && ev.Output == engine.InterruptedNotRerun {
+				// The closing events carry what the call showed, which the
+				// store does not keep as progress.
+				if ev.Type == engine.EventToolCallFinished && ev.ToolCallID == "c1" && ev.Output == engine.InterruptedNotRerun && ev.Text == "zzz\n" {
 					closed = true
 				}
-				if ev.Type == engine.EventCommandFinished && ev.ToolCallID == "c1" && ev.Command == "sleep 100" && ev.IsError {
+				if ev.Type == engine.EventCommandFinished && ev.ToolCallID == "c1" && ev.Command == "sleep 100" && ev.IsError && ev.Text == "zzz\n" {
 					command = true
 				}
 			}

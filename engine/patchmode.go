@@ -164,15 +164,19 @@ func (s *Session) reviewPatch(ctx context.Context, ts *turnState, text string) s
 		s.emit(Event{Type: EventFileEdited, TurnID: t.ID, PatchID: p.ID(), Path: f.Path, Diff: f.Diff})
 	}
 	var failed []string
-	for _, cmd := range p.Verification() {
+	for i, cmd := range p.Verification() {
 		if ctx.Err() != nil {
 			break
 		}
-		a := t.RequestPermission(ctx, PermissionRequest{ToolCallID: p.ID() + "/verify", Tool: "bash", Command: cmd, Internal: true})
+		// Each verification command is a call of its own: its answer and
+		// its command events share an id, so a front end shows them as
+		// one, and an interrupted command is closed with the turn.
+		id := fmt.Sprintf("%s/verify/%d", p.ID(), i+1)
+		a := t.RequestPermission(ctx, PermissionRequest{ToolCallID: id, Tool: "bash", Command: cmd, Internal: true})
 		if !a.Allowed() {
 			continue
 		}
-		s.emit(Event{Type: EventCommandStarted, TurnID: t.ID, PatchID: p.ID(), Command: cmd})
+		s.emit(Event{Type: EventCommandStarted, TurnID: t.ID, PatchID: p.ID(), ToolCallID: id, Tool: "bash", Command: cmd})
 		out, code, err := p.Verify(ctx, a.Confinement, cmd)
 		if err != nil {
 			out = strings.TrimSpace(out + "\n" + err.Error())
@@ -180,7 +184,8 @@ func (s *Session) reviewPatch(ctx context.Context, ts *turnState, text string) s
 				code = -1
 			}
 		}
-		s.emit(Event{Type: EventCommandFinished, TurnID: t.ID, PatchID: p.ID(), Command: cmd, ExitCode: &code, Output: out, IsError: code != 0})
+		s.emit(Event{Type: EventCommandFinished, TurnID: t.ID, PatchID: p.ID(), ToolCallID: id, Tool: "bash", Command: cmd,
+			ExitCode: &code, Output: out, IsError: code != 0})
 		if code != 0 {
 			failed = append(failed, fmt.Sprintf("`%s` exited with %d:\n%s", cmd, code, tail(out, 4000)))
 		}

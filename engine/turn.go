@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 )
 
 // Causes of a cancelled turn context. Each maps to its own final status.
@@ -40,6 +41,12 @@ type turnState struct {
 	// command_started events without their command_finished.
 	open     map[string]Event
 	commands map[string]Event
+	// shown is the output each open call has shown so far
+	// (tool_call_progress), up to ShownOutputMax bytes: the store keeps no
+	// progress, so a call the turn cuts short is closed with what it
+	// showed (see Event.Text), and a reopened session shows it as the
+	// person saw it.
+	shown map[string]*strings.Builder
 	// denials are the turn's denied tool calls in order, one per tool call
 	// id, from every permission_decided deny the session sees: that covers
 	// every runtime, since all decisions pass through the session.
@@ -72,8 +79,23 @@ func (t *turnState) observe(ev *Event, lim Limits) {
 		if ev.ToolCallID != "" {
 			t.open[ev.ToolCallID] = *ev
 		}
+	case EventToolCallProgress:
+		if _, open := t.open[ev.ToolCallID]; open && ev.Output != "" {
+			if t.shown == nil {
+				t.shown = map[string]*strings.Builder{}
+			}
+			b := t.shown[ev.ToolCallID]
+			if b == nil {
+				b = &strings.Builder{}
+				t.shown[ev.ToolCallID] = b
+			}
+			if room := ShownOutputMax - b.Len(); room > 0 {
+				b.WriteString(cutAtRune(ev.Output, room))
+			}
+		}
 	case EventToolCallFinished:
 		delete(t.open, ev.ToolCallID)
+		delete(t.shown, ev.ToolCallID)
 	case EventCommandStarted:
 		if ev.ToolCallID != "" {
 			if t.commands == nil {
@@ -372,11 +394,11 @@ func (s *Session) finishLocked(ctx context.Context, ts *turnState, res Result, e
 	// (Codex sometimes does at an interrupt): the command card ends here.
 	for id, c := range ts.commands {
 		s.emitLocked(Event{Type: EventCommandFinished, TurnID: t.ID, ToolCallID: id, Tool: c.Tool, Command: c.Command,
-			Output: InterruptedNotRerun, IsError: true})
+			Output: InterruptedNotRerun, IsError: true, Text: shownOutput(ts.shown[id])})
 	}
 	for id, open := range ts.open {
 		s.emitLocked(Event{Type: EventToolCallFinished, TurnID: t.ID, ToolCallID: id, Tool: open.Tool,
-			Status: ToolStatusInterrupted, Output: InterruptedNotRerun, IsError: true})
+			Status: ToolStatusInterrupted, Output: InterruptedNotRerun, IsError: true, Text: shownOutput(ts.shown[id])})
 	}
 	for id, p := range s.pending {
 		if p.turnID == t.ID {
@@ -438,4 +460,26 @@ func errText(err error) string {
 		return ""
 	}
 	return err.Error()
+}
+
+// ShownOutputMax bounds the output a call cut short by the end of its turn
+// carries on its closing events (Event.Text).
+const ShownOutputMax = 64 << 10
+
+func shownOutput(b *strings.Builder) string {
+	if b == nil {
+		return ""
+	}
+	return b.String()
+}
+
+// cutAtRune returns at most n bytes of s, cut at a rune boundary.
+func cutAtRune(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }

@@ -385,9 +385,9 @@ func cmdClear(m *Model, _ string) tea.Cmd {
 		m.tr.notice("wait for the turn to end before clearing", "warn")
 		return nil
 	}
-	expand, reasoning := m.tr.expand, m.tr.reasoning
+	expand, reasoning, ws := m.tr.expand, m.tr.reasoning, m.tr.workspace
 	m.tr = newTranscript()
-	m.tr.expand, m.tr.reasoning = expand, reasoning
+	m.tr.expand, m.tr.reasoning, m.tr.workspace = expand, reasoning, ws
 	m.tr.notice("screen cleared — the conversation and its context go on (/export writes all of it)", "")
 	return nil
 }

@@ -138,7 +138,7 @@ func TestE2EReview(t *testing.T) {
 	latest := sessionsOf(t, data)[0]
 	for i, c := range []struct{ flags, prompt, answer string }{
 		{"--resume " + earlierID[:len(earlierID)-2], "the first question", "the earlier answer"},
-		{"--continue", latest.Title, "patch_applied two edits"},
+		{"--continue", latest.Title, "✓ patch applied (some hunks rejected in app.txt)"},
 	} {
 		if c.flags == "--continue" && latest.ID == earlierID {
 			c.answer = "the earlier answer"

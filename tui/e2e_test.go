@@ -66,7 +66,8 @@ func TestE2EDemoInTmux(t *testing.T) {
 	p.waitFor("the bash permission dialog", "Permission needed: bash")
 	time.Sleep(500 * time.Millisecond) // read the dialog: keys right away are ignored
 	p.send("a")
-	p.waitFor("the allowed command", "allowed bash: rm -rf build")
+	p.waitFor("the allowed command", "Bash rm -rf build")
+	p.waitFor("the answer on its card", "✓ allowed (always)")
 	p.waitFor("the answer after allow", "is gone.")
 	p.waitGone("the end of the turn", "running")
 	if _, err := os.Stat(filepath.Join(tmp, "config", "kz", "grants.toml")); !os.IsNotExist(err) {
@@ -83,7 +84,8 @@ func TestE2EDemoInTmux(t *testing.T) {
 	p.waitFor("the diff in the dialog", `+    fmt.Println("hello")`)
 	time.Sleep(500 * time.Millisecond)
 	p.send("n")
-	p.waitFor("the denial", "denied edit_file: main.go")
+	p.waitFor("the denied edit", "✗ Edit main.go")
+	p.waitFor("the denial on its card", "✗ denied")
 	p.waitFor("the answer after deny", "No change made.")
 	p.waitGone("the end of the turn", "running")
 

@@ -91,12 +91,12 @@ func TestGoldenTranscript(t *testing.T) {
 
 func TestGoldenToolCard(t *testing.T) {
 	for _, w := range goldenWidths {
-		c := &toolCard{tool: "bash", summary: "go test ./... -run 'TestSomethingWithAVeryLongNameThatKeepsGoingOnAndOnAndOnAndOn'", status: engine.ToolStatusRunning, started: goldenT0}
+		c := &toolCard{tool: "bash", summary: "go test ./... -run 'TestSomethingWithAVeryLongNameThatKeepsGoingOnAndOnAndOnAndOn'", status: cardRunning, started: goldenT0}
 		for i := range 7 {
 			fmt.Fprintf(&c.output, "=== RUN   Test%d\t(tab)\n", i)
 		}
 		running := strings.Join(c.render(goldenCtx(w)), "\n")
-		c.status, c.duration = engine.ToolStatusOK, 3200*time.Millisecond
+		c.status, c.duration = cardOK, 3200*time.Millisecond
 		done := strings.Join(c.render(goldenCtx(w)), "\n")
 		rc := goldenCtx(w)
 		rc.expand = true

@@ -1,8 +1,6 @@
 package tui
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -53,23 +51,6 @@ type item struct {
 	cache    []string
 }
 
-// toolCard is a tool call, a command, a file edit or a patch proposal.
-type toolCard struct {
-	id       string
-	tool     string
-	summary  string // arguments summary
-	status   string // running, ok, error, interrupted
-	output   strings.Builder
-	progress string
-	started  time.Time
-	duration time.Duration
-	command  string
-	exitCode *int
-	files    []engine.FileChange
-	decision string // the permission answer for this call, if one was asked
-	allowed  bool
-}
-
 // invalidate drops the cached render.
 func (it *item) invalidate() { it.cache, it.cacheKey = nil, "" }
 
@@ -97,7 +78,7 @@ func (it *item) lines(rc *renderCtx) []string {
 	case kindAssistant:
 		return it.md.Lines(rc.md, rc.width, rc.now, rc.force, rc.deferCold)
 	case kindTool:
-		if it.card.status == engine.ToolStatusRunning {
+		if it.card.status == cardRunning {
 			return it.card.render(rc)
 		}
 	}
@@ -228,11 +209,15 @@ func (c *toolCard) render(rc *renderCtx) []string {
 	var icon string
 	st := t.OK
 	switch c.status {
-	case engine.ToolStatusRunning:
+	case cardRunning:
 		icon, st = rc.spinner, t.Accent
-	case engine.ToolStatusOK:
+	case cardPending:
+		icon, st = "?", t.Accent
+	case cardOK:
 		icon = "✓"
-	case engine.ToolStatusInterrupted:
+	case cardDone:
+		icon, st = "•", t.Muted
+	case cardInterrupted:
 		icon, st = "⊘", t.Warn
 	default:
 		icon, st = "✗", t.Error
@@ -240,7 +225,7 @@ func (c *toolCard) render(rc *renderCtx) []string {
 	head := st.Render(icon) + " " + t.Accent.Render(oneLine(c.tool))
 	meta := ""
 	switch {
-	case c.status == engine.ToolStatusRunning && !c.started.IsZero():
+	case c.status == cardRunning && !c.started.IsZero():
 		meta = fmtDuration(rc.now.Sub(c.started))
 	case c.duration > 0:
 		meta = fmtDuration(c.duration)
@@ -274,6 +259,19 @@ func (c *toolCard) render(rc *renderCtx) []string {
 		line := fmt.Sprintf("%s %s", f.Operation, f.Path)
 		stat := t.Added.Render(fmt.Sprintf("+%d", f.Added)) + " " + t.Removed.Render(fmt.Sprintf("-%d", f.Removed))
 		out = append(out, gutter+ansi.Truncate(oneLine(strings.TrimSpace(line)), w-16, "…")+"  "+stat)
+	}
+	if c.outcome != "" {
+		st := t.Warn
+		if c.applied {
+			st = t.OK
+		}
+		lines := wrapLines(sanitize(c.outcome), max(w-2, 1))
+		if len(lines) > previewLines && !rc.expand {
+			lines = append(lines[:previewLines], "…")
+		}
+		for _, l := range lines {
+			out = append(out, gutter+st.Render(l))
+		}
 	}
 	body := strings.TrimRight(sanitize(c.output.String()), "\n")
 	if body == "" && c.progress != "" {
@@ -337,26 +335,4 @@ func fmtDuration(d time.Duration) string {
 	default:
 		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
 	}
-}
-
-// summarizeInput picks the argument a person recognises a tool call by:
-// the command, the path, the pattern or the query, else the compact JSON.
-func summarizeInput(raw json.RawMessage) string {
-	if len(raw) == 0 {
-		return ""
-	}
-	var m map[string]any
-	if err := json.Unmarshal(raw, &m); err != nil {
-		return string(raw)
-	}
-	for _, k := range []string{"command", "cmd", "file_path", "path", "pattern", "query", "url", "description"} {
-		if v, ok := m[k].(string); ok && v != "" {
-			return v
-		}
-	}
-	var b bytes.Buffer
-	if err := json.Compact(&b, raw); err != nil {
-		return string(raw)
-	}
-	return b.String()
 }

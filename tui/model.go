@@ -136,6 +136,9 @@ type Model struct {
 	// may show plain stand-ins to replace.
 	scrolled   bool
 	submitting bool
+	// replaying is set while a stored session's events are folded in
+	// (see replay).
+	replaying  bool
 	interrupts int
 	modeCursor engine.Mode
 
@@ -198,9 +201,9 @@ func newModel(ctx context.Context, sess Session, events EventSource, theme theme
 	m.dialog = newPermissionDialog(&m.theme)
 	st := sess.State()
 	m.status.state, m.status.running, m.modeCursor = st, st.Running, st.Mode
-	// A resumed session starts from its stored totals.
+	// A resumed session starts from its stored totals; its events are
+	// replayed by Run (see replay).
 	m.status.total, m.status.totalCost = st.TotalUsage, st.TotalCostUSD
-	m.tr.restore(sess.Transcript())
 	if welcome != "" {
 		m.tr.notice(welcome, "")
 	}
@@ -663,6 +666,12 @@ func (m *Model) onEvents(msg eventsMsg) tea.Cmd {
 	var cmd tea.Cmd
 	for _, ev := range msg.events {
 		m.tr.apply(ev)
+		if m.replaying {
+			// Only the transcript replays: the status bar starts from
+			// the stored totals, a stored request is never asked again
+			// and nothing queued is sent (see replay).
+			continue
+		}
 		m.status.apply(ev)
 		m.recordChange(ev)
 		switch ev.Type {

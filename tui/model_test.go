@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"reflect"
@@ -475,25 +476,58 @@ func TestToggleToolOutputAndReasoning(t *testing.T) {
 	}
 }
 
-// resumedFake is a fake whose session already has a conversation.
-type resumedFake struct{ *fakeSession }
-
-func (resumedFake) Transcript() []engine.TranscriptEntry {
-	return []engine.TranscriptEntry{
-		{Kind: engine.EntryUser, TurnID: 1, Text: "earlier question"},
-		{Kind: engine.EntryAssistant, TurnID: 1, Text: "earlier **answer**"},
-		{Kind: engine.EntryToolCall, TurnID: 1, Tool: "bash", Input: []byte(`{"command":"make"}`), Status: engine.ToolStatusRunning},
-		{Kind: engine.EntryMarker, Text: "runtime a → b (user)"},
-	}
+// storedHistory is a History over events in memory.
+type storedHistory struct {
+	id  string
+	evs []engine.Event
+	err error
 }
 
-func TestResumedSessionShowsItsTranscript(t *testing.T) {
-	m := testModel(t, resumedFake{newFake()}, 80, 24)
+func (h storedHistory) Events(_ context.Context, id string, fn func(engine.Event) error) error {
+	if id != h.id {
+		return nil
+	}
+	for _, ev := range h.evs {
+		if err := fn(ev); err != nil {
+			return err
+		}
+	}
+	return h.err
+}
+
+// A reopened session shows its stored events; a call its last turn left
+// running (kz was killed) is shown interrupted, never as running or done,
+// and a stored request is not asked again.
+func TestResumedSessionShowsItsHistory(t *testing.T) {
+	m := testModel(t, newFake(), 80, 24)
+	err := m.replay(context.Background(), storedHistory{id: "s1", evs: []engine.Event{
+		{Type: engine.EventUserMessage, TurnID: 1, Text: "earlier question"},
+		{Type: engine.EventAssistantMessage, TurnID: 1, Text: "earlier **answer**"},
+		{Type: engine.EventRuntimeSwitched, TurnID: 1, From: "a", To: "b", Reason: "user"},
+		{Type: engine.EventToolCallStarted, TurnID: 1, ToolCallID: "t1", Tool: "bash", Input: []byte(`{"command":"make"}`)},
+		{Type: engine.EventPermissionRequested, TurnID: 1, ToolCallID: "t1", RequestID: "r1", Tool: "bash", Command: "make"},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	s := m.screen()
-	for _, want := range []string{"› earlier question", "earlier answer", "⊘ bash make", "runtime a → b (user)", "resumed"} {
+	for _, want := range []string{"› earlier question", "earlier answer", "runtime a → b (user)", "⊘ Bash make"} {
 		if !strings.Contains(s, want) {
 			t.Fatalf("resumed transcript lacks %q:\n%s", want, s)
 		}
+	}
+	if m.dialog.active() || m.status.running || m.replaying {
+		t.Fatalf("the replay left a dialog (%v), a running turn (%v) or the replay flag (%v)", m.dialog.active(), m.status.running, m.replaying)
+	}
+}
+
+// A history that cannot be read whole says so and keeps what it read.
+func TestResumedSessionHistoryError(t *testing.T) {
+	m := testModel(t, newFake(), 80, 24)
+	err := m.replay(context.Background(), storedHistory{id: "s1", err: errors.New("disk gone"),
+		evs: []engine.Event{{Type: engine.EventUserMessage, TurnID: 1, Text: "earlier question"}}})
+	if err == nil || !strings.Contains(err.Error(), "disk gone") || !strings.Contains(m.screen(), "earlier question") {
+		t.Fatalf("err %v, screen:\n%s", err, m.screen())
 	}
 }
 

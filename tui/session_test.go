@@ -32,7 +32,7 @@ func TestRealSessionPermissionAllowThenDeny(t *testing.T) {
 	}
 	m.press("y")
 	pumpUntil(t, m, sub, "the allowed branch", func(s string) bool { return strings.Contains(s, "All clean.") && !m.status.running })
-	if s := m.screen(); !strings.Contains(s, "✓ bash rm -rf build") || !strings.Contains(s, "✓ allowed bash: rm -rf build") {
+	if s := m.screen(); !strings.Contains(s, "✓ Bash rm -rf build") || !strings.Contains(s, "│ ✓ allowed") {
 		t.Fatalf("allowed tool call not shown:\n%s", s)
 	}
 
@@ -43,7 +43,7 @@ func TestRealSessionPermissionAllowThenDeny(t *testing.T) {
 	m.typeText("use make clean")
 	m.press("enter")
 	pumpUntil(t, m, sub, "the denied branch", func(s string) bool { return strings.Contains(s, "Left it alone.") && !m.status.running })
-	if s := m.screen(); !strings.Contains(s, "✗ denied bash: rm -rf build — “use make clean”") {
+	if s := m.screen(); !strings.Contains(s, "✗ Bash rm -rf build") || !strings.Contains(s, "│ ✗ denied — “use make clean”") {
 		t.Fatalf("denial not shown:\n%s", s)
 	}
 

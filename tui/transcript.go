@@ -3,7 +3,6 @@ package tui
 import (
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/kaizen-code/kz/engine"
 )
@@ -17,8 +16,17 @@ import (
 // text streaming in below never moves what the person is reading.
 // Scrolling back down to the end sets follow again.
 type transcript struct {
-	items      []*item
-	tools      map[string]*item // tool cards by tool call id
+	items []*item
+	// tools holds every card by the key that ties its events together
+	// (see cardKey); a card stays in it after its call ended, so an event
+	// that comes late (a command_finished after the tool result, a denial
+	// reported at the end of the turn) still merges into its card. live
+	// holds the cards whose status is not final yet.
+	tools map[string]*item
+	live  map[*item]struct{}
+	// workspace is the session's directory: cards show paths inside it
+	// relative to it.
+	workspace  string
 	follow     bool
 	anchor     int
 	anchorLine int
@@ -33,7 +41,7 @@ type transcript struct {
 }
 
 func newTranscript() *transcript {
-	return &transcript{tools: map[string]*item{}, follow: true}
+	return &transcript{tools: map[string]*item{}, live: map[*item]struct{}{}, follow: true}
 }
 
 func (tr *transcript) add(it *item) *item {
@@ -139,102 +147,6 @@ func (tr *transcript) apply(ev engine.Event) {
 			it = tr.add(&item{kind: kindReasoning, turnID: ev.TurnID, reason: &strings.Builder{}, open: true})
 		}
 		it.reason.WriteString(ev.Text)
-	case engine.EventToolCallStarted:
-		c := &toolCard{id: ev.ToolCallID, tool: ev.Tool, summary: summarizeInput(ev.Input), status: engine.ToolStatusRunning, started: ev.Time}
-		it := tr.add(&item{kind: kindTool, turnID: ev.TurnID, card: c})
-		if ev.ToolCallID != "" {
-			tr.tools[ev.ToolCallID] = it
-		}
-	case engine.EventToolCallProgress:
-		if it := tr.tools[ev.ToolCallID]; it != nil {
-			it.card.output.WriteString(ev.Output)
-			it.card.progress = ev.Text
-		}
-	case engine.EventToolCallFinished:
-		it := tr.tools[ev.ToolCallID]
-		if it == nil {
-			it = tr.add(&item{kind: kindTool, turnID: ev.TurnID, card: &toolCard{id: ev.ToolCallID, tool: ev.Tool, summary: summarizeInput(ev.Input)}})
-		}
-		c := it.card
-		c.status = ev.Status
-		if c.status == "" {
-			c.status = map[bool]string{true: engine.ToolStatusError, false: engine.ToolStatusOK}[ev.IsError]
-		}
-		if ev.Output != "" {
-			c.output.Reset()
-			c.output.WriteString(ev.Output)
-		}
-		switch {
-		case ev.DurationMS > 0:
-			c.duration = time.Duration(ev.DurationMS) * time.Millisecond
-		case !c.started.IsZero() && !ev.Time.IsZero():
-			c.duration = ev.Time.Sub(c.started)
-		}
-		delete(tr.tools, ev.ToolCallID)
-		it.invalidate()
-	case engine.EventCommandStarted:
-		if it := tr.tools[ev.ToolCallID]; it != nil && ev.ToolCallID != "" {
-			it.card.command = ev.Command
-			return
-		}
-		c := &toolCard{id: ev.ToolCallID, tool: "$", summary: ev.Command, status: engine.ToolStatusRunning, started: ev.Time, command: ev.Command}
-		it := tr.add(&item{kind: kindTool, turnID: ev.TurnID, card: c})
-		tr.tools["cmd:"+ev.ToolCallID+ev.Command] = it
-	case engine.EventCommandFinished:
-		it := tr.tools["cmd:"+ev.ToolCallID+ev.Command]
-		if it == nil {
-			it = tr.tools[ev.ToolCallID]
-		}
-		if it == nil {
-			it = tr.add(&item{kind: kindTool, turnID: ev.TurnID, card: &toolCard{tool: "$", summary: ev.Command}})
-		}
-		c := it.card
-		c.exitCode = ev.ExitCode
-		if ev.Output != "" {
-			c.output.Reset()
-			c.output.WriteString(ev.Output)
-		}
-		if c.tool == "$" {
-			c.status = engine.ToolStatusOK
-			if ev.ExitCode != nil && *ev.ExitCode != 0 {
-				c.status = engine.ToolStatusError
-			}
-			if ev.DurationMS > 0 {
-				c.duration = time.Duration(ev.DurationMS) * time.Millisecond
-			} else if !c.started.IsZero() && !ev.Time.IsZero() {
-				c.duration = ev.Time.Sub(c.started)
-			}
-			delete(tr.tools, "cmd:"+ev.ToolCallID+ev.Command)
-		}
-		it.invalidate()
-	case engine.EventFileEdited:
-		a, r := countDiff(ev.Diff)
-		fc := engine.FileChange{Path: ev.Path, Operation: "edit", Diff: ev.Diff, Added: a, Removed: r}
-		if it := tr.tools[ev.ToolCallID]; it != nil && ev.ToolCallID != "" {
-			it.card.files = append(it.card.files, fc)
-			return
-		}
-		tr.add(&item{kind: kindTool, turnID: ev.TurnID, card: &toolCard{tool: "edited", summary: ev.Path, status: engine.ToolStatusOK, files: []engine.FileChange{fc}}})
-	case engine.EventPatchProposed:
-		files := append([]engine.FileChange(nil), ev.Files...)
-		for i := range files {
-			if files[i].Added == 0 && files[i].Removed == 0 {
-				files[i].Added, files[i].Removed = countDiff(files[i].Diff)
-			}
-		}
-		tr.add(&item{kind: kindTool, turnID: ev.TurnID, card: &toolCard{tool: "patch proposed", summary: ev.Text, status: engine.ToolStatusOK, files: files}})
-	case engine.EventPatchApplied:
-		tr.add(&item{kind: kindNotice, turnID: ev.TurnID, text: "✓ patch applied " + ev.PatchID + " " + ev.Text, style: "ok"})
-	case engine.EventPatchRejected:
-		tr.add(&item{kind: kindNotice, turnID: ev.TurnID, text: "✗ patch rejected " + ev.PatchID + " " + ev.Text, style: "warn"})
-	case engine.EventPermissionDecided:
-		if it := tr.tools[ev.ToolCallID]; it != nil && ev.ToolCallID != "" {
-			// The answer belongs to the card it was asked for.
-			it.card.decision, it.card.allowed = decisionText(ev), ev.Decision == engine.DecisionAllow
-			it.invalidate()
-			return
-		}
-		tr.add(&item{kind: kindDecision, turnID: ev.TurnID, text: decisionText(ev), style: map[bool]string{true: "ok", false: "warn"}[ev.Decision == engine.DecisionAllow]})
 	case engine.EventRuntimeSwitched:
 		text := fmt.Sprintf("runtime %s → %s", ev.From, ev.To)
 		if ev.Reason != "" {
@@ -260,16 +172,14 @@ func (tr *transcript) apply(ev engine.Event) {
 		tr.add(&item{kind: kindError, turnID: ev.TurnID, text: text})
 	case engine.EventFinalResult:
 		tr.closeStreams("")
-		for id, it := range tr.tools {
-			if it.turnID == ev.TurnID && it.card.status == engine.ToolStatusRunning {
-				it.card.status = engine.ToolStatusInterrupted
-				it.invalidate()
-				delete(tr.tools, id)
-			}
-		}
+		tr.closeTurn(ev.TurnID)
 		if st := engine.Status(ev.Status); st != engine.StatusComplete && st != "" {
 			tr.add(&item{kind: kindNotice, turnID: ev.TurnID, text: "⊘ turn ended: " + finalText(st), style: "warn"})
 		}
+	default:
+		// Tool calls, commands, file edits, permission answers and patch
+		// proposals: cards.go.
+		tr.applyCall(ev)
 	}
 }
 
@@ -285,72 +195,6 @@ func finalText(st engine.Status) string {
 		return "timed out"
 	}
 	return string(st)
-}
-
-func decisionText(ev engine.Event) string {
-	what := ev.Tool
-	if ev.Command != "" {
-		what += ": " + oneLine(ev.Command)
-	} else if len(ev.Paths) > 0 {
-		what += ": " + strings.Join(ev.Paths, ", ")
-	}
-	var b strings.Builder
-	if ev.Decision == engine.DecisionAllow {
-		b.WriteString("✓ allowed ")
-	} else {
-		b.WriteString("✗ denied ")
-	}
-	b.WriteString(what)
-	if ev.Scope != "" && ev.Scope != engine.ScopeOnce {
-		b.WriteString(" (" + string(ev.Scope) + ")")
-	}
-	if ev.Stage != "" && ev.Stage != "user" {
-		b.WriteString(" — " + ev.Stage)
-		if ev.Reason != "" {
-			b.WriteString(": " + ev.Reason)
-		}
-	}
-	if ev.Feedback != "" {
-		b.WriteString(" — “" + ev.Feedback + "”")
-	}
-	return b.String()
-}
-
-// restore rebuilds items from a resumed session's transcript.
-func (tr *transcript) restore(entries []engine.TranscriptEntry) {
-	for _, e := range entries {
-		switch e.Kind {
-		case engine.EntryUser:
-			tr.add(&item{kind: kindUser, turnID: e.TurnID, text: e.Text})
-		case engine.EntryAssistant:
-			d := &mdDoc{}
-			d.Append(sanitize(e.Text))
-			d.Finish()
-			tr.add(&item{kind: kindAssistant, turnID: e.TurnID, md: d})
-		case engine.EntryReasoning:
-			b := &strings.Builder{}
-			b.WriteString(e.Text)
-			tr.add(&item{kind: kindReasoning, turnID: e.TurnID, reason: b})
-		case engine.EntryToolCall:
-			c := &toolCard{id: e.ToolCallID, tool: e.Tool, summary: summarizeInput(e.Input), status: e.Status}
-			c.output.WriteString(e.Output)
-			if c.status == "" || c.status == engine.ToolStatusRunning {
-				c.status = engine.ToolStatusInterrupted
-			}
-			tr.add(&item{kind: kindTool, turnID: e.TurnID, card: c})
-		case engine.EntryDecision:
-			tr.add(&item{kind: kindDecision, turnID: e.TurnID, text: e.Status + " " + e.Tool + " " + e.Text})
-		case engine.EntryMarker:
-			tr.add(&item{kind: kindDivider, turnID: e.TurnID, text: e.Text})
-		case engine.EntryError:
-			tr.add(&item{kind: kindError, turnID: e.TurnID, text: e.Text})
-		case engine.EntryPatch:
-			tr.add(&item{kind: kindNotice, turnID: e.TurnID, text: e.Status + " " + e.Text})
-		}
-	}
-	if len(entries) > 0 {
-		tr.add(&item{kind: kindDivider, text: "resumed"})
-	}
 }
 
 // height is the number of lines item i takes, with the blank line that

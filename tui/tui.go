@@ -79,6 +79,10 @@ type Options struct {
 	// Grants lists and revokes the session's and the persisted permission
 	// grants (/permissions); nil shows only the modes.
 	Grants GrantManager
+	// History holds the stored events of a reopened session, which Run
+	// shows as they were shown live; *store.Store implements it. nil
+	// shows no history.
+	History History
 	// Mentions reads `@` mentioned files into the prompt through the
 	// read_file gate; nil leaves mentions as plain paths.
 	Mentions MentionReader
@@ -111,8 +115,15 @@ func Run(ctx context.Context, opts Options) error {
 		defer sub.Close()
 		events = sub
 	}
-	m := newModel(ctx, opts.Session, events, theme, opts.Welcome)
+	m := newModel(ctx, opts.Session, events, theme, "")
 	m.hunkSelect = opts.HunkSelection
+	m.tr.workspace = opts.Workspace
+	if err := m.replay(ctx, opts.History); err != nil {
+		m.tr.notice("could not show the whole history: "+err.Error(), "warn")
+	}
+	if opts.Welcome != "" {
+		m.tr.notice(opts.Welcome, "")
+	}
 	for _, c := range opts.Commands {
 		m.custom = append(m.custom, c.asSlash())
 	}

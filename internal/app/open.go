@@ -345,14 +345,21 @@ func (a *App) Close() {
 }
 
 // TUI is the services the TUI takes from the app: undo, the session
-// picker, the grants, the @ mentions, with the session and its workspace.
+// picker, the grants, the @ mentions, the stored history of a reopened
+// session, with the session and its workspace.
 // The caller adds what is its own (theme, custom commands).
 func (a *App) TUI() tui.Options {
-	return tui.Options{Session: a.Session, Welcome: a.Welcome, Workspace: a.Env.Workspace, HunkSelection: true,
+	o := tui.Options{Session: a.Session, Welcome: a.Welcome, Workspace: a.Env.Workspace, HunkSelection: true,
 		Undo:     undoer{e: a.Env, st: a.Store, ws: a.ws, sessionID: a.Session.ID()},
 		Sessions: a.Store,
 		Grants:   grantManager{gate: a.Gate, file: config.NewGrantsFile(a.Env.Paths)},
 		Mentions: mentionReader{sess: a.Session, env: tools.NewEnv(a.ws, a.Session.ID(), nil)}}
+	if a.Resumed.ID != "" {
+		// A reopened session is shown from its stored events, as it was
+		// shown live.
+		o.History = a.Store
+	}
+	return o
 }
 
 // CommandDirs are the directories of the custom slash commands: the
