@@ -322,6 +322,8 @@ func newFake(t testing.TB, lines []scriptLine, more ...[]scriptLine) *fake {
 	f.rt = New(Config{Name: "gemini", Command: os.Args[0], Workspace: ws, KillGrace: 300 * time.Millisecond, AuthMethod: "gemini-api-key",
 		HandshakeTimeout: 10 * time.Second, Snapshots: f.snaps,
 		Env: []string{"KZ_FAKE_SCRIPT=" + script, "KZ_FAKE_REPORT=" + f.report}})
+	// The agent process outlives its turns; closing the runtime ends it.
+	t.Cleanup(func() { _ = f.rt.Close() })
 	return f
 }
 

@@ -88,6 +88,8 @@ func TestRealGeminiConfined(t *testing.T) {
 	})
 	rt, ws := realSetupWith(t, api, []string{"GEMINI_API_KEY=" + realKey})
 	rt.cfg.Confiner = newSandbox(t, ws)
+	// The agent outlives the turn and must end before its sandbox.
+	t.Cleanup(func() { _ = rt.Close() })
 	h := newHarness(t, ws, []engine.RuntimeEntry{{Runtime: rt}}, harnessOpts{
 		answer: func(engine.Event) engine.Answer { return engine.Answer{Decision: engine.DecisionAllow} }})
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)

@@ -351,6 +351,9 @@ func MarkedPids(marker string) []int {
 	return out
 }
 
+// Pid is the process id of the CLI (the leader of its process group).
+func (c *Conn) Pid() int { return c.pgid }
+
 func (c *Conn) Exited() bool {
 	select {
 	case <-c.Done:
