@@ -9,10 +9,10 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/internal/proc"
 	"github.com/kaizen-code/kz/tools/sandbox"
 )
 
@@ -215,12 +215,15 @@ func UndoLast(ctx context.Context, a *Applier, log ChangeLog, sessionID string) 
 }
 
 // ShellRunner returns a Reviewer.Run that runs a verification command with
-// bash in dir, under sb with the answer's confinement (the same sandbox
-// and profiles as kz's bash tool), in its own process group (all of which
-// dies with ctx), with the given environment, keeping at most maxOutput
-// bytes of output. A nil sb runs the command unconfined, as on a machine
-// without a sandbox. When the sandbox cannot start the command, it is
-// not run and the error says why.
+// bash in dir, under sb with the answer's confinement (the same sandbox,
+// profiles and sandbox servers as kz's bash tool, through sb.Cmd), with the
+// given environment, keeping at most maxOutput bytes of output. When ctx
+// ends (or timeout passes) every process the command started is killed:
+// on a sandbox server the server kills them all, under a per-command
+// bwrap or unconfined its process group is. A nil sb runs the command
+// unconfined in its own process group, as on a machine without a sandbox.
+// When the sandbox cannot start the command, it is not run and the error
+// says why.
 func ShellRunner(sb *sandbox.Sandbox, dir string, env []string, timeout time.Duration, maxOutput int) func(context.Context, engine.Confinement, string) (string, int, error) {
 	return func(ctx context.Context, c engine.Confinement, command string) (string, int, error) {
 		if timeout > 0 {
@@ -229,34 +232,34 @@ func ShellRunner(sb *sandbox.Sandbox, dir string, env []string, timeout time.Dur
 			defer cancel()
 		}
 		argv := []string{"/bin/bash", "-c", command}
-		var cmd *exec.Cmd
+		var cmd *sandbox.Cmd
 		if sb != nil {
 			var err error
-			if cmd, err = sb.Command(ctx, c, sandbox.Spec{Argv: argv, Dir: dir, Env: env}); err != nil {
+			if cmd, err = sb.Cmd(ctx, c, sandbox.Spec{Argv: argv, Dir: dir, Env: env}); err != nil {
 				return "", -1, fmt.Errorf("run %q: %w", command, err)
 			}
 		} else {
-			cmd = exec.CommandContext(ctx, argv[0], argv[1:]...)
-			cmd.Dir, cmd.Env = dir, env
-			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-			cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-			cmd.WaitDelay = 2 * time.Second
+			ex := exec.CommandContext(ctx, argv[0], argv[1:]...)
+			ex.Dir, ex.Env = dir, env
+			proc.OwnGroup(ex)
+			cmd = sandbox.Wrap(ex)
 		}
 		var out cappedBuffer
 		out.max = maxOutput
 		cmd.Stdout, cmd.Stderr = &out, &out
 		err := cmd.Run()
-		if sb != nil {
-			if serr := sb.SetupError(cmd); serr != nil && ctx.Err() == nil {
-				return out.String(), -1, fmt.Errorf("run %q: %w", command, serr)
-			}
+		if serr := cmd.SetupError(); serr != nil && ctx.Err() == nil {
+			return out.String(), -1, fmt.Errorf("run %q: %w", command, serr)
 		}
-		var exit *exec.ExitError
+		var exit *sandbox.ExitError
 		switch {
 		case err == nil:
 			return out.String(), 0, nil
 		case errors.As(err, &exit) && ctx.Err() == nil:
 			return out.String(), exit.ExitCode(), nil
+		case ctx.Err() != nil:
+			// Killed for the timeout or an interrupt: say which.
+			return out.String(), -1, fmt.Errorf("run %q: %w (%w)", command, ctx.Err(), err)
 		default:
 			return out.String(), -1, fmt.Errorf("run %q: %w", command, err)
 		}

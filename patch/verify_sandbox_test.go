@@ -3,14 +3,18 @@
 package patch
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/internal/childenv"
 	"github.com/kaizen-code/kz/tools/sandbox"
 )
 
@@ -48,7 +52,7 @@ func TestVerifyRunsInTheSandbox(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = sb.Close() })
-	env := sandbox.MinimalEnv(os.Environ(), nil)
+	env := childenv.Build(os.Environ(), childenv.Spec{})
 	run := ShellRunner(sb, ws, env, time.Minute, 64<<10)
 	script := "echo made > made.txt; echo pwned >> .git/config; echo done"
 	for _, c := range []struct {
@@ -76,6 +80,28 @@ func TestVerifyRunsInTheSandbox(t *testing.T) {
 	if _, code, err := run(context.Background(), engine.Confinement{}, "exit 4"); err != nil || code != 4 {
 		t.Errorf("exit 4: %d %v", code, err)
 	}
+	// Under bubblewrap it runs on the session's sandbox server (kz itself
+	// as PID 1 of the sandbox), as the bash tool's commands do.
+	if out, code, err := run(context.Background(), engine.Confinement{}, "tr '\\0' ' ' < /proc/1/cmdline"); err != nil || code != 0 ||
+		!strings.Contains(out, "__kz_sandbox_server") {
+		t.Errorf("not on a sandbox server: %q %d %v", out, code, err)
+	}
+	// A command that outlives the timeout is killed with everything it
+	// started, and the error says it timed out.
+	token := "5252." + strconv.Itoa(os.Getpid()%1000)
+	start := time.Now()
+	short := ShellRunner(sb, ws, env, 500*time.Millisecond, 64<<10)
+	_, code, err := short(context.Background(), engine.Confinement{Profile: engine.ProfileWorkspaceWrite},
+		"trap '' TERM; setsid sleep "+token+" & (sleep "+token+" &); sleep "+token)
+	if !errors.Is(err, context.DeadlineExceeded) || code != -1 {
+		t.Errorf("timeout: %d %v", code, err)
+	}
+	if time.Since(start) > 20*time.Second {
+		t.Errorf("the timeout took %s", time.Since(start))
+	}
+	if processWith(token) {
+		t.Error("a process of the timed-out command is still running")
+	}
 	// Without a sandbox the command runs unconfined.
 	_ = os.Remove(filepath.Join(ws, "made.txt"))
 	if _, code, err := ShellRunner(nil, ws, env, time.Minute, 64<<10)(context.Background(), engine.Confinement{}, "echo made > made.txt"); err != nil || code != 0 {
@@ -93,4 +119,19 @@ func TestVerifyRunsInTheSandbox(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(ws, "made.txt")); err == nil {
 		t.Error("the command ran")
 	}
+}
+
+// processWith reports whether a process whose command line holds token
+// is running.
+func processWith(token string) bool {
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		if b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline"); err == nil && bytes.Contains(b, []byte(token)) {
+			return true
+		}
+	}
+	return false
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/internal/childenv"
 	"github.com/kaizen-code/kz/internal/config"
 	"github.com/kaizen-code/kz/patch"
 	"github.com/kaizen-code/kz/runtimes/acp"
@@ -110,7 +111,7 @@ func Build(name string, rc config.Runtime, opt Options) (engine.RuntimeEntry, er
 		default:
 			return engine.RuntimeEntry{}, fmt.Errorf("runtime %s: sandbox %q: want read-only, workspace-write or danger-full-access", name, rc.Sandbox)
 		}
-		rt := codex.New(codex.Config{Name: name, Command: rc.Command, Args: rc.Args, Env: claudecode.EnvList(rc.Env),
+		rt := codex.New(codex.Config{Name: name, Command: rc.Command, Args: rc.Args, Env: childenv.FromMap(rc.Env),
 			Models: rc.Models, Workspace: opt.Workspace, Sandbox: sb, Confiner: opt.Confiner})
 		return cliEntry(rt, rc, opt), nil
 	case config.KindACP:
@@ -132,7 +133,7 @@ func Build(name string, rc config.Runtime, opt Options) (engine.RuntimeEntry, er
 		if len(rc.Models) > 0 {
 			cfg.Models = rc.Models
 		}
-		cfg.Env = append(cfg.Env, claudecode.EnvList(rc.Env)...)
+		cfg.Env = append(cfg.Env, childenv.FromMap(rc.Env)...)
 		if rc.MaxAttempts > 0 {
 			cfg.MaxAttempts = rc.MaxAttempts
 		}
@@ -141,7 +142,7 @@ func Build(name string, rc config.Runtime, opt Options) (engine.RuntimeEntry, er
 		}
 		return cliEntry(acp.New(cfg), rc, opt), nil
 	case config.KindClaudeCode:
-		rt := claudecode.New(claudecode.Config{Name: name, Command: rc.Command, Args: rc.Args, Env: claudecode.EnvList(rc.Env),
+		rt := claudecode.New(claudecode.Config{Name: name, Command: rc.Command, Args: rc.Args, Env: childenv.FromMap(rc.Env),
 			Models: rc.Models, Workspace: opt.Workspace, ProposalPrompt: patch.PromptText(), Confiner: opt.Confiner})
 		return cliEntry(rt, rc, opt), nil
 	}

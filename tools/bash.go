@@ -8,11 +8,12 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
 	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/internal/childenv"
+	"github.com/kaizen-code/kz/internal/proc"
 	"github.com/kaizen-code/kz/tools/sandbox"
 )
 
@@ -36,10 +37,6 @@ const (
 	// process group are gone, for descendants that left the group.
 	pipeDrain = time.Second
 )
-
-// BaseEnv is the environment a command sees, taken from kz's own
-// environment when set (the sandbox's list: one list for every child).
-var BaseEnv = sandbox.BaseEnv
 
 // Bash is the bash tool.
 type Bash struct{}
@@ -101,11 +98,6 @@ func (c *bashCall) Request() engine.PermissionRequest {
 	return engine.PermissionRequest{Command: c.command, Sandboxed: c.sandboxed}
 }
 
-// CommandEnv builds the minimal environment of a command from environ: the
-// BaseEnv names and the pass list, never a name containing KEY, SECRET,
-// TOKEN or PASSWORD unless the pass list names it exactly.
-func CommandEnv(environ []string, pass []string) []string { return sandbox.MinimalEnv(environ, pass) }
-
 func (c *bashCall) Run(ctx context.Context, rc *RunContext) (string, error) {
 	env := rc.Env
 	grace := env.KillGrace
@@ -122,9 +114,10 @@ func (c *bashCall) Run(ctx context.Context, rc *RunContext) (string, error) {
 	defer func() { _ = pr.Close() }()
 	// The command's own context outlives ctx, so that when ctx ends the
 	// group first gets SIGTERM and the grace period below; stopping
-	// runCtx then kills it. (Under bubblewrap the SIGTERM already ends
-	// every process of the command: bwrap dies, and the kernel kills its
-	// PID namespace.)
+	// runCtx then kills it. (Under a per-command bwrap the SIGTERM already
+	// ends every process of the command: bwrap dies, and the kernel kills
+	// its PID namespace. On a sandbox server it reaches the command's
+	// group, and SIGKILL every process of the command.)
 	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	defer stop()
 	cmd, err := c.buildCommand(runCtx, rc)
@@ -136,46 +129,38 @@ func (c *bashCall) Run(ctx context.Context, rc *RunContext) (string, error) {
 	rc.Emit(engine.Event{Type: engine.EventCommandStarted, Command: c.command})
 	if err := cmd.Start(); err != nil {
 		_ = pw.Close()
-		if sb := env.Sandbox; sb != nil {
-			_ = sb.SetupError(cmd)
-		}
+		_ = cmd.SetupError()
 		return "", fmt.Errorf("bash: start: %w", err)
 	}
 	_ = pw.Close()
-	pgid := cmd.Process.Pid
 
-	out := newHeadTail(bashHead, bashTail)
+	out := proc.NewHeadTail(bashHead, bashTail)
 	readDone := make(chan struct{})
 	go func() {
 		defer close(readDone)
 		c.pump(pr, out, rc)
 	}()
 
-	waitDone := make(chan error, 1)
-	go func() { waitDone <- cmd.Wait() }()
-
 	var waitErr error
+	waitDone := make(chan struct{})
+	go func() {
+		waitErr = cmd.Wait()
+		close(waitDone)
+	}()
+
 	killed := ""
 	select {
-	case waitErr = <-waitDone:
+	case <-waitDone:
 	case <-ctx.Done():
 		killed = "interrupted"
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			killed = fmt.Sprintf("timed out after %s", c.timeout)
 		}
-		_ = syscall.Kill(-pgid, syscall.SIGTERM)
-		t := time.NewTimer(grace)
-		select {
-		case waitErr = <-waitDone:
-			t.Stop()
-		case <-t.C:
-			_ = syscall.Kill(-pgid, syscall.SIGKILL)
-			waitErr = <-waitDone
-		}
+		proc.Stop(waitDone, grace, func() { _ = cmd.Signal(syscall.SIGTERM) }, func() { _ = cmd.Signal(syscall.SIGKILL) })
 	}
 	// The command is over: whatever it left running in its group (a
 	// background job) is stopped, so nothing outlives the call.
-	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	_ = cmd.Signal(syscall.SIGKILL)
 	select {
 	case <-readDone:
 	case <-time.After(pipeDrain):
@@ -185,17 +170,12 @@ func (c *bashCall) Run(ctx context.Context, rc *RunContext) (string, error) {
 		<-readDone
 	}
 
-	code := cmd.ProcessState.ExitCode()
-	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		code = 128 + int(ws.Signal())
-	}
+	code := cmd.ExitCode()
 	rc.Emit(engine.Event{Type: engine.EventCommandFinished, Command: c.command, ExitCode: &code})
-	if sb := env.Sandbox; sb != nil {
-		if err := sb.SetupError(cmd); err != nil && killed == "" {
-			// The sandbox failed before the command ran: what the
-			// output holds is the sandbox's own message.
-			return strings.TrimSpace(out.String()), fmt.Errorf("bash: %w", err)
-		}
+	if err := cmd.SetupError(); err != nil && killed == "" {
+		// The sandbox failed before the command ran: what the output
+		// holds is the sandbox's own message.
+		return strings.TrimSpace(out.String()), fmt.Errorf("bash: %w", err)
 	}
 
 	text := out.String()
@@ -213,7 +193,7 @@ func (c *bashCall) Run(ctx context.Context, rc *RunContext) (string, error) {
 	if killed != "" {
 		return sb.String(), fmt.Errorf("command %s", killed)
 	}
-	var exitErr *exec.ExitError
+	var exitErr *sandbox.ExitError
 	if waitErr != nil && !errors.As(waitErr, &exitErr) {
 		return sb.String(), fmt.Errorf("bash: %w", waitErr)
 	}
@@ -221,15 +201,16 @@ func (c *bashCall) Run(ctx context.Context, rc *RunContext) (string, error) {
 }
 
 // buildCommand builds the command: under the session's sandbox with the
-// confinement of the gate's answer, or unconfined in its own process
-// group when the session has no sandbox (a machine without one, where the
-// gate asked the person first).
-func (c *bashCall) buildCommand(ctx context.Context, rc *RunContext) (*exec.Cmd, error) {
+// confinement of the gate's answer (on the sandbox server of that
+// confinement where it can), or unconfined in its own process group when
+// the session has no sandbox (a machine without one, where the gate asked
+// the person first).
+func (c *bashCall) buildCommand(ctx context.Context, rc *RunContext) (*sandbox.Cmd, error) {
 	env := rc.Env
 	argv := []string{"/bin/bash", "-c", c.command}
-	cmdEnv := CommandEnv(os.Environ(), env.PassEnv)
+	cmdEnv := childenv.Build(os.Environ(), childenv.Spec{Pass: env.PassEnv})
 	if sb := env.Sandbox; sb != nil {
-		cmd, err := sb.Command(ctx, rc.Confinement, sandbox.Spec{Argv: argv, Dir: env.WS.Dir(), Env: cmdEnv})
+		cmd, err := sb.Cmd(ctx, rc.Confinement, sandbox.Spec{Argv: argv, Dir: env.WS.Dir(), Env: cmdEnv})
 		if err != nil {
 			return nil, fmt.Errorf("bash: the command was not run: %w", err)
 		}
@@ -238,14 +219,13 @@ func (c *bashCall) buildCommand(ctx context.Context, rc *RunContext) (*exec.Cmd,
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Dir, cmd.Env = env.WS.Dir(), cmdEnv
 	// Own process group, so the whole tree can be signalled at once.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	return cmd, nil
+	proc.OwnGroup(cmd)
+	return sandbox.Wrap(cmd), nil
 }
 
 // pump copies the command's output into out and sends throttled progress
 // events.
-func (c *bashCall) pump(pr *os.File, out *headTail, rc *RunContext) {
+func (c *bashCall) pump(pr *os.File, out *proc.HeadTail, rc *RunContext) {
 	buf := make([]byte, 32<<10)
 	var pending strings.Builder
 	last := time.Time{}
@@ -264,7 +244,7 @@ func (c *bashCall) pump(pr *os.File, out *headTail, rc *RunContext) {
 	for {
 		n, err := pr.Read(buf)
 		if n > 0 {
-			out.Write(buf[:n])
+			_, _ = out.Write(buf[:n])
 			if pending.Len() < 4*maxProgressChunk {
 				pending.Write(buf[:n])
 			}
@@ -277,41 +257,4 @@ func (c *bashCall) pump(pr *os.File, out *headTail, rc *RunContext) {
 		}
 	}
 	flush()
-}
-
-// headTail keeps the first head and the last tail bytes written to it.
-type headTail struct {
-	mu         sync.Mutex
-	head, tail []byte
-	hmax, tmax int
-	dropped    int64
-}
-
-func newHeadTail(h, t int) *headTail { return &headTail{hmax: h, tmax: t} }
-
-func (b *headTail) Write(p []byte) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if room := b.hmax - len(b.head); room > 0 {
-		n := min(room, len(p))
-		b.head = append(b.head, p[:n]...)
-		p = p[n:]
-	}
-	if len(p) == 0 {
-		return
-	}
-	b.tail = append(b.tail, p...)
-	if over := len(b.tail) - b.tmax; over > 0 {
-		b.dropped += int64(over)
-		b.tail = append(b.tail[:0], b.tail[over:]...)
-	}
-}
-
-func (b *headTail) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.dropped == 0 {
-		return string(b.head) + string(b.tail)
-	}
-	return fmt.Sprintf("%s\n… [%d bytes of output omitted] …\n%s", b.head, b.dropped, b.tail)
 }

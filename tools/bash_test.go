@@ -38,9 +38,6 @@ func TestBashEnvHasNoSecrets(t *testing.T) {
 	if r = f.call(t, "bash", map[string]any{"command": "env"}); !strings.Contains(r.Output, "ALLOWED_API_KEY=explicitly-allowed") {
 		t.Errorf("allow-listed variable missing: %q", r.Output)
 	}
-	if got := CommandEnv([]string{"HOME=/h", "PATH=/p", "GH_TOKEN=x", "AWS_SECRET_ACCESS_KEY=y", "LANG=C"}, nil); strings.Join(got, " ") != "HOME=/h PATH=/p LANG=C" {
-		t.Errorf("CommandEnv = %v", got)
-	}
 }
 
 func TestBashBasics(t *testing.T) {

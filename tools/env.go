@@ -44,8 +44,8 @@ type Env struct {
 	// writes are refused: kz never changes a file it could not undo.
 	Snapshots SnapshotSaver
 	// PassEnv names environment variables passed to bash besides the
-	// minimal set; it is the only way a name containing KEY, SECRET, TOKEN
-	// or PASSWORD reaches a command.
+	// minimal set (childenv.Spec.Pass); it is the only way a name
+	// containing KEY, SECRET, TOKEN or PASSWORD reaches a command.
 	PassEnv []string
 	// BashTimeout is the default timeout of a command (DefaultBashTimeout
 	// when zero); a call may ask for less or up to MaxBashTimeout.

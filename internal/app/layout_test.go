@@ -72,7 +72,9 @@ func kzDeps(t *testing.T) map[string][]string {
 }
 
 // within reports whether pkg is dir or a package below it.
-func within(pkg, dir string) bool { return pkg == module+"/"+dir || strings.HasPrefix(pkg, module+"/"+dir+"/") }
+func within(pkg, dir string) bool {
+	return pkg == module+"/"+dir || strings.HasPrefix(pkg, module+"/"+dir+"/")
+}
 
 // TestImportRules: the domain packages never reach each other through
 // the store or a runtime to wire themselves (the adapters live here), the

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/internal/childenv"
 	"github.com/kaizen-code/kz/internal/config"
 	"github.com/kaizen-code/kz/patch"
 	"github.com/kaizen-code/kz/runtimes"
@@ -267,7 +268,7 @@ func (a *App) reviewer(ctx context.Context, id string, warn io.Writer) (*patch.R
 	} else if len(restored) > 0 {
 		_, _ = fmt.Fprintf(warn, "kz: warning: restored %d change(s) a crash left half-applied: %s\n", len(restored), strings.Join(restored, ", "))
 	}
-	return &patch.Reviewer{Applier: applier, Run: patch.ShellRunner(a.sandbox, ws.Dir(), tools.CommandEnv(os.Environ(), nil), 10*time.Minute, 64<<10)}, nil
+	return &patch.Reviewer{Applier: applier, Run: patch.ShellRunner(a.sandbox, ws.Dir(), childenv.Build(os.Environ(), childenv.Spec{}), 10*time.Minute, 64<<10)}, nil
 }
 
 // newSession creates the session over its parts, with the limits of the

@@ -1,7 +1,17 @@
-// Package proc tells whether a process that kz recorded still runs. A pid
-// alone is not enough: after a process dies its pid can be reused, and kz
-// run as pid 1 in a container has the same pid on every run. So kz records
-// a process's start time with its pid and compares both.
+// Package proc is kz's one home for the processes it starts and records.
+//
+// Supervision (group.go): every child kz starts (a bash command, a
+// verification command, an agent CLI) leads a process group of its own,
+// is stopped politely and then by force after a grace period, and takes
+// down with it whatever it started, including descendants that left its
+// group, found by an inherited marker variable. Output (output.go): the
+// bounded buffers a child's output is kept in, and Clip for one line of
+// it.
+//
+// Liveness (this file): whether a process that kz recorded still runs. A
+// pid alone is not enough: after a process dies its pid can be reused,
+// and kz run as pid 1 in a container has the same pid on every run. So kz
+// records a process's start time with its pid and compares both.
 package proc
 
 import (

@@ -21,8 +21,10 @@ import (
 	"time"
 
 	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/internal/childenv"
 	"github.com/kaizen-code/kz/runtimes/agentcli"
 	"github.com/kaizen-code/kz/runtimes/credproxy"
+	"github.com/kaizen-code/kz/runtimes/jsonrpc"
 	"github.com/kaizen-code/kz/tools"
 )
 
@@ -173,6 +175,10 @@ func (r *Runtime) Capabilities(string) engine.Capabilities {
 	}
 }
 
+// markerVar names the variable that marks every process descended from one
+// agent, so that children which left its process group are killed too.
+const markerVar = "KZ_ACP_RUN"
+
 var versionRE = regexp.MustCompile(`\d+\.\d+\.\d+\S*`)
 
 // Available reports the agent's version (from --version), or a
@@ -185,10 +191,10 @@ func (r *Runtime) Available() (string, error) {
 		return "", r.missing(err)
 	}
 	cmd := exec.CommandContext(ctx, path, "--version")
-	cmd.Env = buildEnv(nil, r.cfg.Env)
+	cmd.Env = agentcli.Env(childenv.Spec{}, r.cfg.Env)
 	if r.cfg.Credentials != nil {
 		// Printing its version needs no credential.
-		cmd.Env = credproxy.Strip(cmd.Env, r.cfg.Credentials(cmd.Env).KeyVars...)
+		cmd.Env = childenv.Strip(cmd.Env, r.cfg.Credentials(cmd.Env).KeyVars...)
 	}
 	out, err := cmd.Output()
 	if err != nil {
@@ -261,7 +267,7 @@ func (r *Runtime) Run(ctx context.Context, t *engine.Turn) (engine.Result, error
 // the process's own, the session's overlay home when the runtime bounds
 // Gemini's retries, and the OS sandbox with the agent's homes writable.
 func (r *Runtime) spawn(s *slot, t *engine.Turn, dir string) (*agent, error) {
-	env := buildEnv(nil, r.cfg.Env)
+	env := agentcli.Env(childenv.Spec{}, r.cfg.Env)
 	var proxy *credproxy.Proxy
 	if r.cfg.Credentials != nil {
 		var err error
@@ -278,12 +284,12 @@ func (r *Runtime) spawn(s *slot, t *engine.Turn, dir string) (*agent, error) {
 			// The agent still runs, with its own retry bound.
 			r.log.Warn("acp: could not bound the agent's retries", "err", err)
 		} else {
-			env = append(credproxy.Strip(env, "GEMINI_CLI_HOME"), o.env())
+			env = append(childenv.Strip(env, "GEMINI_CLI_HOME"), o.env())
 			// Gemini writes its overlay home too.
 			homes = append(homes, o.root)
 		}
 	}
-	c, err := startConn(r.cfg.Confiner, homes, r.cfg.Command, r.cfg.Args, dir, env, r.log)
+	c, err := jsonrpc.Start(r.cfg.Confiner, homes, r.cfg.Command, r.cfg.Args, dir, env, markerVar, r.log)
 	if err != nil {
 		if proxy != nil {
 			_ = proxy.Close()

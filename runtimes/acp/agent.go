@@ -10,6 +10,7 @@ import (
 
 	"github.com/kaizen-code/kz/engine"
 	"github.com/kaizen-code/kz/runtimes/credproxy"
+	"github.com/kaizen-code/kz/runtimes/jsonrpc"
 )
 
 // An ACP agent is driven as an editor drives it: one process per kz
@@ -30,7 +31,7 @@ import (
 // knows of the ACP session open in it. Its fields are owned by the turn
 // holding the slot's lock.
 type agent struct {
-	c     *conn
+	c     *jsonrpc.Conn
 	proxy *credproxy.Proxy
 	// dir is the workspace the process runs in; a turn in another one
 	// gets another process.

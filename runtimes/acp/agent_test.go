@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/runtimes/internal/clitest"
 )
 
 // waitNoAgent waits until the session's agent process is gone.
@@ -29,28 +30,28 @@ func waitNoAgent(t *testing.T, rt *Runtime, id string) {
 func TestOneProcessAcrossTurns(t *testing.T) {
 	lines := append(handshake("one"),
 		upd(`{"sessionUpdate":"tool_call","toolCallId":"run_shell_command__1","status":"in_progress","title":"sleep 30","kind":"execute"}`),
-		host(`{"method":"session/cancel","params":{"sessionId":"s-1"}}`),
-		cli(`{"jsonrpc":"2.0","id":4,"result":{"stopReason":"cancelled"}}`),
-		host(`{"method":"session/prompt","params":{"sessionId":"s-1","prompt":[{"type":"text","text":"two"}]}}`),
+		clitest.Host(`{"method":"session/cancel","params":{"sessionId":"s-1"}}`),
+		clitest.CLI(`{"jsonrpc":"2.0","id":4,"result":{"stopReason":"cancelled"}}`),
+		clitest.Host(`{"method":"session/prompt","params":{"sessionId":"s-1","prompt":[{"type":"text","text":"two"}]}}`),
 		upd(`{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"second"}}`),
-		cli(`{"jsonrpc":"2.0","id":5,"result":{"stopReason":"end_turn"}}`),
-		host(`{"method":"session/prompt","params":{"sessionId":"s-1","prompt":[{"type":"text","text":"three"}]}}`),
+		clitest.CLI(`{"jsonrpc":"2.0","id":5,"result":{"stopReason":"end_turn"}}`),
+		clitest.Host(`{"method":"session/prompt","params":{"sessionId":"s-1","prompt":[{"type":"text","text":"three"}]}}`),
 		upd(`{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"third"}}`),
-		cli(`{"jsonrpc":"2.0","id":6,"result":{"stopReason":"end_turn"}}`),
+		clitest.CLI(`{"jsonrpc":"2.0","id":6,"result":{"stopReason":"end_turn"}}`),
 		// A late update between turns belongs to no turn.
-		scriptLine{Dir: "fake", Op: "sleep", MS: 30},
+		clitest.Line{Dir: "fake", Op: "sleep", MS: 30},
 		upd(`{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"STALE"}}`),
-		host(`{"method":"session/prompt","params":{"sessionId":"s-1","prompt":[{"type":"text","text":"four"}]}}`),
+		clitest.Host(`{"method":"session/prompt","params":{"sessionId":"s-1","prompt":[{"type":"text","text":"four"}]}}`),
 		upd(`{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"fourth"}}`),
-		cli(`{"jsonrpc":"2.0","id":7,"result":{"stopReason":"end_turn"}}`))
+		clitest.CLI(`{"jsonrpc":"2.0","id":7,"result":{"stopReason":"end_turn"}}`))
 	f := newFake(t, lines)
-	h := newHarness(t, f.ws, single(f), harnessOpts{onEvent: func(h *harness, ev engine.Event) {
+	h := clitest.NewHarness(t, f.WS, single(f), clitest.Options{OnEvent: func(h *clitest.Harness, ev engine.Event) {
 		if ev.Type == engine.EventCommandStarted {
-			h.s.Interrupt(false)
+			h.Session.Interrupt(false)
 		}
 	}})
-	id := h.s.ID()
-	if final := h.run(t, context.Background(), "one"); final.Status != string(engine.StatusInterrupted) {
+	id := h.Session.ID()
+	if final := h.Run(t, context.Background(), "one"); final.Status != string(engine.StatusInterrupted) {
 		t.Fatalf("first turn %+v", final)
 	}
 	pid := f.rt.PID(id)
@@ -59,7 +60,7 @@ func TestOneProcessAcrossTurns(t *testing.T) {
 	}
 	for i, want := range []string{"second", "third", "fourth"} {
 		prompt := []string{"two", "three", "four"}[i]
-		final := h.run(t, context.Background(), prompt)
+		final := h.Run(t, context.Background(), prompt)
 		if final.Status != string(engine.StatusComplete) || final.Output != want || final.NativeID != "s-1" {
 			t.Fatalf("turn %q: %+v", prompt, final)
 		}
@@ -71,10 +72,10 @@ func TestOneProcessAcrossTurns(t *testing.T) {
 			time.Sleep(100 * time.Millisecond)
 		}
 	}
-	if n := f.checkReport(); n != 8 {
+	if n := f.CheckReport(); n != 8 {
 		t.Errorf("fake checked %d host lines, want 8 (one handshake, four prompts, one cancel)", n)
 	}
-	for _, ev := range h.journal.events() {
+	for _, ev := range h.Journal.Events() {
 		if strings.Contains(ev.Text, "STALE") {
 			t.Errorf("an update sent between turns was taken for a turn's: %+v", ev)
 		}
@@ -82,7 +83,7 @@ func TestOneProcessAcrossTurns(t *testing.T) {
 	if err := f.rt.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if !processGone(pid) {
+	if !clitest.ProcessGone(pid) {
 		t.Errorf("the agent %d outlived the runtime's Close", pid)
 	}
 }
@@ -94,38 +95,38 @@ func TestOneProcessAcrossTurns(t *testing.T) {
 func TestDeadAgentRestartsAndPrimes(t *testing.T) {
 	first := append(handshake("one"),
 		upd(`{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"first answer"}}`),
-		cli(promptDone),
-		scriptLine{Dir: "fake", Op: "exit", Code: 1, Stderr: "crashed between turns"})
-	second := []scriptLine{
-		host(`{"method":"initialize"}`),
-		cli(`{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1,"agentCapabilities":{"loadSession":true}}}`),
-		host(`{"method":"authenticate"}`), cli(`{"jsonrpc":"2.0","id":2,"result":{}}`),
-		host(`{"method":"session/load","params":{"sessionId":"s-1","mcpServers":[]}}`),
-		cli(`{"jsonrpc":"2.0","id":3,"error":{"code":-32603,"message":"Invalid session identifier"}}`),
-		host(`{"method":"session/new"}`),
-		cli(`{"jsonrpc":"2.0","id":4,"result":{"sessionId":"s-2"}}`),
-		host(`{"method":"session/prompt","params":{"sessionId":"s-2","prompt":[{"type":"text","text":"~<kz-conversation>\n[user] one\n[assistant gemini] first answer\n</kz-conversation>\n\ntwo"}]}}`),
-		cli(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s-2","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"second answer"}}}}`),
-		cli(`{"jsonrpc":"2.0","id":5,"result":{"stopReason":"end_turn"}}`),
+		clitest.CLI(promptDone),
+		clitest.Line{Dir: "fake", Op: "exit", Code: 1, Stderr: "crashed between turns"})
+	second := []clitest.Line{
+		clitest.Host(`{"method":"initialize"}`),
+		clitest.CLI(`{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1,"agentCapabilities":{"loadSession":true}}}`),
+		clitest.Host(`{"method":"authenticate"}`), clitest.CLI(`{"jsonrpc":"2.0","id":2,"result":{}}`),
+		clitest.Host(`{"method":"session/load","params":{"sessionId":"s-1","mcpServers":[]}}`),
+		clitest.CLI(`{"jsonrpc":"2.0","id":3,"error":{"code":-32603,"message":"Invalid session identifier"}}`),
+		clitest.Host(`{"method":"session/new"}`),
+		clitest.CLI(`{"jsonrpc":"2.0","id":4,"result":{"sessionId":"s-2"}}`),
+		clitest.Host(`{"method":"session/prompt","params":{"sessionId":"s-2","prompt":[{"type":"text","text":"~<kz-conversation>\n[user] one\n[assistant gemini] first answer\n</kz-conversation>\n\ntwo"}]}}`),
+		clitest.CLI(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s-2","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"second answer"}}}}`),
+		clitest.CLI(`{"jsonrpc":"2.0","id":5,"result":{"stopReason":"end_turn"}}`),
 	}
 	f := newFake(t, first, second)
-	h := newHarness(t, f.ws, single(f), harnessOpts{})
-	id := h.s.ID()
-	if final := h.run(t, context.Background(), "one"); final.Status != string(engine.StatusComplete) || final.NativeID != "s-1" {
+	h := clitest.NewHarness(t, f.WS, single(f), clitest.Options{})
+	id := h.Session.ID()
+	if final := h.Run(t, context.Background(), "one"); final.Status != string(engine.StatusComplete) || final.NativeID != "s-1" {
 		t.Fatalf("first turn %+v", final)
 	}
 	waitNoAgent(t, f.rt, id)
-	final := h.run(t, context.Background(), "two")
+	final := h.Run(t, context.Background(), "two")
 	if final.Status != string(engine.StatusComplete) || final.Output != "second answer" || final.NativeID != "s-2" {
 		t.Fatalf("second turn %+v", final)
 	}
 	if f.rt.PID(id) == 0 {
 		t.Error("the restarted agent was not kept")
 	}
-	if n := f.checkReport(); n != 9 {
+	if n := f.CheckReport(); n != 9 {
 		t.Errorf("fake checked %d host lines, want 9 (two handshakes, a failed load, two prompts)", n)
 	}
-	if e := h.journal.ofType(engine.EventError); len(e) != 0 {
+	if e := h.Journal.OfType(engine.EventError); len(e) != 0 {
 		t.Errorf("errors %+v", e)
 	}
 }
@@ -136,26 +137,26 @@ func TestDeadAgentRestartsAndPrimes(t *testing.T) {
 func TestCloseSessionEndsItsAgent(t *testing.T) {
 	// The second process offers no session/load, so it starts anew.
 	second := handshake("~two")
-	second[1] = cli(`{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1,"agentCapabilities":{"loadSession":false}}}`)
-	f := newFake(t, append(handshake("one"), cli(promptDone)), append(second, cli(promptDone)))
-	h := newHarness(t, f.ws, single(f), harnessOpts{})
-	id := h.s.ID()
-	h.run(t, context.Background(), "one")
+	second[1] = clitest.CLI(`{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1,"agentCapabilities":{"loadSession":false}}}`)
+	f := newFake(t, append(handshake("one"), clitest.CLI(promptDone)), append(second, clitest.CLI(promptDone)))
+	h := clitest.NewHarness(t, f.WS, single(f), clitest.Options{})
+	id := h.Session.ID()
+	h.Run(t, context.Background(), "one")
 	pid := f.rt.PID(id)
 	if pid == 0 {
 		t.Fatal("no agent after the first turn")
 	}
 	f.rt.CloseSession(id)
-	if f.rt.PID(id) != 0 || !processGone(pid) {
+	if f.rt.PID(id) != 0 || !clitest.ProcessGone(pid) {
 		t.Fatalf("the agent %d outlived CloseSession", pid)
 	}
-	if final := h.run(t, context.Background(), "two"); final.Status != string(engine.StatusComplete) {
+	if final := h.Run(t, context.Background(), "two"); final.Status != string(engine.StatusComplete) {
 		t.Fatalf("the turn after CloseSession %+v", final)
 	}
 	if p := f.rt.PID(id); p == 0 || p == pid {
 		t.Errorf("the turn after CloseSession ran on process %d (first %d)", p, pid)
 	}
-	if n := f.checkReport(); n != 8 {
+	if n := f.CheckReport(); n != 8 {
 		t.Errorf("fake checked %d host lines, want 8", n)
 	}
 }

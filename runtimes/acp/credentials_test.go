@@ -1,17 +1,12 @@
 package acp
 
 import (
-	"context"
-	"encoding/json"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/kaizen-code/kz/engine"
 	"github.com/kaizen-code/kz/runtimes/credproxy"
+	"github.com/kaizen-code/kz/runtimes/internal/clitest"
 )
 
 // realKey is the provider key of these tests: distinctive, so that a
@@ -27,21 +22,6 @@ var leakProbes = []struct{ name, cmd string }{
 	// Gemini refuses command substitution, so the parent is read with read.
 	{"every ancestor's environ", `p=$$; while [ "$p" -gt 1 ]; do echo "== $p"; tr '\0' '\n' < /proc/$p/environ; read -r _ _ _ p _ < /proc/$p/stat; done 2>&1`},
 	{"the CLI's home", `ls -laR ~/.gemini "$GEMINI_CLI_HOME" 2>&1 | head -c 20000; cat ~/.gemini/*.json 2>&1 | head -c 20000`},
-}
-
-// walkFor reports the files under root that contain needle.
-func walkFor(root, needle string) []string {
-	var hits []string
-	_ = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || !d.Type().IsRegular() {
-			return nil
-		}
-		if b, err := os.ReadFile(path); err == nil && strings.Contains(string(b), needle) {
-			hits = append(hits, path)
-		}
-		return nil
-	})
-	return hits
 }
 
 // TestRealGeminiKeyNeverReachesTools is the class "children never see
@@ -71,18 +51,8 @@ func TestRealGeminiKeyNeverReachesTools(t *testing.T) {
 				return gstep{Text: "done"}
 			})
 			rt, ws := realSetupWith(t, api, tc.env)
-			h := newHarness(t, ws, []engine.RuntimeEntry{{Runtime: rt}}, harnessOpts{
-				answer: func(engine.Event) engine.Answer { return engine.Answer{Decision: engine.DecisionAllow} }})
-			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-			defer cancel()
-			final := h.run(t, ctx, "Show me your environment")
-			if final.Status != string(engine.StatusComplete) || final.Output != "done" {
-				t.Fatalf("the turn did not complete through the proxy: %+v", final)
-			}
-			reqs := api.requests()
-			if len(reqs) != len(leakProbes)+1 {
-				t.Fatalf("%d model requests, want %d", len(reqs), len(leakProbes)+1)
-			}
+			h := clitest.ProbeTurn(t, ws, rt, "Show me your environment")
+			reqs := api.ProbeRequests(t, len(leakProbes))
 			for i, p := range leakProbes {
 				out := lastFunctionResponse(reqs[i+1])
 				switch {
@@ -94,25 +64,14 @@ func TestRealGeminiKeyNeverReachesTools(t *testing.T) {
 					t.Errorf("Gemini's environment does not hold a placeholder: %s", out)
 				}
 			}
-			for _, r := range api.received() {
-				head, rest, _ := strings.Cut(r, "\n")
-				_, body, _ := strings.Cut(rest, "\n")
+			for _, r := range api.Received() {
+				head, _, body := clitest.SplitReceived(r)
 				if strings.Contains(body, realKey) || strings.Contains(head, realKey) {
 					t.Errorf("the API received a key outside the credential header: %s\n%.300s", head, body)
 				}
 			}
-			for _, c := range api.credentials() {
-				if c != tc.wantCred {
-					t.Errorf("the API got credential %q, want %q swapped in", c, tc.wantCred)
-				}
-			}
-			evs, _ := json.Marshal(h.journal.events())
-			if strings.Contains(string(evs), realKey) {
-				t.Error("kz's events (what the store keeps) hold a key")
-			}
-			if hits := walkFor(filepath.Dir(ws), realKey); len(hits) > 0 {
-				t.Errorf("files of the CLI or the workspace hold a key: %q", hits)
-			}
+			api.CheckCredentials(t, tc.wantCred)
+			clitest.CheckKeyKept(t, realKey, h.Journal.Events(), filepath.Dir(ws))
 		})
 	}
 }

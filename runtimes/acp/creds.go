@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/kaizen-code/kz/internal/childenv"
 	"github.com/kaizen-code/kz/runtimes/credproxy"
 )
 
@@ -26,11 +27,11 @@ const (
 // use does not reach its shell either.
 func geminiCredentials(env []string) credproxy.Spec {
 	keys := []string{"GEMINI_API_KEY", "GOOGLE_API_KEY"}
-	if credproxy.Lookup(env, "GOOGLE_GENAI_USE_VERTEXAI") != "true" {
+	if childenv.Lookup(env, "GOOGLE_GENAI_USE_VERTEXAI") != "true" {
 		return credproxy.Spec{KeyVars: keys, BaseURLVar: "GOOGLE_GEMINI_BASE_URL", DefaultUpstream: geminiUpstream}
 	}
 	up := vertexUpstream
-	switch credproxy.Lookup(env, "GOOGLE_CLOUD_LOCATION") {
+	switch childenv.Lookup(env, "GOOGLE_CLOUD_LOCATION") {
 	case "us":
 		up = vertexUSUpstream
 	case "eu":
@@ -43,9 +44,9 @@ func geminiCredentials(env []string) credproxy.Spec {
 // history, its installation id): the .gemini directory of GEMINI_CLI_HOME,
 // else of HOME. The overlay home kz may give it is added by Run.
 func geminiHomes(env []string) []string {
-	home := credproxy.Lookup(env, "GEMINI_CLI_HOME")
+	home := childenv.Lookup(env, "GEMINI_CLI_HOME")
 	if home == "" {
-		home = credproxy.Lookup(env, "HOME")
+		home = childenv.Lookup(env, "HOME")
 	}
 	if home == "" {
 		home, _ = os.UserHomeDir()

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/kaizen-code/kz/internal/childenv"
 	"github.com/kaizen-code/kz/internal/proc"
 )
 
@@ -62,17 +63,6 @@ type geminiOverlay struct {
 	log       *slog.Logger
 }
 
-// envValue returns the value of key in env ("K=V" entries, last wins).
-func envValue(env []string, key string) string {
-	v := ""
-	for _, kv := range env {
-		if k, val, ok := strings.Cut(kv, "="); ok && k == key {
-			v = val
-		}
-	}
-	return v
-}
-
 // newGeminiOverlay prepares a temporary overlay for an agent started with
 // env. The user's home is GEMINI_CLI_HOME, else HOME, of that environment.
 func newGeminiOverlay(env []string, maxAttempts int, log *slog.Logger) (*geminiOverlay, error) {
@@ -80,7 +70,7 @@ func newGeminiOverlay(env []string, maxAttempts int, log *slog.Logger) (*geminiO
 	if err != nil {
 		return nil, err
 	}
-	tmp := envValue(env, "TMPDIR")
+	tmp := childenv.Lookup(env, "TMPDIR")
 	if tmp == "" {
 		tmp = os.TempDir()
 	}
@@ -129,9 +119,9 @@ func openGeminiHome(env []string, maxAttempts int, root string, log *slog.Logger
 // the directories Gemini keeps its sessions in) and returns the bounded
 // settings an overlay of it holds.
 func overlaySource(env []string, maxAttempts int) (home, realDir string, settings []byte, err error) {
-	home = envValue(env, "GEMINI_CLI_HOME")
+	home = childenv.Lookup(env, "GEMINI_CLI_HOME")
 	if home == "" {
-		home = envValue(env, "HOME")
+		home = childenv.Lookup(env, "HOME")
 	}
 	if home == "" {
 		if home, err = os.UserHomeDir(); err != nil {

@@ -1,19 +1,14 @@
 package acp
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -21,6 +16,7 @@ import (
 	"time"
 
 	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/runtimes/internal/clitest"
 	"github.com/kaizen-code/kz/runtimes/scripted"
 	"github.com/kaizen-code/kz/tools/permission"
 )
@@ -34,26 +30,8 @@ const pinnedGemini = "0.61.0"
 
 func realGemini(t testing.TB) string {
 	t.Helper()
-	if testing.Short() && os.Getenv("KZ_REQUIRE_CLIS") == "" {
-		t.Skip("real gemini CLI tests skipped in -short mode")
-	}
-	if p := os.Getenv("KZ_GEMINI_BIN"); p != "" {
-		if _, err := os.Stat(p); err != nil {
-			t.Fatalf("KZ_GEMINI_BIN=%s: %v", p, err)
-		}
-		return p
-	}
-	_, file, _, _ := runtime.Caller(0)
-	p := filepath.Join(filepath.Dir(file), "..", "..", ".cache", "gemini-cli-"+pinnedGemini, "node_modules", ".bin", "gemini")
-	if _, err := os.Stat(p); err == nil {
-		return p
-	}
-	msg := "the gemini CLI is not installed: run runtimes/acp/install-gemini.sh or set KZ_GEMINI_BIN"
-	if os.Getenv("KZ_REQUIRE_CLIS") != "" {
-		t.Fatal(msg + " (KZ_REQUIRE_CLIS is set, so this fails instead of skipping)")
-	}
-	t.Skip(msg)
-	return ""
+	return clitest.RealCLI(t, clitest.Binary{Name: "gemini", EnvVar: "KZ_GEMINI_BIN", Install: "runtimes/acp/install-gemini.sh",
+		Paths: []string{filepath.Join(clitest.Repo, ".cache", "gemini-cli-"+pinnedGemini, "node_modules", ".bin", "gemini")}})
 }
 
 // ---- fake Gemini API ----
@@ -65,35 +43,20 @@ type gstep struct {
 	Args map[string]any
 }
 
+// geminiAPI is a scripted Gemini API on 127.0.0.1. Its traffic's
+// credential of a model request is x-goog-api-key, Authorization and the
+// key query parameter, whichever are set, joined by spaces.
 type geminiAPI struct {
+	clitest.Traffic[map[string]any]
 	srv *httptest.Server
 	// down makes every model request fail with HTTP 500 (retried by
 	// Gemini CLI).
 	down   bool
-	mu     sync.Mutex
-	bodies []map[string]any
 	script func(calls int, lastUser string) gstep
-	// raw holds every request as received (method, URL, headers, body);
-	// creds the credential of each model request (x-goog-api-key,
-	// Authorization or the key query parameter, whichever is set).
-	raw   []string
-	creds []string
 }
 
-// received returns every request the fake received, as text.
-func (a *geminiAPI) received() []string {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return append([]string(nil), a.raw...)
-}
-
-// credentials returns the credential of every model request, in order.
-func (a *geminiAPI) credentials() []string {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return append([]string(nil), a.creds...)
-}
-
+// newGeminiAPI starts a fake Gemini API answering with script; it stops
+// when the test ends.
 func newGeminiAPI(t testing.TB, script func(calls int, lastUser string) gstep) *geminiAPI {
 	a := &geminiAPI{script: script}
 	a.srv = httptest.NewServer(http.HandlerFunc(a.serve))
@@ -101,21 +64,11 @@ func newGeminiAPI(t testing.TB, script func(calls int, lastUser string) gstep) *
 	return a
 }
 
-func (a *geminiAPI) requests() []map[string]any {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return append([]map[string]any(nil), a.bodies...)
-}
-
 func (a *geminiAPI) serve(w http.ResponseWriter, r *http.Request) {
-	raw, _ := io.ReadAll(r.Body)
-	r.Body = io.NopCloser(bytes.NewReader(raw))
-	a.mu.Lock()
-	a.raw = append(a.raw, fmt.Sprintf("%s %s\n%v\n%s", r.Method, r.URL, r.Header, raw))
+	a.Receive(r)
 	if strings.Contains(r.URL.Path, "enerateContent") {
-		a.creds = append(a.creds, strings.TrimSpace(r.Header.Get("X-Goog-Api-Key")+" "+r.Header.Get("Authorization")+" "+r.URL.Query().Get("key")))
+		a.AddCredential(strings.TrimSpace(r.Header.Get("X-Goog-Api-Key") + " " + r.Header.Get("Authorization") + " " + r.URL.Query().Get("key")))
 	}
-	a.mu.Unlock()
 	switch {
 	case strings.HasSuffix(r.URL.Path, ":countTokens"):
 		_, _ = fmt.Fprint(w, `{"totalTokens":10}`)
@@ -129,9 +82,7 @@ func (a *geminiAPI) serve(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	a.mu.Lock()
-	a.bodies = append(a.bodies, body)
-	a.mu.Unlock()
+	a.AddBody(body)
 	if a.down {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusInternalServerError)
@@ -208,14 +159,8 @@ func realSetupWith(t testing.TB, api *geminiAPI, keyEnv []string) (*Runtime, str
 	ws := filepath.Join(dir, "ws")
 	home := filepath.Join(dir, "home")
 	tmp := filepath.Join(dir, "tmp")
-	for _, d := range []string{ws, filepath.Join(home, ".gemini"), tmp} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if out, err := exec.Command("git", "init", "-q", ws).CombinedOutput(); err != nil {
-		t.Fatalf("git init: %v %s", err, out)
-	}
+	clitest.Dirs(t, ws, filepath.Join(home, ".gemini"), tmp)
+	clitest.GitInit(t, ws)
 	settings := `{
   "security": { "auth": { "selectedType": "gemini-api-key" }, "folderTrust": { "enabled": false } },
   "general": { "disableAutoUpdate": true, "disableUpdateNag": true, "enableAutoUpdate": false,
@@ -241,17 +186,6 @@ func realSetupWith(t testing.TB, api *geminiAPI, keyEnv []string) (*Runtime, str
 	return rt, ws
 }
 
-// realGate is kz's permission gate with the given rules, as a session
-// uses it.
-func realGate(t testing.TB, rules permission.Rules) engine.Gate {
-	t.Helper()
-	g, err := permission.New(permission.Options{User: rules, Home: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return g
-}
-
 // The second turn, in a new agent process, continues the conversation:
 // kz asks the agent to load its own session (session/load, offered by
 // Gemini CLI) from the kz session's kept overlay home, the model sees the
@@ -273,10 +207,10 @@ func TestRealGeminiTextAndLoad(t *testing.T) {
 		return gstep{Text: "Hello from the fake model."}
 	})
 	rt, ws := realSetup(t, api)
-	h := newHarness(t, ws, []engine.RuntimeEntry{{Runtime: rt}}, harnessOpts{})
+	h := clitest.NewHarness(t, ws, []engine.RuntimeEntry{{Runtime: rt}}, clitest.Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), 180*time.Second)
 	defer cancel()
-	final := h.run(t, ctx, "Say hello")
+	final := h.Run(t, ctx, "Say hello")
 	if final.Status != string(engine.StatusComplete) || final.Output != "Hello from the fake model." || final.NativeID == "" {
 		t.Fatalf("final %+v", final)
 	}
@@ -284,15 +218,15 @@ func TestRealGeminiTextAndLoad(t *testing.T) {
 	time.Sleep(time.Until(time.Now().UTC().Truncate(time.Minute).Add(time.Minute + 100*time.Millisecond)))
 	// The agent process ends, as when kz quits: the next turn starts
 	// another on the session's kept home, which loads the session.
-	rt.CloseSession(h.s.ID())
-	final = h.run(t, ctx, "Say it again")
+	rt.CloseSession(h.Session.ID())
+	final = h.Run(t, ctx, "Say it again")
 	if final.Status != string(engine.StatusComplete) || final.Output != "Second answer." {
 		t.Errorf("second turn %+v", final)
 	}
 	if final.NativeID != sid {
 		t.Errorf("the second turn ran on session %s, not on the loaded %s", final.NativeID, sid)
 	}
-	reqs := api.requests()
+	reqs := api.Requests()
 	b, _ := json.Marshal(reqs[len(reqs)-1]["contents"])
 	if !strings.Contains(string(b), "Say hello") || !strings.Contains(string(b), "Hello from the fake model.") || !strings.Contains(string(b), "Say it again") {
 		t.Errorf("the second turn's model request lacks the first turn: %s", b)
@@ -300,7 +234,7 @@ func TestRealGeminiTextAndLoad(t *testing.T) {
 	if strings.Contains(string(b), "kz-conversation") {
 		t.Errorf("the loaded session was primed as well: %s", b)
 	}
-	if n := len(h.journal.ofType(engine.EventAssistantMessage)); n != 2 {
+	if n := len(h.Journal.OfType(engine.EventAssistantMessage)); n != 2 {
 		t.Errorf("%d assistant messages, want 2 (the replay counted as new?)", n)
 	}
 }
@@ -317,21 +251,21 @@ func TestRealGeminiOneProcessAcrossTurns(t *testing.T) {
 		return gstep{Text: "answer to " + strings.ToUpper(strings.TrimSpace(last))}
 	})
 	rt, ws := realSetup(t, api)
-	logs := &syncBuf{}
+	logs := &clitest.LogBuffer{}
 	rt.log = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	h := newHarness(t, ws, []engine.RuntimeEntry{{Runtime: rt}}, harnessOpts{})
+	h := clitest.NewHarness(t, ws, []engine.RuntimeEntry{{Runtime: rt}}, clitest.Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), 240*time.Second)
 	defer cancel()
 	prompts := []string{"turn-one", "turn-two", "turn-three", "turn-four"}
 	pid, native := 0, ""
 	for i, p := range prompts {
 		start := time.Now()
-		final := h.run(t, ctx, p)
+		final := h.Run(t, ctx, p)
 		if final.Status != string(engine.StatusComplete) || final.Output != "answer to "+strings.ToUpper(p) {
 			t.Fatalf("turn %d: %+v", i+1, final)
 		}
 		t.Logf("turn %d took %v", i+1, time.Since(start).Round(time.Millisecond))
-		got := rt.PID(h.s.ID())
+		got := rt.PID(h.Session.ID())
 		switch {
 		case got == 0:
 			t.Fatalf("turn %d: no agent process kept", i+1)
@@ -342,7 +276,7 @@ func TestRealGeminiOneProcessAcrossTurns(t *testing.T) {
 		case final.NativeID != native:
 			t.Errorf("turn %d ran on session %s, the first on %s (a second session/new)", i+1, final.NativeID, native)
 		}
-		reqs := api.requests()
+		reqs := api.Requests()
 		b, _ := json.Marshal(reqs[len(reqs)-1]["contents"])
 		if strings.Contains(string(b), "kz-conversation") {
 			t.Errorf("turn %d was primed with kz's transcript: %s", i+1, b)
@@ -353,7 +287,7 @@ func TestRealGeminiOneProcessAcrossTurns(t *testing.T) {
 			}
 		}
 	}
-	for _, ev := range h.journal.ofType(engine.EventSessionStarted) {
+	for _, ev := range h.Journal.OfType(engine.EventSessionStarted) {
 		if ev.NativeID != native {
 			t.Errorf("session_started of another session: %+v", ev)
 		}
@@ -374,7 +308,7 @@ func TestRealGeminiOneProcessAcrossTurns(t *testing.T) {
 	if len(prompted) != 1 || !strings.Contains(prompted[0], native[:8]) {
 		t.Errorf("the chat files with the prompts: %v, want one, of session %s", prompted, native)
 	}
-	home := homeDir(rt.cfg.HomesDir, h.s.ID())
+	home := homeDir(rt.cfg.HomesDir, h.Session.ID())
 	if fi, err := os.Stat(home); err != nil || fi.Mode().Perm() != 0o700 {
 		t.Errorf("the session's overlay home %s: %v %v", home, fi, err)
 	}
@@ -383,30 +317,12 @@ func TestRealGeminiOneProcessAcrossTurns(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("closing the agent took %v", time.Since(start).Round(time.Millisecond))
-	if !processGone(pid) {
+	if !clitest.ProcessGone(pid) {
 		t.Errorf("the agent %d outlived the runtime's Close", pid)
 	}
 	if _, err := os.Stat(home); err != nil {
 		t.Errorf("the overlay home was not kept for a later kz: %v", err)
 	}
-}
-
-// syncBuf is a buffer safe for concurrent writers (a logger's).
-type syncBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuf) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // A command the person allows runs; one a deny rule refuses never runs,
@@ -422,49 +338,33 @@ func TestRealGeminiShellApprovedAndDenied(t *testing.T) {
 		return gstep{Text: "done"}
 	})
 	rt, ws := realSetup(t, api)
-	var mu sync.Mutex
-	var asked []string
-	h := newHarness(t, ws, []engine.RuntimeEntry{{Runtime: rt}}, harnessOpts{gate: realGate(t, permission.Rules{Deny: []string{"Bash(touch:*)"}}),
-		answer: func(ev engine.Event) engine.Answer {
-			mu.Lock()
-			asked = append(asked, ev.Command)
-			mu.Unlock()
-			return engine.Answer{Decision: engine.DecisionAllow}
-		}})
+	person := &clitest.Person{Reply: clitest.AllowOnce}
+	h := clitest.NewHarness(t, ws, []engine.RuntimeEntry{{Runtime: rt}}, clitest.Options{Gate: clitest.Gate(t, permission.Rules{Deny: []string{"Bash(touch:*)"}}),
+		Answer: person.Answer})
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
-	if final := h.run(t, ctx, "make a file"); final.Status != string(engine.StatusComplete) {
+	if final := h.Run(t, ctx, "make a file"); final.Status != string(engine.StatusComplete) {
 		t.Fatalf("final %+v", final)
 	}
 	if b, err := os.ReadFile(filepath.Join(ws, "approved.txt")); err != nil || string(b) != "hi\n" {
 		t.Errorf("approved.txt = %q, %v", b, err)
 	}
-	mu.Lock()
-	if len(asked) != 1 || asked[0] != "echo hi > approved.txt" {
+	if asked := person.Commands(); len(asked) != 1 || asked[0] != "echo hi > approved.txt" {
 		t.Errorf("the person was asked about %q", asked)
 	}
-	mu.Unlock()
-	if final := h.run(t, ctx, "DENYME please"); final.Status != string(engine.StatusComplete) {
+	if final := h.Run(t, ctx, "DENYME please"); final.Status != string(engine.StatusComplete) {
 		t.Fatalf("final %+v", final)
 	}
 	if _, err := os.Stat(filepath.Join(ws, "denied.txt")); err == nil {
 		t.Error("a command denied by a rule ran")
 	}
-	var dec []engine.Event
-	for _, ev := range h.journal.ofType(engine.EventPermissionDecided) {
-		if ev.Command == "touch denied.txt" {
-			dec = append(dec, ev)
-		}
-	}
-	if len(dec) != 1 || dec[0].Decision != engine.DecisionDeny || dec[0].Stage != string(permission.StageDenyRule) {
+	if dec := h.Journal.Decided("touch denied.txt"); len(dec) != 1 || dec[0].Decision != engine.DecisionDeny || dec[0].Stage != string(permission.StageDenyRule) {
 		t.Errorf("kz's decisions about the denied command: %+v", dec)
 	}
-	mu.Lock()
-	if len(asked) != 1 {
+	if asked := person.Commands(); len(asked) != 1 {
 		t.Errorf("the person was asked about a command a rule denies: %q", asked)
 	}
-	mu.Unlock()
-	reqs := api.requests()
+	reqs := api.Requests()
 	if out := lastFunctionResponse(reqs[len(reqs)-1]); !strings.Contains(out, "cancel") {
 		t.Errorf("the model was told %s", out)
 	}
@@ -487,8 +387,8 @@ func TestRealGeminiWriteThroughKzAndGitRefused(t *testing.T) {
 	var mu sync.Mutex
 	var diffs []string
 	existedWhenAsked := false
-	h := newHarness(t, ws, []engine.RuntimeEntry{{Runtime: rt}}, harnessOpts{gate: realGate(t, permission.Rules{}),
-		answer: func(ev engine.Event) engine.Answer {
+	h := clitest.NewHarness(t, ws, []engine.RuntimeEntry{{Runtime: rt}}, clitest.Options{Gate: clitest.Gate(t, permission.Rules{}),
+		Answer: func(ev engine.Event) engine.Answer {
 			mu.Lock()
 			diffs = append(diffs, ev.Diff)
 			if _, err := os.Stat(filepath.Join(ws, "new.txt")); err == nil {
@@ -499,7 +399,7 @@ func TestRealGeminiWriteThroughKzAndGitRefused(t *testing.T) {
 		}})
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
-	if final := h.run(t, ctx, "write a new file"); final.Status != string(engine.StatusComplete) {
+	if final := h.Run(t, ctx, "write a new file"); final.Status != string(engine.StatusComplete) {
 		t.Fatalf("final %+v", final)
 	}
 	mu.Lock()
@@ -518,23 +418,23 @@ func TestRealGeminiWriteThroughKzAndGitRefused(t *testing.T) {
 	if b, err := os.ReadFile(filepath.Join(ws, "new.txt")); err != nil || string(b) != "line one\nline two\n" {
 		t.Errorf("new.txt = %q, %v", b, err)
 	}
-	if fe := h.journal.ofType(engine.EventFileEdited); len(fe) != 1 || fe[0].Path != "new.txt" {
+	if fe := h.Journal.OfType(engine.EventFileEdited); len(fe) != 1 || fe[0].Path != "new.txt" {
 		t.Errorf("file_edited %+v", fe)
 	}
-	if final := h.run(t, ctx, "HOOK"); final.Status != string(engine.StatusComplete) {
+	if final := h.Run(t, ctx, "HOOK"); final.Status != string(engine.StatusComplete) {
 		t.Fatalf("final %+v", final)
 	}
 	if _, err := os.Stat(filepath.Join(ws, ".git", "hooks", "pre-commit")); err == nil {
 		t.Error("a write to .git/ went through")
 	}
 	var git []engine.Event
-	for _, ev := range h.journal.ofType(engine.EventPermissionDecided) {
+	for _, ev := range h.Journal.OfType(engine.EventPermissionDecided) {
 		if strings.Contains(ev.Command, ".git/hooks/pre-commit") {
 			git = append(git, ev)
 		}
 	}
 	if len(git) == 0 || git[0].Decision != engine.DecisionDeny || git[0].Stage != string(permission.StageSafety) {
-		reqs := api.requests()
+		reqs := api.Requests()
 		t.Errorf("kz's decisions about the .git write: %+v; the model was told %s", git, lastFunctionResponse(reqs[len(reqs)-1]))
 	}
 	mu.Lock()
@@ -542,22 +442,6 @@ func TestRealGeminiWriteThroughKzAndGitRefused(t *testing.T) {
 		t.Errorf("the person was asked about the .git write: %d questions", len(diffs))
 	}
 	mu.Unlock()
-}
-
-func sleepPids(arg string) []int {
-	ents, _ := os.ReadDir("/proc")
-	var out []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
-		if err == nil && string(b) == "sleep\x00"+arg+"\x00" {
-			out = append(out, pid)
-		}
-	}
-	return out
 }
 
 func TestRealGeminiCancelLongCommand(t *testing.T) {
@@ -570,25 +454,25 @@ func TestRealGeminiCancelLongCommand(t *testing.T) {
 	rt, ws := realSetup(t, api)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	h := newHarness(t, ws, []engine.RuntimeEntry{{Runtime: rt}}, harnessOpts{answer: allowOnce})
+	h := clitest.NewHarness(t, ws, []engine.RuntimeEntry{{Runtime: rt}}, clitest.Options{Answer: clitest.AllowOnce})
 	cancelled := make(chan time.Time, 1)
 	go func() {
 		deadline := time.Now().Add(90 * time.Second)
-		for time.Now().Before(deadline) && len(sleepPids("38.5")) == 0 {
+		for time.Now().Before(deadline) && len(clitest.Procs("sleep", "38.5")) == 0 {
 			time.Sleep(20 * time.Millisecond)
 		}
 		cancelled <- time.Now()
 		cancel()
 	}()
-	final := h.run(t, ctx, "LONG")
+	final := h.Run(t, ctx, "LONG")
 	if final.Status != string(engine.StatusInterrupted) {
 		t.Errorf("status %q", final.Status)
 	}
 	at := <-cancelled
-	for len(sleepPids("38.5")) > 0 && time.Since(at) < time.Second {
+	for len(clitest.Procs("sleep", "38.5")) > 0 && time.Since(at) < time.Second {
 		time.Sleep(10 * time.Millisecond)
 	}
-	if p := sleepPids("38.5"); len(p) > 0 {
+	if p := clitest.Procs("sleep", "38.5"); len(p) > 0 {
 		for _, pid := range p {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
@@ -599,78 +483,10 @@ func TestRealGeminiCancelLongCommand(t *testing.T) {
 	tctx, tcancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer tcancel()
 	start := time.Now()
-	if final := h.run(t, tctx, "next"); final.Status != string(engine.StatusComplete) || final.Output != "ok" {
+	if final := h.Run(t, tctx, "next"); final.Status != string(engine.StatusComplete) || final.Output != "ok" {
 		t.Errorf("the next turn %+v", final)
 	}
 	t.Logf("next turn took %v", time.Since(start))
-}
-
-// otherRuntime is a stand-in for the next runtime of a failover chain.
-type otherRuntime struct{}
-
-func (otherRuntime) Name() string { return "other" }
-func (otherRuntime) Capabilities(string) engine.Capabilities {
-	return engine.Capabilities{Set: engine.NewCapSet(engine.CapTextCompletion, engine.CapNativeToolLoop, engine.CapShell, engine.CapFilesystemEdit)}
-}
-func (otherRuntime) Run(context.Context, *engine.Turn) (engine.Result, error) {
-	return engine.Result{Status: engine.StatusComplete, Output: "from other"}, nil
-}
-
-// cliPids lists the processes whose command line holds all of argv and
-// whose environment holds env.
-func cliPids(env string, argv ...string) []int {
-	ents, _ := os.ReadDir("/proc")
-	var out []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == os.Getpid() {
-			continue
-		}
-		cmd, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
-		if err != nil {
-			continue
-		}
-		ok := true
-		for _, a := range argv {
-			if !strings.Contains(string(cmd), a) {
-				ok = false
-			}
-		}
-		envb, _ := os.ReadFile("/proc/" + e.Name() + "/environ")
-		if ok && strings.Contains(string(envb), env) {
-			out = append(out, pid)
-		}
-	}
-	return out
-}
-
-// killWhenSleeping SIGKILLs the agent of ws (found by its HOME) once the
-// command `sleep arg` it started is running.
-func killWhenSleeping(ws, arg string) {
-	home := "HOME=" + filepath.Join(filepath.Dir(ws), "home")
-	deadline := time.Now().Add(90 * time.Second)
-	for time.Now().Before(deadline) && len(sleepPids(arg)) == 0 {
-		time.Sleep(20 * time.Millisecond)
-	}
-	for _, pid := range cliPids(home, "--acp") {
-		_ = syscall.Kill(pid, syscall.SIGKILL)
-	}
-}
-
-// checkSleepGone fails the test when `sleep arg` outlives the agent by a
-// second.
-func checkSleepGone(t *testing.T, arg string) {
-	t.Helper()
-	deadline := time.Now().Add(time.Second)
-	for len(sleepPids(arg)) > 0 && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
-	if p := sleepPids(arg); len(p) > 0 {
-		for _, pid := range p {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-		}
-		t.Errorf("the command outlived the killed CLI: %v", p)
-	}
 }
 
 // The CLI killed mid-turn is a crash: without failover the turn ends
@@ -688,29 +504,29 @@ func TestRealGeminiKilledMidTurnFailsOver(t *testing.T) {
 	defer cancel()
 
 	rt, ws := realSetup(t, api)
-	h := newHarness(t, ws, []engine.RuntimeEntry{{Runtime: rt}}, harnessOpts{answer: allowOnce})
-	go killWhenSleeping(ws, "39.5")
-	final := h.run(t, ctx, "run it")
+	h := clitest.NewHarness(t, ws, []engine.RuntimeEntry{{Runtime: rt}}, clitest.Options{Answer: clitest.AllowOnce})
+	go clitest.KillWhenSleeping(ws, "39.5", "--acp", 90*time.Second)
+	final := h.Run(t, ctx, "run it")
 	if final.Status != string(engine.StatusInterrupted) || final.Runtime != "gemini" {
 		t.Errorf("without failover: final %+v", final)
 	}
-	if e := h.journal.ofType(engine.EventError); len(e) != 1 || e[0].ErrorKind != engine.ErrCrashed || !e[0].Retryable {
+	if e := h.Journal.OfType(engine.EventError); len(e) != 1 || e[0].ErrorKind != engine.ErrCrashed || !e[0].Retryable {
 		t.Errorf("without failover: errors %+v", e)
 	}
-	checkSleepGone(t, "39.5")
+	clitest.CheckSleepGone(t, "39.5")
 
 	rt, ws = realSetup(t, api)
-	h = newHarness(t, ws, []engine.RuntimeEntry{{Runtime: rt}, {Runtime: otherRuntime{}}},
-		harnessOpts{answer: allowOnce, failover: []engine.ChainLink{{Runtime: "other"}}})
-	go killWhenSleeping(ws, "39.5")
-	final = h.run(t, ctx, "run it")
+	h = clitest.NewHarness(t, ws, []engine.RuntimeEntry{{Runtime: rt}, {Runtime: &clitest.Other{Answer: "from other"}}},
+		clitest.Options{Answer: clitest.AllowOnce, Failover: []engine.ChainLink{{Runtime: "other"}}})
+	go clitest.KillWhenSleeping(ws, "39.5", "--acp", 90*time.Second)
+	final = h.Run(t, ctx, "run it")
 	if final.Runtime != "other" || final.Output != "from other" {
 		t.Errorf("with failover: final %+v", final)
 	}
-	if e := h.journal.ofType(engine.EventError); len(e) != 1 || e[0].ErrorKind != engine.ErrCrashed || !e[0].Retryable || e[0].Runtime != "gemini" {
+	if e := h.Journal.OfType(engine.EventError); len(e) != 1 || e[0].ErrorKind != engine.ErrCrashed || !e[0].Retryable || e[0].Runtime != "gemini" {
 		t.Errorf("with failover: errors %+v", e)
 	}
-	checkSleepGone(t, "39.5")
+	clitest.CheckSleepGone(t, "39.5")
 }
 
 // A mid-session switch from the scripted runtime primes a new session:
@@ -724,19 +540,19 @@ func TestRealGeminiPrimedFromOtherRuntime(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := newHarness(t, ws, []engine.RuntimeEntry{{Runtime: sc}, {Runtime: rt}}, harnessOpts{})
+	h := clitest.NewHarness(t, ws, []engine.RuntimeEntry{{Runtime: sc}, {Runtime: rt}}, clitest.Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	if final := h.run(t, ctx, "what is 2+2?"); final.Runtime != "scripted" {
+	if final := h.Run(t, ctx, "what is 2+2?"); final.Runtime != "scripted" {
 		t.Fatalf("first turn %+v", final)
 	}
-	if err := h.s.SwitchRuntime("gemini", ""); err != nil {
+	if err := h.Session.SwitchRuntime("gemini", ""); err != nil {
 		t.Fatal(err)
 	}
-	if final := h.run(t, ctx, "and 3+3?"); final.Status != string(engine.StatusComplete) || final.Runtime != "gemini" {
+	if final := h.Run(t, ctx, "and 3+3?"); final.Status != string(engine.StatusComplete) || final.Runtime != "gemini" {
 		t.Fatalf("final %+v", final)
 	}
-	reqs := api.requests()
+	reqs := api.Requests()
 	if len(reqs) == 0 {
 		t.Fatal("no model request")
 	}
@@ -767,20 +583,20 @@ func TestRealGeminiDeadEndpointFailsOver(t *testing.T) {
 	if strings.Contains(string(before), "maxAttempts") {
 		t.Fatal("the user's settings must not bound the retries in this test")
 	}
-	h := newHarness(t, ws, []engine.RuntimeEntry{{Runtime: rt}, {Runtime: otherRuntime{}}},
-		harnessOpts{failover: []engine.ChainLink{{Runtime: "other"}}})
+	h := clitest.NewHarness(t, ws, []engine.RuntimeEntry{{Runtime: rt}, {Runtime: &clitest.Other{Answer: "from other"}}},
+		clitest.Options{Failover: []engine.ChainLink{{Runtime: "other"}}})
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
 	start := time.Now()
-	final := h.run(t, ctx, "hello?")
+	final := h.Run(t, ctx, "hello?")
 	took := time.Since(start)
 	if final.Runtime != "other" || final.Output != "from other" {
 		t.Errorf("final %+v", final)
 	}
-	if e := h.journal.ofType(engine.EventError); len(e) != 1 || e[0].ErrorKind != engine.ErrOverloaded || !e[0].Retryable || e[0].Runtime != "gemini" {
+	if e := h.Journal.OfType(engine.EventError); len(e) != 1 || e[0].ErrorKind != engine.ErrOverloaded || !e[0].Retryable || e[0].Runtime != "gemini" {
 		t.Errorf("errors %+v", e)
 	}
-	n := len(api.requests())
+	n := len(api.Requests())
 	t.Logf("failed over after %v and %d model requests", took.Round(time.Millisecond), n)
 	if n != rt.cfg.MaxAttempts {
 		t.Errorf("the dead endpoint got %d requests, want exactly %d (kz's bound)", n, rt.cfg.MaxAttempts)

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/runtimes/jsonrpc"
 	"github.com/kaizen-code/kz/tools"
 	"github.com/kaizen-code/kz/tools/workspace"
 )
@@ -28,7 +29,7 @@ const (
 const maxFileRead = 8 << 20
 
 // request answers one request of the agent.
-func (tr *turnRun) request(ctx context.Context, m wire) {
+func (tr *turnRun) request(ctx context.Context, m jsonrpc.Message) {
 	var err error
 	switch m.Method {
 	case "session/request_permission":
@@ -68,7 +69,7 @@ func pick(opts []permissionOption, kinds ...string) string {
 // "allow once" even when the person allowed for the session: the gate
 // remembers that scope itself, and an agent-side "always" would let later
 // calls bypass kz.
-func (tr *turnRun) permission(ctx context.Context, m wire) error {
+func (tr *turnRun) permission(ctx context.Context, m jsonrpc.Message) error {
 	var p struct {
 		Options  []permissionOption `json:"options"`
 		ToolCall toolCall           `json:"toolCall"`
@@ -143,7 +144,7 @@ func (tr *turnRun) env() (*tools.Env, error) {
 // exactly this content for this path through session/request_permission),
 // the old content is snapshotted so the write can be undone, and the file
 // is replaced atomically.
-func (tr *turnRun) writeFile(ctx context.Context, m wire) error {
+func (tr *turnRun) writeFile(ctx context.Context, m jsonrpc.Message) error {
 	var p struct {
 		Path    string `json:"path"`
 		Content string `json:"content"`
@@ -206,7 +207,7 @@ func (tr *turnRun) writeInput(path string) json.RawMessage {
 
 // readFile serves fs/read_text_file from the workspace (kz does not offer
 // it, but an agent may still ask).
-func (tr *turnRun) readFile(ctx context.Context, m wire) error {
+func (tr *turnRun) readFile(ctx context.Context, m jsonrpc.Message) error {
 	var p struct {
 		Path  string `json:"path"`
 		Line  int    `json:"line"`

@@ -9,6 +9,9 @@ import (
 	"time"
 
 	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/internal/proc"
+	"github.com/kaizen-code/kz/runtimes/agentcli"
+	"github.com/kaizen-code/kz/runtimes/jsonrpc"
 	"github.com/kaizen-code/kz/tools"
 	"github.com/kaizen-code/kz/tools/workspace"
 )
@@ -21,7 +24,7 @@ type turnRun struct {
 	rt    *Runtime
 	t     *engine.Turn
 	a     *agent
-	c     *conn
+	c     *jsonrpc.Conn
 	model string
 	dir   string
 	// mode is the session mode kz asks for in this turn ("" keeps the
@@ -157,7 +160,7 @@ func (tr *turnRun) stepFailed(ctx context.Context, step string, err error) (engi
 		return tr.interrupted(ctx)
 	case tr.c.Exited() || isExited(err):
 		<-tr.c.Done
-		kind := classify(tr.c.Stderr.String())
+		kind := agentcli.Classify(tr.c.Stderr.String())
 		if !kind.Retryable() {
 			kind = engine.ErrCrashed
 		}
@@ -167,11 +170,11 @@ func (tr *turnRun) stepFailed(ctx context.Context, step string, err error) (engi
 	case step == "authenticate":
 		return tr.fail(engine.ErrAuth, err, "authentication with %q failed: %v", tr.rt.cfg.AuthMethod, err)
 	}
-	return tr.fail(classify(err.Error()), err, "%s failed: %v", step, err)
+	return tr.fail(agentcli.Classify(err.Error()), err, "%s failed: %v", step, err)
 }
 
 func isExited(err error) bool {
-	var re *rpcError
+	var re *jsonrpc.Error
 	return errors.As(err, &re) && re.Message == "the CLI exited"
 }
 
@@ -193,7 +196,7 @@ func (tr *turnRun) await(ctx context.Context, method string, params any) (json.R
 		case m, ok := <-tr.c.In:
 			if !ok {
 				tr.c.Forget(id)
-				return nil, &rpcError{Code: -32000, Message: "the CLI exited"}
+				return nil, &jsonrpc.Error{Code: -32000, Message: "the CLI exited"}
 			}
 			tr.handle(ctx, m)
 		case <-ctx.Done():
@@ -391,11 +394,11 @@ func (tr *turnRun) openSession(ctx, hctx context.Context) (string, engine.Result
 		return "", res, err
 	}
 	if err := json.Unmarshal(res, &sess); err != nil || sess.SessionID == "" {
-		res, err := tr.fail(engine.ErrProtocol, err, "session/new result without a session id: %s", truncate(string(res), 300))
+		res, err := tr.fail(engine.ErrProtocol, err, "session/new result without a session id: %s", proc.Clip(string(res), 300))
 		return "", res, err
 	}
 	tr.opened(sess)
-	return primePrompt(tr.t.History, tr.t.Prompt, primeBudget), engine.Result{}, nil
+	return agentcli.PrimePrompt(tr.t.History, tr.t.Prompt, agentcli.PrimeBudget), engine.Result{}, nil
 }
 
 // opened records a session just created or loaded as the agent's own.
@@ -523,7 +526,7 @@ func (tr *turnRun) cancel() {
 	}
 }
 
-func (tr *turnRun) finish(m wire) (engine.Result, error) {
+func (tr *turnRun) finish(m jsonrpc.Message) (engine.Result, error) {
 	if m.Error != nil {
 		if isExited(m.Error) {
 			// The reader fails the pending prompt before it closes In, so
@@ -537,7 +540,7 @@ func (tr *turnRun) finish(m wire) (engine.Result, error) {
 		if len(m.Error.Data) > 0 {
 			msg += ": " + string(m.Error.Data)
 		}
-		return tr.fail(classify(msg), m.Error, "the agent failed the prompt: %s", msg)
+		return tr.fail(agentcli.Classify(msg), m.Error, "the agent failed the prompt: %s", msg)
 	}
 	var pr promptResult
 	if err := json.Unmarshal(m.Result, &pr); err != nil {
@@ -573,7 +576,7 @@ func (tr *turnRun) flush(partial bool) {
 }
 
 // handle dispatches one message of the agent.
-func (tr *turnRun) handle(ctx context.Context, m wire) {
+func (tr *turnRun) handle(ctx context.Context, m jsonrpc.Message) {
 	if m.ID != nil {
 		tr.request(ctx, m)
 		return

@@ -1,5 +1,5 @@
 // Package agentcli holds what the runtimes that drive an agent CLI share:
-// the child's minimal environment, the classification of its error
+// what of kz's environment every CLI gets, the classification of its error
 // messages, and the bounded rendering of kz's transcript that primes a
 // fresh CLI session.
 package agentcli
@@ -7,56 +7,35 @@ package agentcli
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/internal/childenv"
+	"github.com/kaizen-code/kz/internal/proc"
 )
 
-// passEnv are variables the CLI gets from kz's environment. Credentials
-// are never passed implicitly (SECURITY.md rule 5): a config names them
+// Pass names the variables of kz's environment every agent CLI gets
+// besides childenv.Base: where its XDG directories are, how it reaches the
+// network (proxies) and which certificate authorities it trusts, since it
+// talks to its endpoint itself. Credentials are never passed implicitly
+// (SECURITY.md rule 5): a CLI names its own, and a configuration names one
 // with a bare "NAME" entry in Env.
-var passEnv = []string{
-	"PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LC_ALL", "LC_CTYPE", "TERM", "TMPDIR", "TZ",
+var Pass = []string{
 	"XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME", "XDG_RUNTIME_DIR",
 	"HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy",
 	"NODE_EXTRA_CA_CERTS", "SSL_CERT_FILE", "SSL_CERT_DIR",
 }
 
-// BuildEnv returns the CLI's environment: the allowed part of kz's, then
-// defaults, then cfgEnv ("K=V" sets, bare "K" passes K through from kz's
-// environment).
-func BuildEnv(defaults, cfgEnv []string) []string {
-	vals := map[string]string{}
-	var order []string
-	set := func(k, v string) {
-		if _, ok := vals[k]; !ok {
-			order = append(order, k)
-		}
-		vals[k] = v
-	}
-	for _, k := range passEnv {
-		if v, ok := os.LookupEnv(k); ok {
-			set(k, v)
-		}
-	}
-	for _, kv := range defaults {
-		k, v, _ := strings.Cut(kv, "=")
-		set(k, v)
-	}
-	for _, kv := range cfgEnv {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok {
-			if v, ok = os.LookupEnv(k); !ok {
-				continue
-			}
-		}
-		set(k, v)
-	}
-	out := make([]string, 0, len(order))
-	for _, k := range order {
-		out = append(out, k+"="+vals[k])
-	}
-	return out
+// Env returns an agent CLI's environment, built from kz's by the one
+// filter every child goes through (childenv.Build): the base variables,
+// Pass, what the CLI adds itself (own: its home and credential variables,
+// the families of settings it reads, its defaults), then cfgEnv, its
+// configured entries ("K=V" sets, a bare "K" passes K through).
+func Env(own childenv.Spec, cfgEnv []string) []string {
+	own.Pass = slices.Concat(Pass, own.Pass)
+	own.Config = cfgEnv
+	return childenv.Build(os.Environ(), own)
 }
 
 // Classify maps a failure message of the CLI or its model provider to an
@@ -180,14 +159,6 @@ func renderEntry(e engine.TranscriptEntry) string {
 	return ""
 }
 
-func clip(s string, n int) string {
-	s = strings.TrimSpace(s)
-	if len(s) <= n {
-		return s
-	}
-	// Cut on a rune boundary.
-	for n > 0 && n < len(s) && (s[n]&0xC0) == 0x80 {
-		n--
-	}
-	return s[:n] + "…"
-}
+// clip trims an entry's text and bounds it (proc.Clip cuts on a rune
+// boundary).
+func clip(s string, n int) string { return proc.Clip(strings.TrimSpace(s), n) }

@@ -5,7 +5,8 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"syscall"
+
+	"github.com/kaizen-code/kz/internal/proc"
 )
 
 // Confiner starts agent CLI processes under the OS sandbox, so that a
@@ -32,9 +33,10 @@ type Confiner interface {
 const Unconfined = "the CLI runs unconfined: no OS sandbox here (kz's gate still decides every tool call it reports)"
 
 // Command builds the command of an agent CLI: under c when there is one,
-// else as a plain process in its own process group (so that signals reach
-// the CLI and the children that stay in its group, and a Ctrl-C in kz's
-// terminal does not reach it directly). The writable directories are
+// else as a plain process in its own process group (proc.OwnGroup: so
+// that signals reach the CLI and the children that stay in its group, and
+// a Ctrl-C in kz's terminal does not reach it directly); ctx bounds its
+// life either way. The writable directories are
 // created first: a directory must exist to be mounted writable, and a CLI
 // creates its home on first use anyway.
 func Command(ctx context.Context, c Confiner, argv []string, dir string, env []string, writable []string) (*exec.Cmd, error) {
@@ -42,9 +44,9 @@ func Command(ctx context.Context, c Confiner, argv []string, dir string, env []s
 		return nil, fmt.Errorf("agent CLI: no command")
 	}
 	if c == nil {
-		cmd := exec.Command(argv[0], argv[1:]...)
+		cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 		cmd.Dir, cmd.Env = dir, env
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		proc.OwnGroup(cmd)
 		return cmd, nil
 	}
 	for _, d := range writable {

@@ -6,13 +6,12 @@ import (
 	"io"
 	"os/exec"
 	"slices"
-	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/runtimes/internal/clitest"
 )
 
 // BenchmarkLineToSubscriber measures the latency from a line written on the
@@ -23,66 +22,14 @@ import (
 //
 //	go test -run '^$' -bench LineToSubscriber -benchtime=2000x ./runtimes/claudecode/
 func BenchmarkLineToSubscriber(b *testing.B) {
-	f := newFakeB(b, []scriptLine{
-		host(`{"type":"user"}`),
-		cli(`{"type":"system","subtype":"init","session_id":"bench"}`),
+	f := newFake(b, []clitest.Line{
+		clitest.Host(`{"type":"user"}`),
+		clitest.CLI(`{"type":"system","subtype":"init","session_id":"bench"}`),
 		{Dir: "fake", Op: "stream", Count: b.N, Every: 100},
-		cli(`{"type":"result","subtype":"success","is_error":false,"num_turns":1,"result":"ok","session_id":"bench"}`),
+		clitest.CLI(`{"type":"result","subtype":"success","is_error":false,"num_turns":1,"result":"ok","session_id":"bench"}`),
 	})
-	var mu sync.Mutex
-	var lat []time.Duration
-	j := &memJournal{}
-	s, err := engine.NewSession(engine.Config{Workspace: f.rt.cfg.Workspace, Journal: j, Runtimes: []engine.RuntimeEntry{{Runtime: f.rt}}, Interactive: true})
-	if err != nil {
-		b.Fatal(err)
-	}
-	sub := s.Subscribe()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			ev, err := sub.Next(ctx)
-			if err != nil {
-				return
-			}
-			now := time.Now()
-			if ev.Type != engine.EventTextDelta {
-				continue
-			}
-			// A merged delta holds several stamps; the first is the
-			// oldest, so its latency is the batch's worst.
-			first, _, _ := strings.Cut(ev.Text, ";")
-			ns, err := strconv.ParseInt(first, 10, 64)
-			if err != nil {
-				continue
-			}
-			mu.Lock()
-			lat = append(lat, now.Sub(time.Unix(0, ns)))
-			mu.Unlock()
-		}
-	}()
-	b.ResetTimer()
-	final, err := s.RunTurn(context.Background(), "go")
-	b.StopTimer()
-	cancel()
-	sub.Close()
-	<-done
-	_ = s.Close(context.Background())
+	clitest.BenchLatency(b, f.WS, []engine.RuntimeEntry{{Runtime: f.rt}})
 	_ = f.rt.Close()
-	if err != nil || final.Status != string(engine.StatusComplete) {
-		b.Fatalf("turn: %v %+v", err, final)
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	if len(lat) == 0 {
-		b.Fatal("no deltas measured")
-	}
-	slices.Sort(lat)
-	q := func(p float64) float64 { return float64(lat[int(p*float64(len(lat)-1))].Microseconds()) }
-	b.ReportMetric(q(0.50), "p50_us")
-	b.ReportMetric(q(0.99), "p99_us")
-	b.ReportMetric(float64(len(lat)), "events")
 }
 
 // BenchmarkRealWallTime compares one plain-text turn of the real CLI driven
@@ -126,7 +73,7 @@ func BenchmarkRealWallTime(b *testing.B) {
 		return took
 	}
 	viaKz := func() time.Duration {
-		s, err := engine.NewSession(engine.Config{Workspace: ws, Journal: &memJournal{}, Runtimes: []engine.RuntimeEntry{{Runtime: rt}}, Interactive: true})
+		s, err := engine.NewSession(engine.Config{Workspace: ws, Journal: &clitest.Journal{}, Runtimes: []engine.RuntimeEntry{{Runtime: rt}}, Interactive: true})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -18,15 +18,14 @@ import (
 	"log/slog"
 	"os/exec"
 	"regexp"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/internal/childenv"
 	"github.com/kaizen-code/kz/runtimes/agentcli"
-	"github.com/kaizen-code/kz/runtimes/credproxy"
 )
 
 // Config configures one Claude Code runtime. The lead maps
@@ -82,14 +81,14 @@ type Runtime struct {
 // session's turns.
 type slot struct {
 	mu sync.Mutex
-	p  *proc
+	p  *process
 	// pid mirrors p's process id for observers that must not wait for
 	// the running turn (tests, status displays); 0 when there is none.
 	pid atomic.Int64
 }
 
 // set replaces the slot's process; s.mu must be held.
-func (s *slot) set(p *proc) {
+func (s *slot) set(p *process) {
 	s.p = p
 	if p == nil {
 		s.pid.Store(0)
@@ -162,7 +161,7 @@ func (r *Runtime) AvailableContext(ctx context.Context) (string, error) {
 	}
 	cmd := exec.CommandContext(ctx, path, "--version")
 	// Printing its version needs no credential.
-	cmd.Env = credproxy.Strip(buildEnv(r.cfg.Env), credSpec.KeyVars...)
+	cmd.Env = childenv.Strip(buildEnv(r.cfg.Env), credSpec.KeyVars...)
 	out, err := cmd.Output()
 	if err != nil {
 		return "", &engine.RuntimeError{Kind: engine.ErrRuntimeMissing, Runtime: r.cfg.Name,
@@ -270,15 +269,4 @@ func (r *Runtime) errorf(kind engine.ErrorKind, model string, err error, format 
 // isMissing reports whether starting the CLI failed because it is not there.
 func isMissing(err error) bool {
 	return errors.Is(err, exec.ErrNotFound) || errors.Is(err, errNoSuchFile)
-}
-
-// EnvList turns the `env` table of a runtime's configuration into
-// Config.Env entries, in a stable order.
-func EnvList(m map[string]string) []string {
-	out := make([]string, 0, len(m))
-	for k, v := range m {
-		out = append(out, k+"="+v)
-	}
-	slices.Sort(out)
-	return out
 }

@@ -3,20 +3,17 @@ package claudecode
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/runtimes/internal/clitest"
 )
-
-func allowOnce(engine.Event) engine.Answer { return engine.Answer{Decision: engine.DecisionAllow} }
 
 func single(f *fake) []engine.RuntimeEntry {
 	return []engine.RuntimeEntry{{Runtime: f.rt}}
@@ -26,11 +23,11 @@ func single(f *fake) []engine.RuntimeEntry {
 // event, the approval goes through the person, and the answer kz writes
 // is the one the real CLI accepted.
 func TestReplayApprovalAllow(t *testing.T) {
-	f := newFake(t, sample(t, "claude-code.approval-allow.jsonl"), "KZ_FAKE_EXPECT_INIT=1")
-	h := newHarness(t, single(f), harnessOpts{answer: allowOnce})
-	final := h.run(t, context.Background(), "Create out.txt. KZSCRIPT:bash")
+	f := newFake(t, clitest.Sample(t, "claude-code.approval-allow.jsonl"), "KZ_FAKE_EXPECT_INIT=1")
+	h := newHarness(t, single(f), clitest.Options{Answer: clitest.AllowOnce})
+	final := h.Run(t, context.Background(), "Create out.txt. KZSCRIPT:bash")
 	_ = f.rt.Close()
-	if n := f.checkReport(); n != 3 {
+	if n := f.CheckReport(); n != 3 {
 		t.Errorf("fake checked %d host lines, want 3 (initialize, prompt, allow)", n)
 	}
 
@@ -47,43 +44,43 @@ func TestReplayApprovalAllow(t *testing.T) {
 	if final.Model != "claude-opus-4-8" {
 		t.Errorf("final model %q", final.Model)
 	}
-	st := h.journal.ofType(engine.EventSessionStarted)
+	st := h.Journal.OfType(engine.EventSessionStarted)
 	if len(st) != 1 || st[0].NativeID != sid || st[0].Version != "2.1.197" || st[0].Model != "claude-opus-4-8[1m]" ||
 		st[0].PermissionMode != "default" || !slices.Contains(st[0].Tools, "Bash") {
 		t.Errorf("session_started %+v", st)
 	}
-	msgs := h.journal.ofType(engine.EventAssistantMessage)
+	msgs := h.Journal.OfType(engine.EventAssistantMessage)
 	if len(msgs) != 2 || msgs[0].Text != "I'll create the file." || msgs[1].Text != "Created out.txt containing 'hi'." {
 		t.Errorf("assistant messages %+v", msgs)
 	}
 	const tool = "toolu_afbf20bfb0a74c1493dc6bc2"
-	started := h.journal.ofType(engine.EventToolCallStarted)
+	started := h.Journal.OfType(engine.EventToolCallStarted)
 	if len(started) != 1 || started[0].ToolCallID != tool || started[0].Tool != "Bash" {
 		t.Errorf("tool_call_started %+v", started)
 	}
-	cmd := h.journal.ofType(engine.EventCommandStarted)
+	cmd := h.Journal.OfType(engine.EventCommandStarted)
 	if len(cmd) != 1 || cmd[0].Command != "echo hi > out.txt" {
 		t.Errorf("command_started %+v", cmd)
 	}
-	req := h.journal.ofType(engine.EventPermissionRequested)
+	req := h.Journal.OfType(engine.EventPermissionRequested)
 	if len(req) != 1 || req[0].Command != "echo hi > out.txt" || req[0].ToolCallID != tool {
 		t.Errorf("permission_requested %+v", req)
 	}
-	fin := h.journal.ofType(engine.EventToolCallFinished)
+	fin := h.Journal.OfType(engine.EventToolCallFinished)
 	if len(fin) != 1 || fin[0].Output != "(Bash completed with no output)" || fin[0].IsError || fin[0].Tool != "Bash" {
 		t.Errorf("tool_call_finished %+v", fin)
 	}
-	cf := h.journal.ofType(engine.EventCommandFinished)
+	cf := h.Journal.OfType(engine.EventCommandFinished)
 	if len(cf) != 1 || cf[0].ExitCode == nil || *cf[0].ExitCode != 0 {
 		t.Errorf("command_finished %+v", cf)
 	}
-	usage := h.journal.ofType(engine.EventUsageUpdated)
+	usage := h.Journal.OfType(engine.EventUsageUpdated)
 	if len(usage) != 1 || usage[0].Usage.InputTokens != 200 {
 		t.Errorf("usage_updated %+v", usage)
 	}
 	// The order a subscriber sees follows the CLI's lines.
 	var order []engine.EventType
-	for _, ev := range h.journal.events() {
+	for _, ev := range h.Journal.Events() {
 		order = append(order, ev.Type)
 	}
 	want := []engine.EventType{engine.EventUserMessage, engine.EventSessionStarted, engine.EventAssistantMessage,
@@ -93,7 +90,7 @@ func TestReplayApprovalAllow(t *testing.T) {
 	if !slices.Equal(order, want) {
 		t.Errorf("event order\n got %v\nwant %v", order, want)
 	}
-	argv := f.argv()
+	argv := f.Argv()
 	for _, a := range []string{"-p", "--verbose", "--include-partial-messages", "stream-json", "stdio", "default"} {
 		if !slices.Contains(argv, a) {
 			t.Errorf("argv %q lacks %q", argv, a)
@@ -103,78 +100,78 @@ func TestReplayApprovalAllow(t *testing.T) {
 
 // A denial carries the person's feedback to the model as the message.
 func TestReplayApprovalDeny(t *testing.T) {
-	f := newFake(t, sample(t, "claude-code.approval-deny.jsonl"))
-	h := newHarness(t, single(f), harnessOpts{answer: func(engine.Event) engine.Answer {
+	f := newFake(t, clitest.Sample(t, "claude-code.approval-deny.jsonl"))
+	h := newHarness(t, single(f), clitest.Options{Answer: func(engine.Event) engine.Answer {
 		return engine.Answer{Decision: engine.DecisionDeny, Feedback: "The kz user denied this tool call."}
 	}})
-	final := h.run(t, context.Background(), "Create out.txt. KZSCRIPT:bash")
+	final := h.Run(t, context.Background(), "Create out.txt. KZSCRIPT:bash")
 	_ = f.rt.Close()
-	if n := f.checkReport(); n != 2 {
+	if n := f.CheckReport(); n != 2 {
 		t.Errorf("fake checked %d host lines, want 2", n)
 	}
 	if final.Status != string(engine.StatusComplete) {
 		t.Errorf("status %q", final.Status)
 	}
-	fin := h.journal.ofType(engine.EventToolCallFinished)
+	fin := h.Journal.OfType(engine.EventToolCallFinished)
 	if len(fin) != 1 || !fin[0].IsError || fin[0].Output != "The kz user denied this tool call." {
 		t.Errorf("tool_call_finished %+v", fin)
 	}
-	if cf := h.journal.ofType(engine.EventCommandFinished); len(cf) != 1 || cf[0].ExitCode != nil || !cf[0].IsError {
+	if cf := h.Journal.OfType(engine.EventCommandFinished); len(cf) != 1 || cf[0].ExitCode != nil || !cf[0].IsError {
 		t.Errorf("command_finished of a denied call %+v", cf)
 	}
-	dec := h.journal.ofType(engine.EventPermissionDecided)
+	dec := h.Journal.OfType(engine.EventPermissionDecided)
 	if len(dec) != 1 || dec[0].Decision != engine.DecisionDeny {
 		t.Errorf("permission_decided %+v", dec)
 	}
 }
 
 // bashTurn is a script of one Bash call that kz must answer with want.
-func bashTurn(cmd, want string) []scriptLine {
+func bashTurn(cmd, want string) []clitest.Line {
 	in, _ := json.Marshal(map[string]string{"command": cmd})
-	return []scriptLine{
-		host(`{"type":"user","message":{"role":"user"}}`),
-		cli(`{"type":"system","subtype":"init","session_id":"sess-1","model":"m","tools":["Bash"],"permissionMode":"default","claude_code_version":"9.9.9"}`),
-		cli(`{"type":"assistant","message":{"id":"msg_1","model":"m","role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"Bash","input":` + string(in) + `}]},"parent_tool_use_id":null,"session_id":"sess-1"}`),
-		cli(`{"type":"control_request","request_id":"req-1","request":{"subtype":"can_use_tool","tool_name":"Bash","input":` + string(in) + `,"tool_use_id":"toolu_1"}}`),
-		host(want),
-		cli(`{"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":"Exit code 3\nboom","is_error":true}]},"parent_tool_use_id":null,"session_id":"sess-1"}`),
-		cli(`{"type":"result","subtype":"success","is_error":false,"num_turns":2,"result":"done","session_id":"sess-1","total_cost_usd":0.5,"usage":{"input_tokens":10,"output_tokens":5,"cache_read_input_tokens":7,"cache_creation_input_tokens":3}}`),
+	return []clitest.Line{
+		clitest.Host(`{"type":"user","message":{"role":"user"}}`),
+		clitest.CLI(`{"type":"system","subtype":"init","session_id":"sess-1","model":"m","tools":["Bash"],"permissionMode":"default","claude_code_version":"9.9.9"}`),
+		clitest.CLI(`{"type":"assistant","message":{"id":"msg_1","model":"m","role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"Bash","input":` + string(in) + `}]},"parent_tool_use_id":null,"session_id":"sess-1"}`),
+		clitest.CLI(`{"type":"control_request","request_id":"req-1","request":{"subtype":"can_use_tool","tool_name":"Bash","input":` + string(in) + `,"tool_use_id":"toolu_1"}}`),
+		clitest.Host(want),
+		clitest.CLI(`{"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":"Exit code 3\nboom","is_error":true}]},"parent_tool_use_id":null,"session_id":"sess-1"}`),
+		clitest.CLI(`{"type":"result","subtype":"success","is_error":false,"num_turns":2,"result":"done","session_id":"sess-1","total_cost_usd":0.5,"usage":{"input_tokens":10,"output_tokens":5,"cache_read_input_tokens":7,"cache_creation_input_tokens":3}}`),
 	}
 }
 
 // "Allow for session" adds a session-scoped rule for exactly that command.
 func TestAllowForSessionScopesToCommand(t *testing.T) {
-	hook := func(id, cmd, want string) []scriptLine {
-		return []scriptLine{
-			cli(`{"type":"control_request","request_id":"` + id + `","request":{"subtype":"hook_callback","callback_id":"kz_pre_tool_use","input":{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"` + cmd + `"},"tool_use_id":"t-` + id + `"}}}`),
-			host(`{"type":"control_response","response":{"subtype":"success","request_id":"` + id + `","response":{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"` + want + `"}}}}`),
+	hook := func(id, cmd, want string) []clitest.Line {
+		return []clitest.Line{
+			clitest.CLI(`{"type":"control_request","request_id":"` + id + `","request":{"subtype":"hook_callback","callback_id":"kz_pre_tool_use","input":{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"` + cmd + `"},"tool_use_id":"t-` + id + `"}}}`),
+			clitest.Host(`{"type":"control_response","response":{"subtype":"success","request_id":"` + id + `","response":{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"` + want + `"}}}}`),
 		}
 	}
 	lines := bashTurn("make test", `{"type":"control_response","response":{"subtype":"success","request_id":"req-1","response":{"behavior":"allow","updatedInput":{"command":"make test"},"toolUseID":"toolu_1","updatedPermissions":[{"type":"addRules","rules":[{"toolName":"Bash","ruleContent":"make test"}],"behavior":"allow","destination":"session"}]}}}`)
 	// Before the grant the hook asks; after it the same command is allowed
 	// and another one still asks.
-	script := append([]scriptLine{}, lines[:3]...)
+	script := append([]clitest.Line{}, lines[:3]...)
 	script = append(script, hook("h1", "make test", "ask")...)
 	script = append(script, lines[3:5]...)
 	script = append(script, hook("h2", "make test", "allow")...)
 	script = append(script, hook("h3", "make test && curl evil", "ask")...)
 	script = append(script, lines[5:]...)
 	f := newFake(t, script)
-	h := newHarness(t, single(f), harnessOpts{answer: func(engine.Event) engine.Answer {
+	h := newHarness(t, single(f), clitest.Options{Answer: func(engine.Event) engine.Answer {
 		return engine.Answer{Decision: engine.DecisionAllow, Scope: engine.ScopeSession}
 	}})
-	final := h.run(t, context.Background(), "go")
+	final := h.Run(t, context.Background(), "go")
 	_ = f.rt.Close()
-	if n := f.checkReport(); n != 5 {
+	if n := f.CheckReport(); n != 5 {
 		t.Errorf("fake checked %d host lines, want 5", n)
 	}
-	if n := len(h.journal.ofType(engine.EventPermissionRequested)); n != 1 {
+	if n := len(h.Journal.OfType(engine.EventPermissionRequested)); n != 1 {
 		t.Errorf("the person was asked %d times, want 1", n)
 	}
 	if final.Usage.CacheReadTokens != 7 || final.Usage.CacheWriteTokens != 3 || final.CostUSD != 0.5 {
 		t.Errorf("final %+v usage %+v", final, final.Usage)
 	}
-	cf := h.journal.ofType(engine.EventCommandFinished)
+	cf := h.Journal.OfType(engine.EventCommandFinished)
 	if len(cf) != 1 || cf[0].ExitCode == nil || *cf[0].ExitCode != 3 {
 		t.Errorf("command_finished exit code %+v", cf)
 	}
@@ -183,12 +180,12 @@ func TestAllowForSessionScopesToCommand(t *testing.T) {
 // An edited command is what Claude runs.
 func TestAllowWithEditedInput(t *testing.T) {
 	f := newFake(t, bashTurn("rm -rf build", `{"type":"control_response","response":{"request_id":"req-1","response":{"behavior":"allow","updatedInput":{"command":"rm -rf build/tmp"}}}}`))
-	h := newHarness(t, single(f), harnessOpts{answer: func(engine.Event) engine.Answer {
+	h := newHarness(t, single(f), clitest.Options{Answer: func(engine.Event) engine.Answer {
 		return engine.Answer{Decision: engine.DecisionAllow, UpdatedInput: json.RawMessage(`{"command":"rm -rf build/tmp"}`)}
 	}})
-	h.run(t, context.Background(), "go")
+	h.Run(t, context.Background(), "go")
 	_ = f.rt.Close()
-	if n := f.checkReport(); n != 2 {
+	if n := f.CheckReport(); n != 2 {
 		t.Errorf("fake checked %d host lines, want 2", n)
 	}
 }
@@ -197,15 +194,12 @@ func TestAllowWithEditedInput(t *testing.T) {
 // answers without asking the person, with the gate's reason.
 func TestGateDenyWithoutPerson(t *testing.T) {
 	f := newFake(t, bashTurn("ls", `{"type":"control_response","response":{"request_id":"req-1","response":{"behavior":"deny","message":"~permission mode deny"}}}`))
-	asked := false
-	h := newHarness(t, single(f), harnessOpts{pmode: engine.PermissionDeny, answer: func(engine.Event) engine.Answer {
-		asked = true
-		return engine.Answer{Decision: engine.DecisionAllow}
-	}})
-	h.run(t, context.Background(), "go")
+	person := &clitest.Person{Reply: clitest.AllowOnce}
+	h := newHarness(t, single(f), clitest.Options{PermissionMode: engine.PermissionDeny, Answer: person.Answer})
+	h.Run(t, context.Background(), "go")
 	_ = f.rt.Close()
-	f.checkReport()
-	if asked {
+	f.CheckReport()
+	if len(person.Seen()) > 0 {
 		t.Error("the person was asked although the gate denied")
 	}
 }
@@ -213,28 +207,28 @@ func TestGateDenyWithoutPerson(t *testing.T) {
 // control_cancel_request closes kz's prompt and kz sends no answer.
 func TestControlCancelClosesPrompt(t *testing.T) {
 	in := `{"command":"sleep 1"}`
-	f := newFake(t, []scriptLine{
-		host(`{"type":"user"}`),
-		cli(`{"type":"system","subtype":"init","session_id":"s2"}`),
-		cli(`{"type":"assistant","message":{"id":"m","model":"m","content":[{"type":"tool_use","id":"toolu_9","name":"Bash","input":` + in + `}]},"parent_tool_use_id":null}`),
-		cli(`{"type":"control_request","request_id":"req-9","request":{"subtype":"can_use_tool","tool_name":"Bash","input":` + in + `,"tool_use_id":"toolu_9"}}`),
+	f := newFake(t, []clitest.Line{
+		clitest.Host(`{"type":"user"}`),
+		clitest.CLI(`{"type":"system","subtype":"init","session_id":"s2"}`),
+		clitest.CLI(`{"type":"assistant","message":{"id":"m","model":"m","content":[{"type":"tool_use","id":"toolu_9","name":"Bash","input":` + in + `}]},"parent_tool_use_id":null}`),
+		clitest.CLI(`{"type":"control_request","request_id":"req-9","request":{"subtype":"can_use_tool","tool_name":"Bash","input":` + in + `,"tool_use_id":"toolu_9"}}`),
 		{Dir: "fake", Op: "sleep", MS: 200},
-		cli(`{"type":"control_cancel_request","request_id":"req-9"}`),
+		clitest.CLI(`{"type":"control_cancel_request","request_id":"req-9"}`),
 		{Dir: "fake", Op: "sleep", MS: 200},
-		cli(`{"type":"result","subtype":"success","is_error":false,"num_turns":1,"result":"ok","session_id":"s2"}`),
+		clitest.CLI(`{"type":"result","subtype":"success","is_error":false,"num_turns":1,"result":"ok","session_id":"s2"}`),
 	})
-	h := newHarness(t, single(f), harnessOpts{}) // nobody answers
-	final := h.run(t, context.Background(), "go")
+	h := newHarness(t, single(f), clitest.Options{}) // nobody answers
+	final := h.Run(t, context.Background(), "go")
 	_ = f.rt.Close()
-	f.checkReport() // any answer kz sent shows up as an unexpected line
+	f.CheckReport() // any answer kz sent shows up as an unexpected line
 	if final.Status != string(engine.StatusComplete) {
 		t.Errorf("status %q", final.Status)
 	}
-	dec := h.journal.ofType(engine.EventPermissionDecided)
+	dec := h.Journal.OfType(engine.EventPermissionDecided)
 	if len(dec) != 1 || dec[0].Decision != engine.DecisionDeny || dec[0].Stage != "cancelled" {
 		t.Errorf("the prompt was not closed: %+v", dec)
 	}
-	if p := h.s.Pending(); len(p) != 0 {
+	if p := h.Session.Pending(); len(p) != 0 {
 		t.Errorf("still pending: %v", p)
 	}
 }
@@ -243,76 +237,52 @@ func TestControlCancelClosesPrompt(t *testing.T) {
 // interrupted, and the same CLI process serves the next turn (resumed
 // session, model switch through set_model).
 func TestGracefulInterruptKeepsProcess(t *testing.T) {
-	f := newFake(t, []scriptLine{
-		host(`{"type":"user","message":{"content":[{"text":"first"}]}}`),
-		cli(`{"type":"system","subtype":"init","session_id":"sess-g","model":"m"}`),
-		cli(`{"type":"assistant","message":{"id":"m1","model":"m","content":[{"type":"tool_use","id":"toolu_s","name":"Bash","input":{"command":"sleep 30"}}]},"parent_tool_use_id":null}`),
-		host(`{"type":"control_request","request_id":"i1","request":{"subtype":"interrupt"}}`),
-		cli(`{"type":"control_response","response":{"subtype":"success","request_id":"i1"}}`),
-		cli(`{"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_s","content":"The user doesn't want to proceed with this tool use.","is_error":true}]},"tool_use_result":"User rejected tool use","parent_tool_use_id":null}`),
-		cli(`{"type":"user","message":{"role":"user","content":[{"type":"text","text":"[Request interrupted by user for tool use]"}]},"parent_tool_use_id":null}`),
-		cli(`{"type":"result","subtype":"error_during_execution","is_error":true,"num_turns":1,"session_id":"sess-g","terminal_reason":"aborted_tools","total_cost_usd":0.25,"usage":{"input_tokens":0,"output_tokens":0}}`),
-		host(`{"type":"control_request","request_id":"sm","request":{"subtype":"set_model","model":"other"}}`),
-		cli(`{"type":"control_response","response":{"subtype":"success","request_id":"sm"}}`),
-		host(`{"type":"user","message":{"content":[{"text":"second"}]}}`),
-		cli(`{"type":"system","subtype":"init","session_id":"sess-g","model":"other"}`),
-		cli(`{"type":"assistant","message":{"id":"m2","model":"other","content":[{"type":"text","text":"hello again"}]},"parent_tool_use_id":null}`),
-		cli(`{"type":"result","subtype":"success","is_error":false,"num_turns":1,"result":"hello again","session_id":"sess-g","total_cost_usd":0.75}`),
+	f := newFake(t, []clitest.Line{
+		clitest.Host(`{"type":"user","message":{"content":[{"text":"first"}]}}`),
+		clitest.CLI(`{"type":"system","subtype":"init","session_id":"sess-g","model":"m"}`),
+		clitest.CLI(`{"type":"assistant","message":{"id":"m1","model":"m","content":[{"type":"tool_use","id":"toolu_s","name":"Bash","input":{"command":"sleep 30"}}]},"parent_tool_use_id":null}`),
+		clitest.Host(`{"type":"control_request","request_id":"i1","request":{"subtype":"interrupt"}}`),
+		clitest.CLI(`{"type":"control_response","response":{"subtype":"success","request_id":"i1"}}`),
+		clitest.CLI(`{"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_s","content":"The user doesn't want to proceed with this tool use.","is_error":true}]},"tool_use_result":"User rejected tool use","parent_tool_use_id":null}`),
+		clitest.CLI(`{"type":"user","message":{"role":"user","content":[{"type":"text","text":"[Request interrupted by user for tool use]"}]},"parent_tool_use_id":null}`),
+		clitest.CLI(`{"type":"result","subtype":"error_during_execution","is_error":true,"num_turns":1,"session_id":"sess-g","terminal_reason":"aborted_tools","total_cost_usd":0.25,"usage":{"input_tokens":0,"output_tokens":0}}`),
+		clitest.Host(`{"type":"control_request","request_id":"sm","request":{"subtype":"set_model","model":"other"}}`),
+		clitest.CLI(`{"type":"control_response","response":{"subtype":"success","request_id":"sm"}}`),
+		clitest.Host(`{"type":"user","message":{"content":[{"text":"second"}]}}`),
+		clitest.CLI(`{"type":"system","subtype":"init","session_id":"sess-g","model":"other"}`),
+		clitest.CLI(`{"type":"assistant","message":{"id":"m2","model":"other","content":[{"type":"text","text":"hello again"}]},"parent_tool_use_id":null}`),
+		clitest.CLI(`{"type":"result","subtype":"success","is_error":false,"num_turns":1,"result":"hello again","session_id":"sess-g","total_cost_usd":0.75}`),
 	})
-	h := newHarness(t, []engine.RuntimeEntry{{Runtime: f.rt, Models: []string{"m", "other"}}}, harnessOpts{
-		onEvent: func(h *harness, ev engine.Event) {
+	h := newHarness(t, []engine.RuntimeEntry{{Runtime: f.rt, Models: []string{"m", "other"}}}, clitest.Options{
+		OnEvent: func(h *clitest.Harness, ev engine.Event) {
 			if ev.Type == engine.EventCommandStarted {
-				h.s.Interrupt(false)
+				h.Session.Interrupt(false)
 			}
 		}})
-	final := h.run(t, context.Background(), "first")
+	final := h.Run(t, context.Background(), "first")
 	if final.Status != string(engine.StatusInterrupted) {
 		t.Fatalf("first turn status %q, want interrupted", final.Status)
 	}
-	fin := h.journal.ofType(engine.EventToolCallFinished)
+	fin := h.Journal.OfType(engine.EventToolCallFinished)
 	if len(fin) != 1 || fin[0].Status != engine.ToolStatusInterrupted {
 		t.Errorf("interrupted tool call %+v", fin)
 	}
-	pid := f.rt.procs[h.s.ID()].p.cmd.Process.Pid
-	if err := h.s.SwitchRuntime("claude", "other"); err != nil {
+	pid := f.rt.procs[h.Session.ID()].p.cmd.Process.Pid
+	if err := h.Session.SwitchRuntime("claude", "other"); err != nil {
 		t.Fatal(err)
 	}
-	final = h.run(t, context.Background(), "second")
+	final = h.Run(t, context.Background(), "second")
 	// The CLI's cost is a running total: 0.25 then 0.75 is 0.5 for turn 2.
 	if final.Status != string(engine.StatusComplete) || final.Output != "hello again" || final.Model != "other" || final.CostUSD != 0.5 {
 		t.Errorf("second turn %+v", final)
 	}
-	if p := f.rt.procs[h.s.ID()].p; p == nil || p.cmd.Process.Pid != pid {
+	if p := f.rt.procs[h.Session.ID()].p; p == nil || p.cmd.Process.Pid != pid {
 		t.Error("the second turn did not reuse the CLI process")
 	}
 	_ = f.rt.Close()
-	if n := f.checkReport(); n != 4 {
+	if n := f.CheckReport(); n != 4 {
 		t.Errorf("fake checked %d host lines, want 4", n)
 	}
-}
-
-func processGone(pid int) bool {
-	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
-		return true
-	}
-	// A zombie waiting for a reaper no longer runs anything.
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	return err != nil || strings.Contains(string(b), ") Z ")
-}
-
-func childPid(t *testing.T, f *fake) int {
-	t.Helper()
-	for _, l := range f.reportLines() {
-		if s, ok := strings.CutPrefix(l, "child "); ok {
-			pid, err := strconv.Atoi(s)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return pid
-		}
-	}
-	t.Fatal("the fake reported no child")
-	return 0
 }
 
 // Immediate interrupt: a pending request is answered with deny, the group
@@ -320,88 +290,77 @@ func childPid(t *testing.T, f *fake) int {
 // CLI survives.
 func TestImmediateInterruptKillsGroup(t *testing.T) {
 	in := `{"command":"sleep 60"}`
-	f := newFake(t, []scriptLine{
-		op("ignore_sigint"),
-		host(`{"type":"user"}`),
-		cli(`{"type":"system","subtype":"init","session_id":"sess-k"}`),
-		op("child"),
-		cli(`{"type":"assistant","message":{"id":"m","model":"m","content":[{"type":"tool_use","id":"toolu_k","name":"Bash","input":` + in + `}]},"parent_tool_use_id":null}`),
-		cli(`{"type":"control_request","request_id":"req-k","request":{"subtype":"can_use_tool","tool_name":"Bash","input":` + in + `,"tool_use_id":"toolu_k"}}`),
-		host(`{"type":"control_response","response":{"request_id":"req-k","response":{"behavior":"deny"}}}`),
-		op("hang"),
+	f := newFake(t, []clitest.Line{
+		clitest.Op("ignore_sigint"),
+		clitest.Host(`{"type":"user"}`),
+		clitest.CLI(`{"type":"system","subtype":"init","session_id":"sess-k"}`),
+		clitest.Op("child"),
+		clitest.CLI(`{"type":"assistant","message":{"id":"m","model":"m","content":[{"type":"tool_use","id":"toolu_k","name":"Bash","input":` + in + `}]},"parent_tool_use_id":null}`),
+		clitest.CLI(`{"type":"control_request","request_id":"req-k","request":{"subtype":"can_use_tool","tool_name":"Bash","input":` + in + `,"tool_use_id":"toolu_k"}}`),
+		clitest.Host(`{"type":"control_response","response":{"request_id":"req-k","response":{"behavior":"deny"}}}`),
+		clitest.Op("hang"),
 	})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	h := newHarness(t, single(f), harnessOpts{onEvent: func(h *harness, ev engine.Event) {
+	h := newHarness(t, single(f), clitest.Options{OnEvent: func(h *clitest.Harness, ev engine.Event) {
 		if ev.Type == engine.EventPermissionRequested {
 			cancel()
 		}
 	}})
 	start := time.Now()
-	final := h.run(t, ctx, "go")
+	final := h.Run(t, ctx, "go")
 	if final.Status != string(engine.StatusInterrupted) {
 		t.Errorf("status %q, want interrupted", final.Status)
 	}
 	if d := time.Since(start); d > 10*time.Second {
 		t.Errorf("interrupt took %v", d)
 	}
-	if n := f.checkReport(); n != 2 {
+	if n := f.CheckReport(); n != 2 {
 		t.Errorf("fake checked %d host lines, want 2 (prompt, deny)", n)
 	}
-	pid := childPid(t, f)
-	deadline := time.Now().Add(3 * time.Second)
-	for !processGone(pid) && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
-	if !processGone(pid) {
-		_ = syscall.Kill(pid, syscall.SIGKILL)
-		t.Errorf("child %d of the CLI survived the interrupt", pid)
-	}
+	clitest.CheckGone(t, 3*time.Second, "the interrupt", f.ChildPid())
 }
 
 // A CLI that dies mid-turn is a crashed error with its stderr, and the
 // failover chain moves to the next runtime.
 func TestCrashFailsOver(t *testing.T) {
-	f := newFake(t, []scriptLine{
-		host(`{"type":"user"}`),
-		cli(`{"type":"system","subtype":"init","session_id":"sess-c"}`),
-		op("child"),
+	f := newFake(t, []clitest.Line{
+		clitest.Host(`{"type":"user"}`),
+		clitest.CLI(`{"type":"system","subtype":"init","session_id":"sess-c"}`),
+		clitest.Op("child"),
 		{Dir: "fake", Op: "exit", Code: 2, Stderr: "boom: out of memory"},
 	})
-	backup := newFake(t, []scriptLine{
-		host(`{"type":"user"}`),
-		cli(`{"type":"system","subtype":"init","session_id":"sess-b"}`),
-		cli(`{"type":"result","subtype":"success","is_error":false,"num_turns":1,"result":"from backup","session_id":"sess-b"}`),
+	backup := newFake(t, []clitest.Line{
+		clitest.Host(`{"type":"user"}`),
+		clitest.CLI(`{"type":"system","subtype":"init","session_id":"sess-b"}`),
+		clitest.CLI(`{"type":"result","subtype":"success","is_error":false,"num_turns":1,"result":"from backup","session_id":"sess-b"}`),
 	})
 	backup.rt.cfg.Name = "backup"
 	h := newHarness(t, []engine.RuntimeEntry{{Runtime: f.rt}, {Runtime: backup.rt}},
-		harnessOpts{failover: []engine.ChainLink{{Runtime: "backup"}}})
-	final := h.run(t, context.Background(), "go")
+		clitest.Options{Failover: []engine.ChainLink{{Runtime: "backup"}}})
+	final := h.Run(t, context.Background(), "go")
 	if final.Status != string(engine.StatusComplete) || final.Output != "from backup" || final.Runtime != "backup" {
 		t.Errorf("final %+v", final)
 	}
-	errs := h.journal.ofType(engine.EventError)
+	errs := h.Journal.OfType(engine.EventError)
 	if len(errs) != 1 || errs[0].ErrorKind != engine.ErrCrashed || !strings.Contains(errs[0].Text, "boom: out of memory") || !errs[0].Retryable {
 		t.Errorf("error events %+v", errs)
 	}
-	if sw := h.journal.ofType(engine.EventRuntimeSwitched); len(sw) != 1 {
+	if sw := h.Journal.OfType(engine.EventRuntimeSwitched); len(sw) != 1 {
 		t.Errorf("runtime_switched %+v", sw)
 	}
-	if pid := childPid(t, f); !processGone(pid) {
-		_ = syscall.Kill(pid, syscall.SIGKILL)
-		t.Errorf("child %d survived the crash", pid)
-	}
+	clitest.CheckGone(t, 0, "the crash", f.ChildPid())
 }
 
 // Without failover, a crash ends the turn interrupted, with an error event.
 func TestCrashWithoutFailover(t *testing.T) {
-	f := newFake(t, []scriptLine{host(`{"type":"user"}`), {Dir: "fake", Op: "exit", Code: 1, Stderr: "fatal: bad"}})
-	h := newHarness(t, single(f), harnessOpts{})
-	final := h.run(t, context.Background(), "go")
+	f := newFake(t, []clitest.Line{clitest.Host(`{"type":"user"}`), {Dir: "fake", Op: "exit", Code: 1, Stderr: "fatal: bad"}})
+	h := newHarness(t, single(f), clitest.Options{})
+	final := h.Run(t, context.Background(), "go")
 	if final.Status != string(engine.StatusInterrupted) {
 		t.Errorf("status %q", final.Status)
 	}
-	if e := h.journal.ofType(engine.EventError); len(e) != 1 || e[0].ErrorKind != engine.ErrCrashed || !strings.Contains(e[0].Text, "fatal: bad") {
+	if e := h.Journal.OfType(engine.EventError); len(e) != 1 || e[0].ErrorKind != engine.ErrCrashed || !strings.Contains(e[0].Text, "fatal: bad") {
 		t.Errorf("errors %+v", e)
 	}
 }
@@ -411,12 +370,12 @@ func TestMissingBinary(t *testing.T) {
 	if _, err := rt.Available(); engine.KindOf(err) != engine.ErrRuntimeMissing || !strings.Contains(err.Error(), "npm install") {
 		t.Errorf("Available: %v", err)
 	}
-	h := newHarness(t, []engine.RuntimeEntry{{Runtime: rt}}, harnessOpts{})
-	final := h.run(t, context.Background(), "go")
+	h := newHarness(t, []engine.RuntimeEntry{{Runtime: rt}}, clitest.Options{})
+	final := h.Run(t, context.Background(), "go")
 	if final.Status != string(engine.StatusError) {
 		t.Errorf("status %q", final.Status)
 	}
-	if e := h.journal.ofType(engine.EventError); len(e) != 1 || e[0].ErrorKind != engine.ErrRuntimeMissing {
+	if e := h.Journal.OfType(engine.EventError); len(e) != 1 || e[0].ErrorKind != engine.ErrRuntimeMissing {
 		t.Errorf("errors %+v", e)
 	}
 }
@@ -437,21 +396,21 @@ func TestAvailableVersion(t *testing.T) {
 // are all survived; the long text arrives whole.
 func TestUnknownKindsAndLongLines(t *testing.T) {
 	long := strings.Repeat("x", 3<<20)
-	f := newFake(t, []scriptLine{
-		host(`{"type":"user"}`),
-		cli(`{"type":"system","subtype":"init","session_id":"s"}`),
-		cli(`{"type":"brand_new_kind","x":1}`),
-		cli(`{"type":"system","subtype":"brand_new_subtype"}`),
+	f := newFake(t, []clitest.Line{
+		clitest.Host(`{"type":"user"}`),
+		clitest.CLI(`{"type":"system","subtype":"init","session_id":"s"}`),
+		clitest.CLI(`{"type":"brand_new_kind","x":1}`),
+		clitest.CLI(`{"type":"system","subtype":"brand_new_subtype"}`),
 		{Dir: "<-", Msg: json.RawMessage(`"not an object"`)},
-		cli(`{"type":"assistant","message":{"id":"m","model":"m","content":[{"type":"text","text":"` + long + `"}]},"parent_tool_use_id":null}`),
-		cli(`{"type":"result","subtype":"success","is_error":false,"num_turns":1,"result":"ok","session_id":"s"}`),
+		clitest.CLI(`{"type":"assistant","message":{"id":"m","model":"m","content":[{"type":"text","text":"` + long + `"}]},"parent_tool_use_id":null}`),
+		clitest.CLI(`{"type":"result","subtype":"success","is_error":false,"num_turns":1,"result":"ok","session_id":"s"}`),
 	})
-	h := newHarness(t, single(f), harnessOpts{})
-	final := h.run(t, context.Background(), "go")
+	h := newHarness(t, single(f), clitest.Options{})
+	final := h.Run(t, context.Background(), "go")
 	if final.Status != string(engine.StatusComplete) {
 		t.Errorf("status %q", final.Status)
 	}
-	if m := h.journal.ofType(engine.EventAssistantMessage); len(m) != 1 || len(m[0].Text) != len(long) {
+	if m := h.Journal.OfType(engine.EventAssistantMessage); len(m) != 1 || len(m[0].Text) != len(long) {
 		t.Errorf("long message not delivered whole")
 	}
 }
@@ -459,10 +418,10 @@ func TestUnknownKindsAndLongLines(t *testing.T) {
 // Recorded lines of every kind map to their events: deltas, thinking,
 // Write with its diff, rule-based denial, subagent lines, API errors.
 func TestKindsMapping(t *testing.T) {
-	k := kinds(t)
+	k := clitest.Kinds(t, "claude-code.kinds.jsonl")
 	sub := `{"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"SUBAGENT"}},"parent_tool_use_id":"toolu_x"}`
-	var lines []scriptLine
-	lines = append(lines, host(`{"type":"user"}`))
+	var lines []clitest.Line
+	lines = append(lines, clitest.Host(`{"type":"user"}`))
 	for _, kind := range []string{"system/init", "system/status (requesting)", "system/thinking_tokens",
 		"stream_event message_start", "stream_event content_block_start (thinking)", "stream_event content_block_delta (thinking_delta)",
 		"stream_event content_block_delta (signature_delta)", "assistant (thinking block)",
@@ -472,30 +431,30 @@ func TestKindsMapping(t *testing.T) {
 		if k[kind] == nil {
 			t.Fatalf("no sample of %q", kind)
 		}
-		lines = append(lines, scriptLine{Dir: "<-", Msg: k[kind]})
+		lines = append(lines, clitest.Line{Dir: "<-", Msg: k[kind]})
 	}
-	lines = append(lines, cli(sub),
-		host(`{"type":"control_response","response":{"request_id":"d2b7c35a-6011-4acf-a8e8-ee90f75d72b6","response":{"behavior":"allow","updatedInput":{"content":"written by fake model\n"}}}}`),
-		cli(`{"type":"assistant","message":{"id":"m","model":"claude-opus-4-8","content":[{"type":"tool_use","id":"toolu_09ff292c895a40299f140a7f","name":"Write","input":{"file_path":"written.txt","content":"written by fake model\n"}}]},"parent_tool_use_id":null}`),
-		scriptLine{Dir: "<-", Msg: k["user (tool_result, Write with structured tool_use_result)"]},
-		scriptLine{Dir: "<-", Msg: k["assistant (synthetic API-error message)"]},
-		scriptLine{Dir: "<-", Msg: k["result success with is_error (API error)"]},
+	lines = append(lines, clitest.CLI(sub),
+		clitest.Host(`{"type":"control_response","response":{"request_id":"d2b7c35a-6011-4acf-a8e8-ee90f75d72b6","response":{"behavior":"allow","updatedInput":{"content":"written by fake model\n"}}}}`),
+		clitest.CLI(`{"type":"assistant","message":{"id":"m","model":"claude-opus-4-8","content":[{"type":"tool_use","id":"toolu_09ff292c895a40299f140a7f","name":"Write","input":{"file_path":"written.txt","content":"written by fake model\n"}}]},"parent_tool_use_id":null}`),
+		clitest.Line{Dir: "<-", Msg: k["user (tool_result, Write with structured tool_use_result)"]},
+		clitest.Line{Dir: "<-", Msg: k["assistant (synthetic API-error message)"]},
+		clitest.Line{Dir: "<-", Msg: k["result success with is_error (API error)"]},
 	)
 	f := newFake(t, lines)
-	h := newHarness(t, single(f), harnessOpts{pmode: engine.PermissionAcceptEdits})
-	final := h.run(t, context.Background(), "go")
+	h := newHarness(t, single(f), clitest.Options{PermissionMode: engine.PermissionAcceptEdits})
+	final := h.Run(t, context.Background(), "go")
 	_ = f.rt.Close()
-	f.checkReport()
+	f.CheckReport()
 
 	if final.Status != string(engine.StatusError) {
 		t.Errorf("status %q, want error", final.Status)
 	}
-	errs := h.journal.ofType(engine.EventError)
+	errs := h.Journal.OfType(engine.EventError)
 	if len(errs) != 1 || errs[0].ErrorKind != engine.ErrRateLimit || !errs[0].Retryable {
 		t.Errorf("API error %+v", errs)
 	}
 	var reasoning, text string
-	for _, ev := range h.journal.events() {
+	for _, ev := range h.Journal.Events() {
 		switch ev.Type {
 		case engine.EventReasoningDelta:
 			reasoning += ev.Text
@@ -509,11 +468,11 @@ func TestKindsMapping(t *testing.T) {
 	if text != "I'll creat" {
 		t.Errorf("text deltas %q (subagent deltas must be skipped)", text)
 	}
-	if m := h.journal.ofType(engine.EventAssistantMessage); len(m) != 1 || m[0].Text != "I'll create the file." {
+	if m := h.Journal.OfType(engine.EventAssistantMessage); len(m) != 1 || m[0].Text != "I'll create the file." {
 		t.Errorf("assistant messages %+v", m)
 	}
 	var claudeDenial bool
-	for _, d := range h.journal.ofType(engine.EventPermissionDecided) {
+	for _, d := range h.Journal.OfType(engine.EventPermissionDecided) {
 		if d.Stage == "claude" && d.Tool == "Bash" && d.Decision == engine.DecisionDeny {
 			claudeDenial = true
 		}
@@ -522,11 +481,11 @@ func TestKindsMapping(t *testing.T) {
 		t.Error("Claude's rule-based denial is not in the event log")
 	}
 	ws := f.rt.cfg.Workspace
-	dec := h.journal.ofType(engine.EventPermissionDecided)
+	dec := h.Journal.OfType(engine.EventPermissionDecided)
 	if len(dec) != 2 || !slices.Equal(dec[1].Paths, []string{filepath.Join(ws, "<workdir>/written.txt")}) {
 		t.Errorf("Write permission paths %+v", dec)
 	}
-	fe := h.journal.ofType(engine.EventFileEdited)
+	fe := h.Journal.OfType(engine.EventFileEdited)
 	if len(fe) != 1 || fe[0].Path != "<workdir>/written.txt" || !strings.Contains(fe[0].Diff, "+written by fake model") {
 		t.Errorf("file_edited %+v (workspace %s)", fe, ws)
 	}
@@ -564,36 +523,36 @@ func TestPermissionRequestPaths(t *testing.T) {
 // A turn with a Claude session id resumes it; a fresh session after turns
 // elsewhere is primed with the transcript.
 func TestResumeAndPriming(t *testing.T) {
-	f := newFake(t, []scriptLine{
-		host(`{"type":"user","message":{"content":[{"text":"again"}]}}`),
-		cli(`{"type":"system","subtype":"init","session_id":"old-sess"}`),
-		cli(`{"type":"result","subtype":"success","is_error":false,"num_turns":1,"result":"ok","session_id":"old-sess"}`),
+	f := newFake(t, []clitest.Line{
+		clitest.Host(`{"type":"user","message":{"content":[{"text":"again"}]}}`),
+		clitest.CLI(`{"type":"system","subtype":"init","session_id":"old-sess"}`),
+		clitest.CLI(`{"type":"result","subtype":"success","is_error":false,"num_turns":1,"result":"ok","session_id":"old-sess"}`),
 	})
 	prior := &engine.Prior{LastTurn: 1, LastRuntime: "claude", Natives: map[string]engine.NativeRef{"claude": {ID: "old-sess", TurnID: 1}},
 		Transcript: []engine.TranscriptEntry{{Kind: engine.EntryUser, Text: "hi"}}}
-	h := newHarness(t, single(f), harnessOpts{prior: prior})
-	h.run(t, context.Background(), "again")
+	h := newHarness(t, single(f), clitest.Options{Prior: prior})
+	h.Run(t, context.Background(), "again")
 	_ = f.rt.Close()
-	f.checkReport()
-	if a := f.argv(); !slices.Contains(a, "--resume") || !slices.Contains(a, "old-sess") {
+	f.CheckReport()
+	if a := f.Argv(); !slices.Contains(a, "--resume") || !slices.Contains(a, "old-sess") {
 		t.Errorf("argv %q lacks --resume old-sess", a)
 	}
 
-	g := newFake(t, []scriptLine{
-		host(`{"type":"user","message":{"content":[{"text":"~<kz-conversation>\n[user] what is 2+2?\n[assistant scripted/m1] 4\n</kz-conversation>\n\nand 3+3?"}]}}`),
-		cli(`{"type":"system","subtype":"init","session_id":"new-sess"}`),
-		cli(`{"type":"result","subtype":"success","is_error":false,"num_turns":1,"result":"6","session_id":"new-sess"}`),
+	g := newFake(t, []clitest.Line{
+		clitest.Host(`{"type":"user","message":{"content":[{"text":"~<kz-conversation>\n[user] what is 2+2?\n[assistant scripted/m1] 4\n</kz-conversation>\n\nand 3+3?"}]}}`),
+		clitest.CLI(`{"type":"system","subtype":"init","session_id":"new-sess"}`),
+		clitest.CLI(`{"type":"result","subtype":"success","is_error":false,"num_turns":1,"result":"6","session_id":"new-sess"}`),
 	})
 	prior = &engine.Prior{LastTurn: 1, LastRuntime: "scripted", Transcript: []engine.TranscriptEntry{
 		{Kind: engine.EntryUser, Text: "what is 2+2?"}, {Kind: engine.EntryAssistant, Text: "4", Runtime: "scripted", Model: "m1"},
 		{Kind: engine.EntryTurnEnd, Status: "complete"}}}
-	h2 := newHarness(t, single(g), harnessOpts{prior: prior})
-	final := h2.run(t, context.Background(), "and 3+3?")
+	h2 := newHarness(t, single(g), clitest.Options{Prior: prior})
+	final := h2.Run(t, context.Background(), "and 3+3?")
 	_ = g.rt.Close()
-	if n := g.checkReport(); n != 1 {
+	if n := g.CheckReport(); n != 1 {
 		t.Errorf("fake checked %d host lines, want 1", n)
 	}
-	if slices.Contains(g.argv(), "--resume") {
+	if slices.Contains(g.Argv(), "--resume") {
 		t.Error("a primed session must not resume")
 	}
 	if final.NativeID != "new-sess" {
@@ -644,24 +603,24 @@ func TestBuildEnvMinimal(t *testing.T) {
 // A Claude session the CLI cannot resume is replaced by a new one primed
 // with kz's transcript, within the same turn.
 func TestResumeFailureFallsBackToPriming(t *testing.T) {
-	f := newFake(t, []scriptLine{
-		{Dir: "fake", Op: "exit_if_resume", Stderr: "No conversation found with session ID: gone"},
-		host(`{"type":"user","message":{"content":[{"text":"~[user] earlier question"}]}}`),
-		cli(`{"type":"system","subtype":"init","session_id":"fresh"}`),
-		cli(`{"type":"result","subtype":"success","is_error":false,"num_turns":1,"result":"ok","session_id":"fresh"}`),
+	f := newFake(t, []clitest.Line{
+		{Dir: "fake", Op: "exit_if_arg", Text: "--resume", Stderr: "No conversation found with session ID: gone"},
+		clitest.Host(`{"type":"user","message":{"content":[{"text":"~[user] earlier question"}]}}`),
+		clitest.CLI(`{"type":"system","subtype":"init","session_id":"fresh"}`),
+		clitest.CLI(`{"type":"result","subtype":"success","is_error":false,"num_turns":1,"result":"ok","session_id":"fresh"}`),
 	})
 	prior := &engine.Prior{LastTurn: 1, LastRuntime: "claude", Natives: map[string]engine.NativeRef{"claude": {ID: "gone", TurnID: 1}},
 		Transcript: []engine.TranscriptEntry{{Kind: engine.EntryUser, Text: "earlier question"}}}
-	h := newHarness(t, single(f), harnessOpts{prior: prior})
-	final := h.run(t, context.Background(), "next")
+	h := newHarness(t, single(f), clitest.Options{Prior: prior})
+	final := h.Run(t, context.Background(), "next")
 	_ = f.rt.Close()
-	if n := f.checkReport(); n != 1 {
+	if n := f.CheckReport(); n != 1 {
 		t.Errorf("fake checked %d host lines, want 1", n)
 	}
 	if final.Status != string(engine.StatusComplete) || final.NativeID != "fresh" {
 		t.Errorf("final %+v", final)
 	}
-	if e := h.journal.ofType(engine.EventError); len(e) != 0 {
+	if e := h.Journal.OfType(engine.EventError); len(e) != 0 {
 		t.Errorf("errors %+v", e)
 	}
 }
@@ -670,29 +629,29 @@ func TestResumeFailureFallsBackToPriming(t *testing.T) {
 // and a write that still arrives is denied without asking anybody.
 func TestAnalysisOnlyMode(t *testing.T) {
 	in := `{"file_path":"x.txt","content":"x"}`
-	f := newFake(t, []scriptLine{
-		host(`{"type":"user"}`),
-		cli(`{"type":"system","subtype":"init","session_id":"a"}`),
-		cli(`{"type":"control_request","request_id":"w","request":{"subtype":"can_use_tool","tool_name":"Write","input":` + in + `,"tool_use_id":"tw"}}`),
-		host(`{"type":"control_response","response":{"request_id":"w","response":{"behavior":"deny","message":"~not allowed in analysis-only mode"}}}`),
-		cli(`{"type":"result","subtype":"success","is_error":false,"num_turns":1,"result":"ok","session_id":"a"}`),
+	f := newFake(t, []clitest.Line{
+		clitest.Host(`{"type":"user"}`),
+		clitest.CLI(`{"type":"system","subtype":"init","session_id":"a"}`),
+		clitest.CLI(`{"type":"control_request","request_id":"w","request":{"subtype":"can_use_tool","tool_name":"Write","input":` + in + `,"tool_use_id":"tw"}}`),
+		clitest.Host(`{"type":"control_response","response":{"request_id":"w","response":{"behavior":"deny","message":"~not allowed in analysis-only mode"}}}`),
+		clitest.CLI(`{"type":"result","subtype":"success","is_error":false,"num_turns":1,"result":"ok","session_id":"a"}`),
 	})
-	asked := false
-	h := newHarness(t, single(f), harnessOpts{mode: engine.ModeAnalysisOnly, pmode: engine.PermissionYolo,
-		answer: func(engine.Event) engine.Answer { asked = true; return engine.Answer{Decision: engine.DecisionAllow} }})
-	h.run(t, context.Background(), "look around")
+	person := &clitest.Person{Reply: clitest.AllowOnce}
+	h := newHarness(t, single(f), clitest.Options{Mode: engine.ModeAnalysisOnly, PermissionMode: engine.PermissionYolo,
+		Answer: person.Answer})
+	h.Run(t, context.Background(), "look around")
 	_ = f.rt.Close()
-	if n := f.checkReport(); n != 2 {
+	if n := f.CheckReport(); n != 2 {
 		t.Errorf("fake checked %d host lines, want 2", n)
 	}
-	argv := strings.Join(f.argv(), " ")
+	argv := strings.Join(f.Argv(), " ")
 	if !strings.Contains(argv, "--permission-mode plan") || !strings.Contains(argv, "--disallowedTools Bash,Edit,Write,MultiEdit,NotebookEdit") {
 		t.Errorf("argv %q", argv)
 	}
-	if asked {
+	if len(person.Seen()) > 0 {
 		t.Error("the person was asked")
 	}
-	if d := h.journal.ofType(engine.EventPermissionDecided); len(d) != 1 || d[0].ToolCallID != "tw" || d[0].Stage != "mode" || d[0].Decision != engine.DecisionDeny {
+	if d := h.Journal.OfType(engine.EventPermissionDecided); len(d) != 1 || d[0].ToolCallID != "tw" || d[0].Stage != "mode" || d[0].Decision != engine.DecisionDeny {
 		t.Errorf("the mode's denial is not logged: %+v", d)
 	}
 }
@@ -701,23 +660,16 @@ func TestAnalysisOnlyMode(t *testing.T) {
 // one Claude refused on its own is logged as Claude's denial.
 func TestResultDenialsReconciled(t *testing.T) {
 	lines := bashTurn("ls", `{"type":"control_response","response":{"request_id":"req-1","response":{"behavior":"deny"}}}`)
-	lines[len(lines)-1] = cli(`{"type":"result","subtype":"success","is_error":false,"num_turns":2,"result":"done","session_id":"sess-1","permission_denials":[` +
+	lines[len(lines)-1] = clitest.CLI(`{"type":"result","subtype":"success","is_error":false,"num_turns":2,"result":"done","session_id":"sess-1","permission_denials":[` +
 		`{"tool_name":"Bash","tool_use_id":"toolu_1","tool_input":{"command":"ls"}},{"tool_name":"WebFetch","tool_use_id":"toolu_web","tool_input":{"url":"https://example.com"}}]}`)
 	f := newFake(t, lines)
-	h := newHarness(t, single(f), harnessOpts{pmode: engine.PermissionDeny})
-	h.run(t, context.Background(), "go")
+	h := newHarness(t, single(f), clitest.Options{PermissionMode: engine.PermissionDeny})
+	h.Run(t, context.Background(), "go")
 	_ = f.rt.Close()
-	f.checkReport()
-	dec := h.journal.ofType(engine.EventPermissionDecided)
+	f.CheckReport()
+	dec := h.Journal.OfType(engine.EventPermissionDecided)
 	if len(dec) != 2 || dec[0].ToolCallID != "toolu_1" || dec[0].Stage != "permission_mode" ||
 		dec[1].ToolCallID != "toolu_web" || dec[1].Tool != "WebFetch" || dec[1].Stage != "claude" || dec[1].Decision != engine.DecisionDeny {
 		t.Errorf("permission_decided %+v", dec)
-	}
-}
-
-func TestEnvList(t *testing.T) {
-	got := EnvList(map[string]string{"B": "2", "A": "1"})
-	if !slices.Equal(got, []string{"A=1", "B=2"}) {
-		t.Errorf("EnvList = %q", got)
 	}
 }

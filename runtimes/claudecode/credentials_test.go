@@ -1,17 +1,14 @@
 package claudecode
 
 import (
-	"context"
-	"encoding/json"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/internal/childenv"
 	"github.com/kaizen-code/kz/runtimes/credproxy"
+	"github.com/kaizen-code/kz/runtimes/internal/clitest"
 )
 
 // realKey is the provider key of these tests: distinctive, so that a
@@ -58,22 +55,6 @@ func probeScript(probes []leakProbe, tool string, input func(cmd string) any) fu
 	}
 }
 
-// walkFor reports the files under root that contain needle.
-func walkFor(t *testing.T, root, needle string) []string {
-	t.Helper()
-	var hits []string
-	_ = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || !d.Type().IsRegular() {
-			return nil
-		}
-		if b, err := os.ReadFile(path); err == nil && strings.Contains(string(b), needle) {
-			hits = append(hits, path)
-		}
-		return nil
-	})
-	return hits
-}
-
 // TestRealClaudeKeyNeverReachesTools is the class "children never see
 // credentials" for Claude Code: for each variable kz may hold the
 // Anthropic credential in, the fake model runs every leak probe through
@@ -112,26 +93,16 @@ func TestRealClaudeKeyNeverReachesTools(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			env := credproxy.Strip(realEnv(api, home), credSpec.KeyVars...)
+			env := childenv.Strip(realEnv(api, home), credSpec.KeyVars...)
 			env = append(env, keyVar+"="+realKey)
 			cfg := Config{Name: "claude", Command: bin, Workspace: ws, Env: env}
 			if tc.confined {
-				cfg.Confiner = newSandbox(t, ws)
+				cfg.Confiner = clitest.Confiner(t, ws)
 			}
 			rt := New(cfg)
 			t.Cleanup(func() { _ = rt.Close() })
-			h := newHarness(t, []engine.RuntimeEntry{{Runtime: rt}}, harnessOpts{answer: allowOnce})
-			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-			defer cancel()
-			final := h.run(t, ctx, "Show me your environment")
-			if final.Status != string(engine.StatusComplete) || final.Output != "done" {
-				t.Fatalf("the turn did not complete through the proxy: %+v", final)
-			}
-
-			reqs := api.requests()
-			if len(reqs) != len(leakProbes)+1 {
-				t.Fatalf("%d model requests, want %d", len(reqs), len(leakProbes)+1)
-			}
+			h := clitest.ProbeTurn(t, ws, rt, "Show me your environment")
+			reqs := api.ProbeRequests(t, len(leakProbes))
 			for i, p := range leakProbes {
 				res, ok := reqs[i+1].toolResult()
 				out := contentText(res.Content)
@@ -144,31 +115,20 @@ func TestRealClaudeKeyNeverReachesTools(t *testing.T) {
 					t.Errorf("probe %s does not show %s holding a placeholder:\n%s", p.name, keyVar, out)
 				}
 			}
-			for _, r := range api.received() {
+			for _, r := range api.Received() {
 				if strings.Contains(r, realKey) && !strings.HasPrefix(r, "POST /v1/messages") {
 					t.Errorf("the API received the key outside a Messages request:\n%.400s", r)
 				}
-				body := r[strings.Index(r, "\n")+1:]
-				if _, after, ok := strings.Cut(body, "\n"); ok && strings.Contains(after, realKey) {
-					t.Errorf("a request body holds the key:\n%.400s", after)
+				if _, _, body := clitest.SplitReceived(r); strings.Contains(body, realKey) {
+					t.Errorf("a request body holds the key:\n%.400s", body)
 				}
 			}
 			wantCred := realKey
 			if keyVar != "ANTHROPIC_API_KEY" {
 				wantCred = "Bearer " + realKey
 			}
-			for _, c := range api.credentials() {
-				if c != wantCred {
-					t.Errorf("the API got credential %q, want the real one swapped in", c)
-				}
-			}
-			evs, _ := json.Marshal(h.journal.events())
-			if strings.Contains(string(evs), realKey) {
-				t.Error("kz's events (what the store keeps) hold the key")
-			}
-			if hits := walkFor(t, dir, realKey); len(hits) > 0 {
-				t.Errorf("files of the CLI or the workspace hold the key: %q", hits)
-			}
+			api.CheckCredentials(t, wantCred)
+			clitest.CheckKeyKept(t, realKey, h.Journal.Events(), dir)
 		})
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/runtimes/internal/clitest"
 )
 
 // resultRecorder keeps the Result the Claude runtime itself returns, so a
@@ -36,14 +37,14 @@ func (r *resultRecorder) result() engine.Result {
 // (tool, id, command as the input summary) and so does final_result, once,
 // although kz's own decision on the same call was seen as well.
 func TestReplayResultDenials(t *testing.T) {
-	f := newFake(t, sample(t, "claude-code.approval-deny.jsonl"))
+	f := newFake(t, clitest.Sample(t, "claude-code.approval-deny.jsonl"))
 	rec := &resultRecorder{Runtime: f.rt}
-	h := newHarness(t, []engine.RuntimeEntry{{Runtime: rec}}, harnessOpts{answer: func(engine.Event) engine.Answer {
+	h := newHarness(t, []engine.RuntimeEntry{{Runtime: rec}}, clitest.Options{Answer: func(engine.Event) engine.Answer {
 		return engine.Answer{Decision: engine.DecisionDeny, Feedback: "The kz user denied this tool call."}
 	}})
-	final := h.run(t, context.Background(), "Create out.txt. KZSCRIPT:bash")
+	final := h.Run(t, context.Background(), "Create out.txt. KZSCRIPT:bash")
 	_ = f.rt.Close()
-	f.checkReport()
+	f.CheckReport()
 	want := engine.PermissionDenial{Tool: "Bash", ToolCallID: "toolu_d4885fd668bb4653baef2b0d", Input: "echo hi > out.txt"}
 	if got := rec.result().PermissionDenials; !slices.Equal(got, []engine.PermissionDenial{want}) {
 		t.Errorf("Result.PermissionDenials = %+v, want [%+v]", got, want)
@@ -51,7 +52,7 @@ func TestReplayResultDenials(t *testing.T) {
 	if got := final.PermissionDenials; len(got) != 1 || got[0].Tool != want.Tool || got[0].ToolCallID != want.ToolCallID || got[0].Input != want.Input {
 		t.Errorf("final_result permission_denials = %+v, want one %+v", got, want)
 	}
-	if fr := h.journal.ofType(engine.EventFinalResult); len(fr) != 1 || len(fr[0].PermissionDenials) != 1 {
+	if fr := h.Journal.OfType(engine.EventFinalResult); len(fr) != 1 || len(fr[0].PermissionDenials) != 1 {
 		t.Errorf("journalled final_result %+v", fr)
 	}
 }
@@ -62,14 +63,14 @@ func TestReplayResultDenials(t *testing.T) {
 // allowed run has none.
 func TestResultDenialsInFinalResult(t *testing.T) {
 	lines := bashTurn("ls", `{"type":"control_response","response":{"request_id":"req-1","response":{"behavior":"deny"}}}`)
-	lines[len(lines)-1] = cli(`{"type":"result","subtype":"success","is_error":false,"num_turns":2,"result":"done","session_id":"sess-1","permission_denials":[` +
+	lines[len(lines)-1] = clitest.CLI(`{"type":"result","subtype":"success","is_error":false,"num_turns":2,"result":"done","session_id":"sess-1","permission_denials":[` +
 		`{"tool_name":"Bash","tool_use_id":"toolu_1","tool_input":{"command":"ls"}},{"tool_name":"WebFetch","tool_use_id":"toolu_web","tool_input":{"url":"https://example.com"}}]}`)
 	f := newFake(t, lines)
 	rec := &resultRecorder{Runtime: f.rt}
-	h := newHarness(t, []engine.RuntimeEntry{{Runtime: rec}}, harnessOpts{pmode: engine.PermissionDeny})
-	final := h.run(t, context.Background(), "go")
+	h := newHarness(t, []engine.RuntimeEntry{{Runtime: rec}}, clitest.Options{PermissionMode: engine.PermissionDeny})
+	final := h.Run(t, context.Background(), "go")
 	_ = f.rt.Close()
-	f.checkReport()
+	f.CheckReport()
 	if got := rec.result().PermissionDenials; len(got) != 2 || got[1] != (engine.PermissionDenial{Tool: "WebFetch", ToolCallID: "toolu_web", Input: `{"url":"https://example.com"}`}) {
 		t.Errorf("Result.PermissionDenials = %+v", got)
 	}
@@ -79,9 +80,9 @@ func TestResultDenialsInFinalResult(t *testing.T) {
 		t.Errorf("final_result permission_denials = %+v", d)
 	}
 
-	f2 := newFake(t, sample(t, "claude-code.approval-allow.jsonl"))
-	h2 := newHarness(t, single(f2), harnessOpts{answer: allowOnce})
-	final = h2.run(t, context.Background(), "Create out.txt. KZSCRIPT:bash")
+	f2 := newFake(t, clitest.Sample(t, "claude-code.approval-allow.jsonl"))
+	h2 := newHarness(t, single(f2), clitest.Options{Answer: clitest.AllowOnce})
+	final = h2.Run(t, context.Background(), "Create out.txt. KZSCRIPT:bash")
 	_ = f2.rt.Close()
 	if final.PermissionDenials != nil {
 		t.Errorf("allowed turn reports denials %+v", final.PermissionDenials)

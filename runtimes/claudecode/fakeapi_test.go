@@ -1,48 +1,31 @@
 package claudecode
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/kaizen-code/kz/runtimes/internal/clitest"
 )
 
 // fakeAPI is a scripted Anthropic Messages API on 127.0.0.1, speaking the
 // streaming SSE the real CLI expects (protocol notes §11). The reply to a
 // request is chosen statelessly by the test's script from the request.
+//
+// Its traffic's credential of a POST request is its x-api-key and
+// Authorization headers, joined by a space; its requests are the
+// main-agent requests (those offering tools).
 type fakeAPI struct {
+	clitest.Traffic[*apiRequest]
 	srv    *httptest.Server
 	script func(r *apiRequest) fakeReply
-
-	mu   sync.Mutex
-	reqs []*apiRequest
-	n    int
-	// raw holds every request as received (method, path, headers, body),
-	// for "the API never saw it" checks; creds the credential headers of
-	// each Messages request.
-	raw   []string
-	creds []string
-}
-
-// received returns every request the fake received, as text.
-func (f *fakeAPI) received() []string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]string(nil), f.raw...)
-}
-
-// credentials returns the x-api-key and Authorization headers of every
-// Messages request, in order.
-func (f *fakeAPI) credentials() []string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]string(nil), f.creds...)
+	// n counts the replies, which name their message ids by it.
+	n atomic.Int64
 }
 
 // apiRequest is the part of a Messages API request the tests look at.
@@ -152,22 +135,11 @@ func newFakeAPI(t testing.TB, script func(r *apiRequest) fakeReply) *fakeAPI {
 	return f
 }
 
-// requests returns the main-agent requests so far (those offering tools).
-func (f *fakeAPI) requests() []*apiRequest {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]*apiRequest(nil), f.reqs...)
-}
-
 func (f *fakeAPI) serve(w http.ResponseWriter, r *http.Request) {
-	body, _ := io.ReadAll(r.Body)
-	r.Body = io.NopCloser(bytes.NewReader(body))
-	f.mu.Lock()
-	f.raw = append(f.raw, fmt.Sprintf("%s %s\n%v\n%s", r.Method, r.URL, r.Header, body))
+	f.Receive(r)
 	if r.Method == http.MethodPost {
-		f.creds = append(f.creds, strings.TrimSpace(r.Header.Get("X-Api-Key")+" "+r.Header.Get("Authorization")))
+		f.AddCredential(strings.TrimSpace(r.Header.Get("X-Api-Key") + " " + r.Header.Get("Authorization")))
 	}
-	f.mu.Unlock()
 	if r.Method != http.MethodPost || !strings.HasPrefix(r.URL.Path, "/v1/messages") || strings.Contains(r.URL.Path, "count_tokens") {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte("{}"))
@@ -183,15 +155,10 @@ func (f *fakeAPI) serve(w http.ResponseWriter, r *http.Request) {
 		// Side requests (titles, summaries) get a small text.
 		rep = fakeReply{Text: `{"title":"kz test"}`}
 	} else {
-		f.mu.Lock()
-		f.reqs = append(f.reqs, &req)
-		f.mu.Unlock()
+		f.AddBody(&req)
 		rep = f.script(&req)
 	}
-	f.mu.Lock()
-	f.n++
-	id := fmt.Sprintf("msg_fake_%d", f.n)
-	f.mu.Unlock()
+	id := fmt.Sprintf("msg_fake_%d", f.n.Add(1))
 	if rep.Status != 0 {
 		w.Header().Set("Content-Type", "application/json")
 		typ := map[int]string{401: "authentication_error", 403: "permission_error", 429: "rate_limit_error", 529: "overloaded_error"}[rep.Status]

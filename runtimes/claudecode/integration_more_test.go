@@ -1,7 +1,6 @@
 package claudecode
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"net"
@@ -16,7 +15,9 @@ import (
 	"time"
 
 	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/internal/proc"
 	"github.com/kaizen-code/kz/patch"
+	"github.com/kaizen-code/kz/runtimes/internal/clitest"
 	"github.com/kaizen-code/kz/tools/workspace"
 )
 
@@ -24,27 +25,9 @@ import (
 // by control_cancel_request, the immediate interrupt, a crash without
 // failover, bounded retries, patch-proposal mode and the version probe.
 
-// syncBuffer is a bytes.Buffer safe for the logger's concurrent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // captureLog makes rt log every line it reads (debug level) into a buffer.
-func captureLog(rt *Runtime) *syncBuffer {
-	buf := &syncBuffer{}
+func captureLog(rt *Runtime) *clitest.LogBuffer {
+	buf := &clitest.LogBuffer{}
 	rt.log = slog.New(slog.NewTextHandler(buf, &slog.HandlerOptions{Level: slog.LevelDebug})).With("runtime", rt.cfg.Name)
 	return buf
 }
@@ -71,21 +54,21 @@ func TestRealInterruptClosesPendingPrompt(t *testing.T) {
 	rt, ws := realSetup(t, api)
 	logs := captureLog(rt)
 	// Nobody answers: the prompt stays open until something closes it.
-	h := newHarness(t, []engine.RuntimeEntry{{Runtime: rt}}, harnessOpts{onEvent: func(h *harness, ev engine.Event) {
+	h := newHarness(t, []engine.RuntimeEntry{{Runtime: rt}}, clitest.Options{OnEvent: func(h *clitest.Harness, ev engine.Event) {
 		if ev.Type == engine.EventPermissionRequested {
-			h.s.Interrupt(false)
+			h.Session.Interrupt(false)
 		}
 	}})
-	final := h.run(t, context.Background(), "KZ:pending")
+	final := h.Run(t, context.Background(), "KZ:pending")
 	if final.Status != string(engine.StatusInterrupted) {
 		t.Fatalf("status %s, want interrupted", final.Status)
 	}
-	evs := h.journal.events()
+	evs := h.Journal.Events()
 	dec := indexOf(evs, func(ev engine.Event) bool {
 		return ev.Type == engine.EventPermissionDecided && ev.ToolCallID == "toolu_pending"
 	})
 	if dec < 0 || evs[dec].Decision != engine.DecisionDeny || evs[dec].Stage != "cancelled" {
-		t.Fatalf("the prompt was not closed as cancelled: %+v", h.journal.ofType(engine.EventPermissionDecided))
+		t.Fatalf("the prompt was not closed as cancelled: %+v", h.Journal.OfType(engine.EventPermissionDecided))
 	}
 	if fin := indexOf(evs, func(ev engine.Event) bool {
 		return ev.Type == engine.EventToolCallFinished && ev.ToolCallID == "toolu_pending"
@@ -95,19 +78,19 @@ func TestRealInterruptClosesPendingPrompt(t *testing.T) {
 	if !strings.Contains(logs.String(), `control_cancel_request`) {
 		t.Error("the CLI sent no control_cancel_request")
 	}
-	if p := h.s.Pending(); len(p) != 0 {
+	if p := h.Session.Pending(); len(p) != 0 {
 		t.Errorf("still pending: %v", p)
 	}
 	if _, err := os.Stat(filepath.Join(ws, "never.txt")); err == nil {
 		t.Error("the withdrawn command ran")
 	}
-	pid := rt.Pid(h.s.ID())
+	pid := rt.Pid(h.Session.ID())
 	if pid == 0 {
 		t.Fatal("the CLI did not stay alive")
 	}
-	final = h.run(t, context.Background(), "KZ:hello")
-	if final.Status != string(engine.StatusComplete) || final.Output != "still here" || rt.Pid(h.s.ID()) != pid {
-		t.Errorf("next turn %+v (pid %d, was %d)", final, rt.Pid(h.s.ID()), pid)
+	final = h.Run(t, context.Background(), "KZ:hello")
+	if final.Status != string(engine.StatusComplete) || final.Output != "still here" || rt.Pid(h.Session.ID()) != pid {
+		t.Errorf("next turn %+v (pid %d, was %d)", final, rt.Pid(h.Session.ID()), pid)
 	}
 }
 
@@ -137,13 +120,13 @@ func TestRealImmediateInterruptLeavesNoProcess(t *testing.T) {
 	var sleeps []int
 	var marker string
 	var interruptedAt time.Time
-	h := newHarness(t, []engine.RuntimeEntry{{Runtime: rt}}, harnessOpts{answer: allowOnce,
-		onEvent: func(h *harness, ev engine.Event) {
+	h := newHarness(t, []engine.RuntimeEntry{{Runtime: rt}}, clitest.Options{Answer: clitest.AllowOnce,
+		OnEvent: func(h *clitest.Harness, ev engine.Event) {
 			if ev.Type == engine.EventPermissionDecided && ev.Decision == engine.DecisionAllow {
-				pid := rt.Pid(h.s.ID())
-				whenRunning(func() {
+				pid := rt.Pid(h.Session.ID())
+				clitest.WhenRunning(func() {
 					mu.Lock()
-					cli, sleeps = pid, procsRunning("sleep", "38.5")
+					cli, sleeps = pid, clitest.Procs("sleep", "38.5")
 					for _, kv := range environOf(pid) {
 						if strings.HasPrefix(kv, markerVar+"=") {
 							marker = kv
@@ -151,11 +134,11 @@ func TestRealImmediateInterruptLeavesNoProcess(t *testing.T) {
 					}
 					interruptedAt = time.Now()
 					mu.Unlock()
-					h.s.Interrupt(true)
+					h.Session.Interrupt(true)
 				}, "sleep", "38.5")
 			}
 		}})
-	final := h.run(t, context.Background(), "KZ:sleep")
+	final := h.Run(t, context.Background(), "KZ:sleep")
 	ended := time.Now()
 	if final.Status != string(engine.StatusInterrupted) {
 		t.Fatalf("status %s, want interrupted", final.Status)
@@ -170,27 +153,18 @@ func TestRealImmediateInterruptLeavesNoProcess(t *testing.T) {
 	if took > rt.cfg.KillGrace+3*time.Second {
 		t.Errorf("the immediate interrupt took %v (grace %v)", took, rt.cfg.KillGrace)
 	}
-	deadline := time.Now().Add(3 * time.Second)
-	for _, pid := range append([]int{cli}, sleeps...) {
-		for !processGone(pid) && time.Now().Before(deadline) {
-			time.Sleep(20 * time.Millisecond)
-		}
-		if !processGone(pid) {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-			t.Errorf("process %d survived the immediate interrupt", pid)
-		}
-	}
-	if left := markedPids(marker); len(left) > 0 {
+	clitest.CheckGone(t, 3*time.Second, "the immediate interrupt", append([]int{cli}, sleeps...)...)
+	if left := (proc.Tree{Marker: marker}).Marked(); len(left) > 0 {
 		t.Errorf("processes of the killed CLI remain: %v", left)
 	}
-	if rt.Pid(h.s.ID()) != 0 {
+	if rt.Pid(h.Session.ID()) != 0 {
 		t.Error("the runtime still names a CLI for the session")
 	}
-	final = h.run(t, context.Background(), "KZ:hello")
+	final = h.Run(t, context.Background(), "KZ:hello")
 	if final.Status != string(engine.StatusComplete) || final.Output != "back again" {
 		t.Errorf("next turn %+v", final)
 	}
-	if p := rt.Pid(h.s.ID()); p == 0 || p == cli {
+	if p := rt.Pid(h.Session.ID()); p == 0 || p == cli {
 		t.Errorf("next turn ran in pid %d (killed CLI was %d)", p, cli)
 	}
 }
@@ -208,29 +182,29 @@ func TestRealKilledMidTurnEndsInterrupted(t *testing.T) {
 		return fakeReply{Tools: []fakeTool{{ID: "toolu_kill", Name: "Bash", Input: map[string]string{"command": "sleep 37.75", "description": "wait"}}}}
 	})
 	rt, _ := realSetup(t, api)
-	h := newHarness(t, []engine.RuntimeEntry{{Runtime: rt}}, harnessOpts{answer: allowOnce,
-		onEvent: func(h *harness, ev engine.Event) {
+	h := newHarness(t, []engine.RuntimeEntry{{Runtime: rt}}, clitest.Options{Answer: clitest.AllowOnce,
+		OnEvent: func(h *clitest.Harness, ev engine.Event) {
 			if ev.Type == engine.EventPermissionDecided {
-				pid := rt.Pid(h.s.ID())
-				whenRunning(func() { _ = syscall.Kill(pid, syscall.SIGKILL) }, "sleep", "37.75")
+				pid := rt.Pid(h.Session.ID())
+				clitest.WhenRunning(func() { _ = syscall.Kill(pid, syscall.SIGKILL) }, "sleep", "37.75")
 			}
 		}})
-	final := h.run(t, context.Background(), "KZ:sleep")
+	final := h.Run(t, context.Background(), "KZ:sleep")
 	if final.Status != string(engine.StatusInterrupted) {
 		t.Errorf("status %s, want interrupted", final.Status)
 	}
-	errs := h.journal.ofType(engine.EventError)
+	errs := h.Journal.OfType(engine.EventError)
 	if len(errs) != 1 || errs[0].ErrorKind != engine.ErrCrashed || !strings.Contains(errs[0].Text, "claude CLI exited") {
 		t.Errorf("error events %+v", errs)
 	}
 	time.Sleep(200 * time.Millisecond)
-	if left := procsRunning("sleep", "37.75"); len(left) > 0 {
+	if left := clitest.Procs("sleep", "37.75"); len(left) > 0 {
 		t.Errorf("the tool's child survived the CLI: %v", left)
 		for _, p := range left {
 			_ = syscall.Kill(p, syscall.SIGKILL)
 		}
 	}
-	final = h.run(t, context.Background(), "KZ:hello")
+	final = h.Run(t, context.Background(), "KZ:hello")
 	if final.Status != string(engine.StatusComplete) || final.Output != "alive" {
 		t.Errorf("next turn %+v", final)
 	}
@@ -261,7 +235,7 @@ func TestRealRetriesBounded(t *testing.T) {
 	// the end of the turn.
 	var mu sync.Mutex
 	var began time.Time
-	mark := func(_ *harness, ev engine.Event) {
+	mark := func(_ *clitest.Harness, ev engine.Event) {
 		if ev.Type == engine.EventSessionStarted {
 			mu.Lock()
 			began = time.Now()
@@ -278,18 +252,18 @@ func TestRealRetriesBounded(t *testing.T) {
 		began = time.Time{}
 		return d
 	}
-	h := newHarness(t, []engine.RuntimeEntry{{Runtime: rt}}, harnessOpts{onEvent: mark})
+	h := newHarness(t, []engine.RuntimeEntry{{Runtime: rt}}, clitest.Options{OnEvent: mark})
 	start := time.Now()
-	final := h.run(t, context.Background(), "hello")
+	final := h.Run(t, context.Background(), "hello")
 	took := since()
-	t.Logf("overloaded API: failed %v after the session started (%v with start-up) and %d requests", took, time.Since(start), len(api.requests()))
+	t.Logf("overloaded API: failed %v after the session started (%v with start-up) and %d requests", took, time.Since(start), len(api.Requests()))
 	if final.Status != string(engine.StatusError) {
 		t.Errorf("status %s, want error", final.Status)
 	}
-	if n := len(api.requests()); n != 3 {
+	if n := len(api.Requests()); n != 3 {
 		t.Errorf("the API was asked %d times, want 3 (1 + 2 retries)", n)
 	}
-	errs := h.journal.ofType(engine.EventError)
+	errs := h.Journal.OfType(engine.EventError)
 	if len(errs) != 1 || errs[0].ErrorKind != engine.ErrOverloaded || !errs[0].Retryable {
 		t.Errorf("error events %+v", errs)
 	}
@@ -306,15 +280,15 @@ func TestRealRetriesBounded(t *testing.T) {
 	_ = ln.Close()
 	rt2, _ := realSetup(t, api)
 	rt2.cfg.Env = withEnv(withEnv(rt2.cfg.Env, "CLAUDE_CODE_MAX_RETRIES", ""), "ANTHROPIC_BASE_URL", dead)
-	h2 := newHarness(t, []engine.RuntimeEntry{{Runtime: rt2}}, harnessOpts{onEvent: mark})
+	h2 := newHarness(t, []engine.RuntimeEntry{{Runtime: rt2}}, clitest.Options{OnEvent: mark})
 	start = time.Now()
-	final = h2.run(t, context.Background(), "hello")
+	final = h2.Run(t, context.Background(), "hello")
 	took = since()
 	t.Logf("dead endpoint: failed %v after the session started (%v with start-up)", took, time.Since(start))
 	if final.Status != string(engine.StatusError) {
 		t.Errorf("dead endpoint: status %s, want error", final.Status)
 	}
-	if errs := h2.journal.ofType(engine.EventError); len(errs) != 1 || !errs[0].Retryable {
+	if errs := h2.Journal.OfType(engine.EventError); len(errs) != 1 || !errs[0].Retryable {
 		t.Errorf("dead endpoint: error events %+v", errs)
 	}
 	if took > 10*time.Second {
@@ -349,19 +323,19 @@ func TestRealPatchProposalGoesToReview(t *testing.T) {
 		Run:     func(context.Context, engine.Confinement, string) (string, int, error) { return "", 0, nil },
 	}
 	var asked []string
-	h := newHarness(t, []engine.RuntimeEntry{{Runtime: rt}}, harnessOpts{mode: engine.ModePatchProposal, patcher: reviewer,
-		answer: func(ev engine.Event) engine.Answer {
+	h := newHarness(t, []engine.RuntimeEntry{{Runtime: rt}}, clitest.Options{Mode: engine.ModePatchProposal, Patcher: reviewer,
+		Answer: func(ev engine.Event) engine.Answer {
 			asked = append(asked, ev.Tool)
 			if ev.Tool == engine.ToolApplyPatch {
 				return engine.Answer{Decision: engine.DecisionAllow}
 			}
 			return engine.Answer{Decision: engine.DecisionDeny}
 		}})
-	final := h.run(t, context.Background(), "propose saying goodbye")
+	final := h.Run(t, context.Background(), "propose saying goodbye")
 	if final.Status != string(engine.StatusComplete) {
 		t.Fatalf("final %+v", final)
 	}
-	reqs := api.requests()
+	reqs := api.Requests()
 	if len(reqs) == 0 {
 		t.Fatal("no request")
 	}
@@ -377,14 +351,14 @@ func TestRealPatchProposalGoesToReview(t *testing.T) {
 	if sys := reqs[0].systemText(); !strings.Contains(sys, "<<<<<<< SEARCH") || !strings.Contains(sys, "VERIFY:") {
 		t.Errorf("the system prompt does not ask for kz's proposal format:\n%s", sys)
 	}
-	prop := h.journal.ofType(engine.EventPatchProposed)
+	prop := h.Journal.OfType(engine.EventPatchProposed)
 	if len(prop) != 1 || len(prop[0].Files) != 1 || prop[0].Files[0].Path != "greet.go" || !strings.Contains(prop[0].Files[0].Diff, "+const msg = \"Goodbye\"") {
 		t.Fatalf("patch_proposed %+v", prop)
 	}
 	if !slices.Equal(asked, []string{engine.ToolApplyPatch}) {
 		t.Errorf("the person was asked about %v, want only the proposal", asked)
 	}
-	if n := len(h.journal.ofType(engine.EventPatchApplied)); n != 1 {
+	if n := len(h.Journal.OfType(engine.EventPatchApplied)); n != 1 {
 		t.Errorf("%d patch_applied events", n)
 	}
 	if b, _ := os.ReadFile(greet); string(b) != "package main\n\nconst msg = \"Goodbye\"\n" {
@@ -413,25 +387,25 @@ func TestRealModeChangeResumes(t *testing.T) {
 		return fakeReply{Text: "analysing"}
 	})
 	rt, _ := realSetup(t, api)
-	h := newHarness(t, []engine.RuntimeEntry{{Runtime: rt}}, harnessOpts{})
-	first := h.run(t, context.Background(), "KZ:remember")
-	pid := rt.Pid(h.s.ID())
-	if err := h.s.SetMode(engine.ModeAnalysisOnly); err != nil {
+	h := newHarness(t, []engine.RuntimeEntry{{Runtime: rt}}, clitest.Options{})
+	first := h.Run(t, context.Background(), "KZ:remember")
+	pid := rt.Pid(h.Session.ID())
+	if err := h.Session.SetMode(engine.ModeAnalysisOnly); err != nil {
 		t.Fatal(err)
 	}
-	before := len(api.requests())
-	second := h.run(t, context.Background(), "KZ:analyse")
+	before := len(api.Requests())
+	second := h.Run(t, context.Background(), "KZ:analyse")
 	if second.Status != string(engine.StatusComplete) || second.NativeID != first.NativeID {
 		t.Errorf("after the mode change: %+v, want Claude session %s", second, first.NativeID)
 	}
-	if p := rt.Pid(h.s.ID()); p == pid || p == 0 {
+	if p := rt.Pid(h.Session.ID()); p == pid || p == 0 {
 		t.Errorf("the CLI was not restarted for the new mode (pid %d, was %d)", p, pid)
 	}
-	st := h.journal.ofType(engine.EventSessionStarted)
+	st := h.Journal.OfType(engine.EventSessionStarted)
 	if len(st) != 2 || st[1].PermissionMode != "plan" {
 		t.Errorf("session_started %+v", st)
 	}
-	reqs := api.requests()
+	reqs := api.Requests()
 	if len(reqs) <= before {
 		t.Fatal("no request after the mode change")
 	}
@@ -455,19 +429,19 @@ func TestRealAPIErrorsFailOver(t *testing.T) {
 		t.Run(strconv.Itoa(c.status)+map[bool]string{true: "_failover", false: "_alone"}[c.failover], func(t *testing.T) {
 			api := newFakeAPI(t, func(*apiRequest) fakeReply { return fakeReply{Status: c.status} })
 			rt, _ := realSetup(t, api)
-			other := &otherRuntime{answer: "the backup answered"}
-			o := harnessOpts{}
+			other := &clitest.Other{Answer: "the backup answered"}
+			o := clitest.Options{}
 			if c.failover {
-				o.failover = []engine.ChainLink{{Runtime: "other"}}
+				o.Failover = []engine.ChainLink{{Runtime: "other"}}
 			}
 			h := newHarness(t, []engine.RuntimeEntry{{Runtime: rt}, {Runtime: other}}, o)
-			final := h.run(t, context.Background(), "hello")
-			errs := h.journal.ofType(engine.EventError)
+			final := h.Run(t, context.Background(), "hello")
+			errs := h.Journal.OfType(engine.EventError)
 			if len(errs) != 1 || errs[0].ErrorKind != c.kind || !errs[0].Retryable || !strings.Contains(errs[0].Text, strconv.Itoa(c.status)) {
 				t.Errorf("error events %+v", errs)
 			}
 			switch {
-			case c.failover && (final.Status != string(engine.StatusComplete) || final.Runtime != "other" || len(h.journal.ofType(engine.EventRuntimeSwitched)) != 1):
+			case c.failover && (final.Status != string(engine.StatusComplete) || final.Runtime != "other" || len(h.Journal.OfType(engine.EventRuntimeSwitched)) != 1):
 				t.Errorf("no failover: %+v", final)
 			case !c.failover && final.Status != string(engine.StatusError):
 				t.Errorf("status %s, want error", final.Status)

@@ -7,9 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -17,6 +15,7 @@ import (
 	"time"
 
 	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/runtimes/internal/clitest"
 	"github.com/kaizen-code/kz/tools/permission"
 )
 
@@ -28,35 +27,13 @@ import (
 // realClaude returns the path of the real CLI or skips the test.
 func realClaude(t testing.TB) string {
 	t.Helper()
-	if testing.Short() && os.Getenv("KZ_REQUIRE_CLIS") == "" {
-		t.Skip("real claude CLI tests skipped in -short mode")
-	}
-	if p := os.Getenv("KZ_CLAUDE_BIN"); p != "" {
-		if _, err := os.Stat(p); err != nil {
-			t.Fatalf("KZ_CLAUDE_BIN=%s: %v", p, err)
-		}
-		return p
-	}
-	if p, err := exec.LookPath("claude"); err == nil {
-		return p
-	}
-	_, file, _, _ := runtime.Caller(0)
-	repo := filepath.Join(filepath.Dir(file), "..", "..")
+	onPath, _ := exec.LookPath("claude")
 	home, _ := os.UserHomeDir()
-	for _, p := range []string{
-		filepath.Join(repo, ".cache", "claude-code", "node_modules", ".bin", "claude"),
+	return clitest.RealCLI(t, clitest.Binary{Name: "claude", EnvVar: "KZ_CLAUDE_BIN", Install: "runtimes/claudecode/install-cli.sh", Paths: []string{
+		onPath,
+		filepath.Join(clitest.Repo, ".cache", "claude-code", "node_modules", ".bin", "claude"),
 		filepath.Join(home, ".cache", "kz", "claude-code-"+pinnedVersion, "node_modules", ".bin", "claude"),
-	} {
-		if st, err := os.Stat(p); err == nil && !st.IsDir() {
-			return p
-		}
-	}
-	msg := "the claude CLI is not installed: run runtimes/claudecode/install-cli.sh or set KZ_CLAUDE_BIN"
-	if os.Getenv("KZ_REQUIRE_CLIS") != "" {
-		t.Fatal(msg + " (KZ_REQUIRE_CLIS is set, so this fails instead of skipping)")
-	}
-	t.Skip(msg)
-	return ""
+	}})
 }
 
 // pinnedVersion is the CLI version the protocol notes describe and
@@ -86,11 +63,7 @@ func realSetup(t testing.TB, api *fakeAPI) (*Runtime, string) {
 	bin := realClaude(t)
 	dir := t.TempDir()
 	ws, home := filepath.Join(dir, "ws"), filepath.Join(dir, "home")
-	for _, d := range []string{filepath.Join(ws, ".git", "hooks"), home} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
+	clitest.Dirs(t, filepath.Join(ws, ".git", "hooks"), home)
 	cfg := Config{Name: "claude", Command: bin, Workspace: ws, Env: realEnv(api, home)}
 	if os.Getenv("KZ_CLAUDE_DEBUG") != "" {
 		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
@@ -98,16 +71,6 @@ func realSetup(t testing.TB, api *fakeAPI) (*Runtime, string) {
 	rt := New(cfg)
 	t.Cleanup(func() { _ = rt.Close() })
 	return rt, ws
-}
-
-// realGate is kz's permission gate with the given rules.
-func realGate(t *testing.T, rules permission.Rules) engine.Gate {
-	t.Helper()
-	g, err := permission.New(permission.Options{User: rules, Home: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return g
 }
 
 func textOf(evs []engine.Event, typ engine.EventType) string {
@@ -125,12 +88,12 @@ func TestRealPlainText(t *testing.T) {
 		return fakeReply{Thinking: "pondering", Text: "Hello from the fake model."}
 	})
 	rt, _ := realSetup(t, api)
-	h := newHarness(t, []engine.RuntimeEntry{{Runtime: rt}}, harnessOpts{})
-	final := h.run(t, context.Background(), "Say hello")
+	h := newHarness(t, []engine.RuntimeEntry{{Runtime: rt}}, clitest.Options{})
+	final := h.Run(t, context.Background(), "Say hello")
 	if final.Status != string(engine.StatusComplete) || final.Output != "Hello from the fake model." {
 		t.Fatalf("final %+v", final)
 	}
-	evs := h.journal.events()
+	evs := h.Journal.Events()
 	if got := textOf(evs, engine.EventTextDelta); got != "Hello from the fake model." {
 		t.Errorf("text deltas %q", got)
 	}
@@ -140,22 +103,22 @@ func TestRealPlainText(t *testing.T) {
 	if got := textOf(evs, engine.EventAssistantMessage); got != "Hello from the fake model." {
 		t.Errorf("assistant message %q", got)
 	}
-	st := h.journal.ofType(engine.EventSessionStarted)
+	st := h.Journal.OfType(engine.EventSessionStarted)
 	if len(st) != 1 || st[0].NativeID == "" || st[0].Version != pinnedVersion {
 		t.Errorf("session_started %+v", st)
 	}
-	n := int64(len(api.requests()))
+	n := int64(len(api.Requests()))
 	if n == 0 || final.Usage.InputTokens != 100*n || final.Usage.OutputTokens != 6*n || final.CostUSD <= 0 {
 		t.Errorf("usage %+v cost %v over %d requests", final.Usage, final.CostUSD, n)
 	}
 	if final.NativeID != st[0].NativeID || final.Cycles != 1 {
 		t.Errorf("final native %q cycles %d", final.NativeID, final.Cycles)
 	}
-	if u := h.journal.ofType(engine.EventUsageUpdated); len(u) != 1 || u[0].Usage == nil || *u[0].Usage != *final.Usage || u[0].CostUSD != final.CostUSD {
+	if u := h.Journal.OfType(engine.EventUsageUpdated); len(u) != 1 || u[0].Usage == nil || *u[0].Usage != *final.Usage || u[0].CostUSD != final.CostUSD {
 		t.Errorf("usage_updated %+v, final usage %+v cost %v", u, final.Usage, final.CostUSD)
 	}
 	first := final
-	final = h.run(t, context.Background(), "Say hello again")
+	final = h.Run(t, context.Background(), "Say hello again")
 	t.Logf("turn 1 cost %v usage %+v; turn 2 cost %v usage %+v", first.CostUSD, *first.Usage, final.CostUSD, *final.Usage)
 	if final.Status != string(engine.StatusComplete) || final.NativeID != first.NativeID || final.CostUSD != first.CostUSD {
 		t.Errorf("second turn %+v", final)
@@ -183,7 +146,7 @@ func scriptedBash(cmds map[string]string) func(r *apiRequest) fakeReply {
 // lastToolResult is the tool result the model got in the latest request.
 func lastToolResult(t *testing.T, api *fakeAPI) contentBlock {
 	t.Helper()
-	reqs := api.requests()
+	reqs := api.Requests()
 	for i := len(reqs) - 1; i >= 0; i-- {
 		if res, ok := reqs[i].toolResult(); ok {
 			return res
@@ -198,18 +161,18 @@ func TestRealBashPersonAndRules(t *testing.T) {
 		"KZ:person-ok": "touch person.txt", "KZ:person-no": "touch denied.txt",
 		"KZ:rule-no": "rm -rf build", "KZ:rule-ok": "touch rule.txt"}))
 	rt, ws := realSetup(t, api)
-	h := newHarness(t, []engine.RuntimeEntry{{Runtime: rt}}, harnessOpts{
-		gate: realGate(t, permission.Rules{Deny: []string{"Bash(rm:*)"}, Allow: []string{"Bash(touch rule.txt)", "Edit(rule.txt)"}}),
-		answer: func(ev engine.Event) engine.Answer {
+	h := newHarness(t, []engine.RuntimeEntry{{Runtime: rt}}, clitest.Options{
+		Gate: clitest.Gate(t, permission.Rules{Deny: []string{"Bash(rm:*)"}, Allow: []string{"Bash(touch rule.txt)", "Edit(rule.txt)"}}),
+		Answer: func(ev engine.Event) engine.Answer {
 			if ev.Command == "touch person.txt" {
 				return engine.Answer{Decision: engine.DecisionAllow}
 			}
 			return engine.Answer{Decision: engine.DecisionDeny, Feedback: "no thanks from kz"}
 		}})
 	exists := func(name string) bool { _, err := os.Stat(filepath.Join(ws, name)); return err == nil }
-	asked := func() int { return len(h.journal.ofType(engine.EventPermissionRequested)) }
+	asked := func() int { return len(h.Journal.OfType(engine.EventPermissionRequested)) }
 	decided := func(id string) engine.Event {
-		for _, ev := range h.journal.ofType(engine.EventPermissionDecided) {
+		for _, ev := range h.Journal.OfType(engine.EventPermissionDecided) {
 			if ev.ToolCallID == id {
 				return ev
 			}
@@ -222,12 +185,12 @@ func TestRealBashPersonAndRules(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	final := h.run(t, context.Background(), "KZ:person-ok")
+	final := h.Run(t, context.Background(), "KZ:person-ok")
 	if final.Status != string(engine.StatusComplete) || !exists("person.txt") || asked() != 1 {
 		t.Errorf("allowed by the person: status %s, file %v, asked %d", final.Status, exists("person.txt"), asked())
 	}
 
-	final = h.run(t, context.Background(), "KZ:person-no")
+	final = h.Run(t, context.Background(), "KZ:person-no")
 	res := lastToolResult(t, api)
 	if exists("denied.txt") || asked() != 2 || !res.IsError || !strings.Contains(contentText(res.Content), "no thanks from kz") {
 		t.Errorf("denied by the person: file %v, asked %d, model saw %+v", exists("denied.txt"), asked(), res)
@@ -236,7 +199,7 @@ func TestRealBashPersonAndRules(t *testing.T) {
 		t.Errorf("answer after the denial %q", final.Output)
 	}
 
-	final = h.run(t, context.Background(), "KZ:rule-no")
+	final = h.Run(t, context.Background(), "KZ:rule-no")
 	// The model's next request carries the denial as the call's result.
 	res = lastToolResult(t, api)
 	if asked() != 2 || !res.IsError || res.ToolUseID != "toolu_rule-no" || !strings.Contains(contentText(res.Content), "rm -rf build") {
@@ -249,7 +212,7 @@ func TestRealBashPersonAndRules(t *testing.T) {
 		t.Errorf("denied by a rule: build exists %v, answer %q", exists("build/keep"), final.Output)
 	}
 
-	h.run(t, context.Background(), "KZ:rule-ok")
+	h.Run(t, context.Background(), "KZ:rule-ok")
 	if !exists("rule.txt") || asked() != 2 {
 		t.Errorf("allowed by a rule: file %v, asked %d", exists("rule.txt"), asked())
 	}
@@ -261,7 +224,7 @@ func TestRealBashPersonAndRules(t *testing.T) {
 	}
 	// Claude's result lists the denied calls again; kz logs each once.
 	seen := map[string]int{}
-	for _, ev := range h.journal.ofType(engine.EventPermissionDecided) {
+	for _, ev := range h.Journal.OfType(engine.EventPermissionDecided) {
 		seen[ev.ToolCallID]++
 	}
 	for id, n := range seen {
@@ -282,18 +245,18 @@ func TestRealWriteToGitHookDeniedInYolo(t *testing.T) {
 	})
 	rt, w := realSetup(t, api)
 	ws = w
-	h := newHarness(t, []engine.RuntimeEntry{{Runtime: rt}}, harnessOpts{gate: realGate(t, permission.Rules{}), pmode: engine.PermissionYolo,
-		answer: allowOnce})
-	final := h.run(t, context.Background(), "install a hook")
+	h := newHarness(t, []engine.RuntimeEntry{{Runtime: rt}}, clitest.Options{Gate: clitest.Gate(t, permission.Rules{}), PermissionMode: engine.PermissionYolo,
+		Answer: clitest.AllowOnce})
+	final := h.Run(t, context.Background(), "install a hook")
 	if _, err := os.Stat(filepath.Join(ws, ".git", "hooks", "pre-commit")); err == nil {
 		t.Fatal("the hook was written")
 	}
-	dec := h.journal.ofType(engine.EventPermissionDecided)
+	dec := h.Journal.OfType(engine.EventPermissionDecided)
 	if len(dec) != 1 || dec[0].Decision != engine.DecisionDeny || dec[0].Stage != "safety" ||
 		len(dec[0].Paths) != 1 || dec[0].Paths[0] != filepath.Join(ws, ".git", "hooks", "pre-commit") {
 		t.Errorf("permission_decided %+v", dec)
 	}
-	if n := len(h.journal.ofType(engine.EventPermissionRequested)); n != 0 {
+	if n := len(h.Journal.OfType(engine.EventPermissionRequested)); n != 0 {
 		t.Errorf("the person was asked %d times", n)
 	}
 	if res := lastToolResult(t, api); !res.IsError || !strings.Contains(contentText(res.Content), ".git") {
@@ -317,10 +280,10 @@ func TestRealAllowForSession(t *testing.T) {
 	rt, ws := realSetup(t, api)
 	// The CLI runs behind a tee, so the test sees what kz wrote to it.
 	stdinLog := recordStdin(t, rt)
-	h := newHarness(t, []engine.RuntimeEntry{{Runtime: rt}}, harnessOpts{answer: func(engine.Event) engine.Answer {
+	h := newHarness(t, []engine.RuntimeEntry{{Runtime: rt}}, clitest.Options{Answer: func(engine.Event) engine.Answer {
 		return engine.Answer{Decision: engine.DecisionAllow, Scope: engine.ScopeSession}
 	}})
-	final := h.run(t, context.Background(), "KZ:session")
+	final := h.Run(t, context.Background(), "KZ:session")
 	// The grant went to Claude as a rule for exactly that command, kept
 	// for its session only.
 	var grants []permUpdate
@@ -351,13 +314,13 @@ func TestRealAllowForSession(t *testing.T) {
 		})
 	}
 	var asked []string
-	for _, ev := range h.journal.ofType(engine.EventPermissionRequested) {
+	for _, ev := range h.Journal.OfType(engine.EventPermissionRequested) {
 		asked = append(asked, ev.Command)
 	}
 	if strings.Join(asked, "|") != "touch same.txt|touch other.txt" {
 		t.Errorf("asked for %q, want the first same and the other", asked)
 	}
-	fin := h.journal.ofType(engine.EventToolCallFinished)
+	fin := h.Journal.OfType(engine.EventToolCallFinished)
 	if len(fin) != 3 || final.Status != string(engine.StatusComplete) {
 		t.Errorf("status %s, %d tool calls finished", final.Status, len(fin))
 	}
@@ -392,36 +355,6 @@ func readFile(t *testing.T, path string) string {
 	return string(b)
 }
 
-// procsRunning lists the pids of live processes whose command line has
-// argv as consecutive arguments.
-func procsRunning(argv ...string) []int {
-	want := "\x00" + strings.Join(argv, "\x00") + "\x00"
-	var out []int
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
-		if err == nil && strings.Contains("\x00"+string(b), want) && !processGone(pid) {
-			out = append(out, pid)
-		}
-	}
-	return out
-}
-
-// whenRunning calls fn once a process with argv runs (or after 15 s).
-func whenRunning(fn func(), argv ...string) {
-	go func() {
-		deadline := time.Now().Add(15 * time.Second)
-		for len(procsRunning(argv...)) == 0 && time.Now().Before(deadline) {
-			time.Sleep(20 * time.Millisecond)
-		}
-		fn()
-	}()
-}
-
 func cliPid(rt *Runtime, sessionID string) int { return rt.Pid(sessionID) }
 
 func TestRealGracefulInterruptDuringTool(t *testing.T) {
@@ -438,18 +371,18 @@ func TestRealGracefulInterruptDuringTool(t *testing.T) {
 	var mu sync.Mutex
 	var sleeps []int
 	var interruptedAt time.Time
-	h := newHarness(t, []engine.RuntimeEntry{{Runtime: rt}}, harnessOpts{answer: allowOnce,
-		onEvent: func(h *harness, ev engine.Event) {
+	h := newHarness(t, []engine.RuntimeEntry{{Runtime: rt}}, clitest.Options{Answer: clitest.AllowOnce,
+		OnEvent: func(h *clitest.Harness, ev engine.Event) {
 			if ev.Type == engine.EventPermissionDecided && ev.Decision == engine.DecisionAllow {
-				whenRunning(func() {
+				clitest.WhenRunning(func() {
 					mu.Lock()
-					sleeps, interruptedAt = procsRunning("sleep", "37.25"), time.Now()
+					sleeps, interruptedAt = clitest.Procs("sleep", "37.25"), time.Now()
 					mu.Unlock()
-					h.s.Interrupt(false)
+					h.Session.Interrupt(false)
 				}, "sleep", "37.25")
 			}
 		}})
-	final := h.run(t, context.Background(), "KZ:sleep")
+	final := h.Run(t, context.Background(), "KZ:sleep")
 	if final.Status != string(engine.StatusInterrupted) {
 		t.Fatalf("status %s, want interrupted", final.Status)
 	}
@@ -461,44 +394,22 @@ func TestRealGracefulInterruptDuringTool(t *testing.T) {
 		t.Errorf("the interrupt took %v", d)
 	}
 	// The very processes that ran the tool are gone.
-	deadline := time.Now().Add(3 * time.Second)
-	for _, pid := range sleeps {
-		for !processGone(pid) && time.Now().Before(deadline) {
-			time.Sleep(20 * time.Millisecond)
-		}
-		if !processGone(pid) {
-			t.Errorf("the tool's child %d survived the interrupt", pid)
-		}
-	}
+	clitest.CheckGone(t, 3*time.Second, "the interrupt", sleeps...)
 	mu.Unlock()
-	if fin := h.journal.ofType(engine.EventToolCallFinished); len(fin) != 1 || fin[0].Status != engine.ToolStatusInterrupted {
+	if fin := h.Journal.OfType(engine.EventToolCallFinished); len(fin) != 1 || fin[0].Status != engine.ToolStatusInterrupted {
 		t.Errorf("tool_call_finished %+v", fin)
 	}
-	pid := cliPid(rt, h.s.ID())
+	pid := cliPid(rt, h.Session.ID())
 	if pid == 0 {
 		t.Fatal("the CLI did not stay alive after a graceful interrupt")
 	}
-	final = h.run(t, context.Background(), "KZ:hello")
+	final = h.Run(t, context.Background(), "KZ:hello")
 	if final.Status != string(engine.StatusComplete) || final.Output != "hello again" {
 		t.Errorf("next turn %+v", final)
 	}
-	if cliPid(rt, h.s.ID()) != pid {
+	if cliPid(rt, h.Session.ID()) != pid {
 		t.Error("the next turn did not run in the same CLI process")
 	}
-}
-
-// otherRuntime is a minimal non-Claude runtime for switching and failover.
-type otherRuntime struct{ answer string }
-
-func (o *otherRuntime) Name() string { return "other" }
-
-func (o *otherRuntime) Capabilities(string) engine.Capabilities {
-	return engine.Capabilities{Set: engine.NewCapSet(engine.CapTextCompletion, engine.CapNativeToolLoop, engine.CapFilesystemEdit, engine.CapShell)}
-}
-
-func (o *otherRuntime) Run(_ context.Context, t *engine.Turn) (engine.Result, error) {
-	t.Emit(engine.Event{Type: engine.EventAssistantMessage, Text: o.answer})
-	return engine.Result{Status: engine.StatusComplete, Output: o.answer}, nil
 }
 
 func TestRealResumeAndPrimeAfterOtherRuntime(t *testing.T) {
@@ -511,33 +422,33 @@ func TestRealResumeAndPrimeAfterOtherRuntime(t *testing.T) {
 		}
 	})
 	rt, _ := realSetup(t, api)
-	other := &otherRuntime{answer: "scripted answer 42"}
-	h := newHarness(t, []engine.RuntimeEntry{{Runtime: rt}, {Runtime: other}}, harnessOpts{})
-	first := h.run(t, context.Background(), "KZ:remember the word")
+	other := &clitest.Other{Answer: "scripted answer 42"}
+	h := newHarness(t, []engine.RuntimeEntry{{Runtime: rt}, {Runtime: other}}, clitest.Options{})
+	first := h.Run(t, context.Background(), "KZ:remember the word")
 	// A new CLI process must resume Claude's session from its files.
-	rt.CloseSession(h.s.ID())
-	second := h.run(t, context.Background(), "KZ:recall")
+	rt.CloseSession(h.Session.ID())
+	second := h.Run(t, context.Background(), "KZ:recall")
 	if second.NativeID != first.NativeID {
 		t.Errorf("resume gave session %q, want %q", second.NativeID, first.NativeID)
 	}
-	reqs := api.requests()
+	reqs := api.Requests()
 	if last := reqs[len(reqs)-1]; !strings.Contains(last.allText(), "I will remember pineapple.") {
 		t.Errorf("the resumed request lacks the earlier answer: %s", last.allText())
 	}
 
-	if err := h.s.SwitchRuntime("other", ""); err != nil {
+	if err := h.Session.SwitchRuntime("other", ""); err != nil {
 		t.Fatal(err)
 	}
-	h.run(t, context.Background(), "what is six times seven?")
-	if err := h.s.SwitchRuntime("claude", ""); err != nil {
+	h.Run(t, context.Background(), "what is six times seven?")
+	if err := h.Session.SwitchRuntime("claude", ""); err != nil {
 		t.Fatal(err)
 	}
-	before := len(api.requests())
-	third := h.run(t, context.Background(), "KZ:back")
+	before := len(api.Requests())
+	third := h.Run(t, context.Background(), "KZ:back")
 	if third.NativeID == "" || third.NativeID == first.NativeID {
 		t.Errorf("back on claude after another runtime: session %q, want a new one", third.NativeID)
 	}
-	reqs = api.requests()
+	reqs = api.Requests()
 	if len(reqs) <= before {
 		t.Fatal("the new Claude session made no request")
 	}
@@ -555,17 +466,17 @@ func TestRealKilledMidTurnFailsOver(t *testing.T) {
 		return fakeReply{Tools: []fakeTool{{ID: "toolu_k", Name: "Bash", Input: map[string]string{"command": "sleep 37.5", "description": "wait"}}}}
 	})
 	rt, _ := realSetup(t, api)
-	other := &otherRuntime{answer: "the backup answered"}
-	h := newHarness(t, []engine.RuntimeEntry{{Runtime: rt}, {Runtime: other}}, harnessOpts{answer: allowOnce,
-		failover: []engine.ChainLink{{Runtime: "other"}},
-		onEvent: func(h *harness, ev engine.Event) {
+	other := &clitest.Other{Answer: "the backup answered"}
+	h := newHarness(t, []engine.RuntimeEntry{{Runtime: rt}, {Runtime: other}}, clitest.Options{Answer: clitest.AllowOnce,
+		Failover: []engine.ChainLink{{Runtime: "other"}},
+		OnEvent: func(h *clitest.Harness, ev engine.Event) {
 			if ev.Type == engine.EventPermissionDecided {
-				pid := cliPid(rt, h.s.ID())
-				whenRunning(func() { _ = syscall.Kill(pid, syscall.SIGKILL) }, "sleep", "37.5")
+				pid := cliPid(rt, h.Session.ID())
+				clitest.WhenRunning(func() { _ = syscall.Kill(pid, syscall.SIGKILL) }, "sleep", "37.5")
 			}
 		}})
-	final := h.run(t, context.Background(), "KZ:sleep")
-	errs := h.journal.ofType(engine.EventError)
+	final := h.Run(t, context.Background(), "KZ:sleep")
+	errs := h.Journal.OfType(engine.EventError)
 	if len(errs) != 1 || errs[0].ErrorKind != engine.ErrCrashed || !errs[0].Retryable {
 		t.Errorf("error events %+v", errs)
 	}
@@ -574,7 +485,7 @@ func TestRealKilledMidTurnFailsOver(t *testing.T) {
 	}
 	// The transcript closes the killed call as interrupted, not re-run.
 	var closed bool
-	for _, e := range h.s.Transcript() {
+	for _, e := range h.Session.Transcript() {
 		if e.Kind == engine.EntryToolCall && e.ToolCallID == "toolu_k" && e.Status == engine.ToolStatusInterrupted {
 			closed = true
 		}
@@ -583,7 +494,7 @@ func TestRealKilledMidTurnFailsOver(t *testing.T) {
 		t.Error("the killed tool call is not closed as interrupted in the transcript")
 	}
 	time.Sleep(200 * time.Millisecond)
-	if left := procsRunning("sleep", "37.5"); len(left) > 0 {
+	if left := clitest.Procs("sleep", "37.5"); len(left) > 0 {
 		t.Errorf("the tool's child survived the CLI: %v", left)
 		for _, p := range left {
 			_ = syscall.Kill(p, syscall.SIGKILL)
@@ -596,15 +507,15 @@ func TestRealKilledMidTurnFailsOver(t *testing.T) {
 func TestRealAnalysisOnlyOffersNoWriteTools(t *testing.T) {
 	api := newFakeAPI(t, func(*apiRequest) fakeReply { return fakeReply{Text: "analysis"} })
 	rt, _ := realSetup(t, api)
-	h := newHarness(t, []engine.RuntimeEntry{{Runtime: rt}}, harnessOpts{mode: engine.ModeAnalysisOnly})
-	final := h.run(t, context.Background(), "analyse")
+	h := newHarness(t, []engine.RuntimeEntry{{Runtime: rt}}, clitest.Options{Mode: engine.ModeAnalysisOnly})
+	final := h.Run(t, context.Background(), "analyse")
 	if final.Status != string(engine.StatusComplete) {
 		t.Fatalf("final %+v", final)
 	}
-	if st := h.journal.ofType(engine.EventSessionStarted); len(st) != 1 || st[0].PermissionMode != "plan" {
+	if st := h.Journal.OfType(engine.EventSessionStarted); len(st) != 1 || st[0].PermissionMode != "plan" {
 		t.Errorf("session_started %+v", st)
 	}
-	reqs := api.requests()
+	reqs := api.Requests()
 	if len(reqs) == 0 {
 		t.Fatal("no request")
 	}

@@ -4,8 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,13 +13,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
 
+	"github.com/kaizen-code/kz/internal/childenv"
+	"github.com/kaizen-code/kz/internal/proc"
 	"github.com/kaizen-code/kz/runtimes/agentcli"
 	"github.com/kaizen-code/kz/runtimes/credproxy"
 )
@@ -35,15 +34,15 @@ type spawnKey struct {
 	args      string
 }
 
-// proc is one running CLI. The reader goroutine owns stdout; writes to stdin
+// process is one running CLI. The reader goroutine owns stdout; writes to stdin
 // are serialised by wmu.
-type proc struct {
-	cmd  *exec.Cmd
-	pgid int
-	// marker is the KZ_CLAUDE_RUN=<token> entry of this CLI's environment.
-	marker string
-	key    spawnKey
-	log    *slog.Logger
+type process struct {
+	cmd *exec.Cmd
+	// tree is the CLI's process group and the KZ_CLAUDE_RUN=<token> marker
+	// of its environment.
+	tree proc.Tree
+	key  spawnKey
+	log  *slog.Logger
 	// confined says the CLI runs under the OS sandbox (see interrupt).
 	confined bool
 	// cancel releases what the sandbox holds for the command; called once
@@ -67,7 +66,7 @@ type proc struct {
 	// nobody will read because the process is being stopped.
 	quit     chan struct{}
 	quitOnce sync.Once
-	stderr   *tailBuffer
+	stderr   *proc.Tail
 
 	ctlMu   sync.Mutex
 	ctlWait map[string]chan ctlResult
@@ -112,7 +111,7 @@ var credSpec = credproxy.Spec{
 // start spawns the CLI in its own process group with a minimal
 // environment, in which every Anthropic credential is replaced by the
 // placeholder of a credential proxy of its own.
-func start(confiner agentcli.Confiner, command string, args []string, dir string, env []string, log *slog.Logger) (_ *proc, err error) {
+func start(confiner agentcli.Confiner, command string, args []string, dir string, env []string, log *slog.Logger) (_ *process, err error) {
 	path, err := exec.LookPath(command)
 	if err != nil {
 		return nil, err
@@ -132,9 +131,7 @@ func start(confiner agentcli.Confiner, command string, args []string, dir string
 			}
 		}
 	}()
-	var rnd [12]byte
-	_, _ = rand.Read(rnd[:])
-	marker := markerVar + "=" + hex.EncodeToString(rnd[:])
+	marker := proc.NewMarker(markerVar)
 	env = append(env[:len(env):len(env)], marker)
 	// Its own group, so that signals reach the CLI and every tool child
 	// that stays in it, and a Ctrl-C in kz's terminal does not reach it
@@ -153,14 +150,13 @@ func start(confiner agentcli.Confiner, command string, args []string, dir string
 	if err != nil {
 		return nil, fmt.Errorf("stdout pipe: %w", err)
 	}
-	p := &proc{cmd: cmd, cancel: cancel, confined: confiner != nil, stdin: stdin, log: log, proxy: proxy, msgs: make(chan wireMsg, 256), done: make(chan struct{}),
-		quit: make(chan struct{}), stderr: &tailBuffer{max: 16 << 10}, ctlWait: map[string]chan ctlResult{}}
+	p := &process{cmd: cmd, cancel: cancel, confined: confiner != nil, stdin: stdin, log: log, proxy: proxy, msgs: make(chan wireMsg, 256), done: make(chan struct{}),
+		quit: make(chan struct{}), stderr: proc.NewTail(16 << 10), ctlWait: map[string]chan ctlResult{}}
 	cmd.Stderr = p.stderr
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	p.pgid = cmd.Process.Pid
-	p.marker = marker
+	p.tree = proc.Tree{Pgid: cmd.Process.Pid, Marker: marker}
 	go p.read(stdout)
 	return p, nil
 }
@@ -171,10 +167,10 @@ func start(confiner agentcli.Confiner, command string, args []string, dir string
 // also writes where CLAUDE_CONFIG_DIR is not set, stays read-only: Claude
 // 2.1.197 runs without persisting it.)
 func claudeHome(env []string) string {
-	if d := credproxy.Lookup(env, "CLAUDE_CONFIG_DIR"); filepath.IsAbs(d) {
+	if d := childenv.Lookup(env, "CLAUDE_CONFIG_DIR"); filepath.IsAbs(d) {
 		return d
 	}
-	home := credproxy.Lookup(env, "HOME")
+	home := childenv.Lookup(env, "HOME")
 	if home == "" {
 		home, _ = os.UserHomeDir()
 	}
@@ -183,10 +179,10 @@ func claudeHome(env []string) string {
 
 // read decodes stdout line by line until EOF, then reaps the process and
 // kills whatever is left in its group, so no tool child outlives the CLI.
-func (p *proc) read(stdout io.Reader) {
+func (p *process) read(stdout io.Reader) {
 	defer func() {
 		p.waitErr = p.cmd.Wait()
-		p.killAll(syscall.SIGKILL)
+		p.tree.Signal(syscall.SIGKILL)
 		p.cancel()
 		if p.proxy != nil {
 			_ = p.proxy.Close()
@@ -209,15 +205,15 @@ func (p *proc) read(stdout io.Reader) {
 	}
 }
 
-func (p *proc) dispatch(line []byte) {
+func (p *process) dispatch(line []byte) {
 	var m wireMsg
 	if err := json.Unmarshal(line, &m); err != nil {
-		p.log.Warn("claude: skipping a line that is not JSON", "err", err, "line", truncate(string(line), 200))
+		p.log.Warn("claude: skipping a line that is not JSON", "err", err, "line", proc.Clip(string(line), 200))
 		return
 	}
 	m.recv = time.Now()
 	if p.log.Enabled(context.Background(), slog.LevelDebug) {
-		p.log.Debug("claude: line", "line", truncate(string(line), 500))
+		p.log.Debug("claude: line", "line", proc.Clip(string(line), 500))
 	}
 	if m.Type == "control_response" {
 		p.deliverControl(m)
@@ -231,7 +227,7 @@ func (p *proc) dispatch(line []byte) {
 
 // deliverControl hands the answer to one of kz's control requests to its
 // waiter; an answer nobody waits for is dropped.
-func (p *proc) deliverControl(m wireMsg) {
+func (p *process) deliverControl(m wireMsg) {
 	var r controlResponse
 	if err := json.Unmarshal(m.Response, &r); err != nil {
 		p.log.Warn("claude: malformed control_response", "err", err)
@@ -246,7 +242,7 @@ func (p *proc) deliverControl(m wireMsg) {
 	}
 }
 
-func (p *proc) failControl(why string) {
+func (p *process) failControl(why string) {
 	p.ctlMu.Lock()
 	defer p.ctlMu.Unlock()
 	for id, ch := range p.ctlWait {
@@ -256,7 +252,7 @@ func (p *proc) failControl(why string) {
 }
 
 // send writes one JSON line to the CLI's stdin.
-func (p *proc) send(v any) error {
+func (p *process) send(v any) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return fmt.Errorf("encode message for claude: %w", err)
@@ -272,7 +268,7 @@ func (p *proc) send(v any) error {
 
 // control sends a control request and returns the channel its answer
 // arrives on (buffered, so the reader never blocks on it).
-func (p *proc) control(req map[string]any) (string, <-chan ctlResult, error) {
+func (p *process) control(req map[string]any) (string, <-chan ctlResult, error) {
 	id := fmt.Sprintf("kz-%d", p.nextID.Add(1))
 	ch := make(chan ctlResult, 1)
 	p.ctlMu.Lock()
@@ -291,7 +287,7 @@ func (p *proc) control(req map[string]any) (string, <-chan ctlResult, error) {
 	return id, ch, nil
 }
 
-func (p *proc) grant(cmd string) {
+func (p *process) grant(cmd string) {
 	p.ctlMu.Lock()
 	defer p.ctlMu.Unlock()
 	if p.grants == nil {
@@ -300,20 +296,20 @@ func (p *proc) grant(cmd string) {
 	p.grants[cmd] = true
 }
 
-func (p *proc) granted(cmd string) bool {
+func (p *process) granted(cmd string) bool {
 	p.ctlMu.Lock()
 	defer p.ctlMu.Unlock()
 	return p.grants[cmd]
 }
 
-func (p *proc) forget(id string) {
+func (p *process) forget(id string) {
 	p.ctlMu.Lock()
 	delete(p.ctlWait, id)
 	p.ctlMu.Unlock()
 }
 
 // controlWait sends a control request and waits for its answer.
-func (p *proc) controlWait(ctx context.Context, req map[string]any) (json.RawMessage, error) {
+func (p *process) controlWait(ctx context.Context, req map[string]any) (json.RawMessage, error) {
 	id, ch, err := p.control(req)
 	if err != nil {
 		return nil, err
@@ -330,7 +326,7 @@ func (p *proc) controlWait(ctx context.Context, req map[string]any) (json.RawMes
 	}
 }
 
-func (p *proc) alive() bool {
+func (p *process) alive() bool {
 	select {
 	case <-p.done:
 		return false
@@ -342,17 +338,9 @@ func (p *proc) alive() bool {
 // kill is the immediate stop: SIGINT to the whole group (the CLI answers
 // with an interrupted result and exits), SIGKILL to the group after grace.
 // It returns once the process is reaped.
-func (p *proc) kill(grace time.Duration) {
+func (p *process) kill(grace time.Duration) {
 	p.quitOnce.Do(func() { close(p.quit) })
-	p.interrupt()
-	t := time.NewTimer(grace)
-	defer t.Stop()
-	select {
-	case <-p.done:
-	case <-t.C:
-		p.killAll(syscall.SIGKILL)
-		<-p.done
-	}
+	proc.Stop(p.done, grace, p.interrupt, func() { p.tree.Signal(syscall.SIGKILL) })
 }
 
 // interrupt sends SIGINT to the CLI. Unconfined, the CLI leads its
@@ -361,13 +349,13 @@ func (p *proc) kill(grace time.Duration) {
 // bwrap would die of the signal and take the CLI with it before it could
 // end its turn, so the CLI and its children, found by their marker, get
 // the signal instead.
-func (p *proc) interrupt() {
+func (p *process) interrupt() {
 	if !p.confined {
-		_ = syscall.Kill(-p.pgid, syscall.SIGINT)
+		proc.SignalGroup(p.tree.Pgid, syscall.SIGINT)
 		return
 	}
-	for _, pid := range markedPids(p.marker) {
-		if pid != p.pgid {
+	for _, pid := range p.tree.Marked() {
+		if pid != p.tree.Pgid {
 			_ = syscall.Kill(pid, syscall.SIGINT)
 		}
 	}
@@ -379,177 +367,45 @@ func (p *proc) interrupt() {
 // the inherited variable does, even after they are reparented.
 const markerVar = "KZ_CLAUDE_RUN"
 
-// killAll signals the CLI's process group and every process that carries
-// this CLI's marker. It is called once the CLI is gone or being killed, so
-// no tool child outlives it.
-func (p *proc) killAll(sig syscall.Signal) {
-	_ = syscall.Kill(-p.pgid, sig)
-	for _, pid := range markedPids(p.marker) {
-		_ = syscall.Kill(pid, sig)
-	}
-}
-
-// markedPids lists the processes whose environment holds marker. It reads
-// /proc, so it finds nothing where there is none (the group kill remains).
-func markedPids(marker string) []int {
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil
-	}
-	want := []byte("\x00" + marker + "\x00")
-	self := os.Getpid()
-	var out []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == self {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/environ")
-		if err != nil || len(b) == 0 {
-			continue
-		}
-		if bytes.Contains(append([]byte{0}, b...), want) {
-			out = append(out, pid)
-		}
-	}
-	return out
-}
-
 // shutdown ends an idle CLI politely: closing stdin makes it exit after
 // its current work; a CLI that does not go gets killed.
-func (p *proc) shutdown(grace time.Duration) {
+func (p *process) shutdown(grace time.Duration) {
 	p.quitOnce.Do(func() { close(p.quit) })
-	p.wmu.Lock()
-	_ = p.stdin.Close()
-	p.wmu.Unlock()
-	t := time.NewTimer(grace)
-	defer t.Stop()
-	select {
-	case <-p.done:
-		return
-	case <-t.C:
+	closeStdin := func() {
+		p.wmu.Lock()
+		_ = p.stdin.Close()
+		p.wmu.Unlock()
 	}
-	p.kill(grace)
+	proc.Stop(p.done, grace, closeStdin, func() { p.kill(grace) })
 }
 
 // exitText describes how the process ended, with the end of its stderr.
-func (p *proc) exitText() string {
+func (p *process) exitText() string {
 	msg := "the claude CLI exited"
 	if p.waitErr != nil {
 		msg += " (" + p.waitErr.Error() + ")"
 	}
 	if s := strings.TrimSpace(p.stderr.String()); s != "" {
-		msg += ": " + truncate(s, 2000)
+		msg += ": " + proc.Clip(s, 2000)
 	}
 	return msg
 }
 
-// tailBuffer keeps the last max bytes written to it.
-type tailBuffer struct {
-	mu  sync.Mutex
-	max int
-	b   []byte
+// envSpec is what Claude Code gets of kz's environment besides what every
+// agent CLI gets (agentcli.Env). Names carrying credentials are listed one
+// by one: SECURITY.md rule 5 keeps every other KEY/SECRET/TOKEN/PASSWORD
+// variable away from subprocesses, and the Anthropic credentials reach
+// the CLI only as placeholders (credSpec). The prefixes are families of
+// non-secret settings Claude reads. The defaults bound Claude's own
+// retries (10 with backoff by default, also on 401) so that a dead
+// endpoint fails in seconds and kz's failover chain takes over; a value
+// in kz's environment or the configuration wins.
+var envSpec = childenv.Spec{
+	Pass:     []string{"IS_SANDBOX", "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN"},
+	Prefixes: []string{"ANTHROPIC_", "CLAUDE_", "DISABLE_"},
+	Defaults: []string{"CLAUDE_CODE_MAX_RETRIES=2", "DISABLE_AUTOUPDATER=1"},
 }
 
-func (t *tailBuffer) Write(b []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.b = append(t.b, b...)
-	if len(t.b) > t.max {
-		t.b = append([]byte(nil), t.b[len(t.b)-t.max:]...)
-	}
-	return len(b), nil
-}
-
-func (t *tailBuffer) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return string(t.b)
-}
-
-// passEnv are variables the CLI gets from kz's environment. Names carrying
-// credentials are listed one by one: SECURITY.md rule 5 keeps every other
-// KEY/SECRET/TOKEN/PASSWORD variable away from subprocesses. The Anthropic
-// credentials among them reach the CLI only as placeholders (credSpec).
-var passEnv = []string{
-	"PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LC_ALL", "LC_CTYPE", "TERM", "TMPDIR", "TZ",
-	"XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME", "XDG_RUNTIME_DIR",
-	"HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy",
-	"NODE_EXTRA_CA_CERTS", "SSL_CERT_FILE", "SSL_CERT_DIR", "IS_SANDBOX",
-	"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN",
-}
-
-// passPrefixes are families of non-secret settings Claude reads.
-var passPrefixes = []string{"ANTHROPIC_", "CLAUDE_", "DISABLE_"}
-
-// defaultEnv bounds Claude's own retries (10 with backoff by default, also
-// on 401) so that a dead endpoint fails in seconds and kz's failover chain
-// takes over; a configured value wins.
-var defaultEnv = []string{"CLAUDE_CODE_MAX_RETRIES=2", "DISABLE_AUTOUPDATER=1"}
-
-// buildEnv returns the CLI's environment: the allowed part of kz's, the
-// defaults, then cfgEnv.
-func buildEnv(cfgEnv []string) []string {
-	vals := map[string]string{}
-	var order []string
-	set := func(k, v string) {
-		if _, ok := vals[k]; !ok {
-			order = append(order, k)
-		}
-		vals[k] = v
-	}
-	for _, kv := range os.Environ() {
-		k, v, _ := strings.Cut(kv, "=")
-		if passes(k) {
-			set(k, v)
-		}
-	}
-	for _, kv := range defaultEnv {
-		k, v, _ := strings.Cut(kv, "=")
-		if _, ok := vals[k]; !ok {
-			set(k, v)
-		}
-	}
-	for _, kv := range cfgEnv {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok {
-			v, ok = os.LookupEnv(k)
-			if !ok {
-				continue
-			}
-		}
-		set(k, v)
-	}
-	out := make([]string, 0, len(order))
-	for _, k := range order {
-		out = append(out, k+"="+vals[k])
-	}
-	return out
-}
-
-func passes(k string) bool {
-	for _, n := range passEnv {
-		if k == n {
-			return true
-		}
-	}
-	up := strings.ToUpper(k)
-	for _, w := range []string{"KEY", "SECRET", "TOKEN", "PASSWORD"} {
-		if strings.Contains(up, w) {
-			return false
-		}
-	}
-	for _, pfx := range passPrefixes {
-		if strings.HasPrefix(k, pfx) {
-			return true
-		}
-	}
-	return false
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
-}
+// buildEnv returns the CLI's environment with the configured entries
+// cfgEnv.
+func buildEnv(cfgEnv []string) []string { return agentcli.Env(envSpec, cfgEnv) }

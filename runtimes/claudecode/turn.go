@@ -18,7 +18,7 @@ type turnRun struct {
 	rt    *Runtime
 	t     *engine.Turn
 	model string
-	p     *proc
+	p     *process
 
 	tools map[string]toolCall
 	// streamedText and streamedThinking say deltas of the current block

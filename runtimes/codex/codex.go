@@ -31,8 +31,9 @@ import (
 	"time"
 
 	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/internal/childenv"
 	"github.com/kaizen-code/kz/runtimes/agentcli"
-	"github.com/kaizen-code/kz/runtimes/credproxy"
+	"github.com/kaizen-code/kz/runtimes/jsonrpc"
 )
 
 // Config configures one Codex runtime. The lead maps
@@ -119,7 +120,6 @@ func New(cfg Config) *Runtime {
 	if cfg.KillGrace <= 0 {
 		cfg.KillGrace = 2 * time.Second
 	}
-	cfg.Env = append(append([]string(nil), passThrough...), cfg.Env...)
 	log := cfg.Logger
 	if log == nil {
 		log = slog.Default()
@@ -160,11 +160,20 @@ func (r *Runtime) Capabilities(string) engine.Capabilities {
 	}
 }
 
-// passThrough are the variables kz reads for Codex's credential and home;
-// they are taken from kz's environment when set (SECURITY.md rule 5 names
-// credentials one by one). A key among them reaches Codex only through a
-// credential proxy (creds.go).
-var passThrough = []string{"OPENAI_API_KEY", "CODEX_API_KEY", "CODEX_HOME", "OPENAI_BASE_URL"}
+// envSpec is what Codex gets of kz's environment besides what every agent
+// CLI gets: the variables kz reads for its credential and home, taken
+// from kz's environment when set (SECURITY.md rule 5 names credentials one
+// by one). A key among them reaches Codex only through a credential proxy
+// (creds.go).
+var envSpec = childenv.Spec{Pass: []string{"OPENAI_API_KEY", "CODEX_API_KEY", "CODEX_HOME", "OPENAI_BASE_URL"}}
+
+// buildEnv returns the environment of a Codex process with the configured
+// entries cfgEnv.
+func buildEnv(cfgEnv []string) []string { return agentcli.Env(envSpec, cfgEnv) }
+
+// markerVar names the variable that marks every process descended from one
+// CLI, so that children which left its process group are killed too.
+const markerVar = "KZ_CODEX_RUN"
 
 var versionRE = regexp.MustCompile(`\d+\.\d+\.\d+\S*`)
 
@@ -179,7 +188,7 @@ func (r *Runtime) Available() (string, error) {
 	}
 	cmd := exec.CommandContext(ctx, path, "--version")
 	// Printing its version needs no credential.
-	cmd.Env = credproxy.Strip(buildEnv(nil, r.cfg.Env), builtinKeyVars...)
+	cmd.Env = childenv.Strip(buildEnv(r.cfg.Env), builtinKeyVars...)
 	out, err := cmd.Output()
 	if err != nil {
 		return "", &engine.RuntimeError{Kind: engine.ErrRuntimeMissing, Runtime: r.cfg.Name,
@@ -216,7 +225,7 @@ func (r *Runtime) Run(ctx context.Context, t *engine.Turn) (engine.Result, error
 	if _, err := exec.LookPath(r.cfg.Command); err != nil {
 		return engine.Result{Status: engine.StatusError, Model: model}, r.missing(err)
 	}
-	sh, err := shield(buildEnv(nil, r.cfg.Env), r.cfg.Args, r.log)
+	sh, err := shield(buildEnv(r.cfg.Env), r.cfg.Args, r.log)
 	if err != nil {
 		return engine.Result{Status: engine.StatusError, Model: model},
 			&engine.RuntimeError{Kind: engine.ErrCrashed, Runtime: r.cfg.Name, Model: model, Message: "start codex: " + err.Error(), Err: err}
@@ -227,7 +236,7 @@ func (r *Runtime) Run(ctx context.Context, t *engine.Turn) (engine.Result, error
 		defer func() { _ = sh.proxy.Close() }()
 	}
 	args := append(append(append([]string(nil), r.cfg.Args...), sh.args...), "app-server")
-	c, err := startConn(r.cfg.Confiner, []string{codexHome(sh.env)}, r.cfg.Command, args, dir, sh.env, r.log)
+	c, err := jsonrpc.Start(r.cfg.Confiner, []string{codexHome(sh.env)}, r.cfg.Command, args, dir, sh.env, markerVar, r.log)
 	if err != nil {
 		return engine.Result{Status: engine.StatusError, Model: model},
 			&engine.RuntimeError{Kind: engine.ErrCrashed, Runtime: r.cfg.Name, Model: model, Message: "start codex: " + err.Error(), Err: err}

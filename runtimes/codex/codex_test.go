@@ -7,12 +7,11 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/runtimes/internal/clitest"
 )
 
 func single(f *fake) []engine.RuntimeEntry { return []engine.RuntimeEntry{{Runtime: f.rt}} }
@@ -22,36 +21,16 @@ const (
 	sampleCmd    = "echo hello-from-fake > hello.txt && cat hello.txt"
 )
 
-// permissions records the permission requests a person saw.
-type permissions struct {
-	mu   sync.Mutex
-	evs  []engine.Event
-	resp func(engine.Event) engine.Answer
-}
-
-func (p *permissions) answer(ev engine.Event) engine.Answer {
-	p.mu.Lock()
-	p.evs = append(p.evs, ev)
-	p.mu.Unlock()
-	return p.resp(ev)
-}
-
-func (p *permissions) seen() []engine.Event {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return append([]engine.Event(nil), p.evs...)
-}
-
 // The recorded allow session replays through kz: the handshake kz writes
 // is the one the real CLI accepted (untrusted policy, read-only sandbox),
 // both approvals go through the person with the command unwrapped and the
 // diff taken from item/started, and every item maps to its event.
 func TestReplayApprovalAllow(t *testing.T) {
-	f := newFake(t, sample(t, "codex-app-server.approval-allow.jsonl"))
-	perms := &permissions{resp: allowOnce}
-	h := newHarness(t, f.ws, single(f), harnessOpts{answer: perms.answer})
-	final := h.run(t, context.Background(), "do the task")
-	if n := f.checkReport(); n != 6 {
+	f := newFake(t, clitest.Sample(t, "codex-app-server.approval-allow.jsonl"))
+	perms := &clitest.Person{Reply: clitest.AllowOnce}
+	h := clitest.NewHarness(t, f.WS, single(f), clitest.Options{Answer: perms.Answer})
+	final := h.Run(t, context.Background(), "do the task")
+	if n := f.CheckReport(); n != 6 {
 		t.Errorf("fake checked %d host lines, want 6 (initialize, initialized, thread/start, turn/start, 2 accepts)", n)
 	}
 	if final.Status != string(engine.StatusComplete) || final.NativeID != sampleThread ||
@@ -61,43 +40,43 @@ func TestReplayApprovalAllow(t *testing.T) {
 	if final.Usage == nil || final.Usage.InputTokens != 300 || final.Usage.OutputTokens != 60 {
 		t.Errorf("final usage %+v, want the three responses summed (300 in, 60 out)", final.Usage)
 	}
-	st := h.journal.ofType(engine.EventSessionStarted)
+	st := h.Journal.OfType(engine.EventSessionStarted)
 	if len(st) != 1 || st[0].NativeID != sampleThread || st[0].Model != "fake-model" || st[0].Version != "0.169.0" {
 		t.Errorf("session_started %+v", st)
 	}
-	ps := perms.seen()
+	ps := perms.Seen()
 	if len(ps) != 2 {
 		t.Fatalf("permission requests %+v", ps)
 	}
 	if ps[0].Command != sampleCmd || ps[0].ToolCallID != "call_3f2da018" {
 		t.Errorf("command approval %+v", ps[0])
 	}
-	wantPath := f.ws + "/added_by_patch.txt"
+	wantPath := f.WS + "/added_by_patch.txt"
 	if !slices.Equal(ps[1].Paths, []string{wantPath}) || !strings.Contains(ps[1].Diff, "+line one\n+line two\n") {
 		t.Errorf("file approval paths %q diff %q", ps[1].Paths, ps[1].Diff)
 	}
-	cs := h.journal.ofType(engine.EventCommandStarted)
-	cf := h.journal.ofType(engine.EventCommandFinished)
+	cs := h.Journal.OfType(engine.EventCommandStarted)
+	cf := h.Journal.OfType(engine.EventCommandFinished)
 	if len(cs) != 1 || cs[0].Command != sampleCmd || len(cf) != 1 || cf[0].ExitCode == nil || *cf[0].ExitCode != 0 ||
 		cf[0].Output != "hello-from-fake\n" || cf[0].IsError {
 		t.Errorf("command events %+v %+v", cs, cf)
 	}
-	fe := h.journal.ofType(engine.EventFileEdited)
+	fe := h.Journal.OfType(engine.EventFileEdited)
 	if len(fe) != 1 || fe[0].Path != "added_by_patch.txt" || !strings.HasPrefix(fe[0].Diff, "--- /dev/null\n+++ b/added_by_patch.txt\n@@ -0,0 +1,2 @@\n+line one") {
 		t.Errorf("file_edited %+v", fe)
 	}
 	var text string
-	for _, d := range h.journal.ofType(engine.EventTextDelta) {
+	for _, d := range h.Journal.OfType(engine.EventTextDelta) {
 		text += d.Text
 	}
-	msgs := h.journal.ofType(engine.EventAssistantMessage)
+	msgs := h.Journal.OfType(engine.EventAssistantMessage)
 	if text != final.Output || len(msgs) != 1 || msgs[0].Text != final.Output {
 		t.Errorf("deltas %q messages %+v", text, msgs)
 	}
-	if u := h.journal.ofType(engine.EventUsageUpdated); len(u) != 3 || u[0].Usage.InputTokens != 100 {
+	if u := h.Journal.OfType(engine.EventUsageUpdated); len(u) != 3 || u[0].Usage.InputTokens != 100 {
 		t.Errorf("usage_updated %+v", u)
 	}
-	if tf := h.journal.ofType(engine.EventToolCallFinished); len(tf) != 2 || tf[0].IsError || tf[1].IsError {
+	if tf := h.Journal.OfType(engine.EventToolCallFinished); len(tf) != 2 || tf[0].IsError || tf[1].IsError {
 		t.Errorf("tool_call_finished %+v", tf)
 	}
 }
@@ -105,43 +84,38 @@ func TestReplayApprovalAllow(t *testing.T) {
 // Denied approvals are answered "decline" (the recorded deny session
 // checks the exact lines); the declined items end as failed tool calls.
 func TestReplayApprovalDeny(t *testing.T) {
-	f := newFake(t, sample(t, "codex-app-server.approval-deny.jsonl"))
-	h := newHarness(t, f.ws, single(f), harnessOpts{answer: denyOnce})
-	final := h.run(t, context.Background(), "do the task")
-	if n := f.checkReport(); n != 6 {
+	f := newFake(t, clitest.Sample(t, "codex-app-server.approval-deny.jsonl"))
+	h := clitest.NewHarness(t, f.WS, single(f), clitest.Options{Answer: clitest.DenyOnce})
+	final := h.Run(t, context.Background(), "do the task")
+	if n := f.CheckReport(); n != 6 {
 		t.Errorf("fake checked %d host lines, want 6", n)
 	}
 	if final.Status != string(engine.StatusComplete) {
 		t.Errorf("status %q", final.Status)
 	}
-	tf := h.journal.ofType(engine.EventToolCallFinished)
+	tf := h.Journal.OfType(engine.EventToolCallFinished)
 	if len(tf) != 2 || !tf[0].IsError || !tf[1].IsError {
 		t.Errorf("tool_call_finished %+v", tf)
 	}
-	if fe := h.journal.ofType(engine.EventFileEdited); len(fe) != 0 {
+	if fe := h.Journal.OfType(engine.EventFileEdited); len(fe) != 0 {
 		t.Errorf("a declined change was reported as edited: %+v", fe)
 	}
-	if d := h.journal.ofType(engine.EventPermissionDecided); len(d) != 2 || d[0].Decision != engine.DecisionDeny {
+	if d := h.Journal.OfType(engine.EventPermissionDecided); len(d) != 2 || d[0].Decision != engine.DecisionDeny {
 		t.Errorf("permission_decided %+v", d)
 	}
 }
 
 // handshake is the start of every scripted turn, up to turn/start.
-func handshake(turnText string) []scriptLine {
-	return []scriptLine{
-		host(`{"method":"initialize","params":{"capabilities":{"experimentalApi":true}}}`),
-		cli(`{"id":1,"result":{"userAgent":"kz/0.169.0 (x)"}}`),
-		host(`{"method":"initialized"}`),
-		host(`{"method":"thread/start","params":{"approvalPolicy":"untrusted","sandbox":"read-only"}}`),
-		cli(`{"id":2,"result":{"thread":{"id":"th-1","model":"m"}}}`),
-		host(`{"method":"turn/start","params":{"threadId":"th-1","input":[{"type":"text","text":` + jsonString(turnText) + `}]}}`),
-		cli(`{"id":3,"result":{"turn":{"id":"tu-1","status":"inProgress"}}}`),
+func handshake(turnText string) []clitest.Line {
+	return []clitest.Line{
+		clitest.Host(`{"method":"initialize","params":{"capabilities":{"experimentalApi":true}}}`),
+		clitest.CLI(`{"id":1,"result":{"userAgent":"kz/0.169.0 (x)"}}`),
+		clitest.Host(`{"method":"initialized"}`),
+		clitest.Host(`{"method":"thread/start","params":{"approvalPolicy":"untrusted","sandbox":"read-only"}}`),
+		clitest.CLI(`{"id":2,"result":{"thread":{"id":"th-1","model":"m"}}}`),
+		clitest.Host(`{"method":"turn/start","params":{"threadId":"th-1","input":[{"type":"text","text":` + clitest.JSONString(turnText) + `}]}}`),
+		clitest.CLI(`{"id":3,"result":{"turn":{"id":"tu-1","status":"inProgress"}}}`),
 	}
-}
-
-func jsonString(s string) string {
-	b, _ := json.Marshal(s)
-	return string(b)
 }
 
 const turnDone = `{"method":"turn/completed","params":{"threadId":"th-1","turn":{"id":"tu-1","status":"completed"}}}`
@@ -150,69 +124,61 @@ const turnDone = `{"method":"turn/completed","params":{"threadId":"th-1","turn":
 // then kz interrupts the turn, cleans background terminals and kills the
 // CLI with every child, also one outside its process group.
 func TestCancelDuringApproval(t *testing.T) {
-	lines := append(handshake("go"), op("child"),
-		cli(`{"method":"item/started","params":{"threadId":"th-1","turnId":"tu-1","item":{"type":"commandExecution","id":"c1","command":"/bin/bash -lc 'sleep 30'","status":"inProgress"}}}`),
-		cli(`{"method":"item/commandExecution/requestApproval","id":0,"params":{"threadId":"th-1","turnId":"tu-1","itemId":"c1","command":"/bin/bash -lc 'sleep 30'"}}`),
-		host(`{"id":0,"result":{"decision":"cancel"}}`),
-		host(`{"method":"turn/interrupt","id":4,"params":{"threadId":"th-1","turnId":"tu-1"}}`),
-		host(`{"method":"thread/backgroundTerminals/clean","id":5,"params":{"threadId":"th-1"}}`),
-		cli(`{"id":5,"result":{}}`),
-		op("hang"))
+	lines := append(handshake("go"), clitest.Op("child"),
+		clitest.CLI(`{"method":"item/started","params":{"threadId":"th-1","turnId":"tu-1","item":{"type":"commandExecution","id":"c1","command":"/bin/bash -lc 'sleep 30'","status":"inProgress"}}}`),
+		clitest.CLI(`{"method":"item/commandExecution/requestApproval","id":0,"params":{"threadId":"th-1","turnId":"tu-1","itemId":"c1","command":"/bin/bash -lc 'sleep 30'"}}`),
+		clitest.Host(`{"id":0,"result":{"decision":"cancel"}}`),
+		clitest.Host(`{"method":"turn/interrupt","id":4,"params":{"threadId":"th-1","turnId":"tu-1"}}`),
+		clitest.Host(`{"method":"thread/backgroundTerminals/clean","id":5,"params":{"threadId":"th-1"}}`),
+		clitest.CLI(`{"id":5,"result":{}}`),
+		clitest.Op("hang"))
 	f := newFake(t, lines)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	h := newHarness(t, f.ws, single(f), harnessOpts{onEvent: func(h *harness, ev engine.Event) {
+	h := clitest.NewHarness(t, f.WS, single(f), clitest.Options{OnEvent: func(h *clitest.Harness, ev engine.Event) {
 		if ev.Type == engine.EventPermissionRequested {
 			cancel()
 		}
 	}})
 	start := time.Now()
-	final := h.run(t, ctx, "go")
+	final := h.Run(t, ctx, "go")
 	if final.Status != string(engine.StatusInterrupted) {
 		t.Errorf("status %q", final.Status)
 	}
 	if d := time.Since(start); d > 5*time.Second {
 		t.Errorf("interrupt took %v", d)
 	}
-	if n := f.checkReport(); n != 7 {
+	if n := f.CheckReport(); n != 7 {
 		t.Errorf("fake checked %d host lines, want 7", n)
 	}
-	pid := f.childPid()
-	deadline := time.Now().Add(time.Second)
-	for !processGone(pid) && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if !processGone(pid) {
-		_ = syscall.Kill(pid, syscall.SIGKILL)
-		t.Errorf("child %d outlived the interrupt", pid)
-	}
+	clitest.CheckGone(t, time.Second, "the interrupt", f.ChildPid())
 }
 
 // Closing Graceful sends turn/interrupt and a clean, and the turn ends
 // interrupted when Codex reports it so.
 func TestGracefulInterrupt(t *testing.T) {
 	lines := append(handshake("go"),
-		cli(`{"method":"item/started","params":{"threadId":"th-1","turnId":"tu-1","item":{"type":"commandExecution","id":"c1","command":"sleep 30","status":"inProgress"}}}`),
-		host(`{"method":"turn/interrupt","params":{"threadId":"th-1","turnId":"tu-1"}}`),
-		host(`{"method":"thread/backgroundTerminals/clean","params":{"threadId":"th-1"}}`),
-		cli(`{"id":4,"result":{}}`),
-		cli(`{"id":5,"result":{}}`),
-		cli(`{"method":"item/completed","params":{"threadId":"th-1","turnId":"tu-1","item":{"type":"commandExecution","id":"c1","command":"sleep 30","status":"failed","exitCode":-1}}}`),
-		cli(`{"method":"turn/completed","params":{"threadId":"th-1","turn":{"id":"tu-1","status":"interrupted"}}}`))
+		clitest.CLI(`{"method":"item/started","params":{"threadId":"th-1","turnId":"tu-1","item":{"type":"commandExecution","id":"c1","command":"sleep 30","status":"inProgress"}}}`),
+		clitest.Host(`{"method":"turn/interrupt","params":{"threadId":"th-1","turnId":"tu-1"}}`),
+		clitest.Host(`{"method":"thread/backgroundTerminals/clean","params":{"threadId":"th-1"}}`),
+		clitest.CLI(`{"id":4,"result":{}}`),
+		clitest.CLI(`{"id":5,"result":{}}`),
+		clitest.CLI(`{"method":"item/completed","params":{"threadId":"th-1","turnId":"tu-1","item":{"type":"commandExecution","id":"c1","command":"sleep 30","status":"failed","exitCode":-1}}}`),
+		clitest.CLI(`{"method":"turn/completed","params":{"threadId":"th-1","turn":{"id":"tu-1","status":"interrupted"}}}`))
 	f := newFake(t, lines)
-	h := newHarness(t, f.ws, single(f), harnessOpts{onEvent: func(h *harness, ev engine.Event) {
+	h := clitest.NewHarness(t, f.WS, single(f), clitest.Options{OnEvent: func(h *clitest.Harness, ev engine.Event) {
 		if ev.Type == engine.EventCommandStarted {
-			h.s.Interrupt(false)
+			h.Session.Interrupt(false)
 		}
 	}})
-	final := h.run(t, context.Background(), "go")
+	final := h.Run(t, context.Background(), "go")
 	if final.Status != string(engine.StatusInterrupted) {
 		t.Errorf("status %q", final.Status)
 	}
-	if n := f.checkReport(); n != 6 {
+	if n := f.CheckReport(); n != 6 {
 		t.Errorf("fake checked %d host lines, want 6", n)
 	}
-	cf := h.journal.ofType(engine.EventCommandFinished)
+	cf := h.Journal.OfType(engine.EventCommandFinished)
 	if len(cf) != 1 || cf[0].ExitCode == nil || *cf[0].ExitCode != -1 || !cf[0].IsError {
 		t.Errorf("command_finished %+v", cf)
 	}
@@ -222,15 +188,15 @@ func TestGracefulInterrupt(t *testing.T) {
 // events of an earlier turn are skipped; the turn carries on.
 func TestUnknownAndLateLinesSkipped(t *testing.T) {
 	lines := append(handshake("go"),
-		cli(`{"method":"future/thing","params":{"x":1}}`),
-		scriptLine{Dir: "fake", Op: "raw", Text: "not json at all"},
-		cli(`{"method":"item/agentMessage/delta","params":{"threadId":"th-1","turnId":"old-turn","itemId":"m0","delta":"LATE"}}`),
-		cli(`{"method":"item/tool/requestUserInput","id":7,"params":{"questions":[]}}`),
-		host(`{"id":7,"error":{"code":-32601}}`),
-		cli(`{"method":"item/agentMessage/delta","params":{"threadId":"th-1","turnId":"tu-1","itemId":"m1","delta":"hi"}}`),
-		cli(`{"method":"item/completed","params":{"threadId":"th-1","turnId":"tu-1","item":{"type":"agentMessage","id":"m1","text":"hi"}}}`),
-		cli(turnDone))
-	for _, msg := range kinds(t, "codex-app-server.kinds.jsonl") {
+		clitest.CLI(`{"method":"future/thing","params":{"x":1}}`),
+		clitest.Line{Dir: "fake", Op: "raw", Text: "not json at all"},
+		clitest.CLI(`{"method":"item/agentMessage/delta","params":{"threadId":"th-1","turnId":"old-turn","itemId":"m0","delta":"LATE"}}`),
+		clitest.CLI(`{"method":"item/tool/requestUserInput","id":7,"params":{"questions":[]}}`),
+		clitest.Host(`{"id":7,"error":{"code":-32601}}`),
+		clitest.CLI(`{"method":"item/agentMessage/delta","params":{"threadId":"th-1","turnId":"tu-1","itemId":"m1","delta":"hi"}}`),
+		clitest.CLI(`{"method":"item/completed","params":{"threadId":"th-1","turnId":"tu-1","item":{"type":"agentMessage","id":"m1","text":"hi"}}}`),
+		clitest.CLI(turnDone))
+	for _, msg := range clitest.Kinds(t, "codex-app-server.kinds.jsonl") {
 		var m map[string]any
 		_ = json.Unmarshal(msg, &m)
 		// Every recorded notification of no interest to kz, replayed
@@ -238,17 +204,17 @@ func TestUnknownAndLateLinesSkipped(t *testing.T) {
 		switch m["method"] {
 		case "configWarning", "remoteControl/status/changed", "thread/status/changed", "serverRequest/resolved",
 			"turn/diff/updated", "account/rateLimits/updated", "thread/readState/changed", "thread/started", "turn/started":
-			lines = append(lines[:len(lines)-1], cli(string(msg)), cli(turnDone))
+			lines = append(lines[:len(lines)-1], clitest.CLI(string(msg)), clitest.CLI(turnDone))
 		}
 	}
 	f := newFake(t, lines)
-	h := newHarness(t, f.ws, single(f), harnessOpts{})
-	final := h.run(t, context.Background(), "go")
-	f.checkReport()
+	h := clitest.NewHarness(t, f.WS, single(f), clitest.Options{})
+	final := h.Run(t, context.Background(), "go")
+	f.CheckReport()
 	if final.Status != string(engine.StatusComplete) || final.Output != "hi" {
 		t.Errorf("final %+v", final)
 	}
-	for _, ev := range h.journal.events() {
+	for _, ev := range h.Journal.Events() {
 		if strings.Contains(ev.Text, "LATE") {
 			t.Errorf("late event of an old turn reached kz: %+v", ev)
 		}
@@ -262,26 +228,22 @@ func TestUnknownAndLateLinesSkipped(t *testing.T) {
 // A CLI that dies mid-turn is a crash (retryable) with its stderr, and
 // the session fails over; a child outside its group is killed.
 func TestCrashFailsOver(t *testing.T) {
-	f := newFake(t, append(handshake("go"), op("child"), scriptLine{Dir: "fake", Op: "exit", Code: 2, Stderr: "boom: out of memory"}))
+	f := newFake(t, append(handshake("go"), clitest.Op("child"), clitest.Line{Dir: "fake", Op: "exit", Code: 2, Stderr: "boom: out of memory"}))
 	backup := newFake(t, append(handshake("go"),
-		cli(`{"method":"item/completed","params":{"threadId":"th-1","turnId":"tu-1","item":{"type":"agentMessage","id":"m1","text":"from backup"}}}`),
-		cli(turnDone)))
+		clitest.CLI(`{"method":"item/completed","params":{"threadId":"th-1","turnId":"tu-1","item":{"type":"agentMessage","id":"m1","text":"from backup"}}}`),
+		clitest.CLI(turnDone)))
 	backup.rt.cfg.Name = "backup"
-	h := newHarness(t, f.ws, []engine.RuntimeEntry{{Runtime: f.rt}, {Runtime: backup.rt}},
-		harnessOpts{failover: []engine.ChainLink{{Runtime: "backup"}}})
-	final := h.run(t, context.Background(), "go")
+	h := clitest.NewHarness(t, f.WS, []engine.RuntimeEntry{{Runtime: f.rt}, {Runtime: backup.rt}},
+		clitest.Options{Failover: []engine.ChainLink{{Runtime: "backup"}}})
+	final := h.Run(t, context.Background(), "go")
 	if final.Status != string(engine.StatusComplete) || final.Output != "from backup" || final.Runtime != "backup" {
 		t.Errorf("final %+v", final)
 	}
-	errs := h.journal.ofType(engine.EventError)
+	errs := h.Journal.OfType(engine.EventError)
 	if len(errs) != 1 || errs[0].ErrorKind != engine.ErrCrashed || !strings.Contains(errs[0].Text, "boom: out of memory") || !errs[0].Retryable {
 		t.Errorf("error events %+v", errs)
 	}
-	pid := f.childPid()
-	if !processGone(pid) {
-		_ = syscall.Kill(pid, syscall.SIGKILL)
-		t.Errorf("child %d survived the crash", pid)
-	}
+	clitest.CheckGone(t, 0, "the crash", f.ChildPid())
 }
 
 // A failed turn is classified from Codex's error message.
@@ -295,12 +257,12 @@ func TestFailedTurnClassified(t *testing.T) {
 		{"We're currently experiencing high demand, which may cause temporary errors.", engine.ErrOverloaded},
 	} {
 		f := newFake(t, append(handshake("go"),
-			cli(`{"method":"error","params":{"error":{"message":`+jsonString(tc.msg)+`},"threadId":"th-1","turnId":"tu-1","willRetry":false}}`),
-			cli(`{"method":"turn/completed","params":{"threadId":"th-1","turn":{"id":"tu-1","status":"failed","error":null}}}`)))
-		h := newHarness(t, f.ws, single(f), harnessOpts{})
-		final := h.run(t, context.Background(), "go")
-		f.checkReport()
-		errs := h.journal.ofType(engine.EventError)
+			clitest.CLI(`{"method":"error","params":{"error":{"message":`+clitest.JSONString(tc.msg)+`},"threadId":"th-1","turnId":"tu-1","willRetry":false}}`),
+			clitest.CLI(`{"method":"turn/completed","params":{"threadId":"th-1","turn":{"id":"tu-1","status":"failed","error":null}}}`)))
+		h := clitest.NewHarness(t, f.WS, single(f), clitest.Options{})
+		final := h.Run(t, context.Background(), "go")
+		f.CheckReport()
+		errs := h.Journal.OfType(engine.EventError)
 		if final.Status != string(engine.StatusError) || len(errs) != 1 || errs[0].ErrorKind != tc.kind {
 			t.Errorf("%q: final %q errors %+v", tc.msg, final.Status, errs)
 		}
@@ -310,15 +272,15 @@ func TestFailedTurnClassified(t *testing.T) {
 // A CLI that refuses the untrusted policy fails the turn with a clear
 // message instead of running commands unapproved.
 func TestUntrustedRefused(t *testing.T) {
-	f := newFake(t, []scriptLine{
-		host(`{"method":"initialize"}`), cli(`{"id":1,"result":{}}`), host(`{"method":"initialized"}`),
-		host(`{"method":"thread/start","params":{"approvalPolicy":"untrusted"}}`),
-		cli(`{"id":2,"error":{"code":-32600,"message":"approval policy untrusted is no longer supported"}}`),
+	f := newFake(t, []clitest.Line{
+		clitest.Host(`{"method":"initialize"}`), clitest.CLI(`{"id":1,"result":{}}`), clitest.Host(`{"method":"initialized"}`),
+		clitest.Host(`{"method":"thread/start","params":{"approvalPolicy":"untrusted"}}`),
+		clitest.CLI(`{"id":2,"error":{"code":-32600,"message":"approval policy untrusted is no longer supported"}}`),
 	})
-	h := newHarness(t, f.ws, single(f), harnessOpts{})
-	final := h.run(t, context.Background(), "go")
-	f.checkReport()
-	errs := h.journal.ofType(engine.EventError)
+	h := clitest.NewHarness(t, f.WS, single(f), clitest.Options{})
+	final := h.Run(t, context.Background(), "go")
+	f.CheckReport()
+	errs := h.Journal.OfType(engine.EventError)
 	if final.Status != string(engine.StatusError) || len(errs) != 1 || errs[0].ErrorKind != engine.ErrCapability ||
 		!strings.Contains(errs[0].Text, "approved by kz") {
 		t.Errorf("final %q errors %+v", final.Status, errs)
@@ -330,9 +292,9 @@ func TestMissingBinary(t *testing.T) {
 	if _, err := rt.Available(); engine.KindOf(err) != engine.ErrRuntimeMissing || !strings.Contains(err.Error(), "npm install") {
 		t.Errorf("Available: %v", err)
 	}
-	h := newHarness(t, rt.cfg.Workspace, []engine.RuntimeEntry{{Runtime: rt}}, harnessOpts{})
-	final := h.run(t, context.Background(), "go")
-	if e := h.journal.ofType(engine.EventError); final.Status != string(engine.StatusError) || len(e) != 1 || e[0].ErrorKind != engine.ErrRuntimeMissing {
+	h := clitest.NewHarness(t, rt.cfg.Workspace, []engine.RuntimeEntry{{Runtime: rt}}, clitest.Options{})
+	final := h.Run(t, context.Background(), "go")
+	if e := h.Journal.OfType(engine.EventError); final.Status != string(engine.StatusError) || len(e) != 1 || e[0].ErrorKind != engine.ErrRuntimeMissing {
 		t.Errorf("status %q errors %+v", final.Status, e)
 	}
 }
@@ -340,37 +302,35 @@ func TestMissingBinary(t *testing.T) {
 // A stored thread id is resumed with thread/resume; a turn without one on
 // a session with history starts a new thread primed with the transcript.
 func TestResumeAndPriming(t *testing.T) {
-	f := newFake(t, []scriptLine{
-		host(`{"method":"initialize"}`), cli(`{"id":1,"result":{}}`), host(`{"method":"initialized"}`),
-		host(`{"method":"thread/resume","params":{"threadId":"old-th","approvalPolicy":"untrusted","sandbox":"read-only"}}`),
-		cli(`{"id":2,"result":{"thread":{"id":"old-th","model":"m"}}}`),
-		host(`{"method":"turn/start","params":{"threadId":"old-th","input":[{"type":"text","text":"again"}]}}`),
-		cli(`{"id":3,"result":{"turn":{"id":"tu-2"}}}`),
-		cli(`{"method":"turn/completed","params":{"threadId":"old-th","turn":{"id":"tu-2","status":"completed"}}}`),
+	f := newFake(t, []clitest.Line{
+		clitest.Host(`{"method":"initialize"}`), clitest.CLI(`{"id":1,"result":{}}`), clitest.Host(`{"method":"initialized"}`),
+		clitest.Host(`{"method":"thread/resume","params":{"threadId":"old-th","approvalPolicy":"untrusted","sandbox":"read-only"}}`),
+		clitest.CLI(`{"id":2,"result":{"thread":{"id":"old-th","model":"m"}}}`),
+		clitest.Host(`{"method":"turn/start","params":{"threadId":"old-th","input":[{"type":"text","text":"again"}]}}`),
+		clitest.CLI(`{"id":3,"result":{"turn":{"id":"tu-2"}}}`),
+		clitest.CLI(`{"method":"turn/completed","params":{"threadId":"old-th","turn":{"id":"tu-2","status":"completed"}}}`),
 	})
 	prior := &engine.Prior{LastTurn: 1, LastRuntime: "codex", Natives: map[string]engine.NativeRef{"codex": {ID: "old-th", TurnID: 1}},
 		Transcript: []engine.TranscriptEntry{{Kind: engine.EntryUser, Text: "hi"}}}
-	h := newHarness(t, f.ws, single(f), harnessOpts{prior: prior})
-	if final := h.run(t, context.Background(), "again"); final.NativeID != "old-th" || final.Status != string(engine.StatusComplete) {
+	h := clitest.NewHarness(t, f.WS, single(f), clitest.Options{Prior: prior})
+	if final := h.Run(t, context.Background(), "again"); final.NativeID != "old-th" || final.Status != string(engine.StatusComplete) {
 		t.Errorf("resumed final %+v", final)
 	}
-	if n := f.checkReport(); n != 4 {
+	if n := f.CheckReport(); n != 4 {
 		t.Errorf("fake checked %d host lines, want 4", n)
 	}
 
-	g := newFake(t, handshake("~<kz-conversation>\n[user] what is 2+2?\n[assistant scripted/m1] 4\n</kz-conversation>\n\nand 3+3?"),
-		append(handshake("next"), cli(turnDone)))
+	g := newFake(t, append(handshake("~<kz-conversation>\n[user] what is 2+2?\n[assistant scripted/m1] 4\n</kz-conversation>\n\nand 3+3?"), clitest.CLI(turnDone)),
+		append(handshake("next"), clitest.CLI(turnDone)))
 	g.rt.cfg.Name = "codex"
-	// The first script ends without turn/completed: add it.
-	writeScript(t, g.dir+"/script.jsonl", append(handshake("~<kz-conversation>\n[user] what is 2+2?\n[assistant scripted/m1] 4\n</kz-conversation>\n\nand 3+3?"), cli(turnDone)))
 	prior = &engine.Prior{LastTurn: 1, LastRuntime: "scripted", Transcript: []engine.TranscriptEntry{
 		{Kind: engine.EntryUser, Text: "what is 2+2?"}, {Kind: engine.EntryAssistant, Text: "4", Runtime: "scripted", Model: "m1"},
 		{Kind: engine.EntryTurnEnd, Status: "complete"}}}
-	h2 := newHarness(t, g.ws, single(g), harnessOpts{prior: prior})
-	if final := h2.run(t, context.Background(), "and 3+3?"); final.NativeID != "th-1" {
+	h2 := clitest.NewHarness(t, g.WS, single(g), clitest.Options{Prior: prior})
+	if final := h2.Run(t, context.Background(), "and 3+3?"); final.NativeID != "th-1" {
 		t.Errorf("primed final %+v", final)
 	}
-	if n := g.checkReport(); n != 4 {
+	if n := g.CheckReport(); n != 4 {
 		t.Errorf("fake checked %d host lines, want 4", n)
 	}
 }
@@ -378,23 +338,23 @@ func TestResumeAndPriming(t *testing.T) {
 // A resume the CLI refuses falls back to a new thread primed with kz's
 // transcript.
 func TestResumeFailureFallsBackToPriming(t *testing.T) {
-	f := newFake(t, []scriptLine{
-		host(`{"method":"initialize"}`), cli(`{"id":1,"result":{}}`), host(`{"method":"initialized"}`),
-		host(`{"method":"thread/resume","params":{"threadId":"gone"}}`),
-		cli(`{"id":2,"error":{"code":-32600,"message":"no rollout found for thread id gone"}}`),
-		host(`{"method":"thread/start"}`),
-		cli(`{"id":3,"result":{"thread":{"id":"th-new"}}}`),
-		host(`{"method":"turn/start","params":{"threadId":"th-new","input":[{"type":"text","text":"~[user] hi\n"}]}}`),
-		cli(`{"id":4,"result":{"turn":{"id":"tu-1"}}}`),
-		cli(`{"method":"turn/completed","params":{"threadId":"th-new","turn":{"id":"tu-1","status":"completed"}}}`),
+	f := newFake(t, []clitest.Line{
+		clitest.Host(`{"method":"initialize"}`), clitest.CLI(`{"id":1,"result":{}}`), clitest.Host(`{"method":"initialized"}`),
+		clitest.Host(`{"method":"thread/resume","params":{"threadId":"gone"}}`),
+		clitest.CLI(`{"id":2,"error":{"code":-32600,"message":"no rollout found for thread id gone"}}`),
+		clitest.Host(`{"method":"thread/start"}`),
+		clitest.CLI(`{"id":3,"result":{"thread":{"id":"th-new"}}}`),
+		clitest.Host(`{"method":"turn/start","params":{"threadId":"th-new","input":[{"type":"text","text":"~[user] hi\n"}]}}`),
+		clitest.CLI(`{"id":4,"result":{"turn":{"id":"tu-1"}}}`),
+		clitest.CLI(`{"method":"turn/completed","params":{"threadId":"th-new","turn":{"id":"tu-1","status":"completed"}}}`),
 	})
 	prior := &engine.Prior{LastTurn: 1, LastRuntime: "codex", Natives: map[string]engine.NativeRef{"codex": {ID: "gone", TurnID: 1}},
 		Transcript: []engine.TranscriptEntry{{Kind: engine.EntryUser, Text: "hi"}}}
-	h := newHarness(t, f.ws, single(f), harnessOpts{prior: prior})
-	if final := h.run(t, context.Background(), "again"); final.NativeID != "th-new" {
+	h := clitest.NewHarness(t, f.WS, single(f), clitest.Options{Prior: prior})
+	if final := h.Run(t, context.Background(), "again"); final.NativeID != "th-new" {
 		t.Errorf("final %+v", final)
 	}
-	if n := f.checkReport(); n != 5 {
+	if n := f.CheckReport(); n != 5 {
 		t.Errorf("fake checked %d host lines, want 5", n)
 	}
 }
@@ -419,30 +379,16 @@ func TestUnwrapShell(t *testing.T) {
 	}
 }
 
-func TestRenderHistoryBounded(t *testing.T) {
-	var h []engine.TranscriptEntry
-	for i := 0; i < 200; i++ {
-		h = append(h, engine.TranscriptEntry{Kind: engine.EntryUser, Text: strings.Repeat("x", 1000)})
-	}
-	out := renderHistory(h, 10_000)
-	if len(out) > 10_100 || !strings.HasPrefix(out, "[") || !strings.Contains(out, "earlier entries omitted") {
-		t.Errorf("rendered %d bytes: %.80q", len(out), out)
-	}
-	if primePrompt(nil, "p", 100) != "p" {
-		t.Error("an empty history must leave the prompt alone")
-	}
-}
-
 // Without a failover chain, a CLI that dies mid-turn ends the turn
 // interrupted, with a crashed error event.
 func TestCrashWithoutFailoverEndsInterrupted(t *testing.T) {
-	f := newFake(t, append(handshake("go"), scriptLine{Dir: "fake", Op: "exit", Code: 2, Stderr: "boom"}))
-	h := newHarness(t, f.ws, []engine.RuntimeEntry{{Runtime: f.rt}}, harnessOpts{})
-	final := h.run(t, context.Background(), "go")
+	f := newFake(t, append(handshake("go"), clitest.Line{Dir: "fake", Op: "exit", Code: 2, Stderr: "boom"}))
+	h := clitest.NewHarness(t, f.WS, []engine.RuntimeEntry{{Runtime: f.rt}}, clitest.Options{})
+	final := h.Run(t, context.Background(), "go")
 	if final.Status != string(engine.StatusInterrupted) {
 		t.Errorf("status %s", final.Status)
 	}
-	if errs := h.journal.ofType(engine.EventError); len(errs) != 1 || errs[0].ErrorKind != engine.ErrCrashed {
+	if errs := h.Journal.OfType(engine.EventError); len(errs) != 1 || errs[0].ErrorKind != engine.ErrCrashed {
 		t.Errorf("error events %+v", errs)
 	}
 }
@@ -455,9 +401,9 @@ func TestSandboxDefaultAndUnknown(t *testing.T) {
 	}
 	f := newFake(t, nil)
 	f.rt.cfg.Sandbox = "wide-open"
-	h := newHarness(t, f.ws, single(f), harnessOpts{})
-	final := h.run(t, context.Background(), "hi")
-	if e := h.journal.ofType(engine.EventError); final.Status != string(engine.StatusError) || len(e) != 1 ||
+	h := clitest.NewHarness(t, f.WS, single(f), clitest.Options{})
+	final := h.Run(t, context.Background(), "hi")
+	if e := h.Journal.OfType(engine.EventError); final.Status != string(engine.StatusError) || len(e) != 1 ||
 		e[0].ErrorKind != engine.ErrCapability || !strings.Contains(e[0].Text, "wide-open") {
 		t.Errorf("final %+v, errors %+v", final, e)
 	}
@@ -467,19 +413,19 @@ func TestSandboxDefaultAndUnknown(t *testing.T) {
 // interrupts the turn and fails it with the last error, retryable, so that
 // a dead endpoint fails over in seconds.
 func TestRetriesBounded(t *testing.T) {
-	retry := func(n int) scriptLine {
-		return cli(fmt.Sprintf(`{"method":"error","params":{"error":{"message":"Reconnecting... %d/5 (unexpected status 503 Service Unavailable)"},"threadId":"th-1","turnId":"tu-1","willRetry":true}}`, n))
+	retry := func(n int) clitest.Line {
+		return clitest.CLI(fmt.Sprintf(`{"method":"error","params":{"error":{"message":"Reconnecting... %d/5 (unexpected status 503 Service Unavailable)"},"threadId":"th-1","turnId":"tu-1","willRetry":true}}`, n))
 	}
 	f := newFake(t, append(handshake("go"), retry(1), retry(2), retry(3),
-		host(`{"method":"turn/interrupt","params":{"threadId":"th-1","turnId":"tu-1"}}`),
-		host(`{"method":"thread/backgroundTerminals/clean","params":{"threadId":"th-1"}}`),
-		cli(`{"method":"turn/completed","params":{"threadId":"th-1","turn":{"id":"tu-1","status":"interrupted"}}}`)))
-	h := newHarness(t, f.ws, single(f), harnessOpts{})
-	final := h.run(t, context.Background(), "go")
-	if n := f.checkReport(); n != 6 {
+		clitest.Host(`{"method":"turn/interrupt","params":{"threadId":"th-1","turnId":"tu-1"}}`),
+		clitest.Host(`{"method":"thread/backgroundTerminals/clean","params":{"threadId":"th-1"}}`),
+		clitest.CLI(`{"method":"turn/completed","params":{"threadId":"th-1","turn":{"id":"tu-1","status":"interrupted"}}}`)))
+	h := clitest.NewHarness(t, f.WS, single(f), clitest.Options{})
+	final := h.Run(t, context.Background(), "go")
+	if n := f.CheckReport(); n != 6 {
 		t.Errorf("fake checked %d host lines, want 6", n)
 	}
-	errs := h.journal.ofType(engine.EventError)
+	errs := h.Journal.OfType(engine.EventError)
 	if final.Status != string(engine.StatusError) || len(errs) != 1 || !errs[0].Retryable || !strings.Contains(errs[0].Text, "after 2 retries") {
 		t.Errorf("final %q errors %+v", final.Status, errs)
 	}
@@ -491,15 +437,15 @@ func TestRetriesBounded(t *testing.T) {
 // permanent allow rule into CODEX_HOME/rules.
 func TestBroadAllowSendsPlainAccept(t *testing.T) {
 	for _, scope := range []engine.AnswerScope{engine.ScopeSession, engine.ScopeAlways} {
-		f := newFake(t, sample(t, "codex-app-server.approval-allow.jsonl"))
-		h := newHarness(t, f.ws, single(f), harnessOpts{answer: func(engine.Event) engine.Answer {
+		f := newFake(t, clitest.Sample(t, "codex-app-server.approval-allow.jsonl"))
+		h := clitest.NewHarness(t, f.WS, single(f), clitest.Options{Answer: func(engine.Event) engine.Answer {
 			return engine.Answer{Decision: engine.DecisionAllow, Scope: scope}
 		}})
-		h.run(t, context.Background(), "do the task")
-		if n := f.checkReport(); n != 6 {
+		h.Run(t, context.Background(), "do the task")
+		if n := f.CheckReport(); n != 6 {
 			t.Errorf("%s: fake checked %d host lines, want 6", scope, n)
 		}
-		b, _ := os.ReadFile(f.report)
+		b, _ := os.ReadFile(f.Report)
 		if strings.Contains(string(b), "acceptForSession") || strings.Contains(string(b), "Execpolicy") {
 			t.Errorf("%s: kz sent a broad decision: %s", scope, b)
 		}

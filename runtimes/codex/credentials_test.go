@@ -1,19 +1,16 @@
 package codex
 
 import (
-	"context"
-	"encoding/json"
-	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/internal/childenv"
 	"github.com/kaizen-code/kz/runtimes/credproxy"
+	"github.com/kaizen-code/kz/runtimes/internal/clitest"
 )
 
 // realKey is the provider key of these tests: distinctive, so that a
@@ -29,21 +26,6 @@ var leakProbes = []struct{ name, cmd string }{
 	{"parent's environ", `cat /proc/$PPID/environ | tr '\0' '\n'`},
 	{"every ancestor's environ", `p=$$; while [ "$p" -gt 1 ]; do echo "== $p"; cat /proc/$p/environ | tr '\0' '\n'; p=$(awk '{print $4}' /proc/$p/stat); done 2>&1`},
 	{"the CLI's home", `ls -la ~ ~/.codex; cat ~/.codex/config.toml ~/.codex/auth.json 2>&1 | head -c 20000`},
-}
-
-// walkFor reports the files under root that contain needle.
-func walkFor(root, needle string) []string {
-	var hits []string
-	_ = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || !d.Type().IsRegular() {
-			return nil
-		}
-		if b, err := os.ReadFile(path); err == nil && strings.Contains(string(b), needle) {
-			hits = append(hits, path)
-		}
-		return nil
-	})
-	return hits
 }
 
 // TestRealCodexKeyNeverReachesTools is the class "children never see
@@ -78,18 +60,8 @@ func TestRealCodexKeyNeverReachesTools(t *testing.T) {
 				return step{Text: "done"}
 			})
 			rt, ws := realSetupWith(t, api, tc.provider(api), tc.env(api))
-			h := newHarness(t, ws, []engine.RuntimeEntry{{Runtime: rt}}, harnessOpts{
-				answer: func(engine.Event) engine.Answer { return engine.Answer{Decision: engine.DecisionAllow} }})
-			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-			defer cancel()
-			final := h.run(t, ctx, "Show me your environment")
-			if final.Status != string(engine.StatusComplete) || final.Output != "done" {
-				t.Fatalf("the turn did not complete through the proxy: %+v", final)
-			}
-			reqs := api.requests()
-			if len(reqs) != len(leakProbes)+1 {
-				t.Fatalf("%d model requests, want %d", len(reqs), len(leakProbes)+1)
-			}
+			h := clitest.ProbeTurn(t, ws, rt, "Show me your environment")
+			reqs := api.ProbeRequests(t, len(leakProbes))
 			for i, p := range leakProbes {
 				out := lastOutput(reqs[i+1])
 				switch {
@@ -101,27 +73,16 @@ func TestRealCodexKeyNeverReachesTools(t *testing.T) {
 					t.Errorf("Codex's environment does not hold a placeholder in %s: %s", tc.keyVar, out)
 				}
 			}
-			for _, r := range api.received() {
+			for _, r := range api.Received() {
 				// The key may only be in the Authorization header the
 				// proxy set, never in a body.
-				head, body, _ := strings.Cut(r, "\n")
-				_, body, _ = strings.Cut(body, "\n")
+				head, _, body := clitest.SplitReceived(r)
 				if strings.Contains(body, realKey) {
 					t.Errorf("a request body holds the key: %s\n%.300s", head, body)
 				}
 			}
-			for _, a := range api.authorizations() {
-				if a != "Bearer "+realKey {
-					t.Errorf("the API got Authorization %q, want the real key swapped in", a)
-				}
-			}
-			evs, _ := json.Marshal(h.journal.events())
-			if strings.Contains(string(evs), realKey) {
-				t.Error("kz's events (what the store keeps) hold the key")
-			}
-			if hits := walkFor(filepath.Dir(ws), realKey); len(hits) > 0 {
-				t.Errorf("files of the CLI or the workspace hold the key: %q", hits)
-			}
+			api.CheckCredentials(t, "Bearer "+realKey)
+			clitest.CheckKeyKept(t, realKey, h.Journal.Events(), filepath.Dir(ws))
 		})
 	}
 }
@@ -202,7 +163,7 @@ func TestShieldCodexChoices(t *testing.T) {
 				if sh.proxy == nil {
 					t.Fatal("not proxied")
 				}
-				if got := credproxy.Lookup(sh.env, tc.proxied); got != sh.proxy.Placeholders()[0] {
+				if got := childenv.Lookup(sh.env, tc.proxied); got != sh.proxy.Placeholders()[0] {
 					t.Errorf("%s=%q, want the placeholder", tc.proxied, got)
 				}
 				if sh.proxy.Upstream() != tc.upstream {
@@ -219,7 +180,7 @@ func TestShieldCodexChoices(t *testing.T) {
 				}
 			}
 			for _, g := range tc.gone {
-				if credproxy.Lookup(sh.env, g) != "" && credproxy.Lookup(sh.env, g) != credproxy.Lookup(sh.env, tc.proxied) {
+				if childenv.Lookup(sh.env, g) != "" && childenv.Lookup(sh.env, g) != childenv.Lookup(sh.env, tc.proxied) {
 					t.Errorf("%s is still in the child's env", g)
 				}
 			}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/pelletier/go-toml/v2"
 
+	"github.com/kaizen-code/kz/internal/childenv"
 	"github.com/kaizen-code/kz/runtimes/credproxy"
 )
 
@@ -92,17 +93,17 @@ func shield(env, args []string, log *slog.Logger) (shielded, error) {
 		// unless it names one of them as its own.
 		for _, k := range builtinKeyVars {
 			if k != pc.EnvKey {
-				env = credproxy.Strip(env, k)
+				env = childenv.Strip(env, k)
 			}
 		}
-		if !ok || pc.EnvKey == "" || credproxy.Lookup(env, pc.EnvKey) == "" {
+		if !ok || pc.EnvKey == "" || childenv.Lookup(env, pc.EnvKey) == "" {
 			return shielded{env: env}, nil
 		}
 		if pc.BaseURL == "" || !providerID.MatchString(id) {
 			// kz cannot point this provider at a proxy: the key is not
 			// handed over rather than handed to the agent's shell.
 			log.Warn("codex: not passing the provider's key, which kz cannot proxy", "provider", id, "env_key", pc.EnvKey)
-			return shielded{env: credproxy.Strip(env, pc.EnvKey)}, nil
+			return shielded{env: childenv.Strip(env, pc.EnvKey)}, nil
 		}
 		out, p, err := credproxy.Shield(env, credproxy.Spec{KeyVars: []string{pc.EnvKey}, DefaultUpstream: pc.BaseURL}, log)
 		if err != nil {
@@ -112,7 +113,7 @@ func shield(env, args []string, log *slog.Logger) (shielded, error) {
 	}
 	var keyVar string
 	for _, k := range builtinKeyVars {
-		if credproxy.Lookup(env, k) != "" {
+		if childenv.Lookup(env, k) != "" {
 			keyVar = k
 			break
 		}
@@ -120,17 +121,17 @@ func shield(env, args []string, log *slog.Logger) (shielded, error) {
 	if keyVar == "" || hasLogin(home) {
 		// Codex uses its own login (or none); the variables it ignores
 		// are not left for the agent's shell to find.
-		return shielded{env: credproxy.Strip(env, builtinKeyVars...)}, nil
+		return shielded{env: childenv.Strip(env, builtinKeyVars...)}, nil
 	}
 	upstream := cfg.OpenAIBaseURL
 	if upstream == "" {
-		upstream = credproxy.Lookup(env, "OPENAI_BASE_URL")
+		upstream = childenv.Lookup(env, "OPENAI_BASE_URL")
 	}
 	if upstream == "" {
 		upstream = defaultUpstream
 	}
-	key := credproxy.Lookup(env, keyVar)
-	env = credproxy.Set(credproxy.Strip(env, builtinKeyVars...), "OPENAI_API_KEY", key)
+	key := childenv.Lookup(env, keyVar)
+	env = childenv.Set(childenv.Strip(env, builtinKeyVars...), "OPENAI_API_KEY", key)
 	out, p, err := credproxy.Shield(env, credproxy.Spec{KeyVars: []string{"OPENAI_API_KEY"}, DefaultUpstream: upstream}, log)
 	if err != nil {
 		return shielded{}, err
@@ -152,10 +153,10 @@ func override(key, value string) []string {
 
 // codexHome is Codex's home in env: CODEX_HOME, else ~/.codex.
 func codexHome(env []string) string {
-	if h := credproxy.Lookup(env, "CODEX_HOME"); h != "" {
+	if h := childenv.Lookup(env, "CODEX_HOME"); h != "" {
 		return h
 	}
-	home := credproxy.Lookup(env, "HOME")
+	home := childenv.Lookup(env, "HOME")
 	if home == "" {
 		home, _ = os.UserHomeDir()
 	}

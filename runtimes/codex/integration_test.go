@@ -4,15 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -20,6 +17,7 @@ import (
 	"time"
 
 	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/runtimes/internal/clitest"
 	"github.com/kaizen-code/kz/runtimes/scripted"
 	"github.com/kaizen-code/kz/tools/permission"
 )
@@ -33,27 +31,8 @@ const pinnedVersion = "0.169.0"
 
 func realCodex(t testing.TB) string {
 	t.Helper()
-	if testing.Short() && os.Getenv("KZ_REQUIRE_CLIS") == "" {
-		t.Skip("real codex CLI tests skipped in -short mode")
-	}
-	if p := os.Getenv("KZ_CODEX_BIN"); p != "" {
-		if _, err := os.Stat(p); err != nil {
-			t.Fatalf("KZ_CODEX_BIN=%s: %v", p, err)
-		}
-		return p
-	}
-	_, file, _, _ := runtime.Caller(0)
-	repo := filepath.Join(filepath.Dir(file), "..", "..")
-	matches, _ := filepath.Glob(filepath.Join(repo, ".cache", "codex-"+pinnedVersion, "node_modules", "@openai", "codex-*", "vendor", "*", "bin", "codex"))
-	if len(matches) > 0 {
-		return matches[0]
-	}
-	msg := "the codex CLI is not installed: run runtimes/codex/install-cli.sh or set KZ_CODEX_BIN"
-	if os.Getenv("KZ_REQUIRE_CLIS") != "" {
-		t.Fatal(msg + " (KZ_REQUIRE_CLIS is set, so this fails instead of skipping)")
-	}
-	t.Skip(msg)
-	return ""
+	return clitest.RealCLI(t, clitest.Binary{Name: "codex", EnvVar: "KZ_CODEX_BIN", Install: "runtimes/codex/install-cli.sh",
+		Paths: []string{filepath.Join(clitest.Repo, ".cache", "codex-"+pinnedVersion, "node_modules", "@openai", "codex-*", "vendor", "*", "bin", "codex")}})
 }
 
 // ---- fake Responses API ----
@@ -65,35 +44,19 @@ type step struct {
 	Patch string
 }
 
+// respAPI is a scripted OpenAI Responses API on 127.0.0.1. Its traffic's
+// credential of a Responses request is the Authorization header.
 type respAPI struct {
+	clitest.Traffic[map[string]any]
 	srv *httptest.Server
 	// down makes every request fail with HTTP 500, like a dead endpoint
 	// behind a proxy.
 	down   bool
-	mu     sync.Mutex
-	bodies []map[string]any
 	script func(outputs int, body map[string]any) step
-	// raw holds every request as received (method, path, headers, body);
-	// auth the Authorization header of each Responses request.
-	raw  []string
-	auth []string
 }
 
-// received returns every request the fake received, as text.
-func (a *respAPI) received() []string {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return append([]string(nil), a.raw...)
-}
-
-// authorizations returns the Authorization header of every Responses
-// request, in order.
-func (a *respAPI) authorizations() []string {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return append([]string(nil), a.auth...)
-}
-
+// newRespAPI starts a fake Responses API answering with script; it stops
+// when the test ends.
 func newRespAPI(t testing.TB, script func(outputs int, body map[string]any) step) *respAPI {
 	a := &respAPI{script: script}
 	a.srv = httptest.NewServer(http.HandlerFunc(a.serve))
@@ -101,32 +64,19 @@ func newRespAPI(t testing.TB, script func(outputs int, body map[string]any) step
 	return a
 }
 
-func (a *respAPI) requests() []map[string]any {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return append([]map[string]any(nil), a.bodies...)
-}
-
 func (a *respAPI) serve(w http.ResponseWriter, r *http.Request) {
-	raw, _ := io.ReadAll(r.Body)
-	a.mu.Lock()
-	a.raw = append(a.raw, fmt.Sprintf("%s %s\n%v\n%s", r.Method, r.URL, r.Header, raw))
-	a.mu.Unlock()
+	raw := a.Receive(r)
 	if !strings.HasSuffix(r.URL.Path, "/responses") || r.Method != http.MethodPost {
 		http.NotFound(w, r)
 		return
 	}
-	a.mu.Lock()
-	a.auth = append(a.auth, r.Header.Get("Authorization"))
-	a.mu.Unlock()
+	a.AddCredential(r.Header.Get("Authorization"))
 	var body map[string]any
 	if err := json.Unmarshal(raw, &body); err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	a.mu.Lock()
-	a.bodies = append(a.bodies, body)
-	a.mu.Unlock()
+	a.AddBody(body)
 	if a.down {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusInternalServerError)
@@ -248,50 +198,19 @@ stream_idle_timeout_ms = 60000
 `, api.srv.URL)
 }
 
-// scratchDir is a test's scratch directory outside the system temp dir:
-// Codex refuses to create its helper links ("codex-linux-sandbox") under
-// a CODEX_HOME in the temp dir, and every command it then runs in its own
-// sandbox fails with "bwrap: execvp codex-linux-sandbox".
-func scratchDir(t testing.TB) string {
-	t.Helper()
-	base, err := os.UserCacheDir()
-	if err != nil {
-		return t.TempDir()
-	}
-	base = filepath.Join(base, "kz", "test")
-	if err := os.MkdirAll(base, 0o700); err != nil {
-		return t.TempDir()
-	}
-	dir, err := os.MkdirTemp(base, "codex-")
-	if err != nil {
-		return t.TempDir()
-	}
-	if d, err := filepath.EvalSymlinks(dir); err == nil {
-		dir = d
-	}
-	t.Cleanup(func() { _ = os.RemoveAll(dir) })
-	return dir
-}
-
 // realSetupWith is realSetup with the provider part of config.toml and
 // the variables (credentials) the runtime's configuration adds.
 func realSetupWith(t testing.TB, api *respAPI, provider string, extraEnv []string) (*Runtime, string) {
 	bin := realCodex(t)
-	dir := scratchDir(t)
+	dir := clitest.ScratchDir(t, "codex-")
 	ws := filepath.Join(dir, "ws")
 	home := filepath.Join(dir, "home")
 	codexHome := filepath.Join(home, ".codex")
-	for _, d := range []string{ws, codexHome} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if out, err := exec.Command("git", "init", "-q", ws).CombinedOutput(); err != nil {
-		t.Fatalf("git init: %v %s", err, out)
-	}
+	clitest.Dirs(t, ws, codexHome)
+	clitest.GitInit(t, ws)
 	env := append([]string{"HOME=" + home, "CODEX_HOME=" + codexHome}, extraEnv...)
 	cmd := exec.Command(bin, "debug", "models", "--bundled")
-	cmd.Env = buildEnv(nil, []string{"HOME=" + home, "CODEX_HOME=" + codexHome})
+	cmd.Env = buildEnv([]string{"HOME=" + home, "CODEX_HOME=" + codexHome})
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("codex debug models: %v", err)
@@ -350,44 +269,22 @@ trust_level = "trusted"
 	return rt, ws
 }
 
-// realGate is kz's permission gate with the given rules, as a session
-// uses it.
-func realGate(t testing.TB, rules permission.Rules) engine.Gate {
-	t.Helper()
-	g, err := permission.New(permission.Options{User: rules, Home: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return g
-}
-
-// decided returns the permission_decided events about a command.
-func decided(h *harness, command string) []engine.Event {
-	var out []engine.Event
-	for _, ev := range h.journal.ofType(engine.EventPermissionDecided) {
-		if ev.Command == command {
-			out = append(out, ev)
-		}
-	}
-	return out
-}
-
 func TestRealTextAndResume(t *testing.T) {
 	api := newRespAPI(t, func(int, map[string]any) step { return step{Text: "Hello from the fake model."} })
 	rt, ws := realSetup(t, api)
-	h := newHarness(t, ws, []engine.RuntimeEntry{{Runtime: rt}}, harnessOpts{})
+	h := clitest.NewHarness(t, ws, []engine.RuntimeEntry{{Runtime: rt}}, clitest.Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	final := h.run(t, ctx, "Say hello")
+	final := h.Run(t, ctx, "Say hello")
 	if final.Status != string(engine.StatusComplete) || final.Output != "Hello from the fake model." || final.NativeID == "" {
 		t.Fatalf("final %+v", final)
 	}
 	thread := final.NativeID
-	final = h.run(t, ctx, "Say it again")
+	final = h.Run(t, ctx, "Say it again")
 	if final.Status != string(engine.StatusComplete) || final.NativeID != thread {
 		t.Errorf("second turn did not resume thread %s: %+v", thread, final)
 	}
-	reqs := api.requests()
+	reqs := api.Requests()
 	b, _ := json.Marshal(reqs[len(reqs)-1]["input"])
 	if !strings.Contains(string(b), "Say hello") || !strings.Contains(string(b), "Say it again") {
 		t.Errorf("the resumed thread's request lacks the first turn: %s", b)
@@ -409,48 +306,38 @@ func TestRealShellApprovedAndDenied(t *testing.T) {
 		return step{Text: "done"}
 	})
 	rt, ws := realSetup(t, api)
-	var mu sync.Mutex
-	var asked []string
-	h := newHarness(t, ws, []engine.RuntimeEntry{{Runtime: rt}}, harnessOpts{gate: realGate(t, permission.Rules{Deny: []string{"Bash(touch:*)"}}),
-		answer: func(ev engine.Event) engine.Answer {
-			mu.Lock()
-			asked = append(asked, ev.Command)
-			mu.Unlock()
-			return engine.Answer{Decision: engine.DecisionAllow}
-		}})
+	person := &clitest.Person{Reply: clitest.AllowOnce}
+	h := clitest.NewHarness(t, ws, []engine.RuntimeEntry{{Runtime: rt}}, clitest.Options{Gate: clitest.Gate(t, permission.Rules{Deny: []string{"Bash(touch:*)"}}),
+		Answer: person.Answer})
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	if final := h.run(t, ctx, "make a file"); final.Status != string(engine.StatusComplete) {
+	if final := h.Run(t, ctx, "make a file"); final.Status != string(engine.StatusComplete) {
 		t.Fatalf("final %+v", final)
 	}
 	// Codex asked kz even about ls, which kz's gate allows by itself.
-	if d := decided(h, "ls"); len(d) != 1 || d[0].Decision != engine.DecisionAllow {
+	if d := h.Journal.Decided("ls"); len(d) != 1 || d[0].Decision != engine.DecisionAllow {
 		t.Errorf("kz's decisions about ls: %+v", d)
 	}
 	if b, err := os.ReadFile(filepath.Join(ws, "approved.txt")); err != nil || string(b) != "hi\n" {
-		reqs := api.requests()
+		reqs := api.Requests()
 		t.Errorf("approved.txt = %q, %v; the model saw %s", b, err, lastOutput(reqs[len(reqs)-1]))
 	}
-	mu.Lock()
-	if len(asked) != 1 || asked[0] != "echo hi > approved.txt" {
+	if asked := person.Commands(); len(asked) != 1 || asked[0] != "echo hi > approved.txt" {
 		t.Errorf("the person was asked about %q", asked)
 	}
-	mu.Unlock()
-	if final := h.run(t, ctx, "DENYME please"); final.Status != string(engine.StatusComplete) {
+	if final := h.Run(t, ctx, "DENYME please"); final.Status != string(engine.StatusComplete) {
 		t.Fatalf("final %+v", final)
 	}
 	if _, err := os.Stat(filepath.Join(ws, "denied.txt")); err == nil {
 		t.Error("a command denied by a rule ran")
 	}
-	if d := decided(h, "touch denied.txt"); len(d) != 1 || d[0].Decision != engine.DecisionDeny || d[0].Stage != string(permission.StageDenyRule) {
+	if d := h.Journal.Decided("touch denied.txt"); len(d) != 1 || d[0].Decision != engine.DecisionDeny || d[0].Stage != string(permission.StageDenyRule) {
 		t.Errorf("kz's decisions about the denied command: %+v", d)
 	}
-	mu.Lock()
-	if len(asked) != 1 {
+	if asked := person.Commands(); len(asked) != 1 {
 		t.Errorf("the person was asked about a command a rule denies: %q", asked)
 	}
-	mu.Unlock()
-	reqs := api.requests()
+	reqs := api.Requests()
 	if out := lastOutput(reqs[len(reqs)-1]); !strings.Contains(out, "rejected") {
 		t.Errorf("the model was told %s", out)
 	}
@@ -470,8 +357,8 @@ func TestRealPatchDiffBeforeApprovalAndGitRefused(t *testing.T) {
 	var mu sync.Mutex
 	var diffs []string
 	existedWhenAsked := false
-	h := newHarness(t, ws, []engine.RuntimeEntry{{Runtime: rt}}, harnessOpts{gate: realGate(t, permission.Rules{}),
-		answer: func(ev engine.Event) engine.Answer {
+	h := clitest.NewHarness(t, ws, []engine.RuntimeEntry{{Runtime: rt}}, clitest.Options{Gate: clitest.Gate(t, permission.Rules{}),
+		Answer: func(ev engine.Event) engine.Answer {
 			mu.Lock()
 			diffs = append(diffs, ev.Diff)
 			if _, err := os.Stat(filepath.Join(ws, "a.txt")); err == nil {
@@ -482,7 +369,7 @@ func TestRealPatchDiffBeforeApprovalAndGitRefused(t *testing.T) {
 		}})
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	if final := h.run(t, ctx, "add a file"); final.Status != string(engine.StatusComplete) {
+	if final := h.Run(t, ctx, "add a file"); final.Status != string(engine.StatusComplete) {
 		t.Fatalf("final %+v", final)
 	}
 	mu.Lock()
@@ -496,17 +383,17 @@ func TestRealPatchDiffBeforeApprovalAndGitRefused(t *testing.T) {
 	if b, err := os.ReadFile(filepath.Join(ws, "a.txt")); err != nil || string(b) != "line one\nline two\n" {
 		t.Errorf("a.txt = %q, %v", b, err)
 	}
-	if fe := h.journal.ofType(engine.EventFileEdited); len(fe) != 1 || fe[0].Path != "a.txt" {
+	if fe := h.Journal.OfType(engine.EventFileEdited); len(fe) != 1 || fe[0].Path != "a.txt" {
 		t.Errorf("file_edited %+v", fe)
 	}
-	if final := h.run(t, ctx, "HOOK"); final.Status != string(engine.StatusComplete) {
+	if final := h.Run(t, ctx, "HOOK"); final.Status != string(engine.StatusComplete) {
 		t.Fatalf("final %+v", final)
 	}
 	if _, err := os.Stat(filepath.Join(ws, ".git", "hooks", "pre-commit")); err == nil {
 		t.Error("a write to .git/ went through")
 	}
 	var git []engine.Event
-	for _, ev := range h.journal.ofType(engine.EventPermissionDecided) {
+	for _, ev := range h.Journal.OfType(engine.EventPermissionDecided) {
 		if slices.ContainsFunc(ev.Paths, func(p string) bool { return strings.Contains(p, ".git/hooks/pre-commit") }) {
 			git = append(git, ev)
 		}
@@ -521,23 +408,6 @@ func TestRealPatchDiffBeforeApprovalAndGitRefused(t *testing.T) {
 	mu.Unlock()
 }
 
-// sleepPids lists processes running `sleep <arg>`.
-func sleepPids(arg string) []int {
-	ents, _ := os.ReadDir("/proc")
-	var out []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
-		if err == nil && string(b) == "sleep\x00"+arg+"\x00" {
-			out = append(out, pid)
-		}
-	}
-	return out
-}
-
 func TestRealCancelLongCommand(t *testing.T) {
 	api := newRespAPI(t, func(outputs int, body map[string]any) step {
 		if outputs == 0 && strings.Contains(lastUser(body), "LONG") {
@@ -548,25 +418,25 @@ func TestRealCancelLongCommand(t *testing.T) {
 	rt, ws := realSetup(t, api)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	h := newHarness(t, ws, []engine.RuntimeEntry{{Runtime: rt}}, harnessOpts{answer: allowOnce})
+	h := clitest.NewHarness(t, ws, []engine.RuntimeEntry{{Runtime: rt}}, clitest.Options{Answer: clitest.AllowOnce})
 	cancelled := make(chan time.Time, 1)
 	go func() {
 		deadline := time.Now().Add(60 * time.Second)
-		for time.Now().Before(deadline) && len(sleepPids("37.5")) == 0 {
+		for time.Now().Before(deadline) && len(clitest.Procs("sleep", "37.5")) == 0 {
 			time.Sleep(20 * time.Millisecond)
 		}
 		cancelled <- time.Now()
 		cancel()
 	}()
-	final := h.run(t, ctx, "LONG")
+	final := h.Run(t, ctx, "LONG")
 	if final.Status != string(engine.StatusInterrupted) {
 		t.Errorf("status %q", final.Status)
 	}
 	at := <-cancelled
-	for len(sleepPids("37.5")) > 0 && time.Since(at) < time.Second {
+	for len(clitest.Procs("sleep", "37.5")) > 0 && time.Since(at) < time.Second {
 		time.Sleep(10 * time.Millisecond)
 	}
-	if p := sleepPids("37.5"); len(p) > 0 {
+	if p := clitest.Procs("sleep", "37.5"); len(p) > 0 {
 		for _, pid := range p {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
@@ -576,76 +446,8 @@ func TestRealCancelLongCommand(t *testing.T) {
 	}
 	tctx, tcancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer tcancel()
-	if final := h.run(t, tctx, "next"); final.Status != string(engine.StatusComplete) || final.Output != "ok" {
+	if final := h.Run(t, tctx, "next"); final.Status != string(engine.StatusComplete) || final.Output != "ok" {
 		t.Errorf("the next turn %+v", final)
-	}
-}
-
-// otherRuntime is a stand-in for the next runtime of a failover chain.
-type otherRuntime struct{}
-
-func (otherRuntime) Name() string { return "other" }
-func (otherRuntime) Capabilities(string) engine.Capabilities {
-	return engine.Capabilities{Set: engine.NewCapSet(engine.CapTextCompletion, engine.CapNativeToolLoop, engine.CapShell, engine.CapFilesystemEdit)}
-}
-func (otherRuntime) Run(context.Context, *engine.Turn) (engine.Result, error) {
-	return engine.Result{Status: engine.StatusComplete, Output: "from other"}, nil
-}
-
-// cliPids lists the processes whose command line holds all of argv and
-// whose environment holds env.
-func cliPids(env string, argv ...string) []int {
-	ents, _ := os.ReadDir("/proc")
-	var out []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == os.Getpid() {
-			continue
-		}
-		cmd, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
-		if err != nil {
-			continue
-		}
-		ok := true
-		for _, a := range argv {
-			if !strings.Contains(string(cmd), a) {
-				ok = false
-			}
-		}
-		envb, _ := os.ReadFile("/proc/" + e.Name() + "/environ")
-		if ok && strings.Contains(string(envb), env) {
-			out = append(out, pid)
-		}
-	}
-	return out
-}
-
-// killWhenSleeping SIGKILLs the CLI of ws (found by its HOME) once the
-// command `sleep arg` it started is running.
-func killWhenSleeping(ws, arg string) {
-	home := "HOME=" + filepath.Join(filepath.Dir(ws), "home")
-	deadline := time.Now().Add(60 * time.Second)
-	for time.Now().Before(deadline) && len(sleepPids(arg)) == 0 {
-		time.Sleep(20 * time.Millisecond)
-	}
-	for _, pid := range cliPids(home, "app-server") {
-		_ = syscall.Kill(pid, syscall.SIGKILL)
-	}
-}
-
-// checkSleepGone fails the test when `sleep arg` outlives the CLI by a
-// second.
-func checkSleepGone(t *testing.T, arg string) {
-	t.Helper()
-	deadline := time.Now().Add(time.Second)
-	for len(sleepPids(arg)) > 0 && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
-	if p := sleepPids(arg); len(p) > 0 {
-		for _, pid := range p {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-		}
-		t.Errorf("the command outlived the killed CLI: %v", p)
 	}
 }
 
@@ -663,29 +465,29 @@ func TestRealKilledMidTurnFailsOver(t *testing.T) {
 	defer cancel()
 
 	rt, ws := realSetup(t, api)
-	h := newHarness(t, ws, []engine.RuntimeEntry{{Runtime: rt}}, harnessOpts{answer: allowOnce})
-	go killWhenSleeping(ws, "39.5")
-	final := h.run(t, ctx, "run it")
+	h := clitest.NewHarness(t, ws, []engine.RuntimeEntry{{Runtime: rt}}, clitest.Options{Answer: clitest.AllowOnce})
+	go clitest.KillWhenSleeping(ws, "39.5", "app-server", 60*time.Second)
+	final := h.Run(t, ctx, "run it")
 	if final.Status != string(engine.StatusInterrupted) || final.Runtime != "codex" {
 		t.Errorf("without failover: final %+v", final)
 	}
-	if e := h.journal.ofType(engine.EventError); len(e) != 1 || e[0].ErrorKind != engine.ErrCrashed || !e[0].Retryable {
+	if e := h.Journal.OfType(engine.EventError); len(e) != 1 || e[0].ErrorKind != engine.ErrCrashed || !e[0].Retryable {
 		t.Errorf("without failover: errors %+v", e)
 	}
-	checkSleepGone(t, "39.5")
+	clitest.CheckSleepGone(t, "39.5")
 
 	rt, ws = realSetup(t, api)
-	h = newHarness(t, ws, []engine.RuntimeEntry{{Runtime: rt}, {Runtime: otherRuntime{}}},
-		harnessOpts{answer: allowOnce, failover: []engine.ChainLink{{Runtime: "other"}}})
-	go killWhenSleeping(ws, "39.5")
-	final = h.run(t, ctx, "run it")
+	h = clitest.NewHarness(t, ws, []engine.RuntimeEntry{{Runtime: rt}, {Runtime: &clitest.Other{Answer: "from other"}}},
+		clitest.Options{Answer: clitest.AllowOnce, Failover: []engine.ChainLink{{Runtime: "other"}}})
+	go clitest.KillWhenSleeping(ws, "39.5", "app-server", 60*time.Second)
+	final = h.Run(t, ctx, "run it")
 	if final.Runtime != "other" || final.Output != "from other" {
 		t.Errorf("with failover: final %+v", final)
 	}
-	if e := h.journal.ofType(engine.EventError); len(e) != 1 || e[0].ErrorKind != engine.ErrCrashed || !e[0].Retryable || e[0].Runtime != "codex" {
+	if e := h.Journal.OfType(engine.EventError); len(e) != 1 || e[0].ErrorKind != engine.ErrCrashed || !e[0].Retryable || e[0].Runtime != "codex" {
 		t.Errorf("with failover: errors %+v", e)
 	}
-	checkSleepGone(t, "39.5")
+	clitest.CheckSleepGone(t, "39.5")
 }
 
 // A mid-session switch from the scripted runtime primes a new session:
@@ -699,19 +501,19 @@ func TestRealPrimedFromOtherRuntime(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := newHarness(t, ws, []engine.RuntimeEntry{{Runtime: sc}, {Runtime: rt}}, harnessOpts{})
+	h := clitest.NewHarness(t, ws, []engine.RuntimeEntry{{Runtime: sc}, {Runtime: rt}}, clitest.Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	if final := h.run(t, ctx, "what is 2+2?"); final.Runtime != "scripted" {
+	if final := h.Run(t, ctx, "what is 2+2?"); final.Runtime != "scripted" {
 		t.Fatalf("first turn %+v", final)
 	}
-	if err := h.s.SwitchRuntime("codex", ""); err != nil {
+	if err := h.Session.SwitchRuntime("codex", ""); err != nil {
 		t.Fatal(err)
 	}
-	if final := h.run(t, ctx, "and 3+3?"); final.Status != string(engine.StatusComplete) || final.Runtime != "codex" {
+	if final := h.Run(t, ctx, "and 3+3?"); final.Status != string(engine.StatusComplete) || final.Runtime != "codex" {
 		t.Fatalf("final %+v", final)
 	}
-	reqs := api.requests()
+	reqs := api.Requests()
 	if len(reqs) == 0 {
 		t.Fatal("no model request")
 	}
@@ -738,20 +540,20 @@ func TestRealDeadEndpointFailsFast(t *testing.T) {
 	if err := os.WriteFile(cfgPath, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	h := newHarness(t, ws, []engine.RuntimeEntry{{Runtime: rt}, {Runtime: otherRuntime{}}},
-		harnessOpts{failover: []engine.ChainLink{{Runtime: "other"}}})
+	h := clitest.NewHarness(t, ws, []engine.RuntimeEntry{{Runtime: rt}, {Runtime: &clitest.Other{Answer: "from other"}}},
+		clitest.Options{Failover: []engine.ChainLink{{Runtime: "other"}}})
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	start := time.Now()
-	final := h.run(t, ctx, "hello?")
+	final := h.Run(t, ctx, "hello?")
 	took := time.Since(start)
 	if final.Runtime != "other" || final.Output != "from other" {
 		t.Errorf("final %+v", final)
 	}
-	if e := h.journal.ofType(engine.EventError); len(e) != 1 || !e[0].Retryable || e[0].Runtime != "codex" {
+	if e := h.Journal.OfType(engine.EventError); len(e) != 1 || !e[0].Retryable || e[0].Runtime != "codex" {
 		t.Errorf("errors %+v", e)
 	}
-	t.Logf("failed over after %v and %d requests", took.Round(time.Millisecond), len(api.requests()))
+	t.Logf("failed over after %v and %d requests", took.Round(time.Millisecond), len(api.Requests()))
 	if took > 30*time.Second {
 		t.Errorf("a dead endpoint took %v to fail", took)
 	}
@@ -773,25 +575,25 @@ func TestRealGracefulInterruptCleansTerminals(t *testing.T) {
 	})
 	rt, ws := realSetup(t, api)
 	var once sync.Once
-	h := newHarness(t, ws, []engine.RuntimeEntry{{Runtime: rt}}, harnessOpts{answer: allowOnce,
-		onEvent: func(h *harness, ev engine.Event) {
+	h := clitest.NewHarness(t, ws, []engine.RuntimeEntry{{Runtime: rt}}, clitest.Options{Answer: clitest.AllowOnce,
+		OnEvent: func(h *clitest.Harness, ev engine.Event) {
 			if ev.Type == engine.EventCommandStarted {
 				go once.Do(func() {
 					deadline := time.Now().Add(60 * time.Second)
-					for time.Now().Before(deadline) && len(sleepPids("36.5")) == 0 {
+					for time.Now().Before(deadline) && len(clitest.Procs("sleep", "36.5")) == 0 {
 						time.Sleep(20 * time.Millisecond)
 					}
-					h.s.Interrupt(false)
+					h.Session.Interrupt(false)
 				})
 			}
 		}})
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	final := h.run(t, ctx, "run it")
+	final := h.Run(t, ctx, "run it")
 	if final.Status != string(engine.StatusInterrupted) {
 		t.Errorf("final %+v", final)
 	}
-	cf := h.journal.ofType(engine.EventCommandFinished)
+	cf := h.Journal.OfType(engine.EventCommandFinished)
 	switch {
 	case len(cf) != 1 || !cf[0].IsError || cf[0].ToolCallID == "":
 		t.Errorf("command_finished %+v", cf)
@@ -806,12 +608,12 @@ func TestRealGracefulInterruptCleansTerminals(t *testing.T) {
 	default:
 		t.Log("Codex did not report the killed command; kz closed it")
 	}
-	for _, tf := range h.journal.ofType(engine.EventToolCallFinished) {
+	for _, tf := range h.Journal.OfType(engine.EventToolCallFinished) {
 		if tf.ToolCallID == cf[0].ToolCallID && !tf.IsError {
 			t.Errorf("tool_call_finished %+v", tf)
 		}
 	}
-	if p := sleepPids("36.5"); len(p) > 0 {
+	if p := clitest.Procs("sleep", "36.5"); len(p) > 0 {
 		for _, pid := range p {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}

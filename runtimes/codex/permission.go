@@ -9,6 +9,7 @@ import (
 	"mvdan.cc/sh/v3/syntax"
 
 	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/runtimes/jsonrpc"
 )
 
 // Decisions kz sends to Codex. acceptForSession and
@@ -32,7 +33,7 @@ type approvalParams struct {
 // request answers one request of the CLI. Approvals go through kz's gate;
 // anything else kz cannot serve is refused with a JSON-RPC error so that
 // Codex does not wait forever.
-func (tr *turnRun) request(ctx context.Context, m wire) {
+func (tr *turnRun) request(ctx context.Context, m jsonrpc.Message) {
 	var p approvalParams
 	_ = json.Unmarshal(m.Params, &p)
 	var req engine.PermissionRequest

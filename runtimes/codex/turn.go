@@ -10,13 +10,16 @@ import (
 	"time"
 
 	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/internal/proc"
+	"github.com/kaizen-code/kz/runtimes/agentcli"
+	"github.com/kaizen-code/kz/runtimes/jsonrpc"
 )
 
 // turnRun is one turn on one CLI process.
 type turnRun struct {
 	rt    *Runtime
 	t     *engine.Turn
-	c     *conn
+	c     *jsonrpc.Conn
 	model string
 	dir   string
 
@@ -34,7 +37,7 @@ type turnRun struct {
 	stopping bool
 	// cleaned receives the answer to thread/backgroundTerminals/clean once
 	// kz asked for it.
-	cleaned <-chan wire
+	cleaned <-chan jsonrpc.Message
 	// retries counts the retries Codex announced in this turn; gaveUp is
 	// set once kz interrupted the turn because there were too many.
 	retries int
@@ -117,7 +120,7 @@ func (tr *turnRun) handshakeFailed(ctx context.Context, step string, err error) 
 	case tr.c.Exited() || isExited(err):
 		<-tr.c.Done
 		msg := tr.c.ExitText("codex")
-		kind := classify(tr.c.Stderr.String())
+		kind := agentcli.Classify(tr.c.Stderr.String())
 		if kind == engine.ErrBadRequest || kind == engine.ErrContextTooLong {
 			kind = engine.ErrCrashed
 		}
@@ -125,17 +128,17 @@ func (tr *turnRun) handshakeFailed(ctx context.Context, step string, err error) 
 	case errors.Is(err, context.DeadlineExceeded):
 		return tr.fail(engine.ErrCrashed, err, "codex did not answer %s within %s", step, tr.rt.cfg.HandshakeTimeout)
 	}
-	var re *rpcError
+	var re *jsonrpc.Error
 	if errors.As(err, &re) && step == "thread/start" {
 		// A release that no longer takes approvalPolicy "untrusted" must
 		// not silently run commands unapproved.
 		return tr.fail(engine.ErrCapability, err, "codex refused a thread with every command approved by kz (approvalPolicy \"untrusted\", sandbox %s): %v", tr.rt.threadSandbox(), err)
 	}
-	return tr.fail(classify(err.Error()), err, "codex %s failed: %v", step, err)
+	return tr.fail(agentcli.Classify(err.Error()), err, "codex %s failed: %v", step, err)
 }
 
 func isExited(err error) bool {
-	var re *rpcError
+	var re *jsonrpc.Error
 	return errors.As(err, &re) && re.Message == "the CLI exited"
 }
 
@@ -184,11 +187,11 @@ func (tr *turnRun) run(ctx context.Context) (engine.Result, error) {
 		if err != nil {
 			return tr.handshakeFailed(ctx, "thread/start", err)
 		}
-		prompt = primePrompt(tr.t.History, prompt, primeBudget)
+		prompt = agentcli.PrimePrompt(tr.t.History, prompt, agentcli.PrimeBudget)
 	}
 	var th threadResult
 	if err := json.Unmarshal(res, &th); err != nil || th.Thread.ID == "" {
-		return tr.fail(engine.ErrProtocol, err, "codex thread result without a thread id: %s", truncate(string(res), 300))
+		return tr.fail(engine.ErrProtocol, err, "codex thread result without a thread id: %s", proc.Clip(string(res), 300))
 	}
 	tr.threadID = th.Thread.ID
 	if m := th.Thread.Model; m != "" {
@@ -211,7 +214,7 @@ func (tr *turnRun) run(ctx context.Context) (engine.Result, error) {
 		Turn turnInfo `json:"turn"`
 	}
 	if err := json.Unmarshal(res, &ts); err != nil || ts.Turn.ID == "" {
-		return tr.fail(engine.ErrProtocol, err, "codex turn/start result without a turn id: %s", truncate(string(res), 300))
+		return tr.fail(engine.ErrProtocol, err, "codex turn/start result without a turn id: %s", proc.Clip(string(res), 300))
 	}
 	tr.turnID = ts.Turn.ID
 	return tr.loop(ctx)
@@ -322,7 +325,7 @@ func (tr *turnRun) runningCommands() bool {
 }
 
 // notification handles one notification; done reports the end of the turn.
-func (tr *turnRun) notification(m wire) (done bool, res engine.Result, err error) {
+func (tr *turnRun) notification(m jsonrpc.Message) (done bool, res engine.Result, err error) {
 	var p params
 	if len(m.Params) > 0 {
 		if err := json.Unmarshal(m.Params, &p); err != nil {
@@ -404,7 +407,7 @@ func (tr *turnRun) completedErr(t *turnInfo) error {
 		msg := fmt.Sprintf("codex was still retrying after %d retries: %s", tr.rt.cfg.MaxRetries, tr.failMsg)
 		// What Codex retries is transient by its own judgement, so it
 		// fails over whatever its text looks like.
-		kind := classify(tr.failMsg)
+		kind := agentcli.Classify(tr.failMsg)
 		if !kind.Retryable() {
 			kind = engine.ErrCrashed
 		}
@@ -420,7 +423,7 @@ func (tr *turnRun) completedErr(t *turnInfo) error {
 	if msg == "" {
 		msg = "codex reported the turn as failed"
 	}
-	return tr.rt.errorf(classify(msg), tr.model, nil, "%s", msg)
+	return tr.rt.errorf(agentcli.Classify(msg), tr.model, nil, "%s", msg)
 }
 
 func decodeItem(raw json.RawMessage) (*item, bool) {

@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/kaizen-code/kz/internal/childenv"
 )
 
 // The real keys of these tests: distinctive, so that a leak anywhere is
@@ -551,22 +553,22 @@ func TestShieldEnv(t *testing.T) {
 			t.Errorf("the shielded env holds %q:\n%s", bad, joined)
 		}
 	}
-	if got := Lookup(env, "ANTHROPIC_API_KEY"); got != p.Placeholders()[0] || !strings.HasPrefix(got, PlaceholderPrefix) {
+	if got := childenv.Lookup(env, "ANTHROPIC_API_KEY"); got != p.Placeholders()[0] || !strings.HasPrefix(got, PlaceholderPrefix) {
 		t.Errorf("ANTHROPIC_API_KEY=%q", got)
 	}
-	if got := Lookup(env, "ANTHROPIC_AUTH_TOKEN"); got != p.Placeholders()[1] {
+	if got := childenv.Lookup(env, "ANTHROPIC_AUTH_TOKEN"); got != p.Placeholders()[1] {
 		t.Errorf("ANTHROPIC_AUTH_TOKEN=%q", got)
 	}
-	if got := Lookup(env, "ANTHROPIC_BASE_URL"); got != p.URL() || !strings.HasPrefix(got, "http://127.0.0.1:") || !strings.HasSuffix(got, "/anthropic") {
+	if got := childenv.Lookup(env, "ANTHROPIC_BASE_URL"); got != p.URL() || !strings.HasPrefix(got, "http://127.0.0.1:") || !strings.HasSuffix(got, "/anthropic") {
 		t.Errorf("ANTHROPIC_BASE_URL=%q", got)
 	}
 	if p.Upstream() != "https://gw.example/anthropic" {
 		t.Errorf("upstream %q", p.Upstream())
 	}
-	if Lookup(env, "HOME") != "/h" {
+	if childenv.Lookup(env, "HOME") != "/h" {
 		t.Error("other variables are lost")
 	}
-	if got := Strip(in, "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"); strings.Contains(strings.Join(got, " "), "sk-") {
+	if got := childenv.Strip(in, "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"); strings.Contains(strings.Join(got, " "), "sk-") {
 		t.Errorf("Strip left a key: %q", got)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+
+	"github.com/kaizen-code/kz/internal/childenv"
 )
 
 // Spec says where a CLI reads its credentials and endpoint from.
@@ -31,7 +33,7 @@ type Spec struct {
 func Shield(env []string, spec Spec, log *slog.Logger) ([]string, *Proxy, error) {
 	var vars, secrets []string
 	for _, k := range spec.KeyVars {
-		if v := Lookup(env, k); v != "" {
+		if v := childenv.Lookup(env, k); v != "" {
 			vars, secrets = append(vars, k), append(secrets, v)
 		}
 	}
@@ -40,7 +42,7 @@ func Shield(env []string, spec Spec, log *slog.Logger) ([]string, *Proxy, error)
 	}
 	upstream := spec.DefaultUpstream
 	if spec.BaseURLVar != "" {
-		if v := Lookup(env, spec.BaseURLVar); v != "" {
+		if v := childenv.Lookup(env, spec.BaseURLVar); v != "" {
 			upstream = v
 		}
 	}
@@ -53,48 +55,10 @@ func Shield(env []string, spec Spec, log *slog.Logger) ([]string, *Proxy, error)
 	}
 	out := append([]string(nil), env...)
 	for i, k := range vars {
-		out = Set(out, k, p.Placeholders()[i])
+		out = childenv.Set(out, k, p.Placeholders()[i])
 	}
 	if spec.BaseURLVar != "" {
-		out = Set(out, spec.BaseURLVar, p.URL())
+		out = childenv.Set(out, spec.BaseURLVar, p.URL())
 	}
 	return out, p, nil
-}
-
-// Strip returns env without the named variables, for a CLI run that needs
-// no endpoint at all (its --version).
-func Strip(env []string, names ...string) []string {
-	out := make([]string, 0, len(env))
-	for _, kv := range env {
-		k, _, _ := strings.Cut(kv, "=")
-		drop := false
-		for _, n := range names {
-			if k == n {
-				drop = true
-				break
-			}
-		}
-		if !drop {
-			out = append(out, kv)
-		}
-	}
-	return out
-}
-
-// Lookup returns the value of key in env ("K=V" entries; the last wins,
-// as exec does).
-func Lookup(env []string, key string) string {
-	v := ""
-	for _, kv := range env {
-		if k, val, ok := strings.Cut(kv, "="); ok && k == key {
-			v = val
-		}
-	}
-	return v
-}
-
-// Set returns env with key set to value: every earlier entry of key is
-// removed, so no copy of an old value is left for a child to find.
-func Set(env []string, key, value string) []string {
-	return append(Strip(env, key), key+"="+value)
 }

@@ -8,14 +8,11 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -24,6 +21,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/kaizen-code/kz/internal/proc"
 	"github.com/kaizen-code/kz/runtimes/agentcli"
 )
 
@@ -51,7 +49,7 @@ type Error struct {
 
 func (e *Error) Error() string {
 	if len(e.Data) > 0 && string(e.Data) != "null" {
-		return fmt.Sprintf("%s (code %d): %s", e.Message, e.Code, Truncate(string(e.Data), 500))
+		return fmt.Sprintf("%s (code %d): %s", e.Message, e.Code, proc.Clip(string(e.Data), 500))
 	}
 	return fmt.Sprintf("%s (code %d)", e.Message, e.Code)
 }
@@ -61,9 +59,9 @@ func (e *Error) Error() string {
 type Conn struct {
 	cmd    *exec.Cmd
 	cancel context.CancelFunc
-	pgid   int
-	marker string
-	log    *slog.Logger
+	// tree is the CLI's process group and the marker of its environment.
+	tree proc.Tree
+	log  *slog.Logger
 
 	wmu   sync.Mutex
 	stdin io.WriteCloser
@@ -81,26 +79,20 @@ type Conn struct {
 	WaitErr error
 	quit    chan struct{}
 	qonce   sync.Once
-	Stderr  *TailBuffer
+	Stderr  *proc.Tail
 }
 
-// Start spawns command in dir in its own process group.
-func Start(command string, args []string, dir string, env []string, markerVar string, log *slog.Logger) (*Conn, error) {
-	return StartConfined(nil, nil, command, args, dir, env, markerVar, log)
-}
-
-// StartConfined spawns command in dir in its own process group, under
-// the confiner when there is one, with writable (the CLI's own home)
-// writable besides the workspace.
-func StartConfined(confiner agentcli.Confiner, writable []string, command string, args []string, dir string, env []string,
+// Start spawns command in dir in its own process group, under the
+// confiner when there is one (nil runs it unconfined), with writable (the
+// CLI's own home) writable besides the workspace. markerVar names the
+// variable whose random value marks every process descended from it.
+func Start(confiner agentcli.Confiner, writable []string, command string, args []string, dir string, env []string,
 	markerVar string, log *slog.Logger) (*Conn, error) {
 	path, err := exec.LookPath(command)
 	if err != nil {
 		return nil, err
 	}
-	var rnd [12]byte
-	_, _ = rand.Read(rnd[:])
-	marker := markerVar + "=" + hex.EncodeToString(rnd[:])
+	marker := proc.NewMarker(markerVar)
 	// The command lives until the process is reaped; the context only
 	// lets the sandbox release what it holds for it then.
 	ctx, cancel := context.WithCancel(context.Background())
@@ -126,14 +118,14 @@ func StartConfined(confiner agentcli.Confiner, writable []string, command string
 	if err != nil {
 		return nil, fmt.Errorf("stdout pipe: %w", err)
 	}
-	c := &Conn{cmd: cmd, cancel: cancel, stdin: stdin, log: log, marker: marker, pending: map[int64]chan Message{},
-		In: make(chan Message, 256), Done: make(chan struct{}), quit: make(chan struct{}), Stderr: &TailBuffer{max: 16 << 10}}
+	c := &Conn{cmd: cmd, cancel: cancel, stdin: stdin, log: log, pending: map[int64]chan Message{},
+		In: make(chan Message, 256), Done: make(chan struct{}), quit: make(chan struct{}), Stderr: proc.NewTail(16 << 10)}
 	cmd.Stderr = c.Stderr
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
 	started = true
-	c.pgid = cmd.Process.Pid
+	c.tree = proc.Tree{Pgid: cmd.Process.Pid, Marker: marker}
 	go c.read(stdout)
 	return c, nil
 }
@@ -143,7 +135,7 @@ func StartConfined(confiner agentcli.Confiner, writable []string, command string
 func (c *Conn) read(stdout io.Reader) {
 	defer func() {
 		c.WaitErr = c.cmd.Wait()
-		c.KillAll(syscall.SIGKILL)
+		c.tree.Signal(syscall.SIGKILL)
 		c.cancel()
 		c.failPending()
 		close(c.In)
@@ -164,7 +156,7 @@ func (c *Conn) read(stdout io.Reader) {
 func (c *Conn) dispatch(line []byte) {
 	var m Message
 	if err := json.Unmarshal(line, &m); err != nil {
-		c.log.Warn("skipping a line that is not JSON", "err", err, "line", Truncate(string(line), 200))
+		c.log.Warn("skipping a line that is not JSON", "err", err, "line", proc.Clip(string(line), 200))
 		return
 	}
 	m.recv = time.Now()
@@ -198,7 +190,7 @@ func (c *Conn) failPending() {
 	}
 }
 
-// send writes one JSON line to the CLI's stdin.
+// Send writes one JSON line to the CLI's stdin.
 func (c *Conn) Send(v any) error {
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -220,7 +212,7 @@ type outMsg struct {
 	Params  any    `json:"params,omitempty"`
 }
 
-// start sends a request and returns the channel its response arrives on.
+// Begin sends a request and returns the channel its response arrives on.
 func (c *Conn) Begin(method string, params any) (int64, <-chan Message, error) {
 	id := c.nextID.Add(1)
 	ch := make(chan Message, 1)
@@ -240,13 +232,15 @@ func (c *Conn) Begin(method string, params any) (int64, <-chan Message, error) {
 	return id, ch, nil
 }
 
+// Forget drops the wait for the response to request id (its caller gave
+// up on it).
 func (c *Conn) Forget(id int64) {
 	c.pmu.Lock()
 	delete(c.pending, id)
 	c.pmu.Unlock()
 }
 
-// call sends a request and waits for its result.
+// Call sends a request and waits for its result.
 func (c *Conn) Call(ctx context.Context, method string, params any) (json.RawMessage, error) {
 	id, ch, err := c.Begin(method, params)
 	if err != nil {
@@ -264,12 +258,12 @@ func (c *Conn) Call(ctx context.Context, method string, params any) (json.RawMes
 	}
 }
 
-// notify sends a notification.
+// Notify sends a notification.
 func (c *Conn) Notify(method string, params any) error {
 	return c.Send(outMsg{JSONRPC: "2.0", Method: method, Params: params})
 }
 
-// reply answers a request of the CLI.
+// Reply answers a request of the CLI.
 func (c *Conn) Reply(id json.RawMessage, result any) error {
 	return c.Send(struct {
 		JSONRPC string          `json:"jsonrpc"`
@@ -278,7 +272,7 @@ func (c *Conn) Reply(id json.RawMessage, result any) error {
 	}{"2.0", id, result})
 }
 
-// replyError refuses a request of the CLI.
+// ReplyError refuses a request of the CLI.
 func (c *Conn) ReplyError(id json.RawMessage, code int, msg string) error {
 	return c.Send(struct {
 		JSONRPC string          `json:"jsonrpc"`
@@ -287,73 +281,33 @@ func (c *Conn) ReplyError(id json.RawMessage, code int, msg string) error {
 	}{"2.0", id, Error{Code: code, Message: msg}})
 }
 
-// stop ends the CLI: stdin is closed (the polite way out), then after grace
-// the process group and every marked descendant get SIGKILL. It returns
-// once the process is reaped.
+// Stop ends the CLI: stdin is closed (the polite way out), then after
+// grace the process group and every marked descendant get SIGKILL. It
+// returns once the process is reaped.
 func (c *Conn) Stop(grace time.Duration) {
 	c.qonce.Do(func() { close(c.quit) })
-	c.wmu.Lock()
-	_ = c.stdin.Close()
-	c.wmu.Unlock()
-	t := time.NewTimer(grace)
-	defer t.Stop()
-	select {
-	case <-c.Done:
-	case <-t.C:
-		c.KillAll(syscall.SIGKILL)
-		<-c.Done
+	closeStdin := func() {
+		c.wmu.Lock()
+		_ = c.stdin.Close()
+		c.wmu.Unlock()
 	}
+	proc.Stop(c.Done, grace, closeStdin, func() { c.tree.Signal(syscall.SIGKILL) })
 	// Children that left the group and outlived their parent.
-	c.KillAll(syscall.SIGKILL)
+	c.tree.Signal(syscall.SIGKILL)
 }
 
-// killNow kills at once, for an immediate interrupt.
+// KillNow kills at once, for an immediate interrupt.
 func (c *Conn) KillNow() {
 	c.qonce.Do(func() { close(c.quit) })
-	c.KillAll(syscall.SIGKILL)
+	c.tree.Signal(syscall.SIGKILL)
 	<-c.Done
-	c.KillAll(syscall.SIGKILL)
-}
-
-// killAll signals the CLI's process group and every process that carries
-// this CLI's marker.
-func (c *Conn) KillAll(sig syscall.Signal) {
-	_ = syscall.Kill(-c.pgid, sig)
-	for _, pid := range MarkedPids(c.marker) {
-		_ = syscall.Kill(pid, sig)
-	}
-}
-
-// MarkedPids lists the processes whose environment holds marker, by
-// reading /proc (nothing is found where there is none; the group kill
-// remains).
-func MarkedPids(marker string) []int {
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil
-	}
-	want := []byte("\x00" + marker + "\x00")
-	self := os.Getpid()
-	var out []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == self {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/environ")
-		if err != nil || len(b) == 0 {
-			continue
-		}
-		if bytes.Contains(append([]byte{0}, b...), want) {
-			out = append(out, pid)
-		}
-	}
-	return out
+	c.tree.Signal(syscall.SIGKILL)
 }
 
 // Pid is the process id of the CLI (the leader of its process group).
-func (c *Conn) Pid() int { return c.pgid }
+func (c *Conn) Pid() int { return c.tree.Pgid }
 
+// Exited reports whether the process has been reaped.
 func (c *Conn) Exited() bool {
 	select {
 	case <-c.Done:
@@ -363,44 +317,14 @@ func (c *Conn) Exited() bool {
 	}
 }
 
-// exitText describes how the process ended, with the end of its stderr.
+// ExitText describes how the process ended, with the end of its stderr.
 func (c *Conn) ExitText(name string) string {
 	msg := "the " + name + " CLI exited"
 	if c.WaitErr != nil {
 		msg += " (" + c.WaitErr.Error() + ")"
 	}
 	if s := strings.TrimSpace(c.Stderr.String()); s != "" {
-		msg += ": " + Truncate(s, 2000)
+		msg += ": " + proc.Clip(s, 2000)
 	}
 	return msg
-}
-
-// TailBuffer keeps the last max bytes written to it.
-type TailBuffer struct {
-	mu  sync.Mutex
-	max int
-	b   []byte
-}
-
-func (t *TailBuffer) Write(b []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.b = append(t.b, b...)
-	if len(t.b) > t.max {
-		t.b = append([]byte(nil), t.b[len(t.b)-t.max:]...)
-	}
-	return len(b), nil
-}
-
-func (t *TailBuffer) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return string(t.b)
-}
-
-func Truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }

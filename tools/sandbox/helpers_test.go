@@ -16,6 +16,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/internal/childenv"
 )
 
 // TestMain lets the test binary play kz's part as the Landlock wrapper
@@ -57,6 +58,8 @@ func requireKind(t testing.TB, k Kind) {
 type fixture struct {
 	ws, home, outside string
 	sb                *Sandbox
+	// route is how bubblewrap runs the fixture's commands.
+	route route
 }
 
 func newFixture(t testing.TB, mech Kind) *fixture {
@@ -142,7 +145,10 @@ func (f *fixture) runSpec(t testing.TB, c engine.Confinement, spec Spec) result 
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	if spec.Env == nil {
-		spec.Env = MinimalEnv(os.Environ(), nil)
+		spec.Env = childenv.Build(os.Environ(), childenv.Spec{})
+	}
+	if f.route == viaServer {
+		return f.runOnServer(t, ctx, c, spec)
 	}
 	cmd, err := f.sb.Command(ctx, c, spec)
 	if err != nil {

@@ -112,19 +112,24 @@ func (s *Sandbox) landlockCommand(ctx context.Context, c engine.Confinement, spe
 }
 
 // IsWrapperInvocation reports whether args (os.Args) start kz as the
-// Landlock wrapper. main calls it before anything else, and so must the
-// TestMain of a package whose tests run commands under Landlock:
+// Landlock wrapper or as a sandbox server (server_linux.go). main calls
+// it before anything else, and so must the TestMain of a package whose
+// tests run commands under Landlock or through (*Sandbox).Cmd:
 //
 //	if sandbox.IsWrapperInvocation(os.Args) { os.Exit(sandbox.WrapperMain(os.Args)) }
 func IsWrapperInvocation(args []string) bool {
-	return len(args) > 1 && args[1] == wrapperArg
+	return len(args) > 1 && (args[1] == wrapperArg || args[1] == serverArg)
 }
 
 // WrapperMain is kz running as the wrapper: args are [kz, wrapperArg,
 // --status-fd N, --rw DIR..., --, PROGRAM, ARGS...]. It confines writes,
 // then execs PROGRAM; it returns only on failure, with status 126 and a
 // message on stderr and on the status fd, and the program has not run.
+// With serverArg it is a sandbox server, and returns when kz ends it.
 func WrapperMain(args []string) int {
+	if len(args) > 1 && args[1] == serverArg {
+		return serverMain(args)
+	}
 	fd, err := wrapperExec(args)
 	msg := fmt.Sprintf("%v; the command was not run", err)
 	fmt.Fprintf(os.Stderr, "kz sandbox: %s\n", msg)

@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"syscall"
-	"time"
 
 	"github.com/kaizen-code/kz/engine"
 )
@@ -30,16 +29,8 @@ func forceMechanism(best Status, k Kind) (Status, error) {
 	return Status{}, fmt.Errorf("sandbox: %s asked for, but %s", k, best.Reason)
 }
 
-func killGroup(cmd *exec.Cmd) {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error {
-		if cmd.Process == nil {
-			return nil
-		}
-		return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	}
-	cmd.WaitDelay = 2 * time.Second
-}
+// dieWithKZ does nothing: there is no parent-death signal outside Linux.
+func dieWithKZ(*exec.Cmd) {}
 
 func (s *Sandbox) bwrapCommand(context.Context, engine.Confinement, Spec, []string) (*exec.Cmd, *statusPipe, error) {
 	return nil, nil, errors.New("sandbox: bubblewrap is Linux-only")

@@ -12,6 +12,9 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/kaizen-code/kz/internal/childenv"
+	"github.com/kaizen-code/kz/internal/proc"
 )
 
 // probeTimeout bounds the trial run of bwrap.
@@ -43,7 +46,9 @@ func probeBwrap() (Status, string) {
 	ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
 	defer cancel()
 	version := ""
-	if out, err := exec.CommandContext(ctx, path, "--version").Output(); err == nil {
+	vcmd := exec.CommandContext(ctx, path, "--version")
+	vcmd.Env = childenv.Build(os.Environ(), childenv.Spec{})
+	if out, err := vcmd.Output(); err == nil {
 		version = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(string(out)), "bubblewrap"))
 	}
 	st := Status{Kind: KindBubblewrap, Full: true, Bwrap: path, BwrapVersion: version, disableUserns: true}
@@ -79,7 +84,9 @@ func trialRun(ctx context.Context, bwrap string, disableUserns bool) (string, er
 	args := append(namespaceArgs(false, disableUserns), fixedMounts(dir, dir)...)
 	args = append(args, "--", "/bin/true")
 	cmd := exec.CommandContext(ctx, bwrap, args...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.Env = childenv.Build(os.Environ(), childenv.Spec{})
+	proc.OwnGroup(cmd)
+	dieWithKZ(cmd)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	err = cmd.Run()
@@ -134,19 +141,9 @@ func forceMechanism(best Status, k Kind) (Status, error) {
 	return Status{}, fmt.Errorf("sandbox: unknown mechanism %q", k)
 }
 
-// killGroup makes cmd the leader of its own process group, which a
-// cancelled context kills as a whole, and kills it when kz's thread that
-// started it dies (bwrap adds its own --die-with-parent for the rest).
-func killGroup(cmd *exec.Cmd) {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	cmd.Cancel = func() error {
-		if cmd.Process == nil {
-			return nil
-		}
-		return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	}
-	cmd.WaitDelay = 2 * time.Second
-}
+// dieWithKZ kills cmd when kz's thread that started it dies (bwrap adds
+// its own --die-with-parent for the rest).
+func dieWithKZ(cmd *exec.Cmd) { cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL }
 
 // ownedByMe reports whether fi belongs to this process's user.
 func ownedByMe(fi os.FileInfo) bool {

@@ -22,15 +22,15 @@ func gitDirLayout(t testing.TB, dir string) {
 	writeFile(t, filepath.Join(dir, "config"), "[core]\n\trepositoryformatversion = 0\n")
 }
 
-// TestWorkspaceWriteKeepsProtectedPathsReadOnly: under workspace-write
+// testWorkspaceWriteKeepsProtectedPathsReadOnly: under workspace-write
 // the workspace is writable but every protected path stays read-only,
 // however it is written (redirection, append, truncation, rm, mv, a new
 // file inside): .git at the top and nested, the git directory a .git file
 // names, a bare repository, .kz, agent configuration, shell startup
 // files, the home's rc files, and hard-linked files whose inode lives
 // outside.
-func TestWorkspaceWriteKeepsProtectedPathsReadOnly(t *testing.T) {
-	f := newFixture(t, KindBubblewrap)
+func testWorkspaceWriteKeepsProtectedPathsReadOnly(t *testing.T, rt route) {
+	f := newRouteFixture(t, rt)
 	ws := f.ws
 	gitDirLayout(t, filepath.Join(ws, ".git"))
 	gitDirLayout(t, filepath.Join(ws, "vendor/lib/.git"))
@@ -138,10 +138,10 @@ func TestWorkspaceWriteKeepsProtectedPathsReadOnly(t *testing.T) {
 	}
 }
 
-// TestNewRepositoryProtectedFromTheNextCommand: a .git a command creates
+// testNewRepositoryProtectedFromTheNextCommand: a .git a command creates
 // is protected from the next command on, as the search sees it.
-func TestNewRepositoryProtectedFromTheNextCommand(t *testing.T) {
-	f := newFixture(t, KindBubblewrap)
+func testNewRepositoryProtectedFromTheNextCommand(t *testing.T, rt route) {
+	f := newRouteFixture(t, rt)
 	for i, dir := range []string{"newrepo", "deep/down/newrepo", "newrepo2"} {
 		r := f.run(t, wsWrite, "git init -q "+shellQuote(dir)+" && echo made")
 		if r.code != 0 {
@@ -156,11 +156,11 @@ func TestNewRepositoryProtectedFromTheNextCommand(t *testing.T) {
 	}
 }
 
-// TestGitCarveOut: with Git set a command may write the repository (git
+// testGitCarveOut: with Git set a command may write the repository (git
 // add and commit work) but not what makes git run code: config, hooks,
 // info, in the top repository, a submodule's and a nested one.
-func TestGitCarveOut(t *testing.T) {
-	f := newFixture(t, KindBubblewrap)
+func testGitCarveOut(t *testing.T, rt route) {
+	f := newRouteFixture(t, rt)
 	git := func(args ...string) {
 		t.Helper()
 		cmd := exec.Command("git", args...)
@@ -204,10 +204,10 @@ func TestGitCarveOut(t *testing.T) {
 	}
 }
 
-// TestGitCarveOutLinkedWorktree: a workspace that is a linked worktree
+// testGitCarveOutLinkedWorktree: a workspace that is a linked worktree
 // keeps its repository outside; with Git a commit works there, and the
 // repository's config and hooks stay read-only.
-func TestGitCarveOutLinkedWorktree(t *testing.T) {
+func testGitCarveOutLinkedWorktree(t *testing.T, rt route) {
 	requireKind(t, KindBubblewrap)
 	main := varTmpDir(t, "mainrepo")
 	run := func(dir string, args ...string) {
@@ -227,7 +227,7 @@ func TestGitCarveOutLinkedWorktree(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = sb.Close() })
-	f := &fixture{ws: wt, sb: sb}
+	f := &fixture{ws: wt, sb: sb, route: rt}
 	writeFile(t, filepath.Join(wt, "f.txt"), "x\n")
 	ident := "git -c user.name=kz -c user.email=kz@example.com "
 	r := f.run(t, wsWriteGt, ident+"add f.txt && "+ident+"commit -qm feat && git log --oneline | wc -l")

@@ -9,13 +9,13 @@ import (
 	"testing"
 )
 
-// TestReadOnlyProfileWritesOnlyTemp: under the read-only profile, every
+// testReadOnlyProfileWritesOnlyTemp: under the read-only profile, every
 // way of creating or changing a file anywhere but the private temp dir
 // fails (the workspace, the home, the host's /tmp and /dev/shm, /var/tmp,
 // through a symlink, by rename, truncation, mkdir, a child process), and
 // the host sees no change; the private temp dir works.
-func TestReadOnlyProfileWritesOnlyTemp(t *testing.T) {
-	f := newFixture(t, KindBubblewrap)
+func testReadOnlyProfileWritesOnlyTemp(t *testing.T, rt route) {
+	f := newRouteFixture(t, rt)
 	hostTmp := realDir(t, t.TempDir()) // under the host's /tmp, beside the workspace
 	writeFile(t, filepath.Join(f.ws, "kept.txt"), "original")
 	writeFile(t, filepath.Join(f.outside, "kept.txt"), "original")
@@ -86,12 +86,12 @@ func TestReadOnlyProfileWritesOnlyTemp(t *testing.T) {
 	}
 }
 
-// TestReadOnlyHidesWorkspaceCredentials: a read-only command cannot read
+// testReadOnlyHidesWorkspaceCredentials: a read-only command cannot read
 // credential files of the workspace (dotenv files, keys, a .ssh
 // directory), at any depth; a workspace-write command (an approved
 // `npm test`) can.
-func TestReadOnlyHidesWorkspaceCredentials(t *testing.T) {
-	f := newFixture(t, KindBubblewrap)
+func testReadOnlyHidesWorkspaceCredentials(t *testing.T, rt route) {
+	f := newRouteFixture(t, rt)
 	files := []string{".env", ".env.local", "app/.env.production", "certs/server.pem", "certs/tls.key", "deploy/id_rsa",
 		".ssh/id_ed25519", "deep/a/b/c/.netrc", "cfg/credentials.json", "k/store.p12", "node/.npmrc", "py/.pypirc",
 		"db/.pgpass", "x/.git-credentials", "j/app.jks"}
@@ -121,12 +121,12 @@ func TestReadOnlyHidesWorkspaceCredentials(t *testing.T) {
 	}
 }
 
-// TestTempDirPrivateAndRemoved: each session has its own temp dir, which
+// testTempDirPrivateAndRemoved: each session has its own temp dir, which
 // the host's /tmp and other sessions cannot see into, and which Close
 // removes.
-func TestTempDirPrivateAndRemoved(t *testing.T) {
-	a := newFixture(t, KindBubblewrap)
-	b := newFixture(t, KindBubblewrap)
+func testTempDirPrivateAndRemoved(t *testing.T, rt route) {
+	a := newRouteFixture(t, rt)
+	b := newRouteFixture(t, rt)
 	hostTmp := realDir(t, t.TempDir())
 	writeFile(t, filepath.Join(hostTmp, "host-secret"), "HOSTTMP")
 	if r := a.run(t, readOnly, "echo AAA > /tmp/mine"); r.code != 0 {
@@ -162,5 +162,8 @@ func TestTempDirPrivateAndRemoved(t *testing.T) {
 	}
 	if _, err := a.sb.Command(t.Context(), readOnly, Spec{Argv: []string{"true"}}); err == nil {
 		t.Error("Command works after Close")
+	}
+	if _, err := a.sb.Cmd(t.Context(), readOnly, Spec{Argv: []string{"true"}}); err == nil {
+		t.Error("Cmd works after Close")
 	}
 }

@@ -30,6 +30,7 @@ import (
 	"time"
 
 	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/internal/childenv"
 	"github.com/kaizen-code/kz/internal/proc"
 )
 
@@ -107,8 +108,8 @@ type Spec struct {
 	// Dir is the working directory; empty means the workspace.
 	Dir string
 	// Env is the whole environment of the command; nil means the minimal,
-	// credential-free one (MinimalEnv). TMPDIR is always set to the
-	// private temp dir.
+	// credential-free one (childenv.Build with an empty Spec). TMPDIR is
+	// always set to the private temp dir.
 	Env []string
 	// ExtraWritable are directories this command may also write under
 	// workspace-write (an agent CLI's own config home). Unlike
@@ -156,6 +157,7 @@ type Sandbox struct {
 	closed  bool
 	trees   map[string]*tree // the scan cache of each writable root
 	pending map[*exec.Cmd]*statusPipe
+	srv     serverPool // the servers of Cmd's commands
 }
 
 // New prepares a session's sandbox: it checks the policy, creates the
@@ -248,27 +250,13 @@ func (s *Sandbox) Workspace() string { return s.pol.Workspace }
 // ExtraFiles or SysProcAttr. After Wait, SetupError says whether the
 // sandbox itself failed (the command then did not run).
 func (s *Sandbox) Command(ctx context.Context, c engine.Confinement, spec Spec) (*exec.Cmd, error) {
-	c = c.OrStrictest()
-	if c.Profile != engine.ProfileReadOnly && c.Profile != engine.ProfileWorkspaceWrite {
-		return nil, fmt.Errorf("sandbox: unknown profile %q", c.Profile)
-	}
-	if len(spec.Argv) == 0 || spec.Argv[0] == "" {
-		return nil, errors.New("sandbox: no command")
-	}
-	if spec.Dir == "" {
-		spec.Dir = s.pol.Workspace
-	}
-	if !filepath.IsAbs(spec.Dir) {
-		return nil, fmt.Errorf("sandbox: working directory %q is not absolute", spec.Dir)
-	}
-	for _, d := range spec.ExtraWritable {
-		if !filepath.IsAbs(d) {
-			return nil, fmt.Errorf("sandbox: writable directory %q is not absolute", d)
-		}
+	c, spec, err := s.checkSpec(c, spec)
+	if err != nil {
+		return nil, err
 	}
 	env := spec.Env
 	if env == nil {
-		env = MinimalEnv(os.Environ(), nil)
+		env = childenv.Build(os.Environ(), childenv.Spec{})
 	}
 	s.mu.Lock()
 	closed := s.closed
@@ -279,22 +267,22 @@ func (s *Sandbox) Command(ctx context.Context, c engine.Confinement, spec Spec) 
 	var (
 		cmd *exec.Cmd
 		sp  *statusPipe
-		err error
 	)
 	switch s.status.Kind {
 	case KindBubblewrap:
-		cmd, sp, err = s.bwrapCommand(ctx, c, spec, setEnv(env, "TMPDIR", "/tmp"))
+		cmd, sp, err = s.bwrapCommand(ctx, c, spec, childenv.Set(env, "TMPDIR", "/tmp"))
 	case KindLandlock:
-		cmd, sp, err = s.landlockCommand(ctx, c, spec, setEnv(env, "TMPDIR", s.tmp))
+		cmd, sp, err = s.landlockCommand(ctx, c, spec, childenv.Set(env, "TMPDIR", s.tmp))
 	default:
 		cmd = exec.CommandContext(ctx, spec.Argv[0], spec.Argv[1:]...)
-		cmd.Env = setEnv(env, "TMPDIR", s.tmp)
+		cmd.Env = childenv.Set(env, "TMPDIR", s.tmp)
 	}
 	if err != nil {
 		return nil, err
 	}
 	cmd.Dir = spec.Dir
-	killGroup(cmd)
+	proc.OwnGroup(cmd)
+	dieWithKZ(cmd)
 	if sp != nil {
 		s.mu.Lock()
 		defer s.mu.Unlock()
@@ -305,6 +293,30 @@ func (s *Sandbox) Command(ctx context.Context, c engine.Confinement, spec Spec) 
 		s.pending[cmd] = sp
 	}
 	return cmd, nil
+}
+
+// checkSpec checks a command's confinement and spec, and fills in the
+// defaults: the strictest confinement, the workspace as directory.
+func (s *Sandbox) checkSpec(c engine.Confinement, spec Spec) (engine.Confinement, Spec, error) {
+	c = c.OrStrictest()
+	if c.Profile != engine.ProfileReadOnly && c.Profile != engine.ProfileWorkspaceWrite {
+		return c, spec, fmt.Errorf("sandbox: unknown profile %q", c.Profile)
+	}
+	if len(spec.Argv) == 0 || spec.Argv[0] == "" {
+		return c, spec, errors.New("sandbox: no command")
+	}
+	if spec.Dir == "" {
+		spec.Dir = s.pol.Workspace
+	}
+	if !filepath.IsAbs(spec.Dir) {
+		return c, spec, fmt.Errorf("sandbox: working directory %q is not absolute", spec.Dir)
+	}
+	for _, d := range spec.ExtraWritable {
+		if !filepath.IsAbs(d) {
+			return c, spec, fmt.Errorf("sandbox: writable directory %q is not absolute", d)
+		}
+	}
+	return c, spec, nil
 }
 
 // SetupError reports, after cmd (from Command) has been waited for,
@@ -326,8 +338,10 @@ func (s *Sandbox) SetupError(cmd *exec.Cmd) error {
 	return sp.result()
 }
 
-// Close removes the private temp dir. Commands already started keep
-// running until their callers end them; Command fails afterwards.
+// Close ends the sandbox servers (and the commands running on them) and
+// removes the private temp dir. Commands of Command already started keep
+// running until their callers end them (whose SetupError still works);
+// Command fails afterwards.
 func (s *Sandbox) Close() error {
 	s.mu.Lock()
 	if s.closed {
@@ -335,14 +349,17 @@ func (s *Sandbox) Close() error {
 		return nil
 	}
 	s.closed = true
-	for cmd, sp := range s.pending {
-		sp.close()
-		delete(s.pending, cmd)
-	}
+	// The status pipes of Command's commands stay open: a command may be
+	// in its Start in another goroutine, which passes the pipe's write
+	// end to bwrap, and closing it here would hand bwrap a closed
+	// descriptor, or one already reused for another file. Each pipe is
+	// closed by its command's SetupError, which callers call after Wait
+	// whether or not the sandbox was closed meanwhile.
 	for _, t := range s.trees {
 		t.close()
 	}
 	s.mu.Unlock()
+	s.closeServers()
 	return removeAll(s.root)
 }
 
@@ -395,60 +412,6 @@ func removeAll(dir string) error {
 		return fmt.Errorf("sandbox: remove private temp dir: %w", err)
 	}
 	return nil
-}
-
-// BaseEnv names the variables of kz's environment a command sees by
-// default.
-var BaseEnv = []string{"PATH", "HOME", "USER", "LANG", "TERM", "TMPDIR", "SHELL"}
-
-// MinimalEnv builds a command's environment from environ: the BaseEnv
-// names and the pass list, never a name containing KEY, SECRET, TOKEN or
-// PASSWORD unless the pass list names it exactly. PATH gets a default when
-// missing.
-func MinimalEnv(environ []string, pass []string) []string {
-	var out []string
-	for _, kv := range environ {
-		name, _, ok := strings.Cut(kv, "=")
-		if !ok || name == "" {
-			continue
-		}
-		listed := slices.Contains(pass, name)
-		if !listed && !slices.Contains(BaseEnv, name) {
-			continue
-		}
-		if SecretName(name) && !listed {
-			continue
-		}
-		out = append(out, kv)
-	}
-	if !slices.ContainsFunc(out, func(kv string) bool { return strings.HasPrefix(kv, "PATH=") }) {
-		out = append(out, "PATH=/usr/local/bin:/usr/bin:/bin")
-	}
-	return out
-}
-
-// SecretName reports whether an environment variable's name says it holds
-// a secret.
-func SecretName(name string) bool {
-	u := strings.ToUpper(name)
-	for _, w := range []string{"KEY", "SECRET", "TOKEN", "PASSWORD"} {
-		if strings.Contains(u, w) {
-			return true
-		}
-	}
-	return false
-}
-
-// setEnv returns env with name set to value (replacing every earlier
-// value).
-func setEnv(env []string, name, value string) []string {
-	out := make([]string, 0, len(env)+1)
-	for _, kv := range env {
-		if !strings.HasPrefix(kv, name+"=") {
-			out = append(out, kv)
-		}
-	}
-	return append(out, name+"="+value)
 }
 
 // statusPipe is how a command tells its caller that the sandbox started

@@ -1,0 +1,120 @@
+package proc
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"os"
+	"os/exec"
+	"strconv"
+	"syscall"
+	"time"
+)
+
+// OwnGroup makes cmd, made with exec.CommandContext, lead a process group
+// of its own once started: one signal to the group reaches the command
+// and every child that stays in it, and a Ctrl-C in kz's terminal does
+// not reach it directly. When the context ends before the command does,
+// the whole group is killed, not only the command; WaitDelay (2 seconds
+// unless set) bounds how long Wait then waits for output pipes that a
+// grandchild keeps open.
+func OwnGroup(cmd *exec.Cmd) {
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Setpgid = true
+	cmd.Cancel = func() error {
+		if cmd.Process == nil {
+			return nil
+		}
+		return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
+	if cmd.WaitDelay == 0 {
+		cmd.WaitDelay = 2 * time.Second
+	}
+}
+
+// SignalGroup sends sig to the process group that pgid leads. A group that
+// is already gone is not an error worth reporting: the caller wanted it
+// gone.
+func SignalGroup(pgid int, sig syscall.Signal) {
+	_ = syscall.Kill(-pgid, sig)
+}
+
+// Stop ends a child politely, then by force: ask (a SIGTERM or SIGINT to
+// its group, closing its stdin) is called at once; when done is not
+// closed within grace, force (a SIGKILL) is called and Stop waits for
+// done. It reports whether force was needed.
+func Stop(done <-chan struct{}, grace time.Duration, ask, force func()) bool {
+	ask()
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case <-done:
+		return false
+	case <-t.C:
+		force()
+		<-done
+		return true
+	}
+}
+
+// Tree is a child that leads its own process group, with the marker every
+// process descended from it inherits. Some children start theirs in a new
+// session (Claude Code's Bash tool, Codex's background terminals), out of
+// reach of the group; the marker, an environment entry, reaches them even
+// after they are reparented.
+type Tree struct {
+	// Pgid is the child's pid, which leads its group.
+	Pgid int
+	// Marker is the "NAME=token" entry of the child's environment (see
+	// NewMarker); empty finds no descendant outside the group.
+	Marker string
+}
+
+// NewMarker returns a fresh "name=<random token>" entry to add to a
+// child's environment, which Tree.Marked then finds in every descendant.
+func NewMarker(name string) string {
+	var rnd [12]byte
+	_, _ = rand.Read(rnd[:])
+	return name + "=" + hex.EncodeToString(rnd[:])
+}
+
+// Signal sends sig to the tree's process group and to every process that
+// carries its marker, so that no descendant outlives the child.
+func (t Tree) Signal(sig syscall.Signal) {
+	SignalGroup(t.Pgid, sig)
+	for _, pid := range t.Marked() {
+		_ = syscall.Kill(pid, sig)
+	}
+}
+
+// Marked lists the processes, kz itself excepted, whose environment holds
+// the tree's marker. It reads /proc, so it finds nothing where there is
+// none (the group signal remains).
+func (t Tree) Marked() []int {
+	if t.Marker == "" {
+		return nil
+	}
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	want := []byte("\x00" + t.Marker + "\x00")
+	self := os.Getpid()
+	var out []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == self {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/environ")
+		if err != nil || len(b) == 0 {
+			continue
+		}
+		if bytes.Contains(append([]byte{0}, b...), want) {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
