@@ -65,11 +65,19 @@ type Options struct {
 	// ReadPolicy judges every entry kz's own grep, glob and list_dir
 	// meet: the gate's Read rules hold inside their results too.
 	ReadPolicy tools.ReadPolicy
+	// StateDir is kz's state directory: an ACP agent that kz gives an
+	// overlay home (Gemini CLI) keeps one per kz session under its
+	// gemini-homes folder. Empty gives each session a temporary one.
+	StateDir string
 	// Confiner starts the agent CLIs (Claude Code, Codex, ACP agents)
 	// under the OS sandbox; nil starts them unconfined, as kz runtimes
 	// then says (CLIConfinement).
 	Confiner agentcli.Confiner
 }
+
+// GeminiHomes is the folder of kz's state directory that holds the
+// Gemini overlay home of each kz session, named by the session's id.
+const GeminiHomes = "gemini-homes"
 
 // CLIConfinement says in one line how the agent CLI processes run with
 // these options, for kz runtimes.
@@ -128,6 +136,9 @@ func Build(name string, rc config.Runtime, opt Options) (engine.RuntimeEntry, er
 		cfg.Env = append(cfg.Env, childenv.FromMap(rc.Env)...)
 		if rc.MaxAttempts > 0 {
 			cfg.MaxAttempts = rc.MaxAttempts
+		}
+		if opt.StateDir != "" {
+			cfg.HomesDir = filepath.Join(opt.StateDir, GeminiHomes)
 		}
 		return cliEntry(acp.New(cfg), rc, opt), nil
 	case config.KindClaudeCode:

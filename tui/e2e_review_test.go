@@ -65,7 +65,7 @@ func TestE2EReview(t *testing.T) {
 	if err := os.WriteFile(proposal, []byte(proposalScript()), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	env := []string{"XDG_CONFIG_HOME=" + config, "XDG_DATA_HOME=" + data, "TERM=xterm-256color"}
+	env := []string{"XDG_CONFIG_HOME=" + config, "XDG_DATA_HOME=" + data, "XDG_STATE_HOME=" + filepath.Join(tmp, "state"), "TERM=xterm-256color"}
 
 	// An earlier session of this folder, run headless.
 	first := exec.Command(bin, "-p", "the first question", "--runtime", "scripted", "--script", earlier, "--data-dir", data)

@@ -42,8 +42,8 @@ func TestE2EDemoInTmux(t *testing.T) {
 	p := &pane{t: t, socket: fmt.Sprintf("kz-e2e-%d", os.Getpid()), name: "kz"}
 	// A private tmux server: the test never touches the person's sessions.
 	t.Cleanup(func() { _ = exec.Command("tmux", "-L", p.socket, "kill-server").Run() })
-	shell := fmt.Sprintf("cd %q && TMPDIR=%q XDG_CONFIG_HOME=%q XDG_DATA_HOME=%q TERM=xterm-256color %q --demo --data-dir %q; echo KZ-EXITED-$?; sleep 30",
-		work, scratch, filepath.Join(tmp, "config"), data, bin, data)
+	shell := fmt.Sprintf("cd %q && TMPDIR=%q XDG_CONFIG_HOME=%q XDG_DATA_HOME=%q XDG_STATE_HOME=%q TERM=xterm-256color %q --demo --data-dir %q; echo KZ-EXITED-$?; sleep 30",
+		work, scratch, filepath.Join(tmp, "config"), data, filepath.Join(tmp, "state"), bin, data)
 	p.tmux("new-session", "-d", "-s", p.name, "-x", "120", "-y", "40", shell)
 
 	p.waitFor("the demo welcome", "Welcome to the kz demo")
@@ -227,8 +227,8 @@ func TestE2EThemesInTmux(t *testing.T) {
 			if err := os.MkdirAll(scratch, 0o700); err != nil {
 				t.Fatal(err)
 			}
-			shell := fmt.Sprintf("cd %q && %s TMPDIR=%q XDG_CONFIG_HOME=%q XDG_DATA_HOME=%q TERM=xterm-256color COLORTERM=truecolor %q --demo --data-dir %q %s; sleep 30",
-				tmp, c.env, scratch, config, data, bin, data, c.flags)
+			shell := fmt.Sprintf("cd %q && %s TMPDIR=%q XDG_CONFIG_HOME=%q XDG_DATA_HOME=%q XDG_STATE_HOME=%q TERM=xterm-256color COLORTERM=truecolor %q --demo --data-dir %q %s; sleep 30",
+				tmp, c.env, scratch, config, data, filepath.Join(tmp, "state"), bin, data, c.flags)
 			p.tmux("new-session", "-d", "-s", p.name, "-x", "100", "-y", "30", shell)
 			p.waitFor("the demo", "Welcome to the kz demo")
 			p.waitFor("the status bar", "demo/demo-large")

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/kaizen-code/kz/internal/config"
+	"github.com/kaizen-code/kz/internal/logging"
 	"github.com/kaizen-code/kz/tools/permission"
 	"github.com/kaizen-code/kz/tools/sandbox"
 )
@@ -59,6 +60,9 @@ func enforcement(st sandbox.Status) permission.Enforcement {
 // command.
 func (e *Env) osSandbox(gate *permission.Gate) (*sandbox.Sandbox, error) {
 	hidden := []string{filepath.Dir(e.Paths.UserConfig), e.DataDir}
+	// The log is kz's too. The rest of the state directory is not hidden:
+	// it holds the agents' homes, which they must write.
+	hidden = append(hidden, logging.Paths(e.Paths.StateDir)...)
 	// What Read deny rules name is hidden too: the gate cannot stop
 	// `grep -r x .` from reading a denied directory below ".", the
 	// kernel can.

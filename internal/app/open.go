@@ -83,6 +83,7 @@ type App struct {
 	journal       *store.Writer
 	removeDemo    func() error
 	sessionClosed bool
+	switches      *switchWatcher
 }
 
 // NotStartedError is a failure of Open with what it knew by then: the
@@ -298,6 +299,7 @@ func (a *App) newSession(o Options, c engine.Config) error {
 		return err
 	}
 	a.Session = sess
+	a.watchSwitches()
 	if a.Resumed.ID == "" {
 		st := sess.State()
 		a.journal.CreateLazily(store.SessionInfo{ID: sess.ID(), Workspace: a.Env.Workspace, Runtime: st.Runtime, Model: st.Model, Mode: c.Mode})
@@ -313,7 +315,9 @@ func (a *App) CloseSession(ctx context.Context) error {
 		return nil
 	}
 	a.sessionClosed = true
-	return a.Session.Close(context.WithoutCancel(ctx))
+	err := a.Session.Close(context.WithoutCancel(ctx))
+	a.switches.stop()
+	return err
 }
 
 // Close closes the session if it is still open, then everything it ran

@@ -38,7 +38,8 @@ type RuntimesFor struct {
 
 // Runtimes builds every configured runtime and every preset.
 func (e *Env) Runtimes(r RuntimesFor) ([]engine.RuntimeEntry, error) {
-	opt := runtimes.Options{Workspace: e.Workspace, ConfigDir: filepath.Dir(e.Paths.UserConfig), Probe: r.Probe, Sandbox: r.Sandbox}
+	opt := runtimes.Options{Workspace: e.Workspace, ConfigDir: filepath.Dir(e.Paths.UserConfig), Probe: r.Probe, Sandbox: r.Sandbox,
+		StateDir: e.Paths.StateDir}
 	if r.Gate != nil {
 		opt.DenyTool, opt.ReadPolicy = r.Gate.DeniesTool, r.Gate
 	}

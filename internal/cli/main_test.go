@@ -34,6 +34,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv("KZ_MAIN") == "1" {
 		os.Exit(Main(os.Args[1:]))
 	}
+	if os.Getenv("KZ_FAKE_ACP") == "1" {
+		os.Exit(fakeACPMain())
+	}
 	goleak.VerifyTestMain(m)
 }
 
@@ -43,12 +46,15 @@ type sandbox struct {
 	workspace string
 	config    string
 	data      string
+	// state holds the log and the agents' homes.
+	state string
 }
 
 func newSandbox(t *testing.T) *sandbox {
 	t.Helper()
 	root := t.TempDir()
-	sb := &sandbox{t: t, workspace: filepath.Join(root, "proj"), config: filepath.Join(root, "config"), data: filepath.Join(root, "data")}
+	sb := &sandbox{t: t, workspace: filepath.Join(root, "proj"), config: filepath.Join(root, "config"), data: filepath.Join(root, "data"),
+		state: filepath.Join(root, "state")}
 	for _, d := range []string{sb.workspace, sb.config} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
@@ -56,6 +62,7 @@ func newSandbox(t *testing.T) *sandbox {
 	}
 	t.Setenv("XDG_CONFIG_HOME", sb.config)
 	t.Setenv("XDG_DATA_HOME", sb.data)
+	t.Setenv("XDG_STATE_HOME", sb.state)
 	t.Setenv("PATH", "/usr/bin:/bin") // no agent CLI is found by accident
 	t.Chdir(sb.workspace)
 	return sb

@@ -51,6 +51,9 @@ var cmdRoot = &Command{
   --data-dir DIR           where kz keeps its database (default $XDG_DATA_HOME/kz)
   --demo                   open the TUI on a scripted demo session (no model needed)
   --theme NAME             dark | light | high-contrast (NO_COLOR is honoured)
+  --debug                  log at debug level; KZ_LOG=debug|info|warn|error
+                           sets the level otherwise (default info). The log
+                           is $XDG_STATE_HOME/kz/kz.log, never the terminal
 
 Exit codes:
   0  the turn completed
@@ -96,7 +99,7 @@ func withResume(args []string, id string) []string {
 // rootFlags are the flags of kz and kz -p.
 type rootFlags struct {
 	prompt, runtime, model, mode, pmode, format, resume, script, dataDir, theme string
-	cont, demo                                                                  bool
+	cont, demo, debug                                                           bool
 	maxCycles, patchRetries                                                     int
 	budget                                                                      float64
 	timeout                                                                     time.Duration
@@ -120,6 +123,7 @@ func parseRoot(args []string) (*rootFlags, error) {
 	fs.StringVar(&o.dataDir, "data-dir", "", "")
 	fs.BoolVar(&o.cont, "continue", false, "")
 	fs.BoolVar(&o.demo, "demo", false, "")
+	fs.BoolVar(&o.debug, "debug", false, "")
 	fs.StringVar(&o.theme, "theme", "", "")
 	fs.Var(cliflag.Int{P: &o.maxCycles}, "max-cycles", "")
 	fs.Var(cliflag.Int{P: &o.patchRetries}, "patch-retries", "")
@@ -228,6 +232,10 @@ func runSession(ctx context.Context, inv *Invocation, args []string) (err error)
 			return err
 		}
 	}
+	// The log goes in before anything is built: the runtimes take the
+	// default logger when they are made.
+	lg := installLog(o.debug, inv.Stderr)
+	defer func() { _ = lg.Close() }()
 	a, err := app.Open(ctx, opts)
 	if err != nil {
 		return err

@@ -201,8 +201,12 @@ type Config struct {
 
 // Paths locates kz's files.
 type Paths struct {
-	UserConfig  string // $XDG_CONFIG_HOME/kz/config.toml
-	DataDir     string // $XDG_DATA_HOME/kz
+	UserConfig string // $XDG_CONFIG_HOME/kz/config.toml
+	DataDir    string // $XDG_DATA_HOME/kz
+	// StateDir holds what kz keeps between runs that is neither
+	// configuration nor sessions: the log (kz.log) and the agent homes of
+	// sessions (gemini-homes/<session id>).
+	StateDir    string // $XDG_STATE_HOME/kz
 	ProjectFile string // <workspace>/.kz/config.toml
 }
 
@@ -220,11 +224,31 @@ func DefaultPaths(workspace string) (Paths, error) {
 	if data == "" || !filepath.IsAbs(data) {
 		data = filepath.Join(home, ".local", "share")
 	}
+	state, err := StateDir()
+	if err != nil {
+		return Paths{}, err
+	}
 	return Paths{
 		UserConfig:  filepath.Join(cfg, "kz", "config.toml"),
 		DataDir:     filepath.Join(data, "kz"),
+		StateDir:    state,
 		ProjectFile: filepath.Join(workspace, ".kz", "config.toml"),
 	}, nil
+}
+
+// StateDir is kz's state directory, $XDG_STATE_HOME/kz (by default
+// ~/.local/state/kz). It needs no configuration, so that the log can be
+// opened before the configuration is read.
+func StateDir() (string, error) {
+	state := os.Getenv("XDG_STATE_HOME")
+	if state == "" || !filepath.IsAbs(state) {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", fmt.Errorf("find home directory: %w", err)
+		}
+		state = filepath.Join(home, ".local", "state")
+	}
+	return filepath.Join(state, "kz"), nil
 }
 
 // Load reads the user and project files (either may be missing) and merges

@@ -1,8 +1,9 @@
 // Package acp drives any Agent Client Protocol agent (JSON-RPC 2.0 over
-// stdio; Gemini CLI with --acp first) as a kz runtime. Every turn starts
-// the agent in its own process group, opens a session (loading the stored
-// one where the agent offers it, else a new one primed with kz's
-// transcript), sends the prompt and maps session/update notifications to
+// stdio; Gemini CLI with --acp first) as a kz runtime. The agent runs in
+// its own process group, one process per kz session kept across its turns
+// (agent.go): the first turn opens a session (loading the stored one where
+// the agent offers it, else a new one primed with kz's transcript), later
+// turns prompt the same session, and session/update notifications map to
 // kz events. Permission requests go through kz's gate and are answered
 // with the matching offered option; kz offers the client file-system
 // capability for writes and serves them through its own workspace
@@ -16,6 +17,7 @@ import (
 	"os/exec"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/kaizen-code/kz/engine"
@@ -89,6 +91,13 @@ type Config struct {
 	// agent (fs/write_text_file), so that the write can be undone. Nil
 	// refuses delegated writes: kz never changes a file it could not undo.
 	Snapshots tools.SnapshotSaver
+	// HomesDir is where the overlay home of each kz session is kept (see
+	// geminihome.go), in a directory named by the session's id, so that a
+	// later agent process of the session, in this kz or a later one, runs
+	// with the same home and can load the agent's session. Empty makes a
+	// temporary overlay per kz session instead, removed when its agent is
+	// closed.
+	HomesDir string
 	// Logger receives what kz skips. Nil means slog.Default().
 	Logger *slog.Logger
 }
@@ -113,10 +122,14 @@ func GeminiPreset() Config {
 }
 
 // Runtime is an ACP runtime. It implements engine.Runtime; it is safe for
-// concurrent use, each turn running its own agent process.
+// concurrent use, each kz session having its own agent process (agent.go).
 type Runtime struct {
 	cfg Config
 	log *slog.Logger
+
+	mu     sync.Mutex
+	closed bool
+	slots  map[string]*slot
 }
 
 // New returns a runtime for cfg. It starts nothing.
@@ -137,7 +150,7 @@ func New(cfg Config) *Runtime {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Runtime{cfg: cfg, log: log.With("runtime", cfg.Name)}
+	return &Runtime{cfg: cfg, log: log.With("runtime", cfg.Name), slots: map[string]*slot{}}
 }
 
 // Name implements engine.Runtime.
@@ -145,14 +158,16 @@ func (r *Runtime) Name() string { return r.cfg.Name }
 
 // Capabilities implements engine.Runtime. An ACP agent runs its own tool
 // loop with file and shell tools, streams, and can be cancelled. Resume is
-// not declared because it is not guaranteed: kz loads the stored session
-// where the agent offers session/load, but Gemini CLI 0.61 fails to load a
-// session whose next turn starts within the same minute as its last one
-// (its chat files are named by the minute, and session/load starts a new
-// recording of the loaded id that resets that very file; see
-// TestRealGeminiTextAndLoad), and kz then primes a new session with its
-// transcript instead (nothing is lost, but it is not the agent's own
-// resume).
+// not declared because it is not guaranteed across processes: the turns
+// of a kz session continue the agent's own session in the process kept
+// for them (agent.go), but a new process (after kz restarted, the session
+// switched runtime or the agent died) has to session/load it, and Gemini
+// CLI 0.61 fails to load a session whose next turn starts within the same
+// minute as its last one (its chat files are named by the minute, and
+// session/load starts a new recording of the loaded id that resets that
+// very file; see TestRealGeminiTextAndLoad). kz then primes a new session
+// with its transcript instead (nothing is lost, but it is not the agent's
+// own resume).
 func (r *Runtime) Capabilities(string) engine.Capabilities {
 	return engine.Capabilities{
 		Set: engine.NewCapSet(engine.CapTextCompletion, engine.CapStreamingText, engine.CapNativeToolLoop,
@@ -205,7 +220,10 @@ func (r *Runtime) missing(err error) error {
 		Err:     err}
 }
 
-// Run implements engine.Runtime.
+// Run implements engine.Runtime: it sends the prompt to the kz session's
+// agent process, starting one (and opening or loading its session) when
+// none runs, and maps what the agent sends to kz events until the
+// prompt's result.
 func (r *Runtime) Run(ctx context.Context, t *engine.Turn) (engine.Result, error) {
 	model := t.Model
 	if model == "" && len(r.cfg.Models) > 0 {
@@ -222,19 +240,39 @@ func (r *Runtime) Run(ctx context.Context, t *engine.Turn) (engine.Result, error
 	if _, err := exec.LookPath(r.cfg.Command); err != nil {
 		return engine.Result{Status: engine.StatusError, Model: model}, r.missing(err)
 	}
+	s, err := r.slotFor(t.SessionID)
+	if err != nil {
+		return engine.Result{Status: engine.StatusError, Model: model}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	tr := &turnRun{rt: r, t: t, model: model, dir: dir, tools: map[string]*toolState{},
+		allowedWrites: map[string]allowedWrite{}, written: map[string]bool{}}
+	res, err := tr.run(ctx, s)
+	if tr.ws != nil {
+		_ = tr.ws.Close()
+	}
+	if a := s.a; a != nil && (!tr.keep || !a.alive()) {
+		// An agent kz cannot vouch for is stopped: at once after an
+		// immediate interrupt, politely otherwise. The next turn starts
+		// another.
+		a.stop(ctx.Err() != nil, r.cfg.KillGrace)
+		s.a = nil
+	}
+	return res, err
+}
+
+// spawn starts the agent process of slot s: a minimal environment whose
+// credentials are replaced by the placeholders of a credential proxy of
+// the process's own, the session's overlay home when the runtime bounds
+// Gemini's retries, and the OS sandbox with the agent's homes writable.
+func (r *Runtime) spawn(s *slot, t *engine.Turn, dir string) (*agent, error) {
 	env := agentcli.Env(childenv.Spec{}, r.cfg.Env)
 	var proxy *credproxy.Proxy
 	if r.cfg.Credentials != nil {
 		var err error
-		env, proxy, err = credproxy.Shield(env, r.cfg.Credentials(env), r.log)
-		if err != nil {
-			return engine.Result{Status: engine.StatusError, Model: model},
-				&engine.RuntimeError{Kind: engine.ErrCrashed, Runtime: r.cfg.Name, Model: model, Message: "start agent: " + err.Error(), Err: err}
-		}
-		if proxy != nil {
-			// Closed after Stop or KillNow below, which return once the
-			// agent has been reaped.
-			defer func() { _ = proxy.Close() }()
+		if env, proxy, err = credproxy.Shield(env, r.cfg.Credentials(env), r.log); err != nil {
+			return nil, err
 		}
 	}
 	var homes []string
@@ -242,39 +280,45 @@ func (r *Runtime) Run(ctx context.Context, t *engine.Turn) (engine.Result, error
 		homes = r.cfg.Homes(env)
 	}
 	if r.cfg.MaxAttempts > 0 {
-		o, err := newGeminiOverlay(env, r.cfg.MaxAttempts, r.log)
-		if err != nil {
+		if o, err := r.overlay(s, t, env); err != nil {
 			// The agent still runs, with its own retry bound.
 			r.log.Warn("acp: could not bound the agent's retries", "err", err)
 		} else {
 			env = append(childenv.Strip(env, "GEMINI_CLI_HOME"), o.env())
-			// Gemini writes its overlay home too (what it creates there
-			// is kept by Close).
+			// Gemini writes its overlay home too.
 			homes = append(homes, o.root)
-			defer func() {
-				if err := o.Close(); err != nil {
-					r.log.Warn("acp: gemini overlay home", "err", err)
-				}
-			}()
 		}
 	}
 	c, err := jsonrpc.Start(r.cfg.Confiner, homes, r.cfg.Command, r.cfg.Args, dir, env, markerVar, r.log)
 	if err != nil {
-		return engine.Result{Status: engine.StatusError, Model: model},
-			&engine.RuntimeError{Kind: engine.ErrCrashed, Runtime: r.cfg.Name, Model: model, Message: "start agent: " + err.Error(), Err: err}
+		if proxy != nil {
+			_ = proxy.Close()
+		}
+		return nil, err
 	}
-	tr := &turnRun{rt: r, t: t, c: c, model: model, dir: dir, tools: map[string]*toolState{},
-		allowedWrites: map[string]allowedWrite{}, written: map[string]bool{}}
-	res, err := tr.run(ctx)
-	if tr.ws != nil {
-		_ = tr.ws.Close()
+	return &agent{c: c, proxy: proxy, dir: dir}, nil
+}
+
+// overlay prepares the overlay home of slot s for a new agent process:
+// the kz session's kept home under HomesDir, or a temporary one made for
+// the slot's first process and removed with the slot.
+func (r *Runtime) overlay(s *slot, t *engine.Turn, env []string) (*geminiOverlay, error) {
+	if r.cfg.HomesDir != "" {
+		o, err := openGeminiHome(env, r.cfg.MaxAttempts, homeDir(r.cfg.HomesDir, t.SessionID), r.log)
+		if err != nil {
+			return nil, err
+		}
+		s.home = o
+		return o, nil
 	}
-	if ctx.Err() != nil {
-		c.KillNow()
-	} else {
-		c.Stop(r.cfg.KillGrace)
+	if s.home == nil {
+		o, err := newGeminiOverlay(env, r.cfg.MaxAttempts, r.log)
+		if err != nil {
+			return nil, err
+		}
+		s.home = o
 	}
-	return res, err
+	return s.home, nil
 }
 
 func (r *Runtime) errorf(kind engine.ErrorKind, model string, err error, format string, args ...any) *engine.RuntimeError {

@@ -53,5 +53,7 @@ func newFake(t testing.TB, lines []clitest.Line, more ...[]clitest.Line) *fake {
 	f := &fake{Fake: clitest.NewFake(t, lines, more...), snaps: &memSnapshots{}}
 	f.rt = New(Config{Name: "gemini", Command: os.Args[0], Workspace: f.WS, KillGrace: 300 * time.Millisecond, AuthMethod: "gemini-api-key",
 		HandshakeTimeout: 10 * time.Second, Snapshots: f.snaps, Env: f.Env()})
+	// The agent process outlives its turns; closing the runtime ends it.
+	t.Cleanup(func() { _ = f.rt.Close() })
 	return f
 }

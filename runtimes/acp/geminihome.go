@@ -30,12 +30,19 @@ import (
 //     skips it with a security warning;
 //   - workspace settings live in the person's project.
 //
-// So kz gives each agent process an overlay of the user's Gemini directory
-// through GEMINI_CLI_HOME: a temporary <root>/.gemini whose settings.json
-// is the user's own with general.maxAttempts bounded, and whose every other
-// entry is a symbolic link to the real one (sessions, credentials, project
-// registry, extensions), so that sessions written by one process are found
-// by the next and nothing else changes.
+// So kz gives the agent an overlay of the user's Gemini directory through
+// GEMINI_CLI_HOME: a <root>/.gemini whose settings.json is the user's own
+// with general.maxAttempts bounded, and whose every other entry is a
+// symbolic link to the real one (sessions, credentials, project registry,
+// extensions), so that sessions written by one process are found by the
+// next and nothing else changes.
+//
+// The overlay belongs to one kz session, not to one process: kz keeps it
+// under its state directory, named by the kz session's id, so that every
+// agent process of the session, and a later kz resuming the session, runs
+// with the same GEMINI_CLI_HOME and can session/load what an earlier one
+// recorded. Without a state directory (a runtime built outside kz's
+// wiring) the overlay is a temporary directory removed with the runtime.
 
 // geminiDir is Gemini CLI's directory under its home.
 const geminiDir = ".gemini"
@@ -44,40 +51,22 @@ const geminiDir = ".gemini"
 // "<pid>-<start>-" of the kz process that made it.
 const overlayPrefix = "kz-gemini-home-"
 
-// geminiOverlay is the temporary Gemini home of one agent process.
+// geminiOverlay is the Gemini home of one kz session's agent processes.
 type geminiOverlay struct {
 	// root is the value of GEMINI_CLI_HOME for the agent.
 	root string
 	// real is the user's Gemini directory (<home>/.gemini).
 	real string
-	log  *slog.Logger
+	// temporary says root is a temporary directory that Close removes; a
+	// kept overlay (under kz's state directory) outlives kz.
+	temporary bool
+	log       *slog.Logger
 }
 
-// newGeminiOverlay prepares the overlay for an agent started with env.
-// The user's home is GEMINI_CLI_HOME, else HOME, of that environment.
+// newGeminiOverlay prepares a temporary overlay for an agent started with
+// env. The user's home is GEMINI_CLI_HOME, else HOME, of that environment.
 func newGeminiOverlay(env []string, maxAttempts int, log *slog.Logger) (*geminiOverlay, error) {
-	home := childenv.Lookup(env, "GEMINI_CLI_HOME")
-	if home == "" {
-		home = childenv.Lookup(env, "HOME")
-	}
-	if home == "" {
-		h, err := os.UserHomeDir()
-		if err != nil {
-			return nil, fmt.Errorf("gemini home: %w", err)
-		}
-		home = h
-	}
-	realDir := filepath.Join(home, geminiDir)
-	// Gemini keeps its sessions (tmp/<project>/chats) and prompt history
-	// in these directories; they must exist in the real directory before
-	// being linked, or Gemini would create them inside the overlay, which
-	// is removed when the process ends.
-	for _, d := range []string{"tmp", "history"} {
-		if err := os.MkdirAll(filepath.Join(realDir, d), 0o700); err != nil {
-			return nil, fmt.Errorf("gemini home: %w", err)
-		}
-	}
-	settings, err := boundedSettings(filepath.Join(realDir, "settings.json"), maxAttempts)
+	home, realDir, settings, err := overlaySource(env, maxAttempts)
 	if err != nil {
 		return nil, err
 	}
@@ -92,12 +81,68 @@ func newGeminiOverlay(env []string, maxAttempts int, log *slog.Logger) (*geminiO
 	if err != nil {
 		return nil, fmt.Errorf("gemini home: %w", err)
 	}
-	o := &geminiOverlay{root: root, real: realDir, log: log}
+	o := &geminiOverlay{root: root, real: realDir, temporary: true, log: log}
 	if err := o.populate(home, settings); err != nil {
 		_ = os.RemoveAll(root)
 		return nil, err
 	}
 	return o, nil
+}
+
+// openGeminiHome prepares the kept overlay at root (created 0700 when
+// missing) for an agent started with env. It is called before every start
+// of an agent process: the settings are those the user has now, and
+// entries the user's directory gained since are linked; what Gemini
+// created in the overlay itself (an installation id, a project registry
+// the user's directory lacked) is left as it is.
+func openGeminiHome(env []string, maxAttempts int, root string, log *slog.Logger) (*geminiOverlay, error) {
+	home, realDir, settings, err := overlaySource(env, maxAttempts)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(root, 0o700); err != nil {
+		return nil, fmt.Errorf("gemini home: %w", err)
+	}
+	// MkdirAll leaves an existing directory's mode alone; the overlay
+	// links to the person's credentials and must be theirs alone.
+	if err := os.Chmod(root, 0o700); err != nil {
+		return nil, fmt.Errorf("gemini home: %w", err)
+	}
+	o := &geminiOverlay{root: root, real: realDir, log: log}
+	if err := o.populate(home, settings); err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
+// overlaySource finds the user's home and Gemini directory in env (making
+// the directories Gemini keeps its sessions in) and returns the bounded
+// settings an overlay of it holds.
+func overlaySource(env []string, maxAttempts int) (home, realDir string, settings []byte, err error) {
+	home = childenv.Lookup(env, "GEMINI_CLI_HOME")
+	if home == "" {
+		home = childenv.Lookup(env, "HOME")
+	}
+	if home == "" {
+		if home, err = os.UserHomeDir(); err != nil {
+			return "", "", nil, fmt.Errorf("gemini home: %w", err)
+		}
+	}
+	realDir = filepath.Join(home, geminiDir)
+	// Gemini keeps its sessions (tmp/<project>/chats) and prompt history
+	// in these directories; they must exist in the real directory before
+	// being linked, or Gemini would create them inside the overlay, apart
+	// from the person's own.
+	for _, d := range []string{"tmp", "history"} {
+		if err := os.MkdirAll(filepath.Join(realDir, d), 0o700); err != nil {
+			return "", "", nil, fmt.Errorf("gemini home: %w", err)
+		}
+	}
+	settings, err = boundedSettings(filepath.Join(realDir, "settings.json"), maxAttempts)
+	if err != nil {
+		return "", "", nil, err
+	}
+	return home, realDir, settings, nil
 }
 
 // boundedSettings returns the user's settings file with general.maxAttempts
@@ -133,14 +178,28 @@ func boundedSettings(path string, maxAttempts int) ([]byte, error) {
 }
 
 // populate writes the bounded settings and links every other entry of the
-// real directory (and the home's .agents, which Gemini also reads).
+// real directory (and the home's .agents, which Gemini also reads) that
+// the overlay does not hold yet. The settings are replaced by a rename, so
+// that an agent starting meanwhile never reads half of them.
 func (o *geminiOverlay) populate(home string, settings []byte) error {
 	dir := filepath.Join(o.root, geminiDir)
-	if err := os.Mkdir(dir, 0o700); err != nil {
+	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
 		return fmt.Errorf("gemini home: %w", err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "settings.json"), settings, 0o600); err != nil {
+	f, err := os.CreateTemp(dir, ".settings-*.json")
+	if err != nil {
 		return fmt.Errorf("gemini home: %w", err)
+	}
+	_, werr := f.Write(settings)
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Rename(f.Name(), filepath.Join(dir, "settings.json"))
+	}
+	if werr != nil {
+		_ = os.Remove(f.Name())
+		return fmt.Errorf("gemini home: %w", werr)
 	}
 	ents, err := os.ReadDir(o.real)
 	if err != nil {
@@ -150,14 +209,26 @@ func (o *geminiOverlay) populate(home string, settings []byte) error {
 		if e.Name() == "settings.json" {
 			continue
 		}
-		if err := os.Symlink(filepath.Join(o.real, e.Name()), filepath.Join(dir, e.Name())); err != nil {
-			return fmt.Errorf("gemini home: %w", err)
+		if err := linkMissing(filepath.Join(o.real, e.Name()), filepath.Join(dir, e.Name())); err != nil {
+			return err
 		}
 	}
 	if _, err := os.Lstat(filepath.Join(home, ".agents")); err == nil {
-		if err := os.Symlink(filepath.Join(home, ".agents"), filepath.Join(o.root, ".agents")); err != nil {
-			return fmt.Errorf("gemini home: %w", err)
+		if err := linkMissing(filepath.Join(home, ".agents"), filepath.Join(o.root, ".agents")); err != nil {
+			return err
 		}
+	}
+	return nil
+}
+
+// linkMissing makes link a symbolic link to target unless an entry of
+// that name exists (a link made earlier, or what Gemini created itself).
+func linkMissing(target, link string) error {
+	if _, err := os.Lstat(link); err == nil {
+		return nil
+	}
+	if err := os.Symlink(target, link); err != nil && !errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("gemini home: %w", err)
 	}
 	return nil
 }
@@ -165,13 +236,17 @@ func (o *geminiOverlay) populate(home string, settings []byte) error {
 // env returns the variable that points the agent at the overlay.
 func (o *geminiOverlay) env() string { return "GEMINI_CLI_HOME=" + o.root }
 
-// Close moves the entries the agent created in the overlay (an installation
-// id, a first project registry) into the real directory when it has none of
-// that name, and removes the overlay. Entries the agent replaced instead of
-// writing through the link, and its changes to the overlay's settings, are
-// dropped: kz never changes the person's settings. Call it once the agent
-// has exited.
+// Close ends a temporary overlay: it moves the entries the agent created
+// in it (an installation id, a first project registry) into the real
+// directory when it has none of that name, and removes the overlay.
+// Entries the agent replaced instead of writing through the link, and its
+// changes to the overlay's settings, are dropped: kz never changes the
+// person's settings. A kept overlay stays as it is, for the session's next
+// agent. Call it once every agent process on the overlay has exited.
 func (o *geminiOverlay) Close() error {
+	if !o.temporary {
+		return nil
+	}
 	dir := filepath.Join(o.root, geminiDir)
 	ents, _ := os.ReadDir(dir)
 	for _, e := range ents {

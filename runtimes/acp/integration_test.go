@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -178,11 +179,16 @@ func realSetupWith(t testing.TB, api *geminiAPI, keyEnv []string) (*Runtime, str
 	cfg.Env = append(cfg.Env, "HOME="+home, "TMPDIR="+tmp, "GOOGLE_GEMINI_BASE_URL="+api.srv.URL)
 	cfg.Env = append(cfg.Env, keyEnv...)
 	cfg.Snapshots = &memSnapshots{}
-	return New(cfg), ws
+	// Each kz session's overlay home is kept where kz keeps its state.
+	cfg.HomesDir = filepath.Join(dir, "state", "gemini-homes")
+	rt := New(cfg)
+	t.Cleanup(func() { _ = rt.Close() })
+	return rt, ws
 }
 
-// The second turn continues the conversation: kz asks the agent to load
-// its own session (session/load, offered by Gemini CLI), the model sees the
+// The second turn, in a new agent process, continues the conversation:
+// kz asks the agent to load its own session (session/load, offered by
+// Gemini CLI) from the kz session's kept overlay home, the model sees the
 // first turn and the replayed history is not taken for the new answer.
 //
 // Gemini CLI 0.61 names a chat file by the minute it starts and the first 8
@@ -210,6 +216,9 @@ func TestRealGeminiTextAndLoad(t *testing.T) {
 	}
 	sid := final.NativeID
 	time.Sleep(time.Until(time.Now().UTC().Truncate(time.Minute).Add(time.Minute + 100*time.Millisecond)))
+	// The agent process ends, as when kz quits: the next turn starts
+	// another on the session's kept home, which loads the session.
+	rt.CloseSession(h.Session.ID())
 	final = h.Run(t, ctx, "Say it again")
 	if final.Status != string(engine.StatusComplete) || final.Output != "Second answer." {
 		t.Errorf("second turn %+v", final)
@@ -227,6 +236,92 @@ func TestRealGeminiTextAndLoad(t *testing.T) {
 	}
 	if n := len(h.Journal.OfType(engine.EventAssistantMessage)); n != 2 {
 		t.Errorf("%d assistant messages, want 2 (the replay counted as new?)", n)
+	}
+}
+
+// Quick turns of one kz session run on one Gemini process and continue
+// its own session: one initialize and one session/new (every turn names
+// the same session), and no turn's model request carries kz's transcript
+// re-sent as a priming prompt; each earlier user message reaches the
+// model once, as the agent's own history. The session's overlay home is
+// kept under the state directory, the person's alone.
+func TestRealGeminiOneProcessAcrossTurns(t *testing.T) {
+	api := newGeminiAPI(t, func(_ int, last string) gstep {
+		// The answer does not repeat the prompt, which is counted below.
+		return gstep{Text: "answer to " + strings.ToUpper(strings.TrimSpace(last))}
+	})
+	rt, ws := realSetup(t, api)
+	logs := &clitest.LogBuffer{}
+	rt.log = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	h := clitest.NewHarness(t, ws, []engine.RuntimeEntry{{Runtime: rt}}, clitest.Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), 240*time.Second)
+	defer cancel()
+	prompts := []string{"turn-one", "turn-two", "turn-three", "turn-four"}
+	pid, native := 0, ""
+	for i, p := range prompts {
+		start := time.Now()
+		final := h.Run(t, ctx, p)
+		if final.Status != string(engine.StatusComplete) || final.Output != "answer to "+strings.ToUpper(p) {
+			t.Fatalf("turn %d: %+v", i+1, final)
+		}
+		t.Logf("turn %d took %v", i+1, time.Since(start).Round(time.Millisecond))
+		got := rt.PID(h.Session.ID())
+		switch {
+		case got == 0:
+			t.Fatalf("turn %d: no agent process kept", i+1)
+		case i == 0:
+			pid, native = got, final.NativeID
+		case got != pid:
+			t.Errorf("turn %d ran on process %d, the first on %d", i+1, got, pid)
+		case final.NativeID != native:
+			t.Errorf("turn %d ran on session %s, the first on %s (a second session/new)", i+1, final.NativeID, native)
+		}
+		reqs := api.Requests()
+		b, _ := json.Marshal(reqs[len(reqs)-1]["contents"])
+		if strings.Contains(string(b), "kz-conversation") {
+			t.Errorf("turn %d was primed with kz's transcript: %s", i+1, b)
+		}
+		for _, earlier := range prompts[:i+1] {
+			if n := strings.Count(string(b), earlier); n != 1 {
+				t.Errorf("turn %d: %q appears %d times in the model request, want once: %s", i+1, earlier, n, b)
+			}
+		}
+	}
+	for _, ev := range h.Journal.OfType(engine.EventSessionStarted) {
+		if ev.NativeID != native {
+			t.Errorf("session_started of another session: %+v", ev)
+		}
+	}
+	if n := strings.Count(logs.String(), "acp: opened a session"); n != 1 {
+		t.Errorf("kz opened %d sessions (session/new or session/load), want 1:\n%s", n, logs.String())
+	}
+	// Gemini records each session in a chat file of its own (named by
+	// the session's id; it also records an empty one when it starts): the
+	// prompts are all in one, kz's.
+	chats, _ := filepath.Glob(filepath.Join(filepath.Dir(ws), "home", ".gemini", "tmp", "*", "chats", "*"))
+	var prompted []string
+	for _, c := range chats {
+		if b, _ := os.ReadFile(c); strings.Contains(string(b), "turn-one") {
+			prompted = append(prompted, filepath.Base(c))
+		}
+	}
+	if len(prompted) != 1 || !strings.Contains(prompted[0], native[:8]) {
+		t.Errorf("the chat files with the prompts: %v, want one, of session %s", prompted, native)
+	}
+	home := homeDir(rt.cfg.HomesDir, h.Session.ID())
+	if fi, err := os.Stat(home); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Errorf("the session's overlay home %s: %v %v", home, fi, err)
+	}
+	start := time.Now()
+	if err := rt.Close(); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("closing the agent took %v", time.Since(start).Round(time.Millisecond))
+	if !clitest.ProcessGone(pid) {
+		t.Errorf("the agent %d outlived the runtime's Close", pid)
+	}
+	if _, err := os.Stat(home); err != nil {
+		t.Errorf("the overlay home was not kept for a later kz: %v", err)
 	}
 }
 
@@ -513,6 +608,6 @@ func TestRealGeminiDeadEndpointFailsOver(t *testing.T) {
 		t.Errorf("the user's settings changed: %s, %v", after, err)
 	}
 	if left, _ := filepath.Glob(filepath.Join(filepath.Dir(ws), "tmp", "kz-gemini-home-*")); len(left) > 0 {
-		t.Errorf("overlay homes left behind: %v", left)
+		t.Errorf("temporary overlay homes made besides the session's kept one: %v", left)
 	}
 }

@@ -21,6 +21,8 @@ func TestRealGeminiConfined(t *testing.T) {
 	})
 	rt, ws := realSetupWith(t, api, []string{"GEMINI_API_KEY=" + realKey})
 	rt.cfg.Confiner = clitest.Confiner(t, ws)
+	// The agent outlives the turn and must end before its sandbox.
+	t.Cleanup(func() { _ = rt.Close() })
 	clitest.ProbeTurn(t, ws, rt, "Try to escape")
 	reqs := api.ProbeRequests(t, len(probes))
 	for i, p := range probes {

@@ -23,10 +23,17 @@ const protocolVersion = 1
 type turnRun struct {
 	rt    *Runtime
 	t     *engine.Turn
+	a     *agent
 	c     *jsonrpc.Conn
 	model string
 	dir   string
-	ws    *workspace.Workspace
+	// mode is the session mode kz asks for in this turn ("" keeps the
+	// agent's own), as session_started reports it.
+	mode string
+	// keep says the turn left the agent idle (its prompt answered, or no
+	// prompt sent), so that the next turn of the session can use it.
+	keep bool
+	ws   *workspace.Workspace
 	// tenv is the environment kz's file tools run in, opened on the first
 	// file request of the agent.
 	tenv *tools.Env
@@ -258,9 +265,53 @@ func (tr *turnRun) awaitReplayEnd(ctx context.Context) {
 	}
 }
 
-func (tr *turnRun) run(ctx context.Context) (engine.Result, error) {
+// run serves the turn on slot s: it makes sure an agent process runs,
+// opens, loads or continues the agent's session and sends the prompt.
+func (tr *turnRun) run(ctx context.Context, s *slot) (engine.Result, error) {
 	hctx, cancel := context.WithTimeout(ctx, tr.rt.cfg.HandshakeTimeout)
 	defer cancel()
+	if a := s.a; a != nil && (!a.alive() || a.dir != tr.dir) {
+		if !a.alive() {
+			tr.rt.log.Info("acp: the agent process ended since the last turn; starting another", "err", a.c.WaitErr)
+		}
+		a.stop(false, tr.rt.cfg.KillGrace)
+		s.a = nil
+	}
+	if s.a == nil {
+		a, err := tr.rt.spawn(s, tr.t, tr.dir)
+		if err != nil {
+			return engine.Result{Status: engine.StatusError, Model: tr.model},
+				tr.rt.errorf(engine.ErrCrashed, tr.model, err, "start agent: %v", err)
+		}
+		s.a = a
+		tr.a, tr.c = a, a.c
+		if res, err := tr.handshake(ctx, hctx); err != nil {
+			return res, err
+		}
+	} else {
+		tr.a, tr.c = s.a, s.a.c
+		tr.discardStale()
+	}
+	prompt, res, err := tr.openSession(ctx, hctx)
+	if err != nil {
+		return res, err
+	}
+	if res, err := tr.selectModelAndMode(ctx, hctx); err != nil {
+		return res, err
+	}
+	tr.t.Emit(engine.Event{Type: engine.EventSessionStarted, NativeID: tr.sessionID, Model: tr.model,
+		Version: tr.a.init.AgentInfo.Version, PermissionMode: tr.mode})
+
+	if err := tr.t.StartCycle(); err != nil {
+		// Nothing was sent: the agent is as idle as it was.
+		tr.keep = true
+		return engine.Result{Status: engine.StatusMaxCycles, Model: tr.model, NativeID: tr.sessionID}, err
+	}
+	return tr.prompt(ctx, prompt)
+}
+
+// handshake initializes and authenticates a new agent process.
+func (tr *turnRun) handshake(ctx, hctx context.Context) (engine.Result, error) {
 	// Only writes are delegated: with read delegation Gemini CLI 0.61
 	// fails to create new files (protocol notes §6), and reads of the
 	// agent's own are harmless to the workspace.
@@ -272,8 +323,7 @@ func (tr *turnRun) run(ctx context.Context) (engine.Result, error) {
 	if err != nil {
 		return tr.stepFailed(ctx, "initialize", err)
 	}
-	var init initResult
-	if err := json.Unmarshal(res, &init); err != nil {
+	if err := json.Unmarshal(res, &tr.a.init); err != nil {
 		return tr.fail(engine.ErrProtocol, err, "malformed initialize result: %v", err)
 	}
 	if m := tr.rt.cfg.AuthMethod; m != "" {
@@ -281,65 +331,127 @@ func (tr *turnRun) run(ctx context.Context) (engine.Result, error) {
 			return tr.stepFailed(ctx, "authenticate", err)
 		}
 	}
+	return engine.Result{}, nil
+}
 
-	prompt := tr.t.Prompt
+// discardStale drops what a kept agent sent after the last turn ended (a
+// late update, a command list): it belongs to no turn. A request is
+// refused, since nobody is there to decide it.
+func (tr *turnRun) discardStale() {
+	for {
+		select {
+		case m, ok := <-tr.c.In:
+			if !ok {
+				return
+			}
+			if m.ID != nil {
+				_ = tr.c.ReplyError(m.ID, codeInternal, "no turn is running")
+				continue
+			}
+			tr.rt.log.Debug("acp: skipping a message sent between turns", "method", m.Method)
+		default:
+			return
+		}
+	}
+}
+
+// openSession makes the session the prompt goes to, and returns the prompt
+// to send. The agent's open session continues as it is when kz continues
+// it (nothing happened on another runtime since); otherwise the stored
+// session is loaded where the agent offers session/load, and else, or when
+// the load fails, a new session is primed with kz's transcript.
+func (tr *turnRun) openSession(ctx, hctx context.Context) (string, engine.Result, error) {
+	a := tr.a
+	id := tr.t.NativeID
+	if id != "" && id == a.sessionID {
+		tr.sessionID = id
+		return tr.t.Prompt, engine.Result{}, nil
+	}
 	var sess sessionResult
-	loaded := false
-	if id := tr.t.NativeID; id != "" && init.AgentCapabilities.LoadSession {
+	if id != "" && a.init.AgentCapabilities.LoadSession {
 		tr.replaying = true
-		res, err = tr.await(hctx, "session/load", map[string]any{"sessionId": id, "cwd": tr.dir, "mcpServers": []any{}})
+		res, err := tr.await(hctx, "session/load", map[string]any{"sessionId": id, "cwd": tr.dir, "mcpServers": []any{}})
 		if err == nil {
 			tr.awaitReplayEnd(hctx)
 		}
 		tr.replaying = false
 		switch {
 		case err == nil:
-			loaded = true
 			_ = json.Unmarshal(res, &sess)
 			sess.SessionID = id
+			tr.opened(sess)
+			return tr.t.Prompt, engine.Result{}, nil
 		case ctx.Err() != nil || tr.c.Exited():
-			return tr.stepFailed(ctx, "session/load", err)
+			res, err := tr.stepFailed(ctx, "session/load", err)
+			return "", res, err
 		default:
 			tr.rt.log.Info("acp: session/load failed, starting a new session primed with kz's transcript", "session", id, "err", err)
 		}
 	}
-	if !loaded {
-		res, err = tr.await(hctx, "session/new", map[string]any{"cwd": tr.dir, "mcpServers": []any{}})
-		if err != nil {
-			return tr.stepFailed(ctx, "session/new", err)
-		}
-		if err := json.Unmarshal(res, &sess); err != nil || sess.SessionID == "" {
-			return tr.fail(engine.ErrProtocol, err, "session/new result without a session id: %s", proc.Clip(string(res), 300))
-		}
-		prompt = agentcli.PrimePrompt(tr.t.History, prompt, agentcli.PrimeBudget)
+	res, err := tr.await(hctx, "session/new", map[string]any{"cwd": tr.dir, "mcpServers": []any{}})
+	if err != nil {
+		res, err := tr.stepFailed(ctx, "session/new", err)
+		return "", res, err
+	}
+	if err := json.Unmarshal(res, &sess); err != nil || sess.SessionID == "" {
+		res, err := tr.fail(engine.ErrProtocol, err, "session/new result without a session id: %s", proc.Clip(string(res), 300))
+		return "", res, err
+	}
+	tr.opened(sess)
+	return agentcli.PrimePrompt(tr.t.History, tr.t.Prompt, agentcli.PrimeBudget), engine.Result{}, nil
+}
+
+// opened records a session just created or loaded as the agent's own.
+func (tr *turnRun) opened(sess sessionResult) {
+	a := tr.a
+	tr.rt.log.Debug("acp: opened a session", "session", sess.SessionID, "pid", a.c.Pid())
+	a.sessionID, a.sess = sess.SessionID, sess
+	a.model, a.mode, a.baseMode = "", "", ""
+	if sess.Models != nil {
+		a.model = sess.Models.CurrentModelID
+	}
+	if sess.Modes != nil {
+		a.mode = sess.Modes.CurrentModeID
+		a.baseMode = a.mode
 	}
 	tr.sessionID = sess.SessionID
-	if sess.Models != nil {
-		if tr.model != "" && tr.model != sess.Models.CurrentModelID {
+}
+
+// selectModelAndMode sets the turn's model and mode on the session where
+// they differ from its current ones and the agent offers them. A turn
+// that needs no special mode returns the session to the configured one,
+// or to the mode it started in: a read-only plan mode set for an
+// analysis-only turn must not outlive it, nor the reverse.
+func (tr *turnRun) selectModelAndMode(ctx, hctx context.Context) (engine.Result, error) {
+	a := tr.a
+	if a.sess.Models != nil {
+		switch {
+		case tr.model == "":
+			tr.model = a.model
+		case tr.model != a.model:
 			if _, err := tr.await(hctx, "session/set_model", map[string]string{"sessionId": tr.sessionID, "modelId": tr.model}); err != nil {
 				tr.rt.log.Warn("acp: could not select the model", "model", tr.model, "err", err)
-				tr.model = sess.Models.CurrentModelID
+				tr.model = a.model
+			} else {
+				a.model = tr.model
 			}
-		} else if tr.model == "" {
-			tr.model = sess.Models.CurrentModelID
 		}
 	}
-	mode := tr.rt.cfg.SessionMode
-	if tr.t.Mode == engine.ModeAnalysisOnly && sess.hasMode(tr.rt.cfg.PlanMode) {
-		mode = tr.rt.cfg.PlanMode
+	tr.mode = tr.rt.cfg.SessionMode
+	if tr.t.Mode == engine.ModeAnalysisOnly && a.sess.hasMode(tr.rt.cfg.PlanMode) {
+		tr.mode = tr.rt.cfg.PlanMode
 	}
-	if mode != "" && sess.hasMode(mode) && sess.Modes.CurrentModeID != mode {
+	mode := tr.mode
+	if mode == "" {
+		mode = a.baseMode
+	}
+	if mode != "" && a.sess.hasMode(mode) && a.mode != mode {
 		if _, err := tr.await(hctx, "session/set_mode", map[string]string{"sessionId": tr.sessionID, "modeId": mode}); err != nil {
 			return tr.stepFailed(ctx, "session/set_mode", err)
 		}
+		a.mode = mode
 	}
-	tr.t.Emit(engine.Event{Type: engine.EventSessionStarted, NativeID: tr.sessionID, Model: tr.model,
-		Version: init.AgentInfo.Version, PermissionMode: mode})
-
-	if err := tr.t.StartCycle(); err != nil {
-		return engine.Result{Status: engine.StatusMaxCycles, Model: tr.model, NativeID: tr.sessionID}, err
-	}
-	return tr.prompt(ctx, prompt)
+	return engine.Result{}, nil
 }
 
 type promptResult struct {
@@ -372,7 +484,11 @@ func (tr *turnRun) prompt(ctx context.Context, text string) (engine.Result, erro
 			// cancel.
 			t := time.NewTimer(min(tr.rt.cfg.KillGrace, cancelWait))
 			select {
-			case <-ch:
+			case m := <-ch:
+				// The agent ended the prompt itself, its tools stopped:
+				// it stays for the next turn. An agent that does not
+				// answer in time is killed with whatever it runs.
+				tr.keep = m.Error == nil || !isExited(m.Error)
 			case <-t.C:
 			case <-tr.c.Done:
 			}
@@ -395,6 +511,9 @@ func (tr *turnRun) prompt(ctx context.Context, text string) (engine.Result, erro
 		case m := <-ch:
 			tr.drain(ctx)
 			tr.flush(m.Error != nil && isExited(m.Error))
+			// The prompt is answered: the agent is idle again, and
+			// stays for the next turn unless it died (which Run checks).
+			tr.keep = true
 			return tr.finish(m)
 		}
 	}

@@ -1,7 +1,6 @@
 package claudecode
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"net"
@@ -26,27 +25,9 @@ import (
 // by control_cancel_request, the immediate interrupt, a crash without
 // failover, bounded retries, patch-proposal mode and the version probe.
 
-// syncBuffer is a bytes.Buffer safe for the logger's concurrent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // captureLog makes rt log every line it reads (debug level) into a buffer.
-func captureLog(rt *Runtime) *syncBuffer {
-	buf := &syncBuffer{}
+func captureLog(rt *Runtime) *clitest.LogBuffer {
+	buf := &clitest.LogBuffer{}
 	rt.log = slog.New(slog.NewTextHandler(buf, &slog.HandlerOptions{Level: slog.LevelDebug})).With("runtime", rt.cfg.Name)
 	return buf
 }

@@ -304,6 +304,9 @@ func (c *Conn) KillNow() {
 	c.tree.Signal(syscall.SIGKILL)
 }
 
+// Pid is the process id of the CLI (the leader of its process group).
+func (c *Conn) Pid() int { return c.tree.Pgid }
+
 // Exited reports whether the process has been reaped.
 func (c *Conn) Exited() bool {
 	select {

@@ -1,0 +1,66 @@
+package app
+
+import (
+	"context"
+	"sync"
+
+	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/runtimes"
+)
+
+// sessionCloser is a runtime that keeps a process per kz session across
+// turns (the agent CLIs) and can end one session's.
+type sessionCloser interface {
+	CloseSession(sessionID string)
+}
+
+// switchWatcher ends a session's agent process once the session switches
+// away from its runtime (the person's /runtime, or a failover): the
+// process, its credential proxy and its sandbox are not held while
+// another runtime works. A later turn on that runtime starts a new
+// process, which resumes or is primed as after any restart.
+type switchWatcher struct {
+	cancel context.CancelFunc
+	sub    *engine.Subscription
+	done   chan struct{}
+	once   sync.Once
+}
+
+// watchSwitches starts the watcher of the app's session.
+func (a *App) watchSwitches() {
+	sess, entries := a.Session, a.Runtimes
+	ctx, cancel := context.WithCancel(context.Background())
+	w := &switchWatcher{cancel: cancel, sub: sess.Subscribe(), done: make(chan struct{})}
+	cur := sess.State().Runtime
+	go func() {
+		defer close(w.done)
+		for {
+			ev, err := w.sub.Next(ctx)
+			if err != nil {
+				return
+			}
+			if ev.Type != engine.EventRuntimeSwitched || ev.Runtime == "" || ev.Runtime == cur {
+				continue
+			}
+			prev := cur
+			cur = ev.Runtime
+			if c, ok := runtimes.Entry(entries, prev).Runtime.(sessionCloser); ok {
+				c.CloseSession(sess.ID())
+			}
+		}
+	}()
+	a.switches = w
+}
+
+// stop ends the watcher and waits for it. It is safe to call more than
+// once, and on a nil watcher.
+func (w *switchWatcher) stop() {
+	if w == nil {
+		return
+	}
+	w.once.Do(func() {
+		w.cancel()
+		w.sub.Close()
+		<-w.done
+	})
+}
