@@ -137,6 +137,7 @@ func rawRequest(t *testing.T, addr, request string) int {
 // right and wrong tokens, and requests that would make the proxy an open
 // relay.
 func TestProxyCredentialSwap(t *testing.T) {
+	t.Parallel()
 	up := newUpstream(t)
 	p, _ := startProxy(t, up.srv.URL+"/v1", realKey, realToken)
 	phKey, phTok := p.Placeholders()[0], p.Placeholders()[1]
@@ -245,6 +246,7 @@ func TestProxyCredentialSwap(t *testing.T) {
 // TestProxyAnswersBareHead: the HEAD probe Claude Code sends before its
 // first request, without a key, is answered by the proxy and goes nowhere.
 func TestProxyAnswersBareHead(t *testing.T) {
+	t.Parallel()
 	up := newUpstream(t)
 	p, _ := startProxy(t, up.srv.URL, realKey)
 	resp, err := http.Head(p.URL() + "/")
@@ -260,6 +262,7 @@ func TestProxyAnswersBareHead(t *testing.T) {
 // TestProxyBodies: request bodies reach the upstream whole, a streamed
 // (chunked) one too, and a body-less request stays body-less.
 func TestProxyBodies(t *testing.T) {
+	t.Parallel()
 	up := newUpstream(t)
 	p, _ := startProxy(t, up.srv.URL, realKey)
 	big := bytes.Repeat([]byte("0123456789abcdef"), 1<<16) // 1 MiB
@@ -298,6 +301,7 @@ func TestProxyBodies(t *testing.T) {
 // another host, or the proxy by another name, are refused before any
 // credential is looked at, and nothing reaches any upstream.
 func TestProxyNoRelay(t *testing.T) {
+	t.Parallel()
 	up := newUpstream(t)
 	p, _ := startProxy(t, up.srv.URL, realKey)
 	ph := p.Placeholders()[0]
@@ -334,6 +338,7 @@ func portOf(addr string) string {
 // TestProxyStreams: an event the upstream flushes reaches the client while
 // the upstream is still writing, so a CLI sees tokens as they come.
 func TestProxyStreams(t *testing.T) {
+	t.Parallel()
 	up := newUpstream(t)
 	p, _ := startProxy(t, up.srv.URL, realKey)
 	req, _ := http.NewRequest(http.MethodPost, p.URL()+"/v1/stream", strings.NewReader(`{}`))
@@ -372,6 +377,7 @@ func (failing) RoundTrip(r *http.Request) (*http.Response, error) {
 // error says what failed, but neither the answer nor the log holds the
 // key, not even where the key travelled in the URL's query.
 func TestProxyUpstreamErrorRedacted(t *testing.T) {
+	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -512,6 +518,7 @@ func echoUpgrade(w http.ResponseWriter, r *http.Request) {
 // TestProxyRejectsBadConfig: an upstream that is not an http(s) base URL,
 // or no credential, is an error before anything listens.
 func TestProxyRejectsBadConfig(t *testing.T) {
+	t.Parallel()
 	for _, up := range []string{"", "api.anthropic.com", "ftp://x", "https://", "https://u:p@x", "https://x/?key=1", "https://x/#f"} {
 		if p, err := Start(Config{Upstream: up, Secrets: []string{realKey}}); err == nil {
 			_ = p.Close()
@@ -574,6 +581,7 @@ func TestShieldEnv(t *testing.T) {
 // TestPlaceholdersDiffer: every proxy and every secret gets its own
 // placeholder.
 func TestPlaceholdersDiffer(t *testing.T) {
+	t.Parallel()
 	seenPH := map[string]bool{}
 	for range 5 {
 		p, err := Start(Config{Upstream: "https://x", Secrets: []string{realKey, realKey}})
@@ -593,6 +601,7 @@ func TestPlaceholdersDiffer(t *testing.T) {
 // TestProxyContextCancel: a client that gives up ends the upstream
 // request too (the handler returns), so nothing waits on a dead stream.
 func TestProxyContextCancel(t *testing.T) {
+	t.Parallel()
 	up := newUpstream(t)
 	p, _ := startProxy(t, up.srv.URL, realKey)
 	ctx, cancel := context.WithCancel(context.Background())
