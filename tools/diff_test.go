@@ -13,6 +13,7 @@ import (
 // TestUnifiedDiffApplies checks the preview diff is a real unified diff:
 // patch(1) applied to the old content must give the new content.
 func TestUnifiedDiffApplies(t *testing.T) {
+	t.Parallel()
 	patchBin, err := exec.LookPath("patch")
 	if err != nil {
 		t.Skip("no patch(1)")
