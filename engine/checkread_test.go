@@ -31,6 +31,7 @@ func (g *pathGate) Remember(context.Context, engine.GateQuery, engine.AnswerScop
 // permission_decided event; an ask is recorded as a deny, and a request
 // that writes never reaches the gate.
 func TestCheckReadJournalsTheDecision(t *testing.T) {
+	t.Parallel()
 	g := &pathGate{verdicts: map[string]engine.Verdict{
 		"a.txt":      {Decision: engine.DecisionAllow, Stage: "default", Reason: "read inside the workspace"},
 		"secret.txt": {Decision: engine.DecisionDeny, Stage: "deny_rule", Rule: "Read(./secret.txt)", Reason: "denied by rule"},

@@ -127,6 +127,7 @@ func typesOf(evs []engine.Event) string {
 // live one sees deltas as a preview but nothing else before it is stored,
 // and never a delta ahead of an event before it that waits.
 func TestNothingIsShownBeforeItIsStored(t *testing.T) {
+	t.Parallel()
 	body := `{"type":"session_started"}
 {"type":"text_delta","text":"one"}
 {"type":"tool_call_started","tool_call_id":"c1","tool":"read_file","input":{"path":"a"}}
@@ -188,6 +189,7 @@ func TestNothingIsShownBeforeItIsStored(t *testing.T) {
 // final_result without a sequence number (it is in no history), and no
 // turn starts after it.
 func TestJournalFailureEndsTheTurn(t *testing.T) {
+	t.Parallel()
 	body := `{"type":"session_started"}
 {"type":"text_delta","text":"partial\n"}
 {"sleep_ms":60000}
@@ -250,6 +252,7 @@ func TestJournalFailureEndsTheTurn(t *testing.T) {
 // row of the store with the same sequence number, type and text, each
 // sequence number arrives once, and after the turn they are all there.
 func TestStoredSubscriberAgreesWithTheStore(t *testing.T) {
+	t.Parallel()
 	var sc strings.Builder
 	sc.WriteString(`{"type":"session_started"}` + "\n")
 	for i := range 50 {

@@ -64,6 +64,7 @@ func (r *compactRT) Compact(ctx context.Context, t *engine.Turn) (engine.Result,
 }
 
 func TestCompactSummarisesAndLaterTurnsStartFromTheSummary(t *testing.T) {
+	t.Parallel()
 	rt := &compactRT{}
 	s, j := newSession(t, engine.Config{Runtimes: []engine.RuntimeEntry{entry(rt, "m")}})
 	ctx := context.Background()
@@ -122,6 +123,7 @@ func TestCompactSummarisesAndLaterTurnsStartFromTheSummary(t *testing.T) {
 }
 
 func TestCompactIsBusyLikeATurnAndCanBeInterrupted(t *testing.T) {
+	t.Parallel()
 	rt := &compactRT{started: make(chan struct{}), block: make(chan struct{})}
 	s, _ := newSession(t, engine.Config{Runtimes: []engine.RuntimeEntry{entry(rt, "m")}})
 	ctx := context.Background()
@@ -168,6 +170,7 @@ func TestCompactIsBusyLikeATurnAndCanBeInterrupted(t *testing.T) {
 }
 
 func TestCompactRefusedByARuntimeThatCannot(t *testing.T) {
+	t.Parallel()
 	s, _ := newSession(t, engine.Config{Runtimes: []engine.RuntimeEntry{entry(script(t, "claude-code", hello), "m1")}})
 	if _, err := s.RunTurn(context.Background(), "hi"); err != nil {
 		t.Fatal(err)

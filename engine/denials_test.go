@@ -15,6 +15,7 @@ import (
 // headless turns the gate's ask into deny) reaches final_result with the
 // tool, the call id, the command and the reason, for any runtime.
 func TestFinalResultDenialsFromGate(t *testing.T) {
+	t.Parallel()
 	s, j := newSession(t, engine.Config{Runtimes: []engine.RuntimeEntry{entry(script(t, "a", permScript))}, Interactive: false})
 	final, err := s.RunTurn(context.Background(), "go")
 	if err != nil {
@@ -76,6 +77,7 @@ func (r denyingRuntime) Run(_ context.Context, t *engine.Turn) (engine.Result, e
 // session's observed denials merge by tool call id, in order, without
 // duplicates; allowed calls are not listed; a long input is cut.
 func TestFinalResultDenialsMergeRuntimeResult(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("é", 500)
 	s, _ := newSession(t, engine.Config{Runtimes: []engine.RuntimeEntry{entry(denyingRuntime{long: long})}})
 	final, err := s.RunTurn(context.Background(), "go")
@@ -92,6 +94,7 @@ func TestFinalResultDenialsMergeRuntimeResult(t *testing.T) {
 }
 
 func TestDenialInput(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		cmd, path string
 		input     string

@@ -11,6 +11,7 @@ import (
 )
 
 func TestEachLimitEndsWithItsOwnStatus(t *testing.T) {
+	t.Parallel()
 	cycles := strings.Repeat(`{"cycle":true}`+"\n"+`{"type":"text_delta","text":"x"}`+"\n", 5)
 	spend := strings.Repeat(`{"type":"usage_updated","usage":{"output_tokens":5},"cost_usd":0.4}`+"\n", 5) + `{"type":"text_delta","text":"never"}` + "\n"
 	slow := `{"type":"text_delta","text":"a"}` + "\n" + `{"type":"text_delta","text":"b","delay_ms":60000}` + "\n"
@@ -72,6 +73,7 @@ func TestEachLimitEndsWithItsOwnStatus(t *testing.T) {
 }
 
 func TestInterruptGracefulAndImmediate(t *testing.T) {
+	t.Parallel()
 	body := `{"type":"tool_call_started","tool_call_id":"c1","tool":"bash","input":{"command":"sleep 100"}}` + "\n" +
 		`{"type":"command_started","tool_call_id":"c1","tool":"bash","command":"sleep 100"}` + "\n" +
 		`{"type":"tool_call_progress","tool_call_id":"c1","tool":"bash","output":"zzz\n"}` + "\n" +
@@ -126,6 +128,7 @@ func TestInterruptGracefulAndImmediate(t *testing.T) {
 }
 
 func TestSlowSubscriberNeverStallsAndLosesNothing(t *testing.T) {
+	t.Parallel()
 	var b strings.Builder
 	// A subscriber that could stall the runtime would deadlock the turn,
 	// whatever the count; 20,000 deltas keep the test quick under -race on
@@ -184,6 +187,7 @@ func TestSlowSubscriberNeverStallsAndLosesNothing(t *testing.T) {
 }
 
 func TestSwitchRuntimeCarriesHistory(t *testing.T) {
+	t.Parallel()
 	a := script(t, "a", hello)
 	b := &historyRuntime{name: "b"}
 	s, j := newSession(t, engine.Config{Runtimes: []engine.RuntimeEntry{entry(a, "m1"), entry(b, "b1")}})
@@ -220,6 +224,7 @@ func TestSwitchRuntimeCarriesHistory(t *testing.T) {
 // TestSwitchToAModelARuntimeDoesNotHave: a runtime whose models are a
 // fixed list (a scripted one) refuses another name; others take any.
 func TestSwitchToAModelARuntimeDoesNotHave(t *testing.T) {
+	t.Parallel()
 	fixed := entry(script(t, "a", hello), "m1", "m2")
 	fixed.FixedModels = true
 	s, _ := newSession(t, engine.Config{Runtimes: []engine.RuntimeEntry{fixed, entry(&historyRuntime{name: "b"}, "b1")}})
@@ -260,6 +265,7 @@ func (panicRuntime) Run(context.Context, *engine.Turn) (engine.Result, error) {
 }
 
 func TestRuntimePanicBecomesCrashedAndFailsOver(t *testing.T) {
+	t.Parallel()
 	b := &modelRuntime{name: "b"}
 	s, _ := newSession(t, engine.Config{Runtimes: []engine.RuntimeEntry{entry(panicRuntime{}), entry(b, "b1")}, Failover: []engine.ChainLink{{Runtime: "b"}}})
 	final, err := s.RunTurn(context.Background(), "go")
@@ -285,6 +291,7 @@ func (r *nativeRuntime) Run(_ context.Context, t *engine.Turn) (engine.Result, e
 }
 
 func TestNativeSessionResumesOnlyWhenNothingHappenedElsewhere(t *testing.T) {
+	t.Parallel()
 	a, b := &nativeRuntime{name: "a"}, &nativeRuntime{name: "b"}
 	s, _ := newSession(t, engine.Config{Runtimes: []engine.RuntimeEntry{entry(a, "m"), entry(b, "m")}})
 	run := func() {
@@ -309,6 +316,7 @@ func TestNativeSessionResumesOnlyWhenNothingHappenedElsewhere(t *testing.T) {
 }
 
 func TestStateTotalsCoverResumedAndFinishedTurns(t *testing.T) {
+	t.Parallel()
 	s, _ := newSession(t, engine.Config{Runtimes: []engine.RuntimeEntry{entry(script(t, "a", hello), "m1")},
 		Prior: &engine.Prior{LastSeq: 10, LastTurn: 2, Usage: engine.Usage{InputTokens: 100}, CostUSD: 1}})
 	if _, err := s.RunTurn(context.Background(), "go"); err != nil {

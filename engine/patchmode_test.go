@@ -90,6 +90,7 @@ func (allowAll) Check(_ context.Context, q engine.GateQuery) engine.Verdict {
 func (allowAll) Remember(context.Context, engine.GateQuery, engine.AnswerScope) error { return nil }
 
 func TestPatchProposalAppliesVerifiesAndRetries(t *testing.T) {
+	t.Parallel()
 	body := `{"kz_script":1,"capabilities":["text_completion"]}
 {"type":"assistant_message","text":"PATCH false"}
 {"end_turn":true}
@@ -126,6 +127,7 @@ func TestPatchProposalAppliesVerifiesAndRetries(t *testing.T) {
 }
 
 func TestPatchProposalHeadlessDeniedAndInvalid(t *testing.T) {
+	t.Parallel()
 	body := `{"kz_script":1,"capabilities":["text_completion"]}
 {"type":"assistant_message","text":"BROKEN"}
 {"end_turn":true}
@@ -174,6 +176,7 @@ func TestPatchProposalHeadlessDeniedAndInvalid(t *testing.T) {
 // by default, as many times as configured otherwise, and never when
 // retries are disabled; each failure is reported as a rejection.
 func TestPatchProposalRetriesAreBounded(t *testing.T) {
+	t.Parallel()
 	body := `{"kz_script":1,"capabilities":["text_completion"]}
 {"type":"assistant_message","text":"BROKEN"}
 `
@@ -214,6 +217,7 @@ func (askAll) Remember(context.Context, engine.GateQuery, engine.AnswerScope) er
 // selection of files (of one file's hunks), or a refusal; the outcome is recorded as
 // patch_applied (with only the accepted files) or patch_rejected.
 func TestPatchProposalPersonAcceptsAllSomeOrNone(t *testing.T) {
+	t.Parallel()
 	body := `{"kz_script":1,"capabilities":["text_completion"]}
 {"type":"assistant_message","text":"PATCH"}
 `
@@ -318,6 +322,7 @@ func (confinementGate) Remember(context.Context, engine.GateQuery, engine.Answer
 // with the confinement the gate's answer carries for it, so that the
 // sandbox applies the same profile as for the bash tool.
 func TestVerifyRunsUnderTheAnswersConfinement(t *testing.T) {
+	t.Parallel()
 	for _, conf := range []engine.Confinement{
 		{Profile: engine.ProfileWorkspaceWrite},
 		{Profile: engine.ProfileWorkspaceWrite, Network: true, Git: true},

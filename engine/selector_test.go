@@ -8,6 +8,7 @@ import (
 )
 
 func TestSelectStrategies(t *testing.T) {
+	t.Parallel()
 	full := engine.NewCapSet(engine.CapTextCompletion, engine.CapNativeToolLoop, engine.CapFilesystemEdit, engine.CapShell)
 	cands := []engine.Candidate{
 		{Runtime: "text", Capabilities: engine.Capabilities{Set: engine.NewCapSet(engine.CapTextCompletion), InputPerMTok: 0.1, OutputPerMTok: 0.1, LatencyMS: 10}},
@@ -58,6 +59,7 @@ func TestSelectStrategies(t *testing.T) {
 }
 
 func TestEventJSONNamesAreStable(t *testing.T) {
+	t.Parallel()
 	want := []string{"session_started", "user_message", "text_delta", "reasoning_delta", "assistant_message",
 		"tool_call_started", "tool_call_progress", "tool_call_finished", "permission_requested", "permission_decided",
 		"file_edited", "command_started", "command_finished", "patch_proposed", "patch_applied", "patch_rejected",

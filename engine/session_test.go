@@ -80,6 +80,7 @@ const hello = `{"kz_script":1,"model":"m1","capabilities":["text_completion","st
 `
 
 func TestTurnCompletesAndSequencesEvents(t *testing.T) {
+	t.Parallel()
 	s, j := newSession(t, engine.Config{Runtimes: []engine.RuntimeEntry{entry(script(t, "scripted", hello), "m1")}})
 	sub := s.Subscribe()
 	defer sub.Close()
@@ -139,6 +140,7 @@ const textOnly = `{"kz_script":1,"model":"t","capabilities":["text_completion"]}
 `
 
 func TestCapabilityCheckFailsFastWithMessage(t *testing.T) {
+	t.Parallel()
 	s, j := newSession(t, engine.Config{Runtimes: []engine.RuntimeEntry{entry(script(t, "plain", textOnly))}, Mode: engine.ModeFullAutonomous})
 	_, err := s.RunTurn(context.Background(), "hi")
 	var ce *engine.CapabilityError
@@ -191,6 +193,7 @@ func (r *modelRuntime) Run(_ context.Context, t *engine.Turn) (engine.Result, er
 }
 
 func TestFailoverIsRuntimeOuterModelInner(t *testing.T) {
+	t.Parallel()
 	a := &modelRuntime{name: "a", fail: map[string]engine.ErrorKind{"a1": engine.ErrRateLimit, "a2": engine.ErrOverloaded}}
 	b := &modelRuntime{name: "b", fail: map[string]engine.ErrorKind{"b1": engine.ErrAuth}}
 	var log []string
@@ -227,6 +230,7 @@ func TestFailoverIsRuntimeOuterModelInner(t *testing.T) {
 }
 
 func TestNonRetryableFailuresDoNotFailOver(t *testing.T) {
+	t.Parallel()
 	for _, kind := range []engine.ErrorKind{engine.ErrDenied, engine.ErrBadRequest, engine.ErrContextTooLong} {
 		t.Run(string(kind), func(t *testing.T) {
 			a := &modelRuntime{name: "a", fail: map[string]engine.ErrorKind{"a1": kind}}
@@ -266,6 +270,7 @@ const permScript = `{"type":"permission_requested","tool":"bash","command":"rm -
 `
 
 func TestHeadlessAskBecomesDenyAndDoesNotFailOver(t *testing.T) {
+	t.Parallel()
 	b := &modelRuntime{name: "b"}
 	s, j := newSession(t, engine.Config{Runtimes: []engine.RuntimeEntry{entry(script(t, "a", permScript)), entry(b, "b1")},
 		Failover: []engine.ChainLink{{Runtime: "b"}}, Interactive: false})
@@ -299,6 +304,7 @@ func TestHeadlessAskBecomesDenyAndDoesNotFailOver(t *testing.T) {
 }
 
 func TestPermissionModeYoloAllowsHeadless(t *testing.T) {
+	t.Parallel()
 	s, j := newSession(t, engine.Config{Runtimes: []engine.RuntimeEntry{entry(script(t, "a", permScript))}, PermissionMode: engine.PermissionYolo})
 	if _, err := s.RunTurn(context.Background(), "go"); err != nil {
 		t.Fatal(err)
@@ -315,6 +321,7 @@ func TestPermissionModeYoloAllowsHeadless(t *testing.T) {
 }
 
 func TestInteractiveAnswerFirstWins(t *testing.T) {
+	t.Parallel()
 	s, j := newSession(t, engine.Config{Runtimes: []engine.RuntimeEntry{entry(script(t, "a", permScript))}, Interactive: true})
 	sub := s.Subscribe()
 	defer sub.Close()
@@ -373,6 +380,7 @@ func TestInteractiveAnswerFirstWins(t *testing.T) {
 }
 
 func TestPendingRequestDeniedWhenTurnInterrupted(t *testing.T) {
+	t.Parallel()
 	s, j := newSession(t, engine.Config{Runtimes: []engine.RuntimeEntry{entry(script(t, "a", permScript))}, Interactive: true})
 	sub := s.Subscribe()
 	defer sub.Close()

@@ -17,6 +17,7 @@ import (
 // again. (Claims by other processes, and a killed holder, are covered by
 // the process tests in the main package.)
 func TestClaimIsExclusiveAndReleased(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st := openTemp(t)
 	c, err := st.ClaimSession(ctx, "s1")
@@ -55,6 +56,7 @@ func TestClaimIsExclusiveAndReleased(t *testing.T) {
 // TestDeleteSessionRefusesAClaimedSession: a session in use is not
 // deleted; once free it is, with its snapshots, artifacts and lock file.
 func TestDeleteSessionRefusesAClaimedSession(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st := openTemp(t)
 	if err := st.CreateSession(ctx, "s1", "/w", "r", "m", engine.ModeFullAutonomous); err != nil {
@@ -95,6 +97,7 @@ func TestDeleteSessionRefusesAClaimedSession(t *testing.T) {
 // TestDeleteSessionIsOneTransaction: when one of its deletions fails,
 // none of them happened.
 func TestDeleteSessionIsOneTransaction(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st := openTemp(t)
 	if err := st.CreateSession(ctx, "s1", "/w", "r", "m", engine.ModeFullAutonomous); err != nil {
@@ -131,6 +134,7 @@ func TestDeleteSessionIsOneTransaction(t *testing.T) {
 // sessions and refuses writes; a database this kz must still migrate is
 // refused with a message saying so.
 func TestOpenReadOnlyReadsAMigratedDatabase(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "kz.db")
 	st, err := Open(ctx, path)

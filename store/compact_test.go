@@ -14,6 +14,7 @@ import (
 // checks that a resumed session is primed from the summary and counts the
 // summary's cost.
 func TestCompactionSurvivesResume(t *testing.T) {
+	t.Parallel()
 	st := openTemp(t)
 	ctx := context.Background()
 	if err := st.CreateSession(ctx, "s", "/w", "native", "m", engine.ModeFullAutonomous); err != nil {

@@ -16,6 +16,7 @@ import (
 
 // A marker left beside a database that no longer exists is dropped.
 func TestDamageMarkerWithoutDatabase(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "kz.db")
 	if err := os.WriteFile(path+damagedSuffix, []byte("old\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -98,6 +99,7 @@ func killedWriter(t *testing.T) string {
 // writer killed with SIGKILL is not damage: the next Open reads every
 // session, those only in the log included, and salvages nothing.
 func TestKilledWriterLeavesNothingToSalvage(t *testing.T) {
+	t.Parallel()
 	path := killedWriter(t)
 	ctx := context.Background()
 	st, err := Open(ctx, path)
@@ -122,6 +124,7 @@ func TestKilledWriterLeavesNothingToSalvage(t *testing.T) {
 // it is, such a database is not even damaged: SQLite takes the first page
 // from the log.)
 func TestSalvageReadsTheLogOfAKilledWriter(t *testing.T) {
+	t.Parallel()
 	path := killedWriter(t)
 	f, err := os.OpenFile(path, os.O_WRONLY, 0)
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 // the tool call it answered (it is recorded after the call started), and
 // tool output holding a code fence of its own stays inside its block.
 func TestMarkdownExportReadsInOrder(t *testing.T) {
+	t.Parallel()
 	x := &Export{Session: SessionInfo{ID: "s1", Title: "fix"}, Transcript: []engine.TranscriptEntry{
 		{Seq: 1, TurnID: 1, Kind: engine.EntryUser, Text: "fix it"},
 		{Seq: 2, TurnID: 1, Kind: engine.EntryToolCall, ToolCallID: "c1", Tool: "bash", Input: []byte(`{"command":"cat README.md"}`),
@@ -40,6 +41,7 @@ func TestMarkdownExportReadsInOrder(t *testing.T) {
 // printed reaches a terminal reading the export as visible text, never as
 // sequences that set the title or write the clipboard.
 func TestMarkdownExportShowsEscapeSequences(t *testing.T) {
+	t.Parallel()
 	x := &Export{Session: SessionInfo{ID: "s1", Title: "evil \x1b[31mtitle\x1b]0;T\x07"}, Transcript: []engine.TranscriptEntry{
 		{Seq: 1, TurnID: 1, Kind: engine.EntryUser, Text: "hi\r\nthere"},
 		{Seq: 2, TurnID: 1, Kind: engine.EntryToolCall, ToolCallID: "c1", Tool: "bash", Output: "out \x1b]52;c;ZXZpbA==\x07\n\tindented"},

@@ -14,6 +14,7 @@ import (
 // container has the same pid on every run. A turn left open by an earlier
 // run must be closed although its pid is ours; our own open turn is not.
 func TestOpenClosesTurnOfEarlierProcessWithSamePid(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "kz.db")
 	ctx := context.Background()
 	st, err := Open(ctx, path)

@@ -12,6 +12,7 @@ import (
 // small alphabet (so that keywords overlap and share prefixes and
 // suffixes).
 func TestKeywordSetFindsEveryOccurrence(t *testing.T) {
+	t.Parallel()
 	words := []string{"ab", "abc", "bca", "c", "key", "apikey", "-----begin", "://", "s.", "SK"}
 	k := newKeywordSet(func() []string {
 		var lower []string

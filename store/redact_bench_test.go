@@ -128,6 +128,7 @@ func BenchmarkRedact(b *testing.B) {
 // TestBenchTextHoldsNoKeyword: the benchmark without keywords has none,
 // so it measures the pass every text pays.
 func TestBenchTextHoldsNoKeyword(t *testing.T) {
+	t.Parallel()
 	if s := benchText(64<<10, false); theRedactor().words.any(s) {
 		t.Fatal("the build log of the benchmark holds a keyword")
 	}

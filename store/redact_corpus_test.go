@@ -47,6 +47,7 @@ func findOne(t *testing.T, rd *redactor, id, s string) []span {
 // apply: redaction has no path, and such rules run on all text. A rule
 // kz replaces with its own must see what it finds redacted by them.
 func TestRedactGitleaksCorpus(t *testing.T) {
+	t.Parallel()
 	b, err := os.ReadFile("testdata/redact/gitleaks-corpus.json")
 	if err != nil {
 		t.Fatal(err)

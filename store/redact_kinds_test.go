@@ -130,6 +130,7 @@ func secretPieces(secret string) []string {
 // TestRedactEachKind: each kind is redacted in plain text and in text
 // encoded as JSON (as the store keeps it), and what is around it stays.
 func TestRedactEachKind(t *testing.T) {
+	t.Parallel()
 	for _, k := range allSecretKinds(t) {
 		got := Redact(k.text)
 		for _, p := range secretPieces(k.secret) {
@@ -185,6 +186,7 @@ func streamSplits(text, secret string, r *rand.Rand) map[string][]string {
 // write-ahead log, nor the markdown and JSON exports, hold any piece of
 // the secret.
 func TestStreamedKindsNeverReachTheDisk(t *testing.T) {
+	t.Parallel()
 	for _, k := range allSecretKinds(t) {
 		t.Run(k.name, func(t *testing.T) {
 			t.Parallel()
@@ -278,6 +280,7 @@ func TestStreamedKindsNeverReachTheDisk(t *testing.T) {
 // TestRedactKeepsWhatIsNotSecret: code, prose and names that look like the
 // rules' keywords stay as they are.
 func TestRedactKeepsWhatIsNotSecret(t *testing.T) {
+	t.Parallel()
 	for _, s := range []string{
 		"the task-runner-configuration-file and disk-usage-monitoring-tool-v2",
 		"MAX_TOKENS=1000000000 and CSRF_TOKEN_HEADER=X-CSRF-Token GITHUB_TOKEN_FILE=/run/secrets/gh",

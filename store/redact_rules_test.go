@@ -21,6 +21,7 @@ var updateRedactPlans = flag.Bool("update-redact-plans", false, "rewrite redact_
 // skipped with a reason, and building the rule set at the first write of
 // a process stays cheap.
 func TestRedactRulesLoad(t *testing.T) {
+	t.Parallel()
 	// CPU time, not wall time: the machine is shared with other work.
 	start := processCPU(t)
 	rd, err := newRedactor()
@@ -59,6 +60,7 @@ func TestRedactRulesLoad(t *testing.T) {
 // TestRedactPlans: the plans kept in redact_plans.go are those the rules'
 // analysis makes now. -update-redact-plans rewrites the file.
 func TestRedactPlans(t *testing.T) {
+	t.Parallel()
 	rd, err := newRedactor()
 	if err != nil {
 		t.Fatal(err)

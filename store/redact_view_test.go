@@ -9,6 +9,7 @@ import (
 // the string itself, and every view position maps back to a whole escape
 // of the raw text.
 func TestTextViewDecodesJSONAndMapsBack(t *testing.T) {
+	t.Parallel()
 	for _, plain := range []string{
 		"line one\nAKIA\tkey \"quoted\" back\\slash <tag> & é 😀 \u2028 end",
 		"no escapes at all",

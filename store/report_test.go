@@ -14,6 +14,7 @@ import (
 // stored sequence numbers and text (merged deltas included), and of no
 // other session's rows.
 func TestWriterReportsWhatItStored(t *testing.T) {
+	t.Parallel()
 	st := openTemp(t)
 	ctx := context.Background()
 	for _, id := range []string{"s", "other"} {
@@ -67,6 +68,7 @@ func TestWriterReportsWhatItStored(t *testing.T) {
 // told, Flush returns the error, and nothing appended later is stored
 // (a later batch would leave a hole in the history).
 func TestWriterStopsAtTheFirstFailure(t *testing.T) {
+	t.Parallel()
 	st := openTemp(t)
 	ctx := context.Background()
 	if err := st.CreateSession(ctx, "s", "/w", "r", "m", engine.ModeFullAutonomous); err != nil {

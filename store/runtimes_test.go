@@ -26,6 +26,7 @@ func turnOn(t *testing.T, w *Writer, session string, seq *int64, turn int64, sta
 }
 
 func TestListSessionsReturnsEveryRuntimeInOrderOfFirstUse(t *testing.T) {
+	t.Parallel()
 	st := openTemp(t)
 	ctx := context.Background()
 	if err := st.CreateSession(ctx, "s", "/w", "claude-code", "m", engine.ModeFullAutonomous); err != nil {

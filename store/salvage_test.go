@@ -19,6 +19,7 @@ import (
 // TestSalvageEachKindOfDamage ./store/ prints what each kind of damage
 // costs.
 func TestSalvageEachKindOfDamage(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	orig := buildFixture(t, filepath.Join(t.TempDir(), "kz.db"))
 	pristine, err := os.ReadFile(orig.path)
@@ -151,6 +152,7 @@ func TestSalvageEachKindOfDamage(t *testing.T) {
 // that can be read are all there, the damaged file is kept, and Recovered
 // says in one line what was recovered and lost.
 func TestOpenSalvagesDamageFoundEarlier(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := buildFixture(t, filepath.Join(t.TempDir(), "kz.db"))
 	leaves := f.leaves(t, f.roots["events"])
@@ -210,6 +212,7 @@ func TestOpenSalvagesDamageFoundEarlier(t *testing.T) {
 // that is not a database are set aside with a line saying so; an SQLite
 // database of another program is refused and left untouched.
 func TestOpenSaysWhatItFoundInAnEmptyOrForeignFile(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	empty := filepath.Join(dir, "empty", "kz.db")
@@ -281,6 +284,7 @@ func createForeign(path string) error {
 // it): Open reads it as it is and says to salvage later, and Salvage
 // refuses.
 func TestNoSalvageUnderAnotherKz(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "kz.db")
 	other, err := Open(ctx, path)

@@ -13,6 +13,7 @@ import (
 // what was pasted into it, is gone from the database file and from its
 // write-ahead log, not only from the tables.
 func TestDeletedSessionLeavesNothingOnDisk(t *testing.T) {
+	t.Parallel()
 	st := openTemp(t)
 	ctx := context.Background()
 	if err := st.CreateSession(ctx, "s", "/w", "r", "m", engine.ModeFullAutonomous); err != nil {

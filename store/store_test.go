@@ -31,6 +31,7 @@ func openTemp(t *testing.T) *Store {
 }
 
 func TestOpenSetsModesAndPragmasOnEveryConnection(t *testing.T) {
+	t.Parallel()
 	st := openTemp(t)
 	ctx := context.Background()
 	// Hold several connections at once so the pool must open new ones.
@@ -89,6 +90,7 @@ func TestOpenSetsModesAndPragmasOnEveryConnection(t *testing.T) {
 // failing later at its first write with SQLITE_BUSY, which a deferred
 // transaction cannot retry.
 func TestWriteTransactionsAreImmediate(t *testing.T) {
+	t.Parallel()
 	st := openTemp(t)
 	ctx := context.Background()
 	first, err := st.db.BeginTx(ctx, nil)
@@ -123,6 +125,7 @@ func TestWriteTransactionsAreImmediate(t *testing.T) {
 }
 
 func TestMigrationsAreIdempotent(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "kz.db")
 	for range 3 {
@@ -150,6 +153,7 @@ func ev(session string, seq int64, typ engine.EventType, text string) engine.Eve
 }
 
 func TestWriterBatchesAndFlushes(t *testing.T) {
+	t.Parallel()
 	st := openTemp(t)
 	ctx := context.Background()
 	if err := st.CreateSession(ctx, "s", "/w", "r", "m", engine.ModeFullAutonomous); err != nil {
@@ -241,6 +245,7 @@ func TestMustDeliverEventsAreWrittenAtOnce(t *testing.T) {
 }
 
 func TestSecretsAreRedactedAtPersistence(t *testing.T) {
+	t.Parallel()
 	st := openTemp(t)
 	ctx := context.Background()
 	if err := st.CreateSession(ctx, "s", "/w", "r", "m", engine.ModeFullAutonomous); err != nil {
@@ -324,6 +329,7 @@ func deadPID(t *testing.T) int {
 }
 
 func TestOpenClosesTurnsOfDeadProcesses(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "kz.db")
 	ctx := context.Background()
@@ -381,6 +387,7 @@ func TestOpenClosesTurnsOfDeadProcesses(t *testing.T) {
 }
 
 func TestCorruptDatabaseIsMovedAside(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "kz.db")
 	garbage := []byte(strings.Repeat("this is not sqlite ", 500))
@@ -408,6 +415,7 @@ func TestCorruptDatabaseIsMovedAside(t *testing.T) {
 }
 
 func TestUnreadableDatabaseIsAnErrorNotMoved(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "kz.db")
 	if err := os.Mkdir(path, 0o700); err != nil {
@@ -423,6 +431,7 @@ func TestUnreadableDatabaseIsAnErrorNotMoved(t *testing.T) {
 }
 
 func TestSessionLookupByPrefix(t *testing.T) {
+	t.Parallel()
 	st := openTemp(t)
 	ctx := context.Background()
 	for _, id := range []string{"20260101-aaa", "20260101-aab", "20260202-bbb"} {
@@ -451,6 +460,7 @@ func TestSessionLookupByPrefix(t *testing.T) {
 }
 
 func TestRenameSession(t *testing.T) {
+	t.Parallel()
 	st := openTemp(t)
 	ctx := context.Background()
 	if err := st.CreateSession(ctx, "s", "/w", "r", "m", engine.ModeFullAutonomous); err != nil {

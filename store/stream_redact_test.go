@@ -14,6 +14,7 @@ import (
 // and checks that no piece of a secret reaches the database, that the
 // rest of the text is all there, and that Flush writes what was held.
 func TestStreamedSecretsAreRedactedWhole(t *testing.T) {
+	t.Parallel()
 	key := "sk-ant-api03-" + strings.Repeat("ZyXwVuTsRqPo", 8)
 	gh := "ghp_" + strings.Repeat("AbCdEfGhIj", 4)
 	pem := "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAn0p4dW9r\nc2VjcmV0bGluZTI=\n-----END RSA PRIVATE KEY-----"
@@ -89,6 +90,7 @@ func TestStreamedSecretsAreRedactedWhole(t *testing.T) {
 }
 
 func TestSafeCut(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("word ", lineHold/5+1)
 	for _, c := range []struct {
 		in   string
@@ -133,6 +135,7 @@ func TestSafeCut(t *testing.T) {
 // TestRedactKeepsContext covers the credentials that need context to be
 // told from code, and what of their context the reader keeps.
 func TestRedactKeepsContext(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct{ in, want string }{
 		{"-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC", Redacted},
 		{`{"text":"-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC"}`, `{"text":"` + Redacted + `"}`},
@@ -175,6 +178,7 @@ func TestRedactKeepsContext(t *testing.T) {
 // they stay live only; the finished event carries the output, redacted
 // whole.
 func TestToolProgressIsNotPersisted(t *testing.T) {
+	t.Parallel()
 	st := openTemp(t)
 	ctx := context.Background()
 	if err := st.CreateSession(ctx, "s", "/w", "r", "m", engine.ModeFullAutonomous); err != nil {

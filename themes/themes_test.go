@@ -11,6 +11,7 @@ import (
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func TestEveryThemeHasColourAndNoColorHasNone(t *testing.T) {
+	t.Parallel()
 	for _, n := range Names {
 		th, err := Resolve(string(n), false)
 		if err != nil {
@@ -46,6 +47,7 @@ func TestEveryThemeHasColourAndNoColorHasNone(t *testing.T) {
 }
 
 func TestParse(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]Name{"": Dark, "dark": Dark, "Light": Light, " high-contrast ": HighContrast} {
 		got, err := Parse(in)
 		if err != nil || got != want {
@@ -61,6 +63,7 @@ func TestParse(t *testing.T) {
 }
 
 func TestThemesDoNotShareGlamourState(t *testing.T) {
+	t.Parallel()
 	a := MustResolve("dark", false)
 	b := MustResolve("dark", false)
 	zero := uint(3)
@@ -74,6 +77,7 @@ func TestThemesDoNotShareGlamourState(t *testing.T) {
 // theme's glamour style: every theme looks different, and high contrast
 // uses bright white body text.
 func TestEachThemeHasItsOwnMarkdownStyle(t *testing.T) {
+	t.Parallel()
 	src := "# Title\n\nSome text with `code` and a [link](https://example.com).\n"
 	seen := map[string]Name{}
 	for _, n := range Names {

@@ -16,6 +16,7 @@ import (
 // rejected while it is decoded and validated), and must leave everything
 // outside the workspace as it was.
 func TestAdversarialPaths(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	if err := os.Symlink(filepath.Join(f.base, "outside"), filepath.Join(f.ws.Dir(), "outbox")); err != nil {
 		t.Fatal(err)
@@ -94,6 +95,7 @@ func TestAdversarialPaths(t *testing.T) {
 }
 
 func TestAbsolutePathInsideWorks(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	abs := filepath.Join(f.ws.Dir(), "sub", "a.txt")
 	res := f.call(t, "write_file", map[string]any{"path": abs, "content": "hello\n"})
@@ -113,6 +115,7 @@ func TestAbsolutePathInsideWorks(t *testing.T) {
 // TestInRootLinkReportsResolvedPath checks that the gate sees the resolved
 // path of an in-root link, so notgit -> .git is judged as .git.
 func TestInRootLinkReportsResolvedPath(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.write(t, ".git/config", "[core]\n")
 	if err := os.Symlink(".git", filepath.Join(f.ws.Dir(), "notgit")); err != nil {
@@ -142,6 +145,7 @@ func containsStr(s []string, v string) bool {
 }
 
 func TestHardLinkToOutsideUnchanged(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	if err := os.Link(filepath.Join(f.base, "outside", "x"), filepath.Join(f.ws.Dir(), "hl")); err != nil {
 		t.Skip("no hard links here:", err)
@@ -164,6 +168,7 @@ func TestHardLinkToOutsideUnchanged(t *testing.T) {
 // TestRacingFlipThroughWriteTool flips a directory between a real directory
 // and a symlink to outside while write_file writes into it in a loop.
 func TestRacingFlipThroughWriteTool(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	flip := filepath.Join(f.ws.Dir(), "flip")
 	outside := filepath.Join(f.base, "outside")
@@ -201,6 +206,7 @@ func TestRacingFlipThroughWriteTool(t *testing.T) {
 // symlink to outside while grep and read_file search it: the outside
 // file's content must never be returned.
 func TestRacingFlipThroughGrep(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	flip := filepath.Join(f.ws.Dir(), "flip")
 	outside := filepath.Join(f.base, "outside")

@@ -68,6 +68,7 @@ var (
 // workspace, and only an answer with network reaches a port on the host's
 // loopback.
 func TestBashRunsUnderTheAnswersConfinement(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.withSandbox(t, sandbox.KindBubblewrap)
 	f.write(t, ".git/config", "[core]\n")
@@ -115,6 +116,7 @@ func TestBashRunsUnderTheAnswersConfinement(t *testing.T) {
 // edits a command, the confinement of the answer about the edited command
 // is the one it runs under.
 func TestBashEditedInputTakesTheSecondAnswersConfinement(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.withSandbox(t, sandbox.KindBubblewrap)
 	edited, _ := json.Marshal(map[string]any{"command": "echo edited > edited.txt; echo ran"})
@@ -136,6 +138,7 @@ func TestBashEditedInputTakesTheSecondAnswersConfinement(t *testing.T) {
 // (a writable directory vanished; the sandbox was closed), the command
 // does not run and the result says why.
 func TestBashSandboxFailureNotRun(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	extra := filepath.Join(f.base, "outside", "cache")
 	if err := os.Mkdir(extra, 0o755); err != nil {
@@ -190,6 +193,7 @@ func TestBashSandboxedTreeEnds(t *testing.T) {
 // cannot write the workspace and a workspace-write one can, and neither
 // can write outside it.
 func TestBashUnderLandlock(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.withSandbox(t, sandbox.KindLandlock)
 	for _, c := range []struct {

@@ -41,6 +41,7 @@ func TestBashEnvHasNoSecrets(t *testing.T) {
 }
 
 func TestBashBasics(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	r := f.callID(t, "b1", "bash", map[string]any{"command": "pwd; echo err >&2; exit 3"})
 	if r.IsError || !strings.Contains(r.Output, f.ws.Dir()+"\n") || !strings.Contains(r.Output, "err") ||

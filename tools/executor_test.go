@@ -64,6 +64,7 @@ func calls(specs ...string) []ToolCall {
 // runs at once: each waits on a barrier that only opens when all of them
 // have arrived, which cannot happen serially.
 func TestParallelBatchesRunConcurrently(t *testing.T) {
+	t.Parallel()
 	const n = 4
 	var arrived sync.WaitGroup
 	arrived.Add(n)
@@ -91,6 +92,7 @@ func TestParallelBatchesRunConcurrently(t *testing.T) {
 // that a serial call never overlaps any other call, and results come back
 // in call order.
 func TestSerialCallsNeverOverlap(t *testing.T) {
+	t.Parallel()
 	var active, maxSerialOverlap atomic.Int32
 	var mu sync.Mutex
 	var order []string
@@ -137,6 +139,7 @@ func TestSerialCallsNeverOverlap(t *testing.T) {
 }
 
 func TestAtMostOncePerID(t *testing.T) {
+	t.Parallel()
 	var runs atomic.Int32
 	once := &probe{name: "once", run: func(context.Context, probeInput) (string, error) {
 		n := runs.Add(1)
@@ -164,6 +167,7 @@ func TestAtMostOncePerID(t *testing.T) {
 }
 
 func TestArtifactAndEmptyMarker(t *testing.T) {
+	t.Parallel()
 	big := strings.Repeat("0123456789", 1000)
 	p := &probe{name: "big", max: 5000, run: func(_ context.Context, in probeInput) (string, error) {
 		if in.N == 0 {
@@ -194,6 +198,7 @@ func TestArtifactAndEmptyMarker(t *testing.T) {
 }
 
 func TestDenialAndInvalidCalls(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.perm.answer = func(r engine.PermissionRequest) engine.Answer {
 		return engine.Answer{Decision: engine.DecisionDeny, Stage: "rules", Rule: "Bash(rm:*)", Reason: "denied by rule",
@@ -235,6 +240,7 @@ func TestDenialAndInvalidCalls(t *testing.T) {
 }
 
 func TestUpdatedInputIsRechecked(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.perm.answer = func(r engine.PermissionRequest) engine.Answer {
 		if r.Command == "echo original > out" {
@@ -258,6 +264,7 @@ func TestUpdatedInputIsRechecked(t *testing.T) {
 }
 
 func TestCancelledBeforeStart(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -273,6 +280,7 @@ func TestCancelledBeforeStart(t *testing.T) {
 }
 
 func TestPanickingToolBecomesError(t *testing.T) {
+	t.Parallel()
 	boom := &probe{name: "boom", run: func(context.Context, probeInput) (string, error) { panic("kaboom") }}
 	f := newFixture(t, boom)
 	r := f.call(t, "boom", map[string]any{"n": 1})

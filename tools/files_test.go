@@ -15,6 +15,7 @@ import (
 )
 
 func TestReadFileRangesAndBinary(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	var sb strings.Builder
 	for i := 1; i <= 50; i++ {
@@ -63,6 +64,7 @@ func TestReadFileRangesAndBinary(t *testing.T) {
 }
 
 func TestWriteFileSnapshotsAndEvents(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.write(t, "run.sh", "#!/bin/sh\necho old\n")
 	if err := os.Chmod(filepath.Join(f.ws.Dir(), "run.sh"), 0o755); err != nil {
@@ -112,6 +114,7 @@ func (failingSnapshots) SaveSnapshot(_ context.Context, _ Snapshot) error {
 }
 
 func TestNoWriteWithoutSnapshot(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.write(t, "a.txt", "old")
 	f.env.Snapshots = failingSnapshots{}
@@ -129,6 +132,7 @@ func TestNoWriteWithoutSnapshot(t *testing.T) {
 }
 
 func TestEditFile(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.write(t, "main.go", "package main\n\nfunc a() {}\nfunc b() {}\n// TODO\n// TODO\n")
 	edit := func(in map[string]any) ToolResult {
@@ -189,6 +193,7 @@ func TestEditFile(t *testing.T) {
 // TestEditFileChangedWhileAsking changes the file between the permission
 // request and the write: the edit must not clobber the change.
 func TestEditFileChangedWhileAsking(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.write(t, "a.txt", "one\ntwo\n")
 	f.call(t, "read_file", map[string]any{"path": "a.txt"})
@@ -208,6 +213,7 @@ func TestEditFileChangedWhileAsking(t *testing.T) {
 }
 
 func TestListDir(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.write(t, "sub/a.go", "")
 	if err := os.Symlink("sub", filepath.Join(f.ws.Dir(), "link")); err != nil {

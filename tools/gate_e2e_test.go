@@ -209,8 +209,7 @@ func (e *e2e) run(t *testing.T, g *permission.Gate, c e2eCase, headless bool) (e
 	if err != nil {
 		t.Fatal(err)
 	}
-	callSeq++
-	res := e.ex.Execute(context.Background(), p, e.rec, []ToolCall{{ID: fmt.Sprintf("e2e-%d", callSeq), Name: tool, Input: raw}})
+	res := e.ex.Execute(context.Background(), p, e.rec, []ToolCall{{ID: fmt.Sprintf("e2e-%d", callSeq.Add(1)), Name: tool, Input: raw}})
 	v, n := p.last()
 	if n == 0 {
 		return rejected, res[0]

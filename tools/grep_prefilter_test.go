@@ -13,6 +13,7 @@ import (
 )
 
 func TestRequiredLiteral(t *testing.T) {
+	t.Parallel()
 	for expr, want := range map[string]string{
 		"(?m)EvalSymlinks":                 "EvalSymlinks",
 		`(?m)func [A-Z][a-zA-Z]*Context\(`: "Context(",
@@ -38,6 +39,7 @@ func TestRequiredLiteral(t *testing.T) {
 // literal prefilter for patterns of every kind: the outputs must be
 // identical, so the prefilter only ever skips files that cannot match.
 func TestGrepPrefilterChangesNothing(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	files := map[string]string{
 		"a.go":       "package a\n\nfunc NewContext() {}\nfunc newContext() {}\n",

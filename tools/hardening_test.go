@@ -26,6 +26,7 @@ import (
 // touched the file system would get os.ErrClosed, so an invalid-path error
 // proves the name never reached a syscall.
 func TestToolsRejectControlCharactersBeforeAnySyscall(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	ws, err := workspace.Open(f.ws.Dir())
 	if err != nil {
@@ -68,6 +69,7 @@ func TestToolsRejectControlCharactersBeforeAnySyscall(t *testing.T) {
 // the workspace: the file tools refuse both (no hang, no write through),
 // and grep skips them.
 func TestSocketsAndDevicesRefused(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	sock := filepath.Join(f.ws.Dir(), "sock")
 	l, err := net.Listen("unix", sock)
@@ -151,6 +153,7 @@ func TestParallelBatchIsBounded(t *testing.T) {
 // two goroutines at once (a runtime replaying a call while the first is
 // still running): it runs once and both get its result.
 func TestAtMostOnceAcrossConcurrentExecutes(t *testing.T) {
+	t.Parallel()
 	var runs atomic.Int32
 	slow := &probe{name: "slow", run: func(context.Context, probeInput) (string, error) {
 		runs.Add(1)
@@ -182,6 +185,7 @@ func TestAtMostOnceAcrossConcurrentExecutes(t *testing.T) {
 // description is its descriptions/<name>.md file, and that every file
 // belongs to a tool.
 func TestDescriptionsAreTheEmbeddedFiles(t *testing.T) {
+	t.Parallel()
 	files, err := descriptionFS.ReadDir("descriptions")
 	if err != nil {
 		t.Fatal(err)
@@ -211,6 +215,7 @@ func TestDescriptionsAreTheEmbeddedFiles(t *testing.T) {
 // from what the model sees and from what the executor runs; a deny rule
 // with a spec (`Bash(rm:*)`) keeps the tool and judges each call.
 func TestDenyRulesRemoveTools(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	g, err := permission.New(permission.Options{User: permission.Rules{Deny: []string{"Bash", "Edit", "Read(./.env)"}}})
 	if err != nil {

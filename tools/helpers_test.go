@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -170,13 +171,13 @@ func (f *fixture) write(t *testing.T, rel, content string) {
 	}
 }
 
-var callSeq int
+// callSeq numbers tool calls across tests, which run in parallel.
+var callSeq atomic.Int64
 
 // call runs one tool call with a fresh id.
 func (f *fixture) call(t *testing.T, name string, input any) ToolResult {
 	t.Helper()
-	callSeq++
-	return f.callID(t, fmt.Sprintf("call-%d", callSeq), name, input)
+	return f.callID(t, fmt.Sprintf("call-%d", callSeq.Add(1)), name, input)
 }
 
 func (f *fixture) callID(t *testing.T, id, name string, input any) ToolResult {

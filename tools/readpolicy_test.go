@@ -85,6 +85,7 @@ var standardRules = permission.Rules{
 }
 
 func TestReadRulesInSearchResults(t *testing.T) {
+	t.Parallel()
 	type want struct {
 		err      bool
 		has      []string
@@ -203,6 +204,7 @@ func TestReadRulesInSearchResults(t *testing.T) {
 // TestWithheldNoteNamesNoDeniedPath checks the note says how many entries
 // were withheld and by which rule, never which ones.
 func TestWithheldNoteNamesNoDeniedPath(t *testing.T) {
+	t.Parallel()
 	f, _ := readRulesFixture(t, standardRules)
 	r := f.call(t, "grep", map[string]any{"pattern": "MARK", "output_mode": "files_with_matches"})
 	i := strings.Index(r.Output, "(withheld: ")
@@ -224,6 +226,7 @@ func TestWithheldNoteNamesNoDeniedPath(t *testing.T) {
 // denied directory is judged once and never walked, so its files are
 // neither opened nor judged.
 func TestReadPolicyPrunesDeniedDirectories(t *testing.T) {
+	t.Parallel()
 	f, p := readRulesFixture(t, permission.Rules{Deny: []string{"Read(big)"}})
 	for i := range 200 {
 		f.write(t, filepath.Join("big", "d", string(rune('a'+i%26))+strings.Repeat("x", i/26)+".txt"), "MARK secret-big\n")
@@ -241,6 +244,7 @@ func TestReadPolicyPrunesDeniedDirectories(t *testing.T) {
 // TestSetReadPolicyIsPerEnv checks each Env keeps its own policy, nil
 // removes it.
 func TestSetReadPolicyIsPerEnv(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	a, b := NewEnv(f.ws, "a", nil), NewEnv(f.ws, "b", nil)
 	pa := &gateReadPolicy{}
@@ -255,6 +259,7 @@ func TestSetReadPolicyIsPerEnv(t *testing.T) {
 }
 
 func TestCredentialNames(t *testing.T) {
+	t.Parallel()
 	for _, p := range []string{".env", ".env.local", ".ENV", "sub/.Env.Production", ".envrc", "a/b/server.KEY", "cert.pem",
 		"id_rsa", "id_ed25519.pub", ".ssh/config", "x/.aws/credentials", ".netrc", ".git-credentials", "store.jks", "apple.p8"} {
 		if !isCredentialPath(p) {

@@ -18,6 +18,7 @@ import (
 )
 
 func TestGitignore(t *testing.T) {
+	t.Parallel()
 	rules := parseGitignore("", "# comment\n*.log\n!keep.log\nbuild/\n/root-only\ndocs/**/*.tmp\n\\#hash\n")
 	rules = append(rules, parseGitignore("sub", "local\n/anch\n")...)
 	cases := []struct {
@@ -70,6 +71,7 @@ func searchFixture(t *testing.T) *fixture {
 }
 
 func TestGlob(t *testing.T) {
+	t.Parallel()
 	f := searchFixture(t)
 	cases := map[string]string{
 		`{"pattern":"**/*.go"}`:              "main.go\npkg/a.go\npkg/sub/b.go\n",
@@ -92,6 +94,7 @@ func TestGlob(t *testing.T) {
 }
 
 func TestGrep(t *testing.T) {
+	t.Parallel()
 	f := searchFixture(t)
 	cases := map[string]string{
 		`{"pattern":"hello"}`:                                       "pkg/a.go:3:// hello from a\n",
@@ -118,6 +121,7 @@ func TestGrep(t *testing.T) {
 }
 
 func TestGrepContextSeparators(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	var sb strings.Builder
 	for i := 1; i <= 20; i++ {
@@ -134,6 +138,7 @@ func TestGrepContextSeparators(t *testing.T) {
 // TestGrepMatchesSystemGrep compares kz's grep with grep -rn on a part of
 // GOROOT/src where .gitignore and binaries do not matter.
 func TestGrepMatchesSystemGrep(t *testing.T) {
+	t.Parallel()
 	gnu, err := exec.LookPath("grep")
 	if err != nil {
 		t.Skip("no grep")
@@ -292,6 +297,7 @@ func BenchmarkGrepGorootSideBySide(b *testing.B) {
 // TestGrepOutputCapIsDeterministic fills many files with matches: the
 // output must stop at the cap, in walk order, identically on every run.
 func TestGrepOutputCapIsDeterministic(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	body := strings.Repeat("match me\n", 150)
 	for i := range 40 {

@@ -9,6 +9,7 @@ import (
 )
 
 func TestDecodeStrict(t *testing.T) {
+	t.Parallel()
 	type in struct {
 		Path  string `json:"path"`
 		Limit int    `json:"limit,omitempty"`
@@ -54,6 +55,7 @@ func TestDecodeStrict(t *testing.T) {
 }
 
 func TestSpecDefaultsFailClosed(t *testing.T) {
+	t.Parallel()
 	var s ToolSpec
 	if s.ReadOnly || s.ConcurrencySafe || !s.RequiresPermission() || s.Exposure.Visible() {
 		t.Fatalf("zero spec does not fail closed: %+v", s)
@@ -64,6 +66,7 @@ func TestSpecDefaultsFailClosed(t *testing.T) {
 }
 
 func TestBuiltinSpecs(t *testing.T) {
+	t.Parallel()
 	reg := NewBuiltinRegistry()
 	want := map[string]bool{"read_file": true, "list_dir": true, "glob": true, "grep": true,
 		"write_file": false, "edit_file": false, "bash": false}
@@ -118,6 +121,7 @@ type hiddenTool struct{ Bash }
 func (hiddenTool) Spec() ToolSpec { return ToolSpec{Name: "hidden"} }
 
 func TestDisabledToolNotRun(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, hiddenTool{})
 	r := f.call(t, "hidden", map[string]any{"command": "touch ran"})
 	if !r.IsError || !strings.Contains(r.Output, "unknown tool") {

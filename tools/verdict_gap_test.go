@@ -90,6 +90,7 @@ func (f *fixture) swapLink(t *testing.T, rel, target string) {
 // TestSwapBetweenVerdictAndAction injects a swap between Prepare and Run
 // of every file tool.
 func TestSwapBetweenVerdictAndAction(t *testing.T) {
+	t.Parallel()
 	hooks := ".git/hooks"
 	cases := []struct {
 		name  string
@@ -252,6 +253,7 @@ func TestSwapBetweenVerdictAndAction(t *testing.T) {
 // number of rounds. Nothing may ever be written through a link and no
 // secret or outside content may be returned.
 func TestRacingSwapperAgainstFileTools(t *testing.T) {
+	t.Parallel()
 	f := gapFixture(t)
 	// The rules make every target of the swapper something the gate
 	// refuses to read, so any of its content in a result came through a
@@ -285,12 +287,11 @@ func TestRacingSwapperAgainstFileTools(t *testing.T) {
 		}
 	}()
 	run := func(name string, in map[string]any) ToolResult {
-		callSeq++
 		raw, err := json.Marshal(in)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return f.ex.Execute(context.Background(), p, f.rec, []ToolCall{{ID: fmt.Sprintf("race-%d", callSeq), Name: name, Input: raw}})[0]
+		return f.ex.Execute(context.Background(), p, f.rec, []ToolCall{{ID: fmt.Sprintf("race-%d", callSeq.Add(1)), Name: name, Input: raw}})[0]
 	}
 	leaked := func(r ToolResult) string {
 		for _, l := range []string{"hunter2", "SECRET", "secret outside", "pre-commit.sample"} {

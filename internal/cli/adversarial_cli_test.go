@@ -93,17 +93,22 @@ func TestAdversarialThroughTheNativeRuntime(t *testing.T) {
 	if st := ossandbox.Probe(); !st.Full && os.Getenv("KZ_REQUIRE_SANDBOX") == "" {
 		t.Skip("no full sandbox here (" + st.Reason + "); set KZ_REQUIRE_SANDBOX=1 to fail instead")
 	}
+	t.Parallel()
 	for _, mode := range []string{"ask", "yolo"} {
 		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
 			for _, a := range attacks {
-				t.Run(strings.ReplaceAll(a.class, " ", "-"), func(t *testing.T) { runAttack(t, mode, a) })
+				t.Run(strings.ReplaceAll(a.class, " ", "-"), func(t *testing.T) {
+					t.Parallel()
+					runAttack(t, mode, a)
+				})
 			}
 		})
 	}
 }
 
 func runAttack(t *testing.T, mode string, a attack) {
-	sb := newSandbox(t)
+	sb := newProcessSandbox(t)
 	// Outside and home are not under /tmp, which the sandbox replaces by
 	// a private one: a write there would be invisible, not refused.
 	root, err := os.MkdirTemp("/var/tmp", "kz-adversarial-")
@@ -183,10 +188,11 @@ func runAttack(t *testing.T, mode string, a attack) {
 // TestAdversarialControl shows the harness sees a side effect when one
 // happens: in yolo, an ordinary write in the workspace is made.
 func TestAdversarialControl(t *testing.T) {
+	t.Parallel()
 	if st := ossandbox.Probe(); !st.Full && os.Getenv("KZ_REQUIRE_SANDBOX") == "" {
 		t.Skip("no full sandbox here")
 	}
-	sb := newSandbox(t)
+	sb := newProcessSandbox(t)
 	args := jsonString(t, map[string]string{"command": "echo made > control.txt && git --version"})
 	fake := llmtest.New(t, llm.ProviderOpenAI,
 		llmtest.Reply{Calls: []llmtest.Call{{ID: "c1", Name: "bash", Args: args}}},

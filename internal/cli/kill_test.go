@@ -62,7 +62,8 @@ type killRun struct {
 // of lines were read from stdout, the moment an event has just been
 // printed.
 func TestKill9WhileStreaming(t *testing.T) {
-	sb := newSandbox(t)
+	t.Parallel()
+	sb := newProcessSandbox(t)
 	scriptPath := filepath.Join(sb.workspace, "kill.jsonl")
 	writeFile(t, scriptPath, killScript())
 	kills := 100
@@ -105,7 +106,7 @@ func TestKill9WhileStreaming(t *testing.T) {
 // killOnce runs one turn in dataDir, kills it, and checks what is left.
 func killOnce(sb *sandbox, scriptPath, dataDir string, rng *rand.Rand) (r killRun) {
 	cmd := exec.Command(os.Args[0], "-p", "read the files", "--script", scriptPath, "--output-format", "stream-json", "--data-dir", dataDir)
-	cmd.Dir, cmd.Env = sb.workspace, append(os.Environ(), "KZ_MAIN=1")
+	cmd.Dir, cmd.Env = sb.workspace, sb.environ()
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		return killRun{err: err}

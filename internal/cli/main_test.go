@@ -52,6 +52,21 @@ type sandbox struct {
 
 func newSandbox(t *testing.T) *sandbox {
 	t.Helper()
+	sb := newProcessSandbox(t)
+	t.Setenv("XDG_CONFIG_HOME", sb.config)
+	t.Setenv("XDG_DATA_HOME", sb.data)
+	t.Setenv("XDG_STATE_HOME", sb.state)
+	t.Setenv("PATH", "/usr/bin:/bin") // no agent CLI is found by accident
+	t.Chdir(sb.workspace)
+	return sb
+}
+
+// newProcessSandbox is newSandbox without changing this process's
+// environment or directory: for tests that run kz only as a separate
+// process (sb.kzProcess), which gets both from sb.environ and
+// sb.workspace. Such tests may run in parallel; sb.kz may not be used.
+func newProcessSandbox(t *testing.T) *sandbox {
+	t.Helper()
 	root := t.TempDir()
 	sb := &sandbox{t: t, workspace: filepath.Join(root, "proj"), config: filepath.Join(root, "config"), data: filepath.Join(root, "data"),
 		state: filepath.Join(root, "state")}
@@ -60,12 +75,14 @@ func newSandbox(t *testing.T) *sandbox {
 			t.Fatal(err)
 		}
 	}
-	t.Setenv("XDG_CONFIG_HOME", sb.config)
-	t.Setenv("XDG_DATA_HOME", sb.data)
-	t.Setenv("XDG_STATE_HOME", sb.state)
-	t.Setenv("PATH", "/usr/bin:/bin") // no agent CLI is found by accident
-	t.Chdir(sb.workspace)
 	return sb
+}
+
+// environ is the environment of a kz process run in the sandbox: this
+// process's, with the sandbox's folders and a PATH on which no agent CLI
+// is found by accident, and KZ_MAIN set so the test binary runs kz.
+func (sb *sandbox) environ() []string {
+	return append(os.Environ(), "XDG_CONFIG_HOME="+sb.config, "XDG_DATA_HOME="+sb.data, "XDG_STATE_HOME="+sb.state, "PATH=/usr/bin:/bin", "KZ_MAIN=1")
 }
 
 // scriptDir is resolved before any test changes directory.
@@ -637,6 +654,7 @@ func TestPolicyCheckUsesTheGate(t *testing.T) {
 }
 
 func TestWithResumeReplacesTheSessionFlags(t *testing.T) {
+	t.Parallel()
 	got := strings.Join(withResume([]string{"--continue", "--theme", "light", "--resume", "old", "--resume=x"}, "new"), " ")
 	if got != "--theme light --resume new" {
 		t.Fatalf("args = %q", got)

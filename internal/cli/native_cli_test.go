@@ -23,7 +23,7 @@ func (sb *sandbox) kzProcess(env []string, args ...string) (string, string, int)
 	sb.t.Helper()
 	cmd := exec.Command(os.Args[0], args...)
 	cmd.Dir = sb.workspace
-	cmd.Env = append(append(os.Environ(), "KZ_MAIN=1"), env...)
+	cmd.Env = append(sb.environ(), env...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
@@ -44,6 +44,7 @@ func (sb *sandbox) kzProcess(env []string, args ...string) (string, string, int)
 // entry of the user config prices the turn, and nothing but the answer
 // reaches the terminal (no SDK log line).
 func TestNativeRuntimeNamedNativeFromTheCommandLine(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, provider, api, path string
 	}{
@@ -52,12 +53,15 @@ func TestNativeRuntimeNamedNativeFromTheCommandLine(t *testing.T) {
 		{"openai-responses", "openai", "responses", "/v1/responses"},
 		{"gemini", "gemini", "", "/v1beta/models/my-tuned-model:streamGenerateContent"},
 	} {
-		t.Run(tc.name, func(t *testing.T) { nativeFromTheCommandLine(t, tc.provider, tc.api, tc.path) })
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			nativeFromTheCommandLine(t, tc.provider, tc.api, tc.path)
+		})
 	}
 }
 
 func nativeFromTheCommandLine(t *testing.T, provider, api, path string) {
-	sb := newSandbox(t)
+	sb := newProcessSandbox(t)
 	fake := llmtest.New(t, llm.Provider(provider),
 		llmtest.Reply{Text: "Reading it.", Reasoning: "check the notes", Calls: []llmtest.Call{{ID: "c1", Name: "read_file", Args: `{"path":"notes.txt"}`}}, Usage: engine.Usage{InputTokens: 1000, OutputTokens: 100}},
 		llmtest.Reply{Text: "The notes say hi.", Usage: engine.Usage{InputTokens: 2000, OutputTokens: 50}},
@@ -139,7 +143,8 @@ output_per_mtok = 10.0
 // TestUnknownModelWarnsOnTheCommandLine: a model the catalog does not know
 // runs with conservative defaults, and the person is told so on stderr.
 func TestUnknownModelWarnsOnTheCommandLine(t *testing.T) {
-	sb := newSandbox(t)
+	t.Parallel()
+	sb := newProcessSandbox(t)
 	fake := llmtest.New(t, llm.ProviderOpenAI, llmtest.Reply{Text: "ok", Usage: engine.Usage{InputTokens: 5, OutputTokens: 1}})
 	sb.userConfig(fmt.Sprintf("[runtimes.native]\nkind = \"native\"\nprovider = \"openai\"\nbase_url = %q\nmodels = [\"some-new-model\"]\n", fake.URL))
 	out, errOut, code := sb.kzProcess(nil, "-p", "hello", "--runtime", "native", "--model", "some-new-model")

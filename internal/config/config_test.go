@@ -31,6 +31,7 @@ func paths(t *testing.T) Paths {
 }
 
 func TestLoadMergesUserAndProject(t *testing.T) {
+	t.Parallel()
 	p := paths(t)
 	write(t, p.UserConfig, `
 default_runtime = "fast"
@@ -89,6 +90,7 @@ allow = ["Bash(*)"]
 }
 
 func TestLoadErrorsNameFileAndLine(t *testing.T) {
+	t.Parallel()
 	cases := []struct{ body, want string }{
 		{"default_mode = \"full-autonomous\"\nthemee = \"x\"\n", `config.toml:2: unknown key "themee"`},
 		{"[runtimes.x]\nkind = \"native\"\nmodel = \"a\"\n", `config.toml:3: unknown key "runtimes.x.model"`},
@@ -110,6 +112,7 @@ func TestLoadErrorsNameFileAndLine(t *testing.T) {
 }
 
 func TestGrantsFilePersistsAlwaysAllowRules(t *testing.T) {
+	t.Parallel()
 	p := paths(t)
 	g := NewGrantsFile(p)
 	if rules, err := g.Rules(); err != nil || len(rules) != 0 {
@@ -139,6 +142,7 @@ func TestGrantsFilePersistsAlwaysAllowRules(t *testing.T) {
 // runtime or the failover chain, loosen the permission mode, or move kz's
 // data. data_dir stays the user's alone even once trusted.
 func TestUntrustedProjectOnlyRestricts(t *testing.T) {
+	t.Parallel()
 	p := paths(t)
 	write(t, p.UserConfig, "permission_mode = \"ask\"\n[runtimes.mine]\nkind = \"scripted\"\nscript = \"mine.jsonl\"\n")
 	write(t, p.ProjectFile, `

@@ -10,6 +10,7 @@ import (
 // TestLoadMessagesNameFileLineAndKey: every error a configuration file can
 // cause says where (file:line) and which key, in TOML's terms, never Go's.
 func TestLoadMessagesNameFileLineAndKey(t *testing.T) {
+	t.Parallel()
 	cases := []struct{ body, want string }{
 		{"[limits]\nmax_cycles = \"ten\"\n", `config.toml:2: limits.max_cycles: want an integer, got a string`},
 		{"[limits]\nbudget_usd = \"x\"\n", `config.toml:2: limits.budget_usd: want a number, got a string`},
@@ -57,6 +58,7 @@ func TestLoadMessagesNameFileLineAndKey(t *testing.T) {
 // rules are ignored with a warning, so a malformed one is not an error,
 // while its deny rules, which apply, are checked.
 func TestUntrustedProjectAllowRulesAreNotJudged(t *testing.T) {
+	t.Parallel()
 	p := paths(t)
 	write(t, p.ProjectFile, "[permissions]\nallow = [\"Bash(\"]\n")
 	if _, err := Load(p); err != nil {
@@ -69,6 +71,7 @@ func TestUntrustedProjectAllowRulesAreNotJudged(t *testing.T) {
 }
 
 func TestValidateRuntimeNames(t *testing.T) {
+	t.Parallel()
 	p := paths(t)
 	write(t, p.UserConfig, "theme = \"dark\"\nfailover = [\n  \"claude\",\n  \"mine\",\n  \"nosuch\",\n]\n[runtimes.mine]\nkind = \"native\"\n")
 	c, err := Load(p)
@@ -103,6 +106,7 @@ func TestValidateRuntimeNames(t *testing.T) {
 }
 
 func TestGrantsFileRulesAreChecked(t *testing.T) {
+	t.Parallel()
 	p := paths(t)
 	g := NewGrantsFile(p)
 	if err := os.MkdirAll(filepath.Dir(g.Path), 0o700); err != nil {

@@ -9,6 +9,7 @@ import (
 // configuration with unset fields left nil; an untrusted project's entries
 // are refused with a warning, an entry without id is an error.
 func TestModelsEntries(t *testing.T) {
+	t.Parallel()
 	p := paths(t)
 	write(t, p.UserConfig, `
 [runtimes.local]

@@ -11,6 +11,7 @@ import (
 // MaxPatchRetries), mapped to the engine's convention, and an untrusted
 // project may lower it but not raise it.
 func TestPatchRetriesKey(t *testing.T) {
+	t.Parallel()
 	p := paths(t)
 	c, err := Load(p)
 	if err != nil {

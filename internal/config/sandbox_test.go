@@ -9,6 +9,7 @@ import (
 // TestCodexSandboxKey: a codex runtime's sandbox key is read from the user
 // file (runtimes.BuildAll checks its value).
 func TestCodexSandboxKey(t *testing.T) {
+	t.Parallel()
 	p := paths(t)
 	write(t, p.UserConfig, "[runtimes.cx]\nkind = \"codex\"\ncommand = \"codex\"\nsandbox = \"read-only\"\n")
 	cfg, err := Load(p)
@@ -26,6 +27,7 @@ func TestCodexSandboxKey(t *testing.T) {
 // may add no writable directory (a trusted one neither); bad values are
 // errors naming file:line.
 func TestSandboxSection(t *testing.T) {
+	t.Parallel()
 	p := paths(t)
 	c, err := Load(p)
 	if err != nil || !c.Sandbox.Network || len(c.Sandbox.Writable) != 0 {

@@ -52,6 +52,7 @@ func session(t *testing.T, body string, mode engine.Mode) *engine.Session {
 }
 
 func TestFormats(t *testing.T) {
+	t.Parallel()
 	t.Run("text", func(t *testing.T) {
 		var out, errOut bytes.Buffer
 		final, err := Run(context.Background(), session(t, turn, ""), "hi", FormatText, &out, &errOut)
@@ -120,6 +121,7 @@ func TestFormats(t *testing.T) {
 }
 
 func TestRunReportsATurnThatCannotStart(t *testing.T) {
+	t.Parallel()
 	textOnly := `{"kz_script":1,"capabilities":["text_completion"]}` + "\n" + `{"type":"assistant_message","text":"x"}` + "\n"
 	var out, errOut bytes.Buffer
 	_, err := Run(context.Background(), session(t, textOnly, engine.ModeFullAutonomous), "hi", FormatStreamJSON, &out, &errOut)
@@ -133,6 +135,7 @@ func TestRunReportsATurnThatCannotStart(t *testing.T) {
 // cancels the context; the turn ends interrupted, and its final_result is
 // still printed, which is all the json format prints.
 func TestRunPrintsTheResultOfAnInterruptedTurn(t *testing.T) {
+	t.Parallel()
 	slow := `{"kz_script":1,"capabilities":["text_completion"]}` + "\n" +
 		`{"type":"text_delta","text":"y","delay_ms":5,"repeat":10000}` + "\n"
 	for _, format := range []Format{FormatJSON, FormatStreamJSON} {
@@ -156,6 +159,7 @@ type failWriter struct{}
 func (failWriter) Write([]byte) (int, error) { return 0, errors.New("broken pipe") }
 
 func TestRunReportsAnOutputThatCannotBeWritten(t *testing.T) {
+	t.Parallel()
 	final, err := Run(context.Background(), session(t, turn, ""), "hi", FormatStreamJSON, failWriter{}, &bytes.Buffer{})
 	if err == nil || !strings.Contains(err.Error(), "broken pipe") || final.Status != "complete" {
 		t.Fatalf("%v %+v", err, final)
@@ -163,6 +167,7 @@ func TestRunReportsAnOutputThatCannotBeWritten(t *testing.T) {
 }
 
 func TestExitCodes(t *testing.T) {
+	t.Parallel()
 	want := map[engine.Status]int{
 		engine.StatusComplete: 0, engine.StatusError: 1, engine.StatusInterrupted: 3,
 		engine.StatusMaxCycles: 3, engine.StatusBudgetExceeded: 3, engine.StatusTimeout: 3, "": 1,
@@ -188,6 +193,7 @@ func TestExitCodes(t *testing.T) {
 // visibly, never raw, while newlines and tabs stay. json keeps the exact
 // text.
 func TestTextFormatShowsControlCharactersVisibly(t *testing.T) {
+	t.Parallel()
 	const body = `{"kz_script":1,"model":"m","capabilities":["text_completion","native_tool_loop","filesystem_edit","shell"]}
 {"type":"text_delta","text":"copy\u001b]52;c;ZXZpbA==\u0007 \u001b]0;owned\u0007"}
 {"type":"text_delta","text":"a\tb\nfake\rreal \u009b2J café"}
@@ -224,6 +230,7 @@ func TestTextFormatShowsControlCharactersVisibly(t *testing.T) {
 // TestPrinterKeepsACharacterCutBetweenDeltas: a UTF-8 character split
 // over two text deltas is printed whole, not as two U+FFFD.
 func TestPrinterKeepsACharacterCutBetweenDeltas(t *testing.T) {
+	t.Parallel()
 	var out bytes.Buffer
 	p := &printer{format: FormatText, out: &out, errOut: &out}
 	for _, ev := range []engine.Event{

@@ -86,6 +86,7 @@ func proposalSession(t *testing.T, answer string, gate engine.Gate) *engine.Sess
 // where a person running kz -p learns of them, one line each, naming the
 // files and the reason.
 func TestProposalProblemsGoToStderr(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name, answer string
 		gate         engine.Gate
@@ -135,6 +136,7 @@ func TestProposalProblemsGoToStderr(t *testing.T) {
 }
 
 func TestRejectionLinesAreBounded(t *testing.T) {
+	t.Parallel()
 	p := &printer{}
 	text := "intro\n" + strings.Repeat("- a.txt: "+strings.Repeat("x", 1000)+"\n", maxProblemLines+3)
 	got := p.rejection(engine.Event{Type: engine.EventPatchRejected, Reason: "invalid", Text: text})
@@ -155,6 +157,7 @@ func TestRejectionLinesAreBounded(t *testing.T) {
 // TestFailedTurnResultCarriesTheError: the json format prints only the
 // final_result, so it must say why the turn failed.
 func TestFailedTurnResultCarriesTheError(t *testing.T) {
+	t.Parallel()
 	body := `{"kz_script":1,"capabilities":["text_completion"]}` + "\n" +
 		`{"fail":{"kind":"overloaded","message":"529 overloaded"}}` + "\n"
 	var out, errOut bytes.Buffer
@@ -175,6 +178,7 @@ func TestFailedTurnResultCarriesTheError(t *testing.T) {
 // final_result, with status error and the reason; Run still returns the
 // error, so kz exits 1.
 func TestJSONReportsATurnThatCannotStart(t *testing.T) {
+	t.Parallel()
 	textOnly := `{"kz_script":1,"capabilities":["text_completion"]}` + "\n" + `{"type":"assistant_message","text":"x"}` + "\n"
 	s := session(t, textOnly, engine.ModeFullAutonomous)
 	var out, errOut bytes.Buffer

@@ -22,6 +22,7 @@ func TestMain(m *testing.M) {
 }
 
 func TestExtractJSON(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name, in, want string
 		err            bool
@@ -88,6 +89,7 @@ func newRT(t *testing.T, s *llmtest.Server, model string) *Runtime {
 }
 
 func TestPatchProposalUsesJSONSchemaMode(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		p     llm.Provider
 		api   llm.OpenAIAPI
@@ -130,6 +132,7 @@ func TestPatchProposalUsesJSONSchemaMode(t *testing.T) {
 }
 
 func TestPatchProposalWithoutSchemaModeExtracts(t *testing.T) {
+	t.Parallel()
 	fake := llmtest.New(t, llm.ProviderOpenAI,
 		llmtest.Reply{Text: "Here you go:\n```json\n{\"summary\": \"s\", \"edits\": [],}\n```"},
 		llmtest.Reply{Text: "Sorry, I would rather explain it in words."},
@@ -156,6 +159,7 @@ func TestPatchProposalWithoutSchemaModeExtracts(t *testing.T) {
 }
 
 func TestAnalysisStreamsTextWithHistory(t *testing.T) {
+	t.Parallel()
 	fake := llmtest.New(t, llm.ProviderGemini, llmtest.Reply{Text: "It parses flags and starts the loop."})
 	rt := newRT(t, fake, "gemini-2.5-flash")
 	h := &host{}
@@ -177,6 +181,7 @@ func TestAnalysisStreamsTextWithHistory(t *testing.T) {
 }
 
 func TestRealPatchSchemaAndTextFormat(t *testing.T) {
+	t.Parallel()
 	proposal := `{"summary":"rename x","files":[{"path":"a.go","operation":"modify","new_path":null,"base_sha256":null,` +
 		`"edits":[{"search":"x := 1","replace":"y := 1","line_hint":3}],"content":null}],"verification":["go test ./..."],"risks":[]}`
 	fake := llmtest.New(t, llm.ProviderOpenAI, llmtest.Reply{Text: proposal},

@@ -139,6 +139,7 @@ func rawRequest(t *testing.T, addr, request string) int {
 // right and wrong tokens, and requests that would make the proxy an open
 // relay.
 func TestProxyCredentialSwap(t *testing.T) {
+	t.Parallel()
 	up := newUpstream(t)
 	p, _ := startProxy(t, up.srv.URL+"/v1", realKey, realToken)
 	phKey, phTok := p.Placeholders()[0], p.Placeholders()[1]
@@ -247,6 +248,7 @@ func TestProxyCredentialSwap(t *testing.T) {
 // TestProxyAnswersBareHead: the HEAD probe Claude Code sends before its
 // first request, without a key, is answered by the proxy and goes nowhere.
 func TestProxyAnswersBareHead(t *testing.T) {
+	t.Parallel()
 	up := newUpstream(t)
 	p, _ := startProxy(t, up.srv.URL, realKey)
 	resp, err := http.Head(p.URL() + "/")
@@ -262,6 +264,7 @@ func TestProxyAnswersBareHead(t *testing.T) {
 // TestProxyBodies: request bodies reach the upstream whole, a streamed
 // (chunked) one too, and a body-less request stays body-less.
 func TestProxyBodies(t *testing.T) {
+	t.Parallel()
 	up := newUpstream(t)
 	p, _ := startProxy(t, up.srv.URL, realKey)
 	big := bytes.Repeat([]byte("0123456789abcdef"), 1<<16) // 1 MiB
@@ -300,6 +303,7 @@ func TestProxyBodies(t *testing.T) {
 // another host, or the proxy by another name, are refused before any
 // credential is looked at, and nothing reaches any upstream.
 func TestProxyNoRelay(t *testing.T) {
+	t.Parallel()
 	up := newUpstream(t)
 	p, _ := startProxy(t, up.srv.URL, realKey)
 	ph := p.Placeholders()[0]
@@ -336,6 +340,7 @@ func portOf(addr string) string {
 // TestProxyStreams: an event the upstream flushes reaches the client while
 // the upstream is still writing, so a CLI sees tokens as they come.
 func TestProxyStreams(t *testing.T) {
+	t.Parallel()
 	up := newUpstream(t)
 	p, _ := startProxy(t, up.srv.URL, realKey)
 	req, _ := http.NewRequest(http.MethodPost, p.URL()+"/v1/stream", strings.NewReader(`{}`))
@@ -374,6 +379,7 @@ func (failing) RoundTrip(r *http.Request) (*http.Response, error) {
 // error says what failed, but neither the answer nor the log holds the
 // key, not even where the key travelled in the URL's query.
 func TestProxyUpstreamErrorRedacted(t *testing.T) {
+	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -514,6 +520,7 @@ func echoUpgrade(w http.ResponseWriter, r *http.Request) {
 // TestProxyRejectsBadConfig: an upstream that is not an http(s) base URL,
 // or no credential, is an error before anything listens.
 func TestProxyRejectsBadConfig(t *testing.T) {
+	t.Parallel()
 	for _, up := range []string{"", "api.anthropic.com", "ftp://x", "https://", "https://u:p@x", "https://x/?key=1", "https://x/#f"} {
 		if p, err := Start(Config{Upstream: up, Secrets: []string{realKey}}); err == nil {
 			_ = p.Close()
@@ -576,6 +583,7 @@ func TestShieldEnv(t *testing.T) {
 // TestPlaceholdersDiffer: every proxy and every secret gets its own
 // placeholder.
 func TestPlaceholdersDiffer(t *testing.T) {
+	t.Parallel()
 	seenPH := map[string]bool{}
 	for range 5 {
 		p, err := Start(Config{Upstream: "https://x", Secrets: []string{realKey, realKey}})
@@ -595,6 +603,7 @@ func TestPlaceholdersDiffer(t *testing.T) {
 // TestProxyContextCancel: a client that gives up ends the upstream
 // request too (the handler returns), so nothing waits on a dead stream.
 func TestProxyContextCancel(t *testing.T) {
+	t.Parallel()
 	up := newUpstream(t)
 	p, _ := startProxy(t, up.srv.URL, realKey)
 	ctx, cancel := context.WithCancel(context.Background())

@@ -12,6 +12,7 @@ import (
 )
 
 func TestCatalogLookup(t *testing.T) {
+	t.Parallel()
 	cat := llm.DefaultCatalog()
 	cases := []struct {
 		name, want string
@@ -43,6 +44,7 @@ func TestCatalogLookup(t *testing.T) {
 }
 
 func TestCatalogOverridesAndCost(t *testing.T) {
+	t.Parallel()
 	win, price, no := 50000, 0.5, false
 	cat, err := llm.DefaultCatalog().WithOverrides([]llm.ModelOverride{
 		{ID: "claude-haiku-4-5", ContextWindow: &win},
@@ -76,6 +78,7 @@ func TestCatalogOverridesAndCost(t *testing.T) {
 }
 
 func TestParseCatalogRejectsBadEntries(t *testing.T) {
+	t.Parallel()
 	for _, in := range []string{`{"models":[{"id":"a","max_output":1}]}`, `{"models":[{"id":"a","context_window":1,"max_output":1},{"id":"a","context_window":1,"max_output":1}]}`, `not json`} {
 		if _, err := llm.ParseCatalog([]byte(in)); err == nil {
 			t.Errorf("accepted %s", in)
@@ -84,6 +87,7 @@ func TestParseCatalogRejectsBadEntries(t *testing.T) {
 }
 
 func TestFromTranscript(t *testing.T) {
+	t.Parallel()
 	h := []engine.TranscriptEntry{
 		{Kind: engine.EntryUser, Text: "q1"},
 		{Kind: engine.EntryAssistant, Text: "looking"},
@@ -112,6 +116,7 @@ func TestFromTranscript(t *testing.T) {
 }
 
 func TestConfigFrom(t *testing.T) {
+	t.Parallel()
 	rc := config.Runtime{Kind: config.KindNative, Provider: "gemini", BaseURL: "http://127.0.0.1:9", APIKeyEnv: "MY_KEY", Timeout: config.Duration{Duration: 7 * time.Second}}
 	c, err := llm.ConfigFrom(rc)
 	if err != nil || c.Provider != llm.ProviderGemini || c.BaseURL != rc.BaseURL || c.APIKeyEnv != "MY_KEY" || c.Timeout != 7*time.Second {
@@ -142,6 +147,7 @@ func TestConfigFrom(t *testing.T) {
 }
 
 func TestCatalogFromConfig(t *testing.T) {
+	t.Parallel()
 	window, price, no := 50000, 7.0, false
 	cat, err := llm.CatalogFrom([]config.Model{
 		{ID: "claude-sonnet-4-5", InputPerMTok: &price},

@@ -38,6 +38,7 @@ func simpleReq() llm.Request {
 }
 
 func TestStreamTextReasoningAndParallelCalls(t *testing.T) {
+	t.Parallel()
 	for _, p := range providers {
 		t.Run(string(p), func(t *testing.T) {
 			s := llmtest.New(t, p, llmtest.Reply{
@@ -87,6 +88,7 @@ func TestStreamTextReasoningAndParallelCalls(t *testing.T) {
 }
 
 func TestAnthropicPromptCaching(t *testing.T) {
+	t.Parallel()
 	s := llmtest.New(t, llm.ProviderAnthropic, llmtest.Reply{Text: "ok"})
 	if _, err := newClient(t, s).Stream(context.Background(), simpleReq(), func(llm.Delta) {}); err != nil {
 		t.Fatal(err)
@@ -101,6 +103,7 @@ func TestAnthropicPromptCaching(t *testing.T) {
 }
 
 func TestInvalidArgsArePassedThrough(t *testing.T) {
+	t.Parallel()
 	for _, p := range []llm.Provider{llm.ProviderAnthropic, llm.ProviderOpenAI} {
 		t.Run(string(p), func(t *testing.T) {
 			s := llmtest.New(t, p, llmtest.Reply{Calls: []llmtest.Call{{ID: "c1", Name: "edit", Args: `{"path":"a.go","old":"x`}}})
@@ -119,6 +122,7 @@ func TestInvalidArgsArePassedThrough(t *testing.T) {
 }
 
 func TestErrorsAreClassifiedAndRetried(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name      string
 		reply     llmtest.Reply
@@ -161,6 +165,7 @@ func TestErrorsAreClassifiedAndRetried(t *testing.T) {
 }
 
 func TestRetryThenSuccess(t *testing.T) {
+	t.Parallel()
 	for _, p := range providers {
 		t.Run(string(p), func(t *testing.T) {
 			s := llmtest.New(t, p, llmtest.Reply{Status: 529}, llmtest.Reply{Status: 429, RetryAfter: "0"}, llmtest.Reply{Text: "fine"})
@@ -173,6 +178,7 @@ func TestRetryThenSuccess(t *testing.T) {
 }
 
 func TestDroppedMidStreamIsNotRetried(t *testing.T) {
+	t.Parallel()
 	for _, p := range providers {
 		t.Run(string(p), func(t *testing.T) {
 			s := llmtest.New(t, p, llmtest.Reply{Text: "one two three", DropAfterFirst: true}, llmtest.Reply{Text: "again"})
@@ -189,6 +195,7 @@ func TestDroppedMidStreamIsNotRetried(t *testing.T) {
 }
 
 func TestLongRetryAfterFailsAtOnce(t *testing.T) {
+	t.Parallel()
 	s := llmtest.New(t, llm.ProviderAnthropic, llmtest.Reply{Status: 429, RetryAfter: "120"})
 	start := time.Now()
 	_, err := newClient(t, s).Stream(context.Background(), simpleReq(), func(llm.Delta) {})
@@ -202,6 +209,7 @@ func TestLongRetryAfterFailsAtOnce(t *testing.T) {
 }
 
 func TestDeadEndpointFailsFast(t *testing.T) {
+	t.Parallel()
 	cfg := llmtest.New(t, llm.ProviderOpenAI).Config()
 	cfg.BaseURL = "http://127.0.0.1:1"
 	c, err := llm.New(cfg)
@@ -244,6 +252,7 @@ func TestMissingKey(t *testing.T) {
 }
 
 func TestCancelStopsAtOnce(t *testing.T) {
+	t.Parallel()
 	s := llmtest.New(t, llm.ProviderAnthropic, llmtest.Reply{Status: 529}, llmtest.Reply{Status: 529}, llmtest.Reply{Status: 529})
 	cfg := s.Config()
 	cfg.Retry.BaseDelay = time.Hour
@@ -258,6 +267,7 @@ func TestCancelStopsAtOnce(t *testing.T) {
 }
 
 func TestResponsesAPI(t *testing.T) {
+	t.Parallel()
 	s := llmtest.New(t, llm.ProviderOpenAI, llmtest.Reply{
 		Text: "Two reads.", Reasoning: "plan",
 		Calls: []llmtest.Call{{ID: "call_a", Name: "read_file", Args: `{"path":"a"}`}, {ID: "call_b", Name: "read_file", Args: `{"path":"b"}`}},
@@ -302,6 +312,7 @@ func TestResponsesAPI(t *testing.T) {
 }
 
 func TestReachable(t *testing.T) {
+	t.Parallel()
 	s := llmtest.New(t, llm.ProviderAnthropic)
 	if err := s.Config().Reachable(context.Background()); err != nil {
 		t.Errorf("live fake: %v", err)
@@ -327,6 +338,7 @@ func TestSDKLogsDoNotReachStderr(t *testing.T) {
 }
 
 func TestAnthropicErrorEventInStream(t *testing.T) {
+	t.Parallel()
 	bad := llmtest.Reply{StreamError: "overloaded_error"}
 	s := llmtest.New(t, llm.ProviderAnthropic, bad, bad, llmtest.Reply{Text: "recovered"})
 	resp, err := newClient(t, s).Stream(context.Background(), simpleReq(), func(llm.Delta) {})
@@ -341,6 +353,7 @@ func TestAnthropicErrorEventInStream(t *testing.T) {
 }
 
 func TestGeminiThoughtSignatureRoundTrip(t *testing.T) {
+	t.Parallel()
 	s := llmtest.New(t, llm.ProviderGemini, llmtest.Reply{Calls: []llmtest.Call{{Name: "read_file", Args: `{"path":"a"}`, Signature: []byte("opaque-sig")}}}, llmtest.Reply{Text: "ok"})
 	c := newClient(t, s)
 	resp, err := c.Stream(context.Background(), simpleReq(), func(llm.Delta) {})
@@ -361,8 +374,10 @@ func TestGeminiThoughtSignatureRoundTrip(t *testing.T) {
 // TestRetryAfterIsHonoured: the wait before the retry comes from the
 // provider's retry-after header, not from the (here 1 ms) backoff.
 func TestRetryAfterIsHonoured(t *testing.T) {
+	t.Parallel()
 	for _, p := range providers {
 		t.Run(string(p), func(t *testing.T) {
+			t.Parallel()
 			s := llmtest.New(t, p, llmtest.Reply{Status: 429, RetryAfter: "0.3"}, llmtest.Reply{Text: "after the wait"})
 			start := time.Now()
 			resp, err := newClient(t, s).Stream(context.Background(), simpleReq(), func(llm.Delta) {})

@@ -18,8 +18,10 @@ import (
 // request and never answers is given up after the configured timeout, per
 // attempt, and the failure is one the failover chain may retry elsewhere.
 func TestRequestTimeoutBoundsTheWaitForHeaders(t *testing.T) {
+	t.Parallel()
 	for _, p := range providers {
 		t.Run(string(p), func(t *testing.T) {
+			t.Parallel()
 			var hits atomic.Int32
 			silent := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				hits.Add(1)

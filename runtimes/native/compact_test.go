@@ -18,6 +18,7 @@ var _ engine.Compacter = (*Runtime)(nil)
 // the journal and the transcript, and the next turn's request carries the
 // summary instead of the older turns.
 func TestSessionCompactSummarisesAndTheNextRequestCarriesTheSummary(t *testing.T) {
+	t.Parallel()
 	fake := llmtest.New(t, llm.ProviderAnthropic,
 		llmtest.Reply{Text: "the answer about parsers"},
 		llmtest.Reply{Text: "the answer about lexers"},

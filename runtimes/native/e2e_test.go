@@ -40,6 +40,7 @@ func (m *memSnapshots) All() []tools.Snapshot {
 }
 
 func TestEndToEndReadThenEditWithRealTools(t *testing.T) {
+	t.Parallel()
 	for _, pc := range cases {
 		t.Run(pc.name(), func(t *testing.T) {
 			u := engine.Usage{InputTokens: 500, OutputTokens: 40}
@@ -86,6 +87,7 @@ func TestEndToEndReadThenEditWithRealTools(t *testing.T) {
 }
 
 func TestEndToEndDenialAndParallelReadsWithRealTools(t *testing.T) {
+	t.Parallel()
 	pc := cases[0]
 	fake := newFake(t, pc,
 		llmtest.Reply{Calls: []llmtest.Call{
@@ -126,6 +128,7 @@ func TestEndToEndDenialAndParallelReadsWithRealTools(t *testing.T) {
 }
 
 func TestEndToEndAnalysisOnlyOffersReadOnlyRealTools(t *testing.T) {
+	t.Parallel()
 	pc := cases[1]
 	fake := newFake(t, pc, llmtest.Reply{Text: "ok"})
 	tr, _ := realTools()
@@ -139,6 +142,7 @@ func TestEndToEndAnalysisOnlyOffersReadOnlyRealTools(t *testing.T) {
 }
 
 func TestEndToEndPatchProposalExploresThenProposes(t *testing.T) {
+	t.Parallel()
 	pc := cases[0]
 	answer := "SUMMARY: say goodbye\n\ngreet.go\n<<<<<<< SEARCH\nconst msg = \"Hello\"\n=======\nconst msg = \"Goodbye\"\n>>>>>>> REPLACE\n"
 	fake := newFake(t, pc,

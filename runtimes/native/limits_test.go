@@ -13,6 +13,7 @@ import (
 // more than the turn's budget, so its tool call never runs and no second
 // request is sent; the turn ends budget_exceeded.
 func TestBudgetEndsTheLoopBeforeTheToolsRun(t *testing.T) {
+	t.Parallel()
 	fake := llmtest.New(t, llm.ProviderAnthropic,
 		// 1M input tokens of claude-sonnet-4-5 cost $3.
 		llmtest.Reply{Calls: []llmtest.Call{{ID: "r", Name: "read_file", Args: `{"path":"a.txt"}`}}, Usage: engine.Usage{InputTokens: 1_000_000}},
@@ -36,8 +37,10 @@ func TestBudgetEndsTheLoopBeforeTheToolsRun(t *testing.T) {
 // TestTimeoutEndsAStreamingResponse: a response that stalls mid-stream is
 // cut at the turn's timeout and the turn ends with status timeout.
 func TestTimeoutEndsAStreamingResponse(t *testing.T) {
+	t.Parallel()
 	for _, pc := range cases {
 		t.Run(pc.name(), func(t *testing.T) {
+			t.Parallel()
 			fake := newFake(t, pc, llmtest.Reply{Text: "I am thinking very slowly", HoldAfterFirst: true})
 			rt := nativeFor(t, fake, pc.model, &fsTools{})
 			h := newHarness(t, harnessOpts{runtimes: []engine.RuntimeEntry{{Runtime: rt}}, runtime: "native",

@@ -60,6 +60,7 @@ func nativeFor(t *testing.T, s *llmtest.Server, model string, tools *fsTools, mo
 }
 
 func TestTwoCycleReadThenEdit(t *testing.T) {
+	t.Parallel()
 	for _, pc := range cases {
 		t.Run(pc.name(), func(t *testing.T) {
 			u1 := engine.Usage{InputTokens: 1000, OutputTokens: 50, CacheReadTokens: 200}
@@ -125,6 +126,7 @@ func TestTwoCycleReadThenEdit(t *testing.T) {
 }
 
 func TestParallelCallsAndInvalidArgs(t *testing.T) {
+	t.Parallel()
 	for _, pc := range cases {
 		t.Run(pc.name(), func(t *testing.T) {
 			calls := []llmtest.Call{
@@ -183,6 +185,7 @@ func TestParallelCallsAndInvalidArgs(t *testing.T) {
 }
 
 func TestDeniedCallReturnsFeedbackAndLoopContinues(t *testing.T) {
+	t.Parallel()
 	for _, pc := range cases {
 		t.Run(pc.name(), func(t *testing.T) {
 			fake := newFake(t, pc,
@@ -211,6 +214,7 @@ func TestDeniedCallReturnsFeedbackAndLoopContinues(t *testing.T) {
 }
 
 func TestRetryableErrorsFailOverToNextRuntime(t *testing.T) {
+	t.Parallel()
 	for _, pc := range cases {
 		for _, bad := range []llmtest.Reply{{Status: 429, RetryAfter: "0"}, {Status: 500}, {Status: 529},
 			{Text: "partial answer", DropAfterFirst: true}, {DropBeforeEvents: true}} {
@@ -249,6 +253,7 @@ func TestRetryableErrorsFailOverToNextRuntime(t *testing.T) {
 }
 
 func TestUnauthorizedFailsFastNamingTheVariable(t *testing.T) {
+	t.Parallel()
 	for _, pc := range cases {
 		t.Run(pc.name(), func(t *testing.T) {
 			fake := newFake(t, pc, llmtest.Reply{Status: 401})
@@ -266,6 +271,7 @@ func TestUnauthorizedFailsFastNamingTheVariable(t *testing.T) {
 }
 
 func TestModelWithoutToolsIsTextOnly(t *testing.T) {
+	t.Parallel()
 	fake := llmtest.New(t, llm.ProviderOpenAI, llmtest.Reply{Text: "It is a Go file."})
 	tools := &fsTools{}
 	rt := nativeFor(t, fake, "gemma2:9b", tools)
@@ -298,6 +304,7 @@ func TestModelWithoutToolsIsTextOnly(t *testing.T) {
 }
 
 func TestAnalysisOnlyOffersReadOnlyTools(t *testing.T) {
+	t.Parallel()
 	fake := llmtest.New(t, llm.ProviderAnthropic,
 		llmtest.Reply{Calls: []llmtest.Call{{ID: "x", Name: "edit_file", Args: `{"path":"a.txt","old":"alpha","new":"omega"}`}}},
 		llmtest.Reply{Text: "I cannot edit in this mode."})
@@ -322,6 +329,7 @@ func TestAnalysisOnlyOffersReadOnlyTools(t *testing.T) {
 }
 
 func TestCompactionNearTheContextWindow(t *testing.T) {
+	t.Parallel()
 	for _, pc := range cases {
 		t.Run(pc.name(), func(t *testing.T) {
 			window := 2000
@@ -380,6 +388,7 @@ func TestCompactionNearTheContextWindow(t *testing.T) {
 }
 
 func TestPrimingFromAnEarlierScriptedTurn(t *testing.T) {
+	t.Parallel()
 	for _, pc := range cases {
 		t.Run(pc.name(), func(t *testing.T) {
 			sc, err := scripted.Load("scripted", filepath.Join("testdata", "earlier.jsonl"))
@@ -410,6 +419,7 @@ func TestPrimingFromAnEarlierScriptedTurn(t *testing.T) {
 }
 
 func TestGracefulStopAfterToolCalls(t *testing.T) {
+	t.Parallel()
 	fake := llmtest.New(t, llm.ProviderOpenAI,
 		llmtest.Reply{Calls: []llmtest.Call{{ID: "r", Name: "read_file", Args: `{"path":"a.txt"}`}}},
 		llmtest.Reply{Text: "never requested"})
@@ -431,6 +441,7 @@ func TestGracefulStopAfterToolCalls(t *testing.T) {
 }
 
 func TestMaxCyclesErrorIsReturned(t *testing.T) {
+	t.Parallel()
 	fake := llmtest.New(t, llm.ProviderAnthropic,
 		llmtest.Reply{Calls: []llmtest.Call{{ID: "r", Name: "read_file", Args: `{"path":"a.txt"}`}}},
 		llmtest.Reply{Calls: []llmtest.Call{{ID: "r2", Name: "read_file", Args: `{"path":"a.txt"}`}}})
@@ -465,6 +476,7 @@ func (h *nopHost) RequestPermission(context.Context, engine.PermissionRequest) e
 func (h *nopHost) StartCycle() error { return nil }
 
 func TestThinkingIsStreamedAndSentBackWithItsSignature(t *testing.T) {
+	t.Parallel()
 	fake := llmtest.New(t, llm.ProviderAnthropic,
 		llmtest.Reply{Reasoning: "The file is small; read it.", Calls: []llmtest.Call{{ID: "r", Name: "read_file", Args: `{"path":"a.txt"}`}}},
 		llmtest.Reply{Text: "alpha"})
@@ -488,6 +500,7 @@ func TestThinkingIsStreamedAndSentBackWithItsSignature(t *testing.T) {
 }
 
 func TestCancelStopsTheStreamAtOnce(t *testing.T) {
+	t.Parallel()
 	for _, pc := range cases {
 		t.Run(pc.name(), func(t *testing.T) {
 			fake := newFake(t, pc, llmtest.Reply{Text: strings.Repeat("word ", 50), HoldAfterFirst: true})
@@ -513,6 +526,7 @@ func newFake(t *testing.T, pc providerCase, replies ...llmtest.Reply) *llmtest.S
 }
 
 func TestContextTooLongCompactsAndRetriesOnce(t *testing.T) {
+	t.Parallel()
 	tooLong := llmtest.Reply{Status: 400, ErrorBody: `{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 250000 tokens > 200000 maximum"}}`}
 	fake := llmtest.New(t, llm.ProviderAnthropic, tooLong, llmtest.Reply{Text: "SUMMARY of q1"}, llmtest.Reply{Text: "answer to q2"})
 	rt := nativeFor(t, fake, "claude-sonnet-4-5", nil, func(c *Config) { c.Compaction.KeepRecent = 2 })
@@ -544,6 +558,7 @@ func TestContextTooLongCompactsAndRetriesOnce(t *testing.T) {
 // workspace-write profile, so a write inside the workspace works and one
 // outside fails even though the gate allowed the command.
 func TestBashIsSandboxed(t *testing.T) {
+	t.Parallel()
 	st := sandbox.Probe()
 	if st.Kind == sandbox.KindNone {
 		if os.Getenv("KZ_REQUIRE_SANDBOX") != "" {

@@ -297,6 +297,7 @@ var adversarialClasses = map[string][]advCase{
 }
 
 func TestAdversarialClasses(t *testing.T) {
+	t.Parallel()
 	f := adversarialFixture(t)
 	for class, cases := range adversarialClasses {
 		if len(cases) < 15 {
@@ -334,6 +335,7 @@ func TestAdversarialClasses(t *testing.T) {
 // TestAdversarialReasonsNameTheDecidingPart: the reason names the
 // sub-command or the path that decided, not the first command of the line.
 func TestAdversarialReasonsNameTheDecidingPart(t *testing.T) {
+	t.Parallel()
 	f := adversarialFixture(t)
 	g := f.gate(t, Options{})
 	for cmd, want := range map[string]string{
@@ -358,6 +360,7 @@ func TestAdversarialReasonsNameTheDecidingPart(t *testing.T) {
 // created, the secret printed, the foreign repository's program run) and
 // not a case the gate merely happens to ask about.
 func TestAdversarialAttacksAreReal(t *testing.T) {
+	t.Parallel()
 	bash, err := exec.LookPath("bash")
 	if err != nil {
 		t.Skip("no bash")
@@ -444,6 +447,7 @@ func TestAdversarialAttacksAreReal(t *testing.T) {
 // question: read-only commands inside the workspace, with options the
 // models know, are still allowed without asking.
 func TestReadOnlyStillAllowed(t *testing.T) {
+	t.Parallel()
 	f := adversarialFixture(t)
 	g := f.gate(t, Options{})
 	for _, cmd := range []string{

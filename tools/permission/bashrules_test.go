@@ -12,6 +12,7 @@ import (
 // grouping, spelling or path of the program; deny and ask rules match what
 // could be the rule's command, allow rules only what certainly is.
 func TestBashRuleEquivalences(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	// Edit(**) lets the allowed rm write its operands.
 	denyRm := Rules{Deny: []string{"Bash(rm -rf:*)"}, Allow: []string{"Bash(*)", "Edit(**)"}}
@@ -87,6 +88,7 @@ func TestBashRuleEquivalences(t *testing.T) {
 // sub-command do not hide it from deny and ask rules; allow rules do not
 // cover global options they do not name.
 func TestBashRuleGlobalOptions(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	denyPush := Rules{Deny: []string{"Bash(git push:*)"}, Allow: []string{"Bash(*)"}}
 	askPublish := Rules{Ask: []string{"Bash(npm publish:*)"}, Allow: []string{"Bash(*)"}}

@@ -88,6 +88,7 @@ func BenchmarkGateNested(b *testing.B) {
 }
 
 func TestHugeAndNestedAreAsked(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	g := f.gate(t, Options{User: allow("Bash(*)")})
 	for name, cmd := range map[string]string{

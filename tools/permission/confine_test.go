@@ -19,6 +19,7 @@ var (
 // decision): every verdict on a shell command says which OS sandbox
 // profile it runs under, and on an ask, which one the person's yes gives.
 func TestConfinement(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	cases := []struct {
 		name      string
@@ -81,6 +82,7 @@ func TestConfinement(t *testing.T) {
 
 // TestConfinementOnFileTools: requests that start no process carry none.
 func TestConfinementOnFileTools(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	g := f.gate(t, Options{Network: true})
 	for _, q := range []engine.GateQuery{
@@ -97,6 +99,7 @@ func TestConfinementOnFileTools(t *testing.T) {
 // TestConfinementAfterGrant: a session grant lets the command run under
 // workspace-write, as the person's yes did.
 func TestConfinementAfterGrant(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	g := f.gate(t, Options{Network: true})
 	ctx := context.Background()
@@ -115,6 +118,7 @@ func TestConfinementAfterGrant(t *testing.T) {
 // TestPolicyShowsConfinement: kz policy check prints the profile in text
 // and JSON.
 func TestPolicyShowsConfinement(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	g := f.gate(t, Options{Network: true})
 	rep, err := g.PolicyCheck(context.Background(), PolicyInput{Tool: "bash", Input: []byte(`{"command":"git commit -m x"}`), Workspace: f.ws})
@@ -148,6 +152,7 @@ func TestPolicyShowsConfinement(t *testing.T) {
 // without asking; everything else the analysis proved read-only is asked,
 // saying that no sandbox is active. Rules, grants and yolo still allow.
 func TestNoSandboxFallback(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	cases := []struct {
 		name   string

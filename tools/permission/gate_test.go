@@ -496,6 +496,7 @@ func gateCases(f *fixture) []gateCase {
 }
 
 func TestGateCases(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	before := snapshot(t, f.root)
 	for _, c := range gateCases(f) {
@@ -525,6 +526,7 @@ func TestGateCases(t *testing.T) {
 }
 
 func TestWebFetchDomain(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	g := f.gate(t, Options{User: allow("WebFetch(domain:example.com)")})
 	for url, want := range map[string]engine.Decision{

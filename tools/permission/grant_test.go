@@ -17,6 +17,7 @@ func bashQuery(ws, cmd string) engine.GateQuery {
 }
 
 func TestSessionGrantIsScopedToTheCommand(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	before := snapshot(t, f.root)
 	g := f.gate(t, Options{})
@@ -42,6 +43,7 @@ func TestSessionGrantIsScopedToTheCommand(t *testing.T) {
 }
 
 func TestRememberRefusesDeniedAndUnprovable(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	g := f.gate(t, Options{User: Rules{Deny: []string{"Bash(rm:*)"}}})
 	ctx := context.Background()
@@ -79,6 +81,7 @@ func (m *memWriter) AddAllowRule(_ context.Context, r string) error {
 }
 
 func TestAlwaysGrantPersistsExactRules(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	w := &memWriter{}
 	g := f.gate(t, Options{Writer: w})
@@ -114,6 +117,7 @@ func TestAlwaysGrantPersistsExactRules(t *testing.T) {
 }
 
 func TestFileGrant(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	g := f.gate(t, Options{})
 	ctx := context.Background()
@@ -132,6 +136,7 @@ func TestFileGrant(t *testing.T) {
 }
 
 func TestConcurrentCheckAndRemember(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	g := f.gate(t, Options{Writer: &memWriter{}})
 	ctx := context.Background()
@@ -153,6 +158,7 @@ func TestConcurrentCheckAndRemember(t *testing.T) {
 }
 
 func TestNewRejectsBadRules(t *testing.T) {
+	t.Parallel()
 	for _, r := range []string{"Bash(ls", "(ls)", "Ba sh(ls)", "Bash(:*)", "WebFetch(example.com)", "Bash(a\x00b)"} {
 		if _, err := New(Options{User: Rules{Allow: []string{r}}}); err == nil {
 			t.Errorf("rule %q accepted", r)
@@ -161,6 +167,7 @@ func TestNewRejectsBadRules(t *testing.T) {
 }
 
 func TestPolicyCheck(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	g := f.gate(t, Options{User: rmRules})
 	ctx := context.Background()
@@ -212,6 +219,7 @@ func TestPolicyCheck(t *testing.T) {
 }
 
 func TestCancelledContextDenies(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	g := f.gate(t, Options{})
 	ctx, cancel := context.WithCancel(context.Background())
@@ -222,6 +230,7 @@ func TestCancelledContextDenies(t *testing.T) {
 }
 
 func TestDeniesTool(t *testing.T) {
+	t.Parallel()
 	g, err := New(Options{User: Rules{Deny: []string{"Bash", "mcp__net", "Edit", "Read(./.env)"}}})
 	if err != nil {
 		t.Fatal(err)
@@ -241,6 +250,7 @@ func TestDeniesTool(t *testing.T) {
 // variable, or a whole tool. Nothing broader than the exact command is
 // ever granted, and `rm *` stays not allowed.
 func TestSessionGrantNeverCoversPatterns(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	g := f.gate(t, Options{})
 	ctx := context.Background()
@@ -280,6 +290,7 @@ func TestSessionGrantNeverCoversPatterns(t *testing.T) {
 // would save, so the prompt can show them; the rules Remember saves are
 // exactly those; a request that cannot be granted for good carries none.
 func TestAskSaysWhatAlwaysWouldSave(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	w := &memWriter{}
 	g := f.gate(t, Options{Writer: w})

@@ -44,6 +44,7 @@ func (m *memoryGrants) Rules() ([]string, error) {
 // TestRevokeGrants: a session grant and an "always" rule, listed and then
 // revoked, stop allowing; the always rule also leaves the grants file.
 func TestRevokeGrants(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	ctx := context.Background()
 	file := &memoryGrants{}

@@ -14,6 +14,7 @@ import (
 // execute and interaction tools are asked unless a rule allows them, and
 // the modes and capabilities still apply.
 func TestToolSpecs(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	cases := []struct {
 		name     string
@@ -89,6 +90,7 @@ func TestToolSpecs(t *testing.T) {
 // TestToolSpecsAreKnown: every declared spec is a known tool with a valid
 // class, and none shadows a tool whose input the gate reads.
 func TestToolSpecsAreKnown(t *testing.T) {
+	t.Parallel()
 	valid := map[ToolClass]bool{ClassReadOnly: true, ClassSession: true, ClassSubagent: true, ClassNetwork: true,
 		ClassWrite: true, ClassExecute: true, ClassInteraction: true}
 	specs := ToolSpecs()

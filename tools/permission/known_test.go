@@ -9,6 +9,7 @@ import (
 // kind (the gate reads their input), those with a declared spec, and MCP
 // tools; anything else (a typo such as "write") is unknown.
 func TestKnownTools(t *testing.T) {
+	t.Parallel()
 	names := KnownTools()
 	if !slices.IsSorted(names) {
 		t.Fatalf("not sorted: %v", names)

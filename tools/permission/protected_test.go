@@ -8,6 +8,7 @@ import (
 // TestProtectedNames checks the exported predicates against the gate's own
 // lists, whatever the case of the name.
 func TestProtectedNames(t *testing.T) {
+	t.Parallel()
 	for _, n := range []string{".git", ".GIT", ".kz", ".claude", ".codex", ".mcp.json", ".bashrc", ".Zshrc", ".envrc"} {
 		if !IsProtectedName(n) {
 			t.Errorf("%s not protected", n)

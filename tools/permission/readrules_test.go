@@ -16,6 +16,7 @@ import (
 // shell command's redirections and read targets, and literal arguments
 // that name a covered path.
 func TestReadRulesEverywhere(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	for p, c := range map[string]string{"secret/a.txt": "s", "secret/sub/b.txt": "s", "docs/x.md": "d", "notes/private.md": "p"} {
 		full := filepath.Join(f.ws, p)
@@ -88,6 +89,7 @@ func TestReadRulesEverywhere(t *testing.T) {
 // TestReadDecision: the file tools ask the gate about every file they
 // come across; Read rules and credentials decide.
 func TestReadDecision(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	g := f.gate(t, Options{User: Rules{Deny: []string{"Read(./secret/**)"}, Ask: []string{"Read(*.log)"}, Allow: []string{"Read(./secret/ok.txt)"}}})
 	for p, want := range map[string]engine.Decision{
@@ -119,6 +121,7 @@ func TestReadDecision(t *testing.T) {
 
 // TestReadDenyRoots: the roots the sandbox can hide for Read deny rules.
 func TestReadDenyRoots(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	g := f.gate(t, Options{User: Rules{Deny: []string{"Read(./secret/**)", "Read(~/notes.txt)", "Read(.env)", "Read(./**/x)",
 		"Read(//etc/shadow)", "Read(config/*.pem)", "Read", "Read(~/**)", "Read(../*)"}, Ask: []string{"Read(./docs/**)"}}})

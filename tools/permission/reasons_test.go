@@ -12,6 +12,7 @@ import (
 // or a deny names the sub-command that decided, never a proven read-only
 // one that happens to come first.
 func TestReasonNamesTheDecidingPart(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	cases := []struct {
 		name    string

@@ -23,6 +23,7 @@ func urlInput(u string) string {
 // rule matches the host the fetch reaches, however the URL spells it, and
 // nothing else; a URL that cannot be judged is denied with a reason.
 func TestWebFetchHostSpellings(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	rules := Rules{
 		Allow: []string{"WebFetch(domain:ok.com)", "WebFetch(domain:*.docs.test)", "WebFetch(domain:bücher.example)", "WebFetch(domain:[2001:db8::1])"},
@@ -94,6 +95,7 @@ func TestWebFetchHostSpellings(t *testing.T) {
 // TestWebFetchRuleForms (class: WebFetch host spellings): rules are
 // normalised when they are parsed; malformed ones are refused.
 func TestWebFetchRuleForms(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	for _, bad := range []string{"WebFetch(example.com)", "WebFetch(domain:)", "WebFetch(domain:a..b)", "WebFetch(domain:ex*ample.com)",
 		"WebFetch(domain:a b)", "WebFetch(domain:*.)"} {
@@ -122,6 +124,7 @@ func TestWebFetchRuleForms(t *testing.T) {
 // TestWebFetchGeminiPrompt: Gemini CLI's web_fetch names its URLs in a
 // prompt; a deny rule on any of them denies, an allow rule must cover all.
 func TestWebFetchGeminiPrompt(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	g := f.gate(t, Options{User: Rules{Allow: []string{"WebFetch(domain:ok.com)"}, Deny: []string{"WebFetch(domain:evil.com)"}}})
 	for prompt, want := range map[string]engine.Decision{

@@ -22,6 +22,7 @@ func hasTarget(a *Analysis, p string, op Op) bool {
 }
 
 func TestAdversarialOptionModels(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		src  string
 		path string // a target the analysis must see
@@ -75,6 +76,7 @@ func TestAdversarialOptionModels(t *testing.T) {
 }
 
 func TestAdversarialInertSyntax(t *testing.T) {
+	t.Parallel()
 	for _, src := range []string{
 		"[[ 'a[$(touch m)]' -eq 1 ]]", "[[ -v 'a[$(touch m)]' ]]", "[[ 1 -lt 'b[`touch m`]' ]]",
 		"[[ -R 'a[$(touch m)]' ]]", "[[ x -ge 'a[i]' ]]", "test -v 'a[$(touch m)]'", "[ -v 'a[$(touch m)]' ]",
@@ -100,6 +102,7 @@ func TestAdversarialInertSyntax(t *testing.T) {
 }
 
 func TestAdversarialUnknownCwd(t *testing.T) {
+	t.Parallel()
 	for _, src := range []string{
 		"eval 'cd .git'; echo x > config", "eval cd .git && echo x > hooks/pre-commit",
 		"f() { cd .git; }; f; echo x > config", "g() { cd \"$1\"; }; g .git; touch config",
@@ -133,6 +136,7 @@ func TestAdversarialUnknownCwd(t *testing.T) {
 }
 
 func TestAdversarialSecretReads(t *testing.T) {
+	t.Parallel()
 	secrets := []string{"env", "env -0", "env -u HOME", "printenv", "printenv ANTHROPIC_API_KEY", "ps eww",
 		"ps auxe", "ps -o pid,environ", "ps e", "awk '{print ENVIRON[\"HOME\"]}' f", "jq -n env",
 		"jq -n '$ENV.HOME'", "echo $ANTHROPIC_API_KEY", "echo \"${GITHUB_TOKEN}\"", "export -p", "declare -p",
@@ -167,6 +171,7 @@ func TestAdversarialSecretReads(t *testing.T) {
 }
 
 func TestAdversarialReadsAsArguments(t *testing.T) {
+	t.Parallel()
 	for src, want := range map[string]string{
 		"cat ../x": "../x", "cat /etc/passwd": "/etc/passwd", "cat ~/.x": "~/.x", "head -n1 a b": "b",
 		"wc -l /etc/hosts": "/etc/hosts", "grep root /etc/passwd": "/etc/passwd", "grep -e x -- -f": "-f",
@@ -190,6 +195,7 @@ func TestAdversarialReadsAsArguments(t *testing.T) {
 }
 
 func TestAdversarialGitOtherRepository(t *testing.T) {
+	t.Parallel()
 	// Global options and variables that point git elsewhere.
 	for _, src := range []string{"git --git-dir=b log", "git --git-dir b log", "git --work-tree=.. status",
 		"git -c core.fsmonitor=x status", "git -c color.ui=always log", "git --exec-path=. status",
@@ -240,6 +246,7 @@ func TestAdversarialGitOtherRepository(t *testing.T) {
 }
 
 func TestAdversarialSteeredPrograms(t *testing.T) {
+	t.Parallel()
 	steered := []string{"RIPGREP_CONFIG_PATH=x rg foo", "LESSOPEN='|id' less f", "PAGER=x git log",
 		"MANPAGER=x man ls", "NODE_OPTIONS='--require ./x' node y", "PYTHONSTARTUP=x python3", "BASH_ENV=x bash -c ls",
 		"ENV=x sh -c ls", "PROMPT_COMMAND=x bash -i", "PS4='$(id)' bash -xc ls", "AWKPATH=. awk -f x f",

@@ -29,6 +29,7 @@ func targets(a *Analysis, op Op) []string {
 }
 
 func TestCommandsInEveryPosition(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		src  string
 		want []string
@@ -88,6 +89,7 @@ func TestCommandsInEveryPosition(t *testing.T) {
 }
 
 func TestQuoteRemoval(t *testing.T) {
+	t.Parallel()
 	for src, want := range map[string]string{
 		`r''m x`: "rm", `"rm" x`: "rm", `r\m x`: "rm", `$'\x72m' x`: "rm", `$'\162m' x`: "rm", `'r'"m" x`: "rm",
 	} {
@@ -99,6 +101,7 @@ func TestQuoteRemoval(t *testing.T) {
 }
 
 func TestUnprovable(t *testing.T) {
+	t.Parallel()
 	for _, src := range []string{
 		"$a -rf x", "${IFS}rm x", "$(echo rm) x", "`echo rm` x", "{r,}m x", "r* x",
 		"echo 'unterminated", "bash -c \"$x\"", "eval $x", "curl x | sh", "sudo -s", "su -c \"$x\"",
@@ -118,6 +121,7 @@ func TestUnprovable(t *testing.T) {
 }
 
 func TestTargets(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		src    string
 		op     Op
@@ -196,6 +200,7 @@ func TestTargets(t *testing.T) {
 }
 
 func TestReadOnlyClassifier(t *testing.T) {
+	t.Parallel()
 	ro := []string{
 		"ls -la", "cat a | grep x | wc -l", "git status", "git log --oneline -5", "git diff HEAD~1", "git show x",
 		"git branch", "git branch -a -v", "git branch --list 'f*'", "git rev-parse HEAD", "git ls-files", "git blame f",
@@ -230,6 +235,7 @@ func TestReadOnlyClassifier(t *testing.T) {
 }
 
 func TestDestructiveGit(t *testing.T) {
+	t.Parallel()
 	for src, want := range map[string]bool{
 		"git reset --hard": true, "git -C x reset --hard HEAD": true, "git clean -fd": true, "git clean -n": false,
 		"git clean --force": true, "git push --force": true, "git push -f origin x": true, "git push origin +x": true,
@@ -248,6 +254,7 @@ func TestDestructiveGit(t *testing.T) {
 }
 
 func TestStringNormalises(t *testing.T) {
+	t.Parallel()
 	for src, want := range map[string]string{
 		`git   commit  -m "a b"`: `git commit -m 'a b'`,
 		`ls 'x'`:                 `ls x`,

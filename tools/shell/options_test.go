@@ -59,6 +59,7 @@ func operandWords(p Parsed, args []string) []string {
 // every spelling of an option reaching one canonical name, and unknown
 // options reported in any spelling.
 func TestParseArgs(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		cmd      string
 		flags    string // space-separated canonical flags, name=value
@@ -181,6 +182,7 @@ func TestParseArgs(t *testing.T) {
 // options parses to the same canonical flags, the property rule matching
 // builds on.
 func TestParseArgsEquivalentSpellings(t *testing.T) {
+	t.Parallel()
 	groups := [][]string{
 		{"rm -rf x", "rm -fr x", "rm -r -f x", "rm -f -r x", "rm --recursive --force x", "rm -R --force x",
 			"rm --recur --for x", "rm x -rf", "rm -Rf x"},
@@ -207,6 +209,7 @@ func TestParseArgsEquivalentSpellings(t *testing.T) {
 // TestParseArgsDynamic covers non-literal words: one that may expand to an
 // option is reported, one whose literal start is an option name keeps it.
 func TestParseArgsDynamic(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		args    []string
 		dyn     []bool
@@ -236,6 +239,7 @@ func TestParseArgsDynamic(t *testing.T) {
 // TestEveryReaderHasAModel: a program the analysis may prove read-only
 // must have a model, or its options could not be known.
 func TestEveryReaderHasAModel(t *testing.T) {
+	t.Parallel()
 	for name := range readers {
 		if models[name] == nil {
 			t.Errorf("%s is a reader without a model", name)
@@ -244,6 +248,7 @@ func TestEveryReaderHasAModel(t *testing.T) {
 }
 
 func TestKnownOptions(t *testing.T) {
+	t.Parallel()
 	for src, want := range map[string]bool{
 		"ls -la src": true, "grep -rn x .": true, "cat -Q f": false, "sort $o f": false, "wc -l *.go": true,
 		"git log --oneline": true, "git frobnicate": false, "python3 x.py": false, "$x f": false,

@@ -55,6 +55,7 @@ func replaceWithLink(t *testing.T, w *Workspace, rel, target string) {
 // judges), then something is swapped in, then the pinned path is used.
 // Every use must fail, and nothing may be written or read elsewhere.
 func TestPinnedSwapBetweenCheckAndUse(t *testing.T) {
+	t.Parallel()
 	type op string
 	const (
 		opRead  op = "read"
@@ -221,6 +222,7 @@ func assertNothingEscaped(t *testing.T, w *Workspace, base string) {
 // TestPinnedUseWithoutSwapWorks checks the pinned operations do what the
 // unpinned ones do when nothing changes, through in-root links too.
 func TestPinnedUseWithoutSwapWorks(t *testing.T) {
+	t.Parallel()
 	w, _ := pinFixture(t)
 	if err := os.Symlink("d", filepath.Join(w.Dir(), "alias")); err != nil {
 		t.Fatal(err)
@@ -267,6 +269,7 @@ func mustPin(t *testing.T, w *Workspace, p string) Pinned {
 // otherwise a model could rewrite a setuid program's content and keep its
 // privilege.
 func TestWriteDropsSetuidKeepsMode(t *testing.T) {
+	t.Parallel()
 	w, _ := setup(t)
 	p := filepath.Join(w.Dir(), "tool")
 	if err := os.WriteFile(p, []byte("old"), 0o755); err != nil {
@@ -298,6 +301,7 @@ func TestWriteDropsSetuidKeepsMode(t *testing.T) {
 // workspace, and none of them leaves the workspace through `..` after a
 // link.
 func TestRemoveRenameMkdirNeverFollowTheLastName(t *testing.T) {
+	t.Parallel()
 	w, base := pinFixture(t)
 	if err := os.Symlink(filepath.Join(base, "outside", "x"), filepath.Join(w.Dir(), "out-file")); err != nil {
 		t.Fatal(err)
@@ -344,6 +348,7 @@ func TestRemoveRenameMkdirNeverFollowTheLastName(t *testing.T) {
 // listings, a fixed number of times. Nothing may be written through any
 // link, and nothing but the inside file's content may be read.
 func TestRacingSwapsAgainstPinnedOperations(t *testing.T) {
+	t.Parallel()
 	w, base := pinFixture(t)
 	flip := filepath.Join(w.Dir(), "flip")
 	targets := []string{".git/hooks", filepath.Join(base, "outside"), "secrets", filepath.Join(w.Dir(), ".git", "hooks")}

@@ -42,6 +42,7 @@ func setup(t *testing.T) (w *Workspace, base string) {
 }
 
 func TestRel(t *testing.T) {
+	t.Parallel()
 	w, base := setup(t)
 	cases := []struct {
 		in   string
@@ -85,6 +86,7 @@ func TestRel(t *testing.T) {
 // TestInvalidNamesNeverReachTheFilesystem checks that rejected names do not
 // create anything: a file named with NUL/newline/ESC cannot exist afterwards.
 func TestInvalidNamesNeverReachTheFilesystem(t *testing.T) {
+	t.Parallel()
 	w, _ := setup(t)
 	for _, name := range []string{"a\x00b", "evil\nname", "esc\x1b]0;title\x07", "tab\there"} {
 		if err := w.WriteFile(name, []byte("x"), 0o644); !errors.Is(err, ErrInvalidPath) {
@@ -104,6 +106,7 @@ func TestInvalidNamesNeverReachTheFilesystem(t *testing.T) {
 }
 
 func TestSymlinkOutboxDenied(t *testing.T) {
+	t.Parallel()
 	w, base := setup(t)
 	outside := filepath.Join(base, "outside")
 	if err := os.Symlink(outside, filepath.Join(w.Dir(), "outbox")); err != nil {
@@ -158,6 +161,7 @@ func assertOutsideUnchanged(t *testing.T, base string) {
 }
 
 func TestInRootSymlinkResolves(t *testing.T) {
+	t.Parallel()
 	w, _ := setup(t)
 	if err := os.MkdirAll(filepath.Join(w.Dir(), ".git", "hooks"), 0o755); err != nil {
 		t.Fatal(err)
@@ -203,6 +207,7 @@ func TestInRootSymlinkResolves(t *testing.T) {
 }
 
 func TestHardLinkRefused(t *testing.T) {
+	t.Parallel()
 	w, base := setup(t)
 	if err := os.Link(filepath.Join(base, "outside", "x"), filepath.Join(w.Dir(), "hl")); err != nil {
 		t.Skip("hard links not supported:", err)
@@ -214,6 +219,7 @@ func TestHardLinkRefused(t *testing.T) {
 }
 
 func TestFIFORefusedWithoutHanging(t *testing.T) {
+	t.Parallel()
 	w, _ := setup(t)
 	if err := syscall.Mkfifo(filepath.Join(w.Dir(), "fifo"), 0o644); err != nil {
 		t.Skip("mkfifo:", err)
@@ -240,6 +246,7 @@ func TestFIFORefusedWithoutHanging(t *testing.T) {
 }
 
 func TestWriteKeepsModeAndIsAtomic(t *testing.T) {
+	t.Parallel()
 	w, _ := setup(t)
 	p := filepath.Join(w.Dir(), "run.sh")
 	if err := os.WriteFile(p, []byte("#!/bin/sh\n"), 0o755); err != nil {
@@ -279,6 +286,7 @@ func TestWriteKeepsModeAndIsAtomic(t *testing.T) {
 }
 
 func TestRemoveRename(t *testing.T) {
+	t.Parallel()
 	w, base := setup(t)
 	if err := w.Rename("x", "moved/y"); err != nil {
 		t.Fatal(err)
@@ -305,6 +313,7 @@ func TestRemoveRename(t *testing.T) {
 // symlink to outside while another goroutine writes and reads through it in
 // a loop. Nothing may ever appear outside.
 func TestRacingSymlinkFlip(t *testing.T) {
+	t.Parallel()
 	w, base := setup(t)
 	outside := filepath.Join(base, "outside")
 	flip := filepath.Join(w.Dir(), "flip")
@@ -353,6 +362,7 @@ func TestRacingSymlinkFlip(t *testing.T) {
 // refused before any syscall. A valid name does reach the closed root, so
 // the check is not vacuous.
 func TestInvalidNamesRejectedBeforeAnySyscall(t *testing.T) {
+	t.Parallel()
 	w, _ := setup(t)
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
