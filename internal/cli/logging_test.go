@@ -156,8 +156,13 @@ func TestNothingButTheTUIWritesToTheTerminal(t *testing.T) {
 		defer close(copied)
 		_, _ = io.Copy(scr, ptmx)
 	}()
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
+	// exited closes once kz is reaped; waitErr is its status then.
+	var waitErr error
+	exited := make(chan struct{})
+	go func() {
+		waitErr = cmd.Wait()
+		close(exited)
+	}()
 	defer func() {
 		select {
 		case <-exited:
@@ -178,10 +183,9 @@ func TestNothingButTheTUIWritesToTheTerminal(t *testing.T) {
 		t.Fatal(err)
 	}
 	select {
-	case err := <-exited:
-		exited <- err
-		if err != nil {
-			t.Errorf("kz exited with %v", err)
+	case <-exited:
+		if waitErr != nil {
+			t.Errorf("kz exited with %v", waitErr)
 		}
 	case <-time.After(20 * time.Second):
 		t.Fatalf("kz did not quit; the screen shows:\n%s", scr.text())

@@ -99,7 +99,7 @@ type Log struct {
 func Install(dir string, level Level) (*Log, error) {
 	l := &Log{prev: slog.Default(), prevOut: log.Writer(), prevFlags: log.Flags()}
 	f, err := open(dir)
-	var w io.Writer = io.Discard
+	w := io.Writer(io.Discard)
 	if err == nil {
 		l.f, l.Path, w = f, f.Name(), f
 	}

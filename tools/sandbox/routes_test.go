@@ -97,7 +97,7 @@ func (c *serverTestCmd) Start() error {
 		return err
 	}
 	if c.srv == nil {
-		_ = c.Cmd.Wait()
+		_ = c.Wait()
 		return errors.New("the command did not run on a server")
 	}
 	return nil
