@@ -661,7 +661,7 @@ func (w *walker) record(words []string, dyn []bool, env, wrappers []string, priv
 		cmd.ReadOnly = false
 	}
 	var parsed Parsed
-	if m := models[base]; m != nil && m.subs != nil {
+	if m := modelTable()[base]; m != nil && m.subs != nil {
 		parsed = ParseArgs(base, cmd.Args, cmd.Dynamic)
 	}
 	w.dirs(&cmd, st, parsed)

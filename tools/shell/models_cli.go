@@ -34,7 +34,7 @@ var gitSubcommands = []string{
 	"verify-tag", "version", "whatchanged", "worktree", "write-tree",
 }
 
-func init() {
+func initCLIModels() {
 	git := &Model{name: "git", custom: parseGitArgs, subs: map[string]*Model{}}
 	for _, s := range gitSubcommands {
 		git.subs[s] = nil
@@ -245,7 +245,7 @@ func parseGitArgs(args []string, dyn []bool) Parsed {
 	if i >= len(args) {
 		return p
 	}
-	m := models["git"]
+	m := modelTable()["git"]
 	m.sub(&p, args[i:], dyn[i:], i, 0, func() {})
 	return p
 }

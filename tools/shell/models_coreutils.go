@@ -14,7 +14,7 @@ func gnu(name string, specs ...string) *Model {
 	return newModel(name, true, append(specs, gnuInfo...)...)
 }
 
-func init() {
+func initCoreutilsModels() {
 	register(gnu("cat", "A,show-all", "b,number-nonblank", "e", "E,show-ends", "n,number", "s,squeeze-blank",
 		"t", "T,show-tabs", "u", "v,show-nonprinting"))
 	head := register(gnu("head", "c,bytes=", "n,lines=", "q,quiet,silent", "v,verbose", "z,zero-terminated"))

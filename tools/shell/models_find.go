@@ -39,7 +39,7 @@ var findEffects = map[string]Effect{
 	"-newer": EffectStat, "-samefile": EffectStat,
 }
 
-func init() {
+func initFindModels() {
 	register(&Model{name: "find", custom: parseFind})
 	register(&Model{name: "ps", custom: parsePs})
 }

@@ -51,7 +51,7 @@ var gitRevisionWalkers = map[string]bool{"log": true, "show": true, "diff": true
 	"diff-files": true, "diff-index": true, "rev-list": true, "shortlog": true, "rev-parse": true,
 	"whatchanged": true}
 
-func init() {
+func initGitModels() {
 	git := models["git"]
 	for sub, specs := range gitOptionSpecs {
 		if len(specs) == 0 {

@@ -8,7 +8,7 @@ import "strings"
 // and fd's flag definitions, jq 1.7's manual, tree 2.x's man page, vim's
 // xxd man page).
 
-func init() {
+func initSearchModels() {
 	grep := gnu("grep", "E,extended-regexp", "F,fixed-strings", "G,basic-regexp", "P,perl-regexp",
 		"e,regexp=", "f,file=:r", "i,ignore-case", "y@ignore-case", "no-ignore-case", "w,word-regexp",
 		"x,line-regexp", "z,null-data", "s,no-messages", "v,invert-match", "V@version", "m,max-count=",

@@ -3,6 +3,7 @@ package shell
 import (
 	"sort"
 	"strings"
+	"sync"
 )
 
 // This file parses a program's arguments the way the program itself does
@@ -243,8 +244,31 @@ func (m *Model) lookupLong(name string) *modelOpt {
 	return found
 }
 
-// models maps a program's base name to its model.
+// models maps a program's base name to its model. It is filled on first
+// use (modelTable), not at package init: building every model costs
+// about 10 ms, which each kz process, `kz version` included, would
+// otherwise pay before main runs. Only register writes it, and only from
+// inside buildModels.
 var models = map[string]*Model{}
+
+// modelsOnce builds the models once (buildModels).
+var modelsOnce sync.Once
+
+// buildModels runs the builders in the order they depend on each other
+// (the git builders extend the git model the CLI builders register).
+func buildModels() {
+	initCLIModels()
+	initCoreutilsModels()
+	initFindModels()
+	initGitModels()
+	initSearchModels()
+}
+
+// modelTable returns the models, built on first use.
+func modelTable() map[string]*Model {
+	modelsOnce.Do(buildModels)
+	return models
+}
 
 func register(m *Model, aliases ...string) *Model {
 	models[m.name] = m
@@ -255,7 +279,7 @@ func register(m *Model, aliases ...string) *Model {
 }
 
 // ModelFor returns the model of a program by base name, or nil.
-func ModelFor(prog string) *Model { return models[baseName(prog)] }
+func ModelFor(prog string) *Model { return modelTable()[baseName(prog)] }
 
 func baseName(p string) string {
 	if k := strings.LastIndexByte(p, '/'); k >= 0 {
@@ -271,7 +295,7 @@ func ParseArgs(prog string, args []string, dyn []bool) Parsed {
 	if dyn == nil {
 		dyn = make([]bool, len(args))
 	}
-	m := models[baseName(prog)]
+	m := modelTable()[baseName(prog)]
 	if m == nil {
 		p := Parsed{SubIndex: -1}
 		for i := range args {

@@ -241,7 +241,7 @@ func TestParseArgsDynamic(t *testing.T) {
 func TestEveryReaderHasAModel(t *testing.T) {
 	t.Parallel()
 	for name := range readers {
-		if models[name] == nil {
+		if modelTable()[name] == nil {
 			t.Errorf("%s is a reader without a model", name)
 		}
 	}
