@@ -10,6 +10,7 @@ import (
 
 	"github.com/kaizen-code/kz/engine"
 	"github.com/kaizen-code/kz/internal/diff"
+	"github.com/kaizen-code/kz/internal/eventlog"
 	"github.com/kaizen-code/kz/runtimes/agentcli"
 	"github.com/kaizen-code/kz/runtimes/internal/clitest"
 )
@@ -101,6 +102,15 @@ func TestRealPartialWriteLandsKeptHunk(t *testing.T) {
 			}
 			if res := lastToolResult(t, api); res.IsError {
 				t.Errorf("the model saw an error: %s", contentText(res.Content))
+			}
+			if c.tool == "Edit" {
+				// The question as the real CLI's Edit makes it is kept
+				// for the TUI's review tests (internal/eventlog).
+				d, err := eventlog.Check(eventlog.Path("../..", "claude-code.edit-review"),
+					h.Journal.OfType(engine.EventPermissionRequested), ws, *updateEvents)
+				if err != nil || d != "" {
+					t.Errorf("recorded events: %v %s", err, d)
+				}
 			}
 			var asked int
 			for _, ev := range seen {
