@@ -34,8 +34,8 @@ type review struct {
 	patch bool // a patch proposal: applied once, and editable
 	// marks says files and hunks can be marked: the runtime (or kz's
 	// patcher) takes part of the change.
-	marks   bool
-	summary string
+	marks    bool
+	summary  string
 	files    []diffFile
 	dv       *diffView
 	accepted []bool
