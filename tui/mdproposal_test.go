@@ -141,3 +141,17 @@ func TestVerificationAskedAsSuch(t *testing.T) {
 		t.Errorf("answer %s %+v", id, a)
 	}
 }
+
+// BenchmarkRenderProposal renders a complete proposal answer (envelope,
+// diff, search/replace block, metadata lines) at one width: the cost of
+// showing one patch-proposal turn.
+func BenchmarkRenderProposal(b *testing.B) {
+	r := newMDRenderer(themes.MustResolve("dark", true).Markdown)
+	b.ReportAllocs()
+	for b.Loop() {
+		d := &mdDoc{}
+		d.Append(proposalAnswer)
+		d.Finish()
+		d.Lines(r, 100, time.Now(), true, false)
+	}
+}
