@@ -1,7 +1,9 @@
-package agentcli
+package tools
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -70,4 +72,65 @@ func TestKeptContent(t *testing.T) {
 	if k, err := KeptContent(sel(engine.FileSelection{Path: "new.txt", Hunks: []int{0}}), nil, add); err != nil || string(k.Content) != "a\nb\n" {
 		t.Errorf("new file: %+v %v", k, err)
 	}
+}
+
+// kz's own write_file and edit_file take part of a write: keeping one
+// hunk of two writes exactly that hunk, snapshotted; keeping none writes
+// nothing and tells the model why.
+func TestExecutorWritesKeptHunk(t *testing.T) {
+	t.Parallel()
+	old := lines(20, nil)
+	for _, c := range []struct {
+		tool  string
+		input map[string]any
+	}{
+		{"write_file", map[string]any{"path": "a.txt", "content": lines(20, map[int]string{2: "TWO", 19: "NINETEEN"})}},
+		{"edit_file", map[string]any{"path": "a.txt", "old_string": strings.Join(strings.SplitAfter(old, "\n")[1:19], ""),
+			"new_string": strings.Join(strings.SplitAfter(lines(20, map[int]string{2: "TWO", 19: "NINETEEN"}), "\n")[1:19], "")}},
+	} {
+		f := newFixture(t)
+		f.write(t, "a.txt", old)
+		f.perm.answer = func(r engine.PermissionRequest) engine.Answer {
+			if !r.Write {
+				return engine.Answer{Decision: engine.DecisionAllow}
+			}
+			if r.Selection != engine.SelectionContent || len(diff.FileHunks(r.Diff)) != 2 {
+				t.Errorf("%s: selection %q, diff\n%s", c.tool, r.Selection, r.Diff)
+			}
+			return engine.Answer{Decision: engine.DecisionAllow,
+				Patch: &engine.PatchSelection{Files: []engine.FileSelection{{Path: DiffName(r.Diff), Hunks: []int{1}}}}}
+		}
+		if res := f.callID(t, "r1", "read_file", map[string]any{"path": "a.txt"}); res.IsError {
+			t.Fatal(res.Output)
+		}
+		if res := f.callID(t, "w1", c.tool, c.input); res.IsError {
+			t.Fatalf("%s: %s", c.tool, res.Output)
+		}
+		if got := readWS(t, f, "a.txt"); got != lines(20, map[int]string{19: "NINETEEN"}) {
+			t.Errorf("%s: a.txt =\n%s", c.tool, got)
+		}
+		if s := f.snaps.all(); len(s) != 1 || string(s[0].Content) != old {
+			t.Errorf("%s: snapshots %+v", c.tool, s)
+		}
+	}
+	f := newFixture(t)
+	f.write(t, "a.txt", old)
+	f.perm.answer = func(r engine.PermissionRequest) engine.Answer {
+		return engine.Answer{Decision: engine.DecisionAllow, Patch: &engine.PatchSelection{Files: []engine.FileSelection{{Path: "a.txt", Content: []byte(old)}}}}
+	}
+	if res := f.callID(t, "w1", "write_file", map[string]any{"path": "a.txt", "content": "new\n"}); !res.IsError || !strings.Contains(res.Output, "rejected every change") {
+		t.Errorf("nothing kept: %+v", res)
+	}
+	if got := readWS(t, f, "a.txt"); got != old || len(f.snaps.all()) != 0 {
+		t.Errorf("a write happened: %q", got)
+	}
+}
+
+func readWS(t *testing.T, f *fixture, rel string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(f.ws.Dir(), rel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
