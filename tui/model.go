@@ -315,11 +315,14 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		cmds = append(cmds, m.refreshState())
 	case runtimesMsg:
+		old := m.picker
 		if msg.kind == pickModel {
 			m.picker = newModelPicker(msg.infos, msg.state)
 		} else {
 			m.picker = newRuntimePicker(msg.infos, msg.state)
 		}
+		// A new list of an open picker keeps what was typed in it.
+		m.picker.adopt(old)
 	case switchMsg:
 		if msg.err != nil {
 			if m.picker != nil {
