@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -143,6 +144,13 @@ type Model struct {
 	// lastInterrupt is when the last one came (see interrupt).
 	interrupts    int
 	lastInterrupt time.Time
+	// notify is how a question that waits is announced while the
+	// terminal's window is not focused (focused, as the terminal reports
+	// it; true until it says otherwise). getenv reads the terminal's
+	// environment for the auto choice.
+	notify  NotifyMode
+	focused bool
+	getenv  func(string) string
 	modeCursor    engine.Mode
 
 	// Memoized parts of the frame: they change far less often than the
@@ -195,7 +203,7 @@ func newModel(ctx context.Context, sess Session, events EventSource, theme theme
 	h.Styles.ShortKey, h.Styles.ShortDesc = theme.HelpKey, theme.HelpDesc
 	h.Styles.FullKey, h.Styles.FullDesc = theme.HelpKey, theme.HelpDesc
 	m := &Model{
-		ctx: ctx, sess: sess, events: events, theme: theme, now: time.Now,
+		ctx: ctx, sess: sess, events: events, theme: theme, now: time.Now, focused: true, getenv: os.Getenv,
 		keys: defaultKeys(), help: h, input: ta,
 		spin: spinner.New(spinner.WithSpinner(spinner.MiniDot), spinner.WithStyle(theme.Accent)),
 		tr:   newTranscript(), md: newMDRenderer(theme.Markdown),
@@ -237,6 +245,10 @@ func (m *Model) waitEvents() tea.Cmd {
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	var cmds []tea.Cmd
 	switch msg := msg.(type) {
+	case tea.FocusMsg:
+		m.focused = true
+	case tea.BlurMsg:
+		m.focused = false
 	case tea.WindowSizeMsg:
 		m.width, m.height = max(msg.Width, 20), max(msg.Height, 8)
 		m.input.SetWidth(m.width)
@@ -682,6 +694,9 @@ func (m *Model) refreshState() tea.Cmd {
 // onEvents folds a batch of engine events into the components.
 func (m *Model) onEvents(msg eventsMsg) tea.Cmd {
 	var cmd tea.Cmd
+	// One notification per batch, for its first question, however many
+	// arrive together.
+	var notify tea.Cmd
 	for _, ev := range msg.events {
 		m.tr.apply(ev)
 		if m.replaying {
@@ -697,6 +712,9 @@ func (m *Model) onEvents(msg eventsMsg) tea.Cmd {
 			m.submitting = false
 		case engine.EventPermissionRequested:
 			m.dialog.push(ev)
+			if notify == nil {
+				notify = m.notifyWaiting(permissionNote(ev))
+			}
 			// The help overlay would hide the question until a key
 			// closes it: close it now.
 			m.showHelp = false
@@ -731,5 +749,5 @@ func (m *Model) onEvents(msg eventsMsg) tea.Cmd {
 		m.status.state = msg.state
 		m.status.running = running
 	}
-	return cmd
+	return tea.Batch(cmd, notify)
 }
