@@ -148,9 +148,10 @@ type Model struct {
 	// terminal's window is not focused (focused, as the terminal reports
 	// it; true until it says otherwise). getenv reads the terminal's
 	// environment for the auto choice.
-	notify     NotifyMode
-	focused    bool
-	getenv     func(string) string
+	notify  NotifyMode
+	focused bool
+	getenv  func(string) string
+
 	modeCursor engine.Mode
 
 	// Memoized parts of the frame: they change far less often than the
