@@ -58,7 +58,9 @@ func tuiOnPty(t *testing.T, sb *sandbox, args []string, steps [][2]string) strin
 		}
 	case <-time.After(20 * time.Second):
 		_ = cmd.Process.Kill()
-		<-exited
+		if err := <-exited; err != nil {
+			t.Logf("killed kz: %v", err)
+		}
 		t.Fatalf("kz did not quit; the screen shows:\n%s", scr.text())
 	}
 	// Everything kz wrote is read once the terminal side is closed.
