@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -138,8 +139,19 @@ type Model struct {
 	submitting bool
 	// replaying is set while a stored session's events are folded in
 	// (see replay).
-	replaying  bool
-	interrupts int
+	replaying bool
+	// interrupts counts the esc presses of the running turn, and
+	// lastInterrupt is when the last one came (see interrupt).
+	interrupts    int
+	lastInterrupt time.Time
+	// notify is how a question that waits is announced while the
+	// terminal's window is not focused (focused, as the terminal reports
+	// it; true until it says otherwise). getenv reads the terminal's
+	// environment for the auto choice.
+	notify  NotifyMode
+	focused bool
+	getenv  func(string) string
+
 	modeCursor engine.Mode
 
 	// Memoized parts of the frame: they change far less often than the
@@ -192,7 +204,7 @@ func newModel(ctx context.Context, sess Session, events EventSource, theme theme
 	h.Styles.ShortKey, h.Styles.ShortDesc = theme.HelpKey, theme.HelpDesc
 	h.Styles.FullKey, h.Styles.FullDesc = theme.HelpKey, theme.HelpDesc
 	m := &Model{
-		ctx: ctx, sess: sess, events: events, theme: theme, now: time.Now,
+		ctx: ctx, sess: sess, events: events, theme: theme, now: time.Now, focused: true, getenv: os.Getenv,
 		keys: defaultKeys(), help: h, input: ta,
 		spin: spinner.New(spinner.WithSpinner(spinner.MiniDot), spinner.WithStyle(theme.Accent)),
 		tr:   newTranscript(), md: newMDRenderer(theme.Markdown),
@@ -234,6 +246,10 @@ func (m *Model) waitEvents() tea.Cmd {
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	var cmds []tea.Cmd
 	switch msg := msg.(type) {
+	case tea.FocusMsg:
+		m.focused = true
+	case tea.BlurMsg:
+		m.focused = false
 	case tea.WindowSizeMsg:
 		m.width, m.height = max(msg.Width, 20), max(msg.Height, 8)
 		m.input.SetWidth(m.width)
@@ -312,11 +328,14 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		cmds = append(cmds, m.refreshState())
 	case runtimesMsg:
+		old := m.picker
 		if msg.kind == pickModel {
 			m.picker = newModelPicker(msg.infos, msg.state)
 		} else {
 			m.picker = newRuntimePicker(msg.infos, msg.state)
 		}
+		// A new list of an open picker keeps what was typed in it.
+		m.picker.adopt(old)
 	case switchMsg:
 		if msg.err != nil {
 			if m.picker != nil {
@@ -495,7 +514,7 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 			return cmd
 		}
 	case key.Matches(msg, k.Interrupt):
-		return m.interrupt()
+		return m.interrupt(now)
 	case key.Matches(msg, k.ModeCycle):
 		return m.cycleMode()
 	case key.Matches(msg, k.Runtime):
@@ -610,9 +629,20 @@ func (m *Model) unqueue() {
 	m.status.queued = 0
 }
 
-// interrupt asks the running turn to stop: once at the next safe point,
-// twice at once. Without a running turn it drops the queued messages.
-func (m *Model) interrupt() tea.Cmd {
+// hardStopWindow is how soon a second esc must follow the first to kill
+// the turn hard. Short enough that two presses a while apart (the first
+// one's stop is slow, the person presses again to see what happens) do not
+// kill a command that is cleaning up; long enough for a deliberate double
+// press.
+const hardStopWindow = 1500 * time.Millisecond
+
+// interrupt stops the running turn. The first esc stops it on every
+// runtime: the streaming text, and running tools and commands politely
+// (SIGTERM, then SIGKILL after a grace). A second esc within
+// hardStopWindow kills hard: the CLI or the command's process tree gets
+// SIGKILL at once and the turn ends. Without a running turn it drops the
+// queued messages.
+func (m *Model) interrupt(now time.Time) tea.Cmd {
 	if !m.status.running {
 		if len(m.queue) > 0 {
 			m.tr.notice(fmt.Sprintf("dropped %d queued message(s)", len(m.queue)), "warn")
@@ -620,12 +650,13 @@ func (m *Model) interrupt() tea.Cmd {
 		}
 		return nil
 	}
+	immediate := m.interrupts > 0 && now.Sub(m.lastInterrupt) <= hardStopWindow
 	m.interrupts++
-	immediate := m.interrupts > 1
+	m.lastInterrupt = now
 	if immediate {
-		m.status.flash = "stopping now…"
+		m.status.flash = "killing now…"
 	} else {
-		m.status.flash = "interrupting at the next safe point (esc again: now)"
+		m.status.flash = "stopping… (esc again at once: kill)"
 	}
 	sess := m.sess
 	return func() tea.Msg {
@@ -664,6 +695,9 @@ func (m *Model) refreshState() tea.Cmd {
 // onEvents folds a batch of engine events into the components.
 func (m *Model) onEvents(msg eventsMsg) tea.Cmd {
 	var cmd tea.Cmd
+	// One notification per batch, for its first question, however many
+	// arrive together.
+	var notify tea.Cmd
 	for _, ev := range msg.events {
 		m.tr.apply(ev)
 		if m.replaying {
@@ -679,6 +713,9 @@ func (m *Model) onEvents(msg eventsMsg) tea.Cmd {
 			m.submitting = false
 		case engine.EventPermissionRequested:
 			m.dialog.push(ev)
+			if notify == nil {
+				notify = m.notifyWaiting(permissionNote(ev))
+			}
 			// The help overlay would hide the question until a key
 			// closes it: close it now.
 			m.showHelp = false
@@ -713,5 +750,5 @@ func (m *Model) onEvents(msg eventsMsg) tea.Cmd {
 		m.status.state = msg.state
 		m.status.running = running
 	}
-	return cmd
+	return tea.Batch(cmd, notify)
 }

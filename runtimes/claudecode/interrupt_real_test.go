@@ -1,0 +1,74 @@
+package claudecode
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/runtimes/internal/clitest"
+)
+
+// The person presses esc twice in quick succession while the real CLI runs
+// a long tool: the turn ends at once, well within a kill grace far longer
+// than the test, the CLI and its tool's child are gone, and the next turn
+// resumes the Claude session in a new process.
+func TestRealSecondInterruptKillsAtOnce(t *testing.T) {
+	api := newFakeAPI(t, func(r *apiRequest) fakeReply {
+		if strings.Contains(r.lastUserText(), "KZ:hello") {
+			return fakeReply{Text: "back again"}
+		}
+		if _, ok := r.toolResult(); ok {
+			return fakeReply{Text: "unexpected continuation"}
+		}
+		return fakeReply{Tools: []fakeTool{{ID: "toolu_twice", Name: "Bash", Input: map[string]string{"command": "sleep 39.75", "description": "wait"}}}}
+	})
+	rt, _ := realSetup(t, api)
+	rt.cfg.KillGrace = 30 * time.Second
+	var mu sync.Mutex
+	var cli int
+	var sleeps []int
+	var secondAt time.Time
+	h := newHarness(t, []engine.RuntimeEntry{{Runtime: rt}}, clitest.Options{Answer: clitest.AllowOnce,
+		OnEvent: func(h *clitest.Harness, ev engine.Event) {
+			if ev.Type == engine.EventPermissionDecided && ev.Decision == engine.DecisionAllow {
+				pid := rt.Pid(h.Session.ID())
+				clitest.WhenRunning(func() {
+					mu.Lock()
+					cli, sleeps = pid, clitest.Procs("sleep", "39.75")
+					mu.Unlock()
+					h.Session.Interrupt(false)
+					time.Sleep(50 * time.Millisecond)
+					mu.Lock()
+					secondAt = time.Now()
+					mu.Unlock()
+					h.Session.Interrupt(true)
+				}, "sleep", "39.75")
+			}
+		}})
+	final := h.Run(t, context.Background(), "KZ:sleep")
+	ended := time.Now()
+	if final.Status != string(engine.StatusInterrupted) {
+		t.Fatalf("status %s, want interrupted", final.Status)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if cli == 0 || len(sleeps) == 0 {
+		t.Fatalf("the tool never ran (cli %d, sleep %v)", cli, sleeps)
+	}
+	took := ended.Sub(secondAt)
+	t.Logf("the turn ended %v after the second interrupt", took)
+	if took > 5*time.Second {
+		t.Errorf("the second interrupt took %v (grace %v)", took, rt.cfg.KillGrace)
+	}
+	clitest.CheckGone(t, 3*time.Second, "the second interrupt", append([]int{cli}, sleeps...)...)
+	if fin := h.Journal.OfType(engine.EventToolCallFinished); len(fin) != 1 || fin[0].Status != engine.ToolStatusInterrupted {
+		t.Errorf("tool_call_finished %+v", fin)
+	}
+	final = h.Run(t, context.Background(), "KZ:hello")
+	if final.Status != string(engine.StatusComplete) || final.Output != "back again" {
+		t.Errorf("next turn %+v", final)
+	}
+}
