@@ -1,0 +1,304 @@
+package tui
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/kaizen-code/kz/runtimes/llm"
+	"github.com/kaizen-code/kz/runtimes/llm/llmtest"
+)
+
+// The fake model servers of the per-runtime end-to-end scenario
+// (e2e_runtimes_test.go). Each speaks one wire protocol and plays the same
+// logical script: what it answers depends only on the scenario prompt a
+// request carries last and on how many tool results follow that prompt,
+// never on how many requests came before. So the side requests the real
+// CLIs make (titles, summaries, token counts) and the retries of a loaded
+// machine cannot put the script out of step.
+
+// scenarioCallKind is the kind of tool call the fake model makes.
+type scenarioCallKind string
+
+const (
+	callShell scenarioCallKind = "shell"
+	callRead  scenarioCallKind = "read"
+	callWrite scenarioCallKind = "write"
+)
+
+// scenarioCall is one tool call of the script, protocol-neutral: each
+// fake renders it with the tool names its client offers.
+type scenarioCall struct {
+	kind    scenarioCallKind
+	command string // callShell
+	path    string // callRead, callWrite: relative to the workspace
+	old     string // callWrite: the file's content before, for Codex's patch
+	content string // callWrite: the whole new content
+}
+
+// scenarioReply is what the fake model answers: a call, or a final text.
+type scenarioReply struct {
+	call *scenarioCall
+	text string
+}
+
+// The prompts of the scenario and the final texts that answer them. The
+// prompts are what the person types; a fake finds its place in the script
+// by them.
+const (
+	promptText  = "say hello"
+	promptAllow = "append one to the log"
+	promptDeny  = "append two to the log"
+	promptEdit  = "edit notes.txt"
+	promptSleep = "wait for the long job"
+
+	answerText  = "Hello from the fake model."
+	answerAllow = "Appended one line."
+	answerDeny  = "Understood, nothing appended."
+	answerEdit  = "Edited notes.txt."
+	answerSleep = "The long job finished."
+)
+
+// notesBefore is notes.txt before the edit; notesProposed changes line 2
+// and line 19, far enough apart to make two hunks; notesAccepted is the
+// file once the second hunk is rejected.
+var (
+	notesBefore   = numberedLines(func(i int) string { return fmt.Sprintf("line %d", i) })
+	notesProposed = numberedLines(func(i int) string {
+		switch i {
+		case 2:
+			return "line two"
+		case 19:
+			return "line nineteen"
+		}
+		return fmt.Sprintf("line %d", i)
+	})
+	notesAccepted = numberedLines(func(i int) string {
+		if i == 2 {
+			return "line two"
+		}
+		return fmt.Sprintf("line %d", i)
+	})
+)
+
+func numberedLines(f func(i int) string) string {
+	var b strings.Builder
+	for i := 1; i <= 20; i++ {
+		b.WriteString(f(i))
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// scenarioScript answers the scenario prompt prompt after results tool
+// results. readFirst makes the edit read the file before writing it, as
+// Claude Code requires of a file that exists (it refuses a write to a
+// file it has not read, before asking anybody).
+func scenarioScript(prompt string, results int, readFirst bool) scenarioReply {
+	shell := func(cmd string) scenarioReply { return scenarioReply{call: &scenarioCall{kind: callShell, command: cmd}} }
+	switch prompt {
+	case promptAllow:
+		if results == 0 {
+			return shell("echo one >> log.txt")
+		}
+		return scenarioReply{text: answerAllow}
+	case promptDeny:
+		if results == 0 {
+			return shell("echo two >> log.txt")
+		}
+		return scenarioReply{text: answerDeny}
+	case promptEdit:
+		if readFirst {
+			if results == 0 {
+				return scenarioReply{call: &scenarioCall{kind: callRead, path: "notes.txt"}}
+			}
+			results--
+		}
+		if results == 0 {
+			return scenarioReply{call: &scenarioCall{kind: callWrite, path: "notes.txt", old: notesBefore, content: notesProposed}}
+		}
+		return scenarioReply{text: answerEdit}
+	case promptSleep:
+		if results == 0 {
+			return shell("sleep 30")
+		}
+		return scenarioReply{text: answerSleep}
+	}
+	return scenarioReply{text: answerText}
+}
+
+// scenarioPrompts are the prompts in the order the script knows them.
+var scenarioPrompts = []string{promptText, promptAllow, promptDeny, promptEdit, promptSleep}
+
+// promptIn says which scenario prompt text holds, if any.
+func promptIn(text string) (string, bool) {
+	for _, p := range scenarioPrompts {
+		if strings.Contains(text, p) {
+			return p, true
+		}
+	}
+	return "", false
+}
+
+// anthropicFake is a fake Anthropic Messages API for kz's native runtime
+// and for Claude Code: it renders the script with the tools the request
+// offers (Claude Code's Bash, Read, Write; kz's bash, read_file,
+// write_file) and streams it through llmtest's wire writer.
+type anthropicFake struct {
+	srv *httptest.Server
+	// workspace is the absolute path Claude Code's file tools are given.
+	workspace string
+	mu        sync.Mutex
+	// calls numbers the tool calls, so that every id is new.
+	calls int
+}
+
+func newAnthropicFake(t *testing.T, workspace string) *anthropicFake {
+	f := &anthropicFake{workspace: workspace}
+	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
+	t.Cleanup(f.srv.Close)
+	return f
+}
+
+// anthropicRequest is the part of a Messages request the fake reads.
+type anthropicRequest struct {
+	Stream   bool `json:"stream"`
+	Messages []struct {
+		Role    string          `json:"role"`
+		Content json.RawMessage `json:"content"`
+	} `json:"messages"`
+	Tools []struct {
+		Name string `json:"name"`
+	} `json:"tools"`
+}
+
+type anthropicBlock struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
+func anthropicBlocks(raw json.RawMessage) []anthropicBlock {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return []anthropicBlock{{Type: "text", Text: s}}
+	}
+	var bs []anthropicBlock
+	_ = json.Unmarshal(raw, &bs)
+	return bs
+}
+
+// place finds the last user message that carries a scenario prompt and
+// counts the tool results after it. Results in the prompt's own message
+// belong to the turn before (Claude Code sends an interrupted call's
+// result with the next prompt).
+func (r *anthropicRequest) place() (prompt string, results int) {
+	at := -1
+	for i, m := range r.Messages {
+		if m.Role != "user" {
+			continue
+		}
+		for _, b := range anthropicBlocks(m.Content) {
+			if p, ok := promptIn(b.Text); ok && b.Type == "text" {
+				prompt, at = p, i
+			}
+		}
+	}
+	if at < 0 {
+		return "", 0
+	}
+	for _, m := range r.Messages[at+1:] {
+		for _, b := range anthropicBlocks(m.Content) {
+			if b.Type == "tool_result" {
+				results++
+			}
+		}
+	}
+	return prompt, results
+}
+
+func (f *anthropicFake) serve(w http.ResponseWriter, r *http.Request) {
+	raw, _ := io.ReadAll(r.Body)
+	if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/v1/messages") {
+		// Token counts and anything else the CLI probes.
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"input_tokens":10}`)
+		return
+	}
+	var req anthropicRequest
+	if err := json.Unmarshal(raw, &req); err != nil {
+		http.Error(w, `{"type":"error","error":{"type":"invalid_request_error","message":"bad json"}}`, http.StatusBadRequest)
+		return
+	}
+	if len(req.Tools) == 0 {
+		// A side request (a title, a summary): a small text.
+		f.reply(w, req.Stream, llmtest.Reply{Text: `{"title":"kz e2e"}`})
+		return
+	}
+	offered := map[string]bool{}
+	for _, tl := range req.Tools {
+		offered[tl.Name] = true
+	}
+	claude := offered["Bash"]
+	prompt, results := req.place()
+	rep := scenarioScript(prompt, results, claude)
+	if rep.call == nil {
+		f.reply(w, req.Stream, llmtest.Reply{Text: rep.text})
+		return
+	}
+	f.mu.Lock()
+	f.calls++
+	id := fmt.Sprintf("toolu_e2e_%d", f.calls)
+	f.mu.Unlock()
+	var name string
+	var input map[string]any
+	c := rep.call
+	switch {
+	case c.kind == callShell && claude:
+		name, input = "Bash", map[string]any{"command": c.command}
+	case c.kind == callShell:
+		name, input = "bash", map[string]any{"command": c.command}
+	case c.kind == callRead && claude:
+		name, input = "Read", map[string]any{"file_path": c.path}
+	case c.kind == callRead:
+		name, input = "read_file", map[string]any{"path": c.path}
+	case c.kind == callWrite && claude:
+		name, input = "Write", map[string]any{"file_path": c.path, "content": c.content}
+	default:
+		name, input = "write_file", map[string]any{"path": c.path, "content": c.content}
+	}
+	if claude && c.kind != callShell {
+		// Claude Code's file tools take absolute paths.
+		input["file_path"] = filepath.Join(f.workspace, c.path)
+	}
+	args, _ := json.Marshal(input)
+	f.reply(w, req.Stream, llmtest.Reply{Calls: []llmtest.Call{{ID: id, Name: name, Args: string(args)}}})
+}
+
+// reply writes rep as a stream, or as one JSON message when the request
+// did not ask for a stream.
+func (f *anthropicFake) reply(w http.ResponseWriter, stream bool, rep llmtest.Reply) {
+	if stream {
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = w.Write(llmtest.Render(llm.ProviderAnthropic, rep))
+		return
+	}
+	content := []any{}
+	if rep.Text != "" {
+		content = append(content, map[string]any{"type": "text", "text": rep.Text})
+	}
+	stop := "end_turn"
+	for _, c := range rep.Calls {
+		content = append(content, map[string]any{"type": "tool_use", "id": c.ID, "name": c.Name, "input": json.RawMessage(c.Args)})
+		stop = "tool_use"
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(map[string]any{"id": "msg_e2e", "type": "message", "role": "assistant", "model": "fake",
+		"content": content, "stop_reason": stop, "stop_sequence": nil,
+		"usage": map[string]int{"input_tokens": 10, "output_tokens": 5}})
+}

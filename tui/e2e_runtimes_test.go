@@ -1,0 +1,442 @@
+package tui
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The per-runtime end-to-end scenario: the real kz binary in tmux at
+// 120×40, driving one runtime against a fake model server on 127.0.0.1
+// that plays the same logical script on every wire protocol
+// (e2e_fakeapi_test.go). Every runtime must show the same cards in the
+// same order with the same states, and a resumed session must show the
+// screen the live one showed. The runtimes and their setups are in
+// e2eRuntimes; the steps, shared by all, in scenarioSteps.
+
+// TestE2EScenarioNative runs the scenario on kz's own agent loop over the
+// fake Anthropic Messages API.
+func TestE2EScenarioNative(t *testing.T) { runScenario(t, nativeRuntime) }
+
+// TestE2EScenarioClaude runs the scenario on the real Claude Code CLI
+// over the fake Anthropic Messages API.
+func TestE2EScenarioClaude(t *testing.T) { runScenario(t, claudeRuntime) }
+
+// e2eRuntime is one runtime of the scenario.
+type e2eRuntime struct {
+	// name is the runtime's name in kz's config.
+	name string
+	// setup starts the runtime's fake model server for the workspace ws
+	// and returns the runtime's [runtimes.NAME] section and the variables
+	// kz starts with.
+	setup func(t *testing.T, ws, home string) (section string, env []string)
+}
+
+// nativeRuntime is kz's own loop over the fake Anthropic API.
+var nativeRuntime = e2eRuntime{name: "native", setup: func(t *testing.T, ws, _ string) (string, []string) {
+	api := newAnthropicFake(t, ws)
+	return fmt.Sprintf("kind = \"native\"\nprovider = \"anthropic\"\nbase_url = %q\napi_key_env = \"KZ_E2E_KEY\"\nmodels = [\"claude-sonnet-4-5\"]\n", api.srv.URL),
+		[]string{"KZ_E2E_KEY=sk-e2e-test"}
+}}
+
+// claudeRuntime is the real Claude Code CLI over the fake Anthropic API;
+// kz's credential proxy forwards to ANTHROPIC_BASE_URL.
+var claudeRuntime = e2eRuntime{name: "claude", setup: func(t *testing.T, ws, _ string) (string, []string) {
+	bin := e2eCLI(t, "KZ_CLAUDE_BIN", "claude", "runtimes/claudecode/install-cli.sh")
+	api := newAnthropicFake(t, ws)
+	return fmt.Sprintf("kind = \"claude-code\"\ncommand = %q\n", bin),
+		[]string{"ANTHROPIC_API_KEY=sk-e2e-test", "ANTHROPIC_BASE_URL=" + api.srv.URL}
+}}
+
+// e2eCLI is the path of a real CLI from its variable (as make e2e sets
+// it), or a skip; with KZ_REQUIRE_CLIS set a missing CLI fails instead.
+func e2eCLI(t *testing.T, envVar, name, install string) string {
+	t.Helper()
+	if p := os.Getenv(envVar); p != "" {
+		if _, err := os.Stat(p); err != nil {
+			t.Fatalf("%s=%s: %v", envVar, p, err)
+		}
+		return p
+	}
+	msg := fmt.Sprintf("the %s CLI is not given: set %s (sh %s prints its path)", name, envVar, install)
+	if os.Getenv("KZ_REQUIRE_CLIS") != "" {
+		t.Fatal(msg + "; KZ_REQUIRE_CLIS is set, so this fails instead of skipping")
+	}
+	t.Skip(msg)
+	return ""
+}
+
+// otherAnswer is what the runtime switched to answers.
+const otherAnswer = "Hello from the other runtime."
+
+// scenarioRun is one run of the scenario: the pane, the workspace and the
+// cards each step showed.
+type scenarioRun struct {
+	t     *testing.T
+	p     *pane
+	ws    string
+	rt    e2eRuntime
+	cards []screenCard
+}
+
+// scenarioStep is one step of the shared scenario: it drives the pane and
+// returns the cards the step must have added, normalised.
+type scenarioStep struct {
+	name string
+	run  func(s *scenarioRun)
+}
+
+// scenarioSteps is the scenario every runtime plays, in order.
+var scenarioSteps = []scenarioStep{
+	{"text", stepText},
+	{"shell allow", stepAllow},
+	{"shell deny", stepDeny},
+	{"edit review", stepEdit},
+	{"interrupt", stepInterrupt},
+	{"switch", stepSwitch},
+}
+
+// wantCards is the normalised card list of the whole scenario, the same
+// on every runtime: one card per call, in order.
+var wantCards = []string{
+	"Bash echo one >> log.txt: ok",
+	"Bash echo two >> log.txt: denied",
+	"write notes.txt: ok",
+	"Bash sleep 30: interrupted",
+}
+
+func runScenario(t *testing.T, rt e2eRuntime) {
+	if os.Getenv("KZ_E2E") != "1" {
+		t.Skip("end-to-end test: set KZ_E2E=1 (make e2e) to run kz in tmux")
+	}
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Fatal("KZ_E2E=1 but tmux is not installed")
+	}
+	tmp := t.TempDir()
+	bin := e2eBinary(t, tmp)
+	home, ws, data := filepath.Join(tmp, "home"), filepath.Join(tmp, "ws"), filepath.Join(tmp, "data")
+	config := filepath.Join(tmp, "config")
+	for _, d := range []string{home, ws, data, filepath.Join(config, "kz")} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(ws, "notes.txt"), []byte(notesBefore), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	section, env := rt.setup(t, ws, home)
+	other := `{"type":"text_delta","text":"` + otherAnswer + `"}` + "\n" + `{"type":"assistant_message","text":"` + otherAnswer + `"}` + "\n"
+	if err := os.WriteFile(filepath.Join(config, "kz", "other.jsonl"), []byte(other), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := fmt.Sprintf("default_runtime = %q\ndefault_mode = \"full-autonomous\"\npermission_mode = \"ask\"\n\n[runtimes.%s]\n%s\n[runtimes.other]\nkind = \"scripted\"\nscript = \"other.jsonl\"\n",
+		rt.name, rt.name, section)
+	if err := os.WriteFile(filepath.Join(config, "kz", "config.toml"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env = append(env, "HOME="+home, "XDG_CONFIG_HOME="+config, "XDG_DATA_HOME="+data,
+		"XDG_STATE_HOME="+filepath.Join(tmp, "state"), "XDG_CACHE_HOME="+filepath.Join(tmp, "cache"), "TERM=xterm-256color")
+	start := func(p *pane, flags string) {
+		p.tmux("new-session", "-d", "-s", p.name, "-x", "120", "-y", "40", fmt.Sprintf(
+			"cd %q && env %s %q --data-dir %q %s; echo KZ-EXITED-$?; sleep 60", ws, shellQuote(env), bin, data, flags))
+	}
+	p := &pane{t: t, socket: fmt.Sprintf("kz-e2e-%s-%d", rt.name, os.Getpid()), name: "kz", timeout: 90 * time.Second}
+	t.Cleanup(func() { _ = exec.Command("tmux", "-L", p.socket, "kill-server").Run() })
+	start(p, "")
+	p.waitFor("the status bar", rt.name)
+
+	s := &scenarioRun{t: t, p: p, ws: ws, rt: rt}
+	for _, st := range scenarioSteps {
+		t.Logf("step %s", st.name)
+		st.run(s)
+	}
+	var got []string
+	for _, c := range s.cards {
+		got = append(got, c.normal())
+	}
+	if !slices.Equal(got, wantCards) {
+		t.Errorf("cards of the scenario:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(wantCards, "\n"))
+	}
+
+	// Quit, then resume: the screen must be the live one.
+	live := p.screen()
+	p.keys("C-c")
+	p.waitFor("kz to exit", "KZ-EXITED-0")
+	sessions := sessionsOf(t, data)
+	if len(sessions) != 1 {
+		t.Fatalf("sessions = %+v; want one", sessions)
+	}
+	q := &pane{t: t, socket: p.socket, name: "resumed", timeout: p.timeout}
+	start(q, "--resume "+sessions[0].ID)
+	q.waitFor("the resumed transcript", otherAnswer)
+	resumed := q.screen()
+	if a, b := normalScreen(live), normalScreen(resumed); a != b {
+		t.Errorf("the resumed screen differs from the live one:\nlive:\n%s\nresumed:\n%s", a, b)
+	}
+	q.keys("C-c")
+	q.waitFor("kz to exit", "KZ-EXITED-0")
+}
+
+// stepText: a text answer, no card.
+func stepText(s *scenarioRun) {
+	s.prompt(promptText)
+	s.p.waitFor("the text answer", answerText)
+	s.idle()
+	s.expectCards(promptText)
+}
+
+// stepAllow: a shell call the person allows; it runs, log.txt gets its
+// line.
+func stepAllow(s *scenarioRun) {
+	s.prompt(promptAllow)
+	s.p.waitFor("the permission dialog", "Permission needed")
+	s.p.waitFor("the command in the dialog", "echo one >> log.txt")
+	time.Sleep(500 * time.Millisecond) // answer keys right away are ignored
+	s.p.send("y")
+	s.p.waitFor("the answer after allow", answerAllow)
+	s.idle()
+	s.expectCards(promptAllow, "Bash echo one >> log.txt: ok")
+	s.checkFile("log.txt", "one\n")
+}
+
+// stepDeny: the same kind of call, denied: no ✓, nothing run.
+func stepDeny(s *scenarioRun) {
+	s.prompt(promptDeny)
+	s.p.waitFor("the permission dialog", "Permission needed")
+	s.p.waitFor("the command in the dialog", "echo two >> log.txt")
+	time.Sleep(500 * time.Millisecond)
+	s.p.send("n")
+	s.p.waitFor("the answer after deny", answerDeny)
+	s.idle()
+	s.expectCards(promptDeny, "Bash echo two >> log.txt: denied")
+	s.checkFile("log.txt", "one\n")
+}
+
+// stepEdit: a write of two hunks opens the review before anything is
+// written; the person rejects the second hunk and allows the rest.
+func stepEdit(s *scenarioRun) {
+	s.prompt(promptEdit)
+	s.p.waitFor("the review", "Permission needed")
+	s.p.waitFor("the diff in the review", "+line two")
+	s.checkFile("notes.txt", notesBefore) // the review comes before the write
+	time.Sleep(500 * time.Millisecond)
+	s.p.send("]")
+	s.p.waitFor("hunk 1", "hunk 1/2")
+	s.p.pause()
+	s.p.send("]")
+	s.p.waitFor("hunk 2", "hunk 2/2")
+	s.p.pause()
+	s.p.send("x")
+	s.p.waitFor("the rejected hunk", "✗ hunk rejected")
+	s.p.pause()
+	s.p.send("y")
+	s.p.waitFor("the answer after the review", answerEdit)
+	s.idle()
+	s.expectCards(promptEdit, "write notes.txt: ok")
+	s.checkFile("notes.txt", notesAccepted)
+}
+
+// stepInterrupt: a long command, allowed if asked, stopped with esc: its
+// card says interrupted, and the turn too.
+func stepInterrupt(s *scenarioRun) {
+	s.prompt(promptSleep)
+	s.p.wait("the long command", func(sc string) bool {
+		return strings.Contains(sc, "Permission needed") || runningCard(sc, "sleep 30")
+	})
+	if strings.Contains(s.p.screen(), "Permission needed") {
+		time.Sleep(500 * time.Millisecond)
+		s.p.send("y")
+	}
+	s.p.wait("the running command", func(sc string) bool { return runningCard(sc, "sleep 30") })
+	s.p.keys("Escape")
+	s.p.waitFor("the interrupted turn", "turn ended: interrupted")
+	s.idle()
+	s.expectCards(promptSleep, "Bash sleep 30: interrupted")
+}
+
+// stepSwitch: the runtime picker's keybinding switches to the other
+// runtime, which answers a text turn.
+func stepSwitch(s *scenarioRun) {
+	s.p.keys("C-r")
+	s.p.waitFor("the runtime picker", "Switch runtime")
+	sc := strings.Split(s.p.screen(), "\n")
+	cur, to := -1, -1
+	for i, l := range sc {
+		l = strings.Trim(l, "│ ")
+		switch {
+		case strings.HasPrefix(l, "● "+s.rt.name+" "):
+			cur = i
+		case strings.HasPrefix(l, "other "):
+			to = i
+		}
+	}
+	if cur < 0 || to < 0 {
+		s.t.Fatalf("the picker lacks %s or other:\n%s", s.rt.name, strings.Join(sc, "\n"))
+	}
+	for ; cur < to; cur++ {
+		s.p.keys("Down")
+	}
+	for ; cur > to; cur-- {
+		s.p.keys("Up")
+	}
+	s.p.keys("Enter")
+	s.p.waitFor("the runtime divider", "→ other")
+	s.prompt("and now you")
+	s.p.waitFor("the other runtime's answer", otherAnswer)
+	s.idle()
+	s.expectCards("and now you")
+}
+
+// prompt types a prompt and sends it.
+func (s *scenarioRun) prompt(text string) {
+	s.p.send(text)
+	s.p.keys("Enter")
+	s.p.waitFor("the prompt in the transcript", "› "+text)
+}
+
+// idle waits for the end of the turn.
+func (s *scenarioRun) idle() {
+	s.p.waitGone("the end of the turn", "running")
+}
+
+// expectCards checks that the cards shown under the prompt are exactly
+// want, in order, and adds them to the run's list.
+func (s *scenarioRun) expectCards(prompt string, want ...string) {
+	s.t.Helper()
+	sc := s.p.screen()
+	got := cardsAfter(sc, prompt)
+	var norm []string
+	for _, c := range got {
+		if c.kind() == "read" {
+			// Claude Code reads a file before it may write it; no other
+			// runtime needs to, so reads are left out of the comparison.
+			continue
+		}
+		norm = append(norm, c.normal())
+		s.cards = append(s.cards, c)
+	}
+	if !slices.Equal(norm, want) {
+		s.t.Errorf("cards after %q: %q, want %q; screen:\n%s", prompt, norm, want, sc)
+	}
+}
+
+// checkFile checks a workspace file's exact content.
+func (s *scenarioRun) checkFile(name, want string) {
+	s.t.Helper()
+	got, err := os.ReadFile(filepath.Join(s.ws, name))
+	if err != nil || string(got) != want {
+		s.t.Errorf("%s is %q (%v), want %q; screen:\n%s", name, got, err, want, s.p.screen())
+	}
+}
+
+// screenCard is a card header as the screen shows it.
+type screenCard struct {
+	icon, verb, arg string
+}
+
+// cardHeader matches a card's first line: the status icon (a spinner
+// frame while it runs), the verb, what it works on, and maybe its meta
+// (duration, exit code, diff stat) after two spaces or more.
+var cardHeader = regexp.MustCompile(`^(\S) (Bash|Read|Write|Edit|Patch|Delete|Move) (.*?)(?:\s{2,}\S.*)?$`)
+
+// cardsAfter lists the cards on screen below the last line of prompt.
+func cardsAfter(screen, prompt string) []screenCard {
+	lines := strings.Split(screen, "\n")
+	from := -1
+	for i, l := range lines {
+		if strings.HasPrefix(l, "› "+prompt) {
+			from = i
+		}
+	}
+	var out []screenCard
+	if from < 0 {
+		return nil
+	}
+	for _, l := range lines[from+1:] {
+		if m := cardHeader.FindStringSubmatch(strings.TrimRight(l, " ")); m != nil {
+			out = append(out, screenCard{icon: m[1], verb: m[2], arg: strings.TrimSpace(m[3])})
+		}
+	}
+	return out
+}
+
+// kind is the card's kind of call: the shell, a read, or a write (Write,
+// Edit and Patch are the same kind: Codex's file changes are patches).
+func (c screenCard) kind() string {
+	switch c.verb {
+	case "Bash":
+		return "Bash"
+	case "Read":
+		return "read"
+	}
+	return "write"
+}
+
+// state is the card's state from its icon.
+func (c screenCard) state() string {
+	switch c.icon {
+	case "✓":
+		return "ok"
+	case "✗":
+		return "denied"
+	case "⊘":
+		return "interrupted"
+	case "•":
+		return "done"
+	}
+	return "running"
+}
+
+// normal is the card as the runtimes must agree on it.
+func (c screenCard) normal() string {
+	arg := c.arg
+	if c.kind() == "write" {
+		arg = filepath.Base(arg)
+	}
+	return fmt.Sprintf("%s %s: %s", c.kind(), arg, c.state())
+}
+
+// runningCard says whether the screen shows the card of command running.
+func runningCard(screen, command string) bool {
+	for _, l := range strings.Split(screen, "\n") {
+		if m := cardHeader.FindStringSubmatch(strings.TrimRight(l, " ")); m != nil && m[2] == "Bash" && strings.HasPrefix(m[3], command) {
+			if (screenCard{icon: m[1]}).state() == "running" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// statusClock matches what the status bar shows that changes with time
+// alone: durations and clock times.
+var statusClock = regexp.MustCompile(`\d+(\.\d+)?(ms|s|m|h)\b|\d{1,2}:\d{2}(:\d{2})?`)
+
+// normalScreen is a screen with the trailing blanks of its lines dropped
+// and the status bar's time-dependent figures masked: a resumed session
+// starts a new clock, which is the only thing allowed to differ.
+func normalScreen(s string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, " ")
+	}
+	if n := len(lines); n > 0 {
+		lines[n-1] = statusClock.ReplaceAllString(lines[n-1], "<t>")
+	}
+	return strings.Join(lines, "\n")
+}
+
+// shellQuote quotes each variable assignment for sh.
+func shellQuote(env []string) string {
+	q := make([]string, len(env))
+	for i, e := range env {
+		q[i] = "'" + strings.ReplaceAll(e, "'", `'\''`) + "'"
+	}
+	return strings.Join(q, " ")
+}
