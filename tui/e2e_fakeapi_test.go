@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -155,12 +156,13 @@ type anthropicFake struct {
 	// workspace is the absolute path Claude Code's file tools are given.
 	workspace string
 	mu        sync.Mutex
-	// calls numbers the tool calls, so that every id is new.
-	calls int
+	// issued maps the id of each call the fake made to the prompt it
+	// answered; its size numbers the next call.
+	issued map[string]string
 }
 
 func newAnthropicFake(t *testing.T, workspace string) *anthropicFake {
-	f := &anthropicFake{workspace: workspace}
+	f := &anthropicFake{workspace: workspace, issued: map[string]string{}}
 	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
 	t.Cleanup(f.srv.Close)
 	return f
@@ -179,8 +181,9 @@ type anthropicRequest struct {
 }
 
 type anthropicBlock struct {
-	Type string `json:"type"`
-	Text string `json:"text"`
+	Type      string `json:"type"`
+	Text      string `json:"text"`
+	ToolUseID string `json:"tool_use_id"`
 }
 
 func anthropicBlocks(raw json.RawMessage) []anthropicBlock {
@@ -193,28 +196,25 @@ func anthropicBlocks(raw json.RawMessage) []anthropicBlock {
 	return bs
 }
 
-// place finds the last user message that carries a scenario prompt and
-// counts the tool results after it. Results in the prompt's own message
-// belong to the turn before (Claude Code sends an interrupted call's
-// result with the next prompt).
-func (r *anthropicRequest) place() (prompt string, results int) {
-	at := -1
-	for i, m := range r.Messages {
+// place finds the scenario prompt a request answers, the last one in its
+// user messages, and counts the results of the calls the fake made for
+// that prompt. Results are matched by call id rather than by position:
+// Claude Code merges consecutive messages, so an earlier call's result can
+// sit beside the next prompt, before it or after it.
+func (r *anthropicRequest) place(issued map[string]string) (prompt string, results int) {
+	for _, m := range r.Messages {
 		if m.Role != "user" {
 			continue
 		}
 		for _, b := range anthropicBlocks(m.Content) {
 			if p, ok := promptIn(b.Text); ok && b.Type == "text" {
-				prompt, at = p, i
+				prompt = p
 			}
 		}
 	}
-	if at < 0 {
-		return "", 0
-	}
-	for _, m := range r.Messages[at+1:] {
+	for _, m := range r.Messages {
 		for _, b := range anthropicBlocks(m.Content) {
-			if b.Type == "tool_result" {
+			if b.Type == "tool_result" && prompt != "" && issued[b.ToolUseID] == prompt {
 				results++
 			}
 		}
@@ -223,7 +223,7 @@ func (r *anthropicRequest) place() (prompt string, results int) {
 }
 
 func (f *anthropicFake) serve(w http.ResponseWriter, r *http.Request) {
-	raw, _ := io.ReadAll(r.Body)
+	raw := logRequest(r)
 	if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/v1/messages") {
 		// Token counts and anything else the CLI probes.
 		w.Header().Set("Content-Type", "application/json")
@@ -245,16 +245,18 @@ func (f *anthropicFake) serve(w http.ResponseWriter, r *http.Request) {
 		offered[tl.Name] = true
 	}
 	claude := offered["Bash"]
-	prompt, results := req.place()
+	f.mu.Lock()
+	prompt, results := req.place(f.issued)
 	rep := scenarioScript(prompt, results, claude)
+	id := fmt.Sprintf("toolu_e2e_%d", len(f.issued)+1)
+	if rep.call != nil {
+		f.issued[id] = prompt
+	}
+	f.mu.Unlock()
 	if rep.call == nil {
 		f.reply(w, req.Stream, llmtest.Reply{Text: rep.text})
 		return
 	}
-	f.mu.Lock()
-	f.calls++
-	id := fmt.Sprintf("toolu_e2e_%d", f.calls)
-	f.mu.Unlock()
 	var name string
 	var input map[string]any
 	c := rep.call
@@ -301,4 +303,18 @@ func (f *anthropicFake) reply(w http.ResponseWriter, stream bool, rep llmtest.Re
 	_ = json.NewEncoder(w).Encode(map[string]any{"id": "msg_e2e", "type": "message", "role": "assistant", "model": "fake",
 		"content": content, "stop_reason": stop, "stop_sequence": nil,
 		"usage": map[string]int{"input_tokens": 10, "output_tokens": 5}})
+}
+
+// logRequest reads a request's body and, when KZ_E2E_FAKE_LOG names a
+// file, appends the request to it: what a CLI sent is what one needs to
+// see when the script goes out of step with it.
+func logRequest(r *http.Request) []byte {
+	raw, _ := io.ReadAll(r.Body)
+	if name := os.Getenv("KZ_E2E_FAKE_LOG"); name != "" {
+		if fh, err := os.OpenFile(name, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600); err == nil {
+			_, _ = fmt.Fprintf(fh, "%s %s\n%s\n\n", r.Method, r.URL.Path, raw)
+			_ = fh.Close()
+		}
+	}
+	return raw
 }
