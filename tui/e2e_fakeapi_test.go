@@ -102,7 +102,9 @@ func numberedLines(f func(i int) string) string {
 // Claude Code requires of a file that exists (it refuses a write to a
 // file it has not read, before asking anybody).
 func scenarioScript(prompt string, results int, readFirst bool) scenarioReply {
-	shell := func(cmd string) scenarioReply { return scenarioReply{call: &scenarioCall{kind: callShell, command: cmd}} }
+	shell := func(cmd string) scenarioReply {
+		return scenarioReply{call: &scenarioCall{kind: callShell, command: cmd}}
+	}
 	switch prompt {
 	case promptAllow:
 		if results == 0 {
