@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -319,4 +320,136 @@ func logRequest(r *http.Request) []byte {
 		}
 	}
 	return raw
+}
+
+// responsesFake is a fake OpenAI Responses API for Codex: it renders the
+// script as Codex's tools (its shell tool, apply_patch) and streams it.
+type responsesFake struct {
+	srv    *httptest.Server
+	mu     sync.Mutex
+	issued map[string]string
+}
+
+func newResponsesFake(t *testing.T) *responsesFake {
+	f := &responsesFake{issued: map[string]string{}}
+	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
+	t.Cleanup(f.srv.Close)
+	return f
+}
+
+// responsesItem is the part of a Responses input item the fake reads.
+type responsesItem struct {
+	Type    string `json:"type"`
+	Role    string `json:"role"`
+	CallID  string `json:"call_id"`
+	Content []struct {
+		Text string `json:"text"`
+	} `json:"content"`
+}
+
+func (f *responsesFake) serve(w http.ResponseWriter, r *http.Request) {
+	raw := logRequest(r)
+	if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/responses") {
+		http.NotFound(w, r)
+		return
+	}
+	var req struct {
+		Input []responsesItem `json:"input"`
+		Tools []struct {
+			Name string `json:"name"`
+		} `json:"tools"`
+	}
+	if err := json.Unmarshal(raw, &req); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	f.mu.Lock()
+	prompt := ""
+	for _, it := range req.Input {
+		if it.Type == "message" && it.Role == "user" {
+			for _, c := range it.Content {
+				if p, ok := promptIn(c.Text); ok {
+					prompt = p
+				}
+			}
+		}
+	}
+	results := 0
+	for _, it := range req.Input {
+		if strings.HasSuffix(it.Type, "_output") && prompt != "" && f.issued[it.CallID] == prompt {
+			results++
+		}
+	}
+	rep := scenarioScript(prompt, results, false)
+	id := fmt.Sprintf("call_e2e_%d", len(f.issued)+1)
+	if rep.call != nil {
+		f.issued[id] = prompt
+	}
+	f.mu.Unlock()
+	shellTool := "exec_command"
+	for _, n := range []string{"exec_command", "shell_command", "shell"} {
+		if slices.ContainsFunc(req.Tools, func(tl struct {
+			Name string `json:"name"`
+		}) bool {
+			return tl.Name == n
+		}) {
+			shellTool = n
+			break
+		}
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	send := func(typ string, v map[string]any) {
+		v["type"] = typ
+		b, _ := json.Marshal(v)
+		_, _ = fmt.Fprintf(w, "event: %s\ndata: %s\n\n", typ, b)
+	}
+	send("response.created", map[string]any{"response": map[string]any{"id": "resp_e2e"}})
+	var item map[string]any
+	switch {
+	case rep.call != nil && rep.call.kind == callShell:
+		args, _ := json.Marshal(map[string]any{"cmd": rep.call.command, "yield_time_ms": 60000})
+		item = map[string]any{"type": "function_call", "id": "fc_" + id, "call_id": id, "name": shellTool,
+			"arguments": string(args), "status": "completed"}
+	case rep.call != nil:
+		item = map[string]any{"type": "custom_tool_call", "id": "ctc_" + id, "call_id": id, "name": "apply_patch",
+			"input": codexPatch(rep.call), "status": "completed"}
+	default:
+		send("response.output_item.added", map[string]any{"output_index": 0, "item": map[string]any{"type": "message", "id": "msg_e2e",
+			"role": "assistant", "status": "in_progress", "content": []any{}}})
+		send("response.output_text.delta", map[string]any{"item_id": "msg_e2e", "output_index": 0, "content_index": 0, "delta": rep.text})
+		item = map[string]any{"type": "message", "id": "msg_e2e", "role": "assistant", "status": "completed",
+			"content": []any{map[string]any{"type": "output_text", "text": rep.text, "annotations": []any{}}}}
+	}
+	if rep.call != nil {
+		send("response.output_item.added", map[string]any{"output_index": 0, "item": item})
+	}
+	send("response.output_item.done", map[string]any{"output_index": 0, "item": item})
+	send("response.completed", map[string]any{"response": map[string]any{"id": "resp_e2e", "status": "completed",
+		"usage": map[string]any{"input_tokens": 10, "input_tokens_details": map[string]any{"cached_tokens": 0}, "output_tokens": 5,
+			"output_tokens_details": map[string]any{"reasoning_tokens": 0}, "total_tokens": 15}}})
+}
+
+// codexPatch renders a write as Codex's apply_patch grammar: an update of
+// the file with one @@ section per changed line, three lines of context
+// around it.
+func codexPatch(c *scenarioCall) string {
+	before := strings.Split(strings.TrimSuffix(c.old, "\n"), "\n")
+	after := strings.Split(strings.TrimSuffix(c.content, "\n"), "\n")
+	var b strings.Builder
+	b.WriteString("*** Begin Patch\n*** Update File: " + c.path + "\n")
+	for i := range before {
+		if before[i] == after[i] {
+			continue
+		}
+		b.WriteString("@@\n")
+		for j := max(i-3, 0); j < i; j++ {
+			b.WriteString(" " + before[j] + "\n")
+		}
+		b.WriteString("-" + before[i] + "\n+" + after[i] + "\n")
+		for j := i + 1; j < min(i+4, len(before)); j++ {
+			b.WriteString(" " + before[j] + "\n")
+		}
+	}
+	b.WriteString("*** End Patch\n")
+	return b.String()
 }

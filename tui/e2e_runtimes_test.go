@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -28,10 +29,22 @@ func TestE2EScenarioNative(t *testing.T) { runScenario(t, nativeRuntime) }
 // over the fake Anthropic Messages API.
 func TestE2EScenarioClaude(t *testing.T) { runScenario(t, claudeRuntime) }
 
+// TestE2EScenarioCodex runs the scenario on the real Codex app-server
+// over the fake OpenAI Responses API.
+func TestE2EScenarioCodex(t *testing.T) { runScenario(t, codexRuntime) }
+
 // e2eRuntime is one runtime of the scenario.
 type e2eRuntime struct {
 	// name is the runtime's name in kz's config.
 	name string
+	// wholeFile says the runtime's protocol cannot carry a partial write
+	// (Codex's): its review must not offer hunk rejection, and the write
+	// is accepted whole.
+	wholeFile bool
+	// outsideTmp puts the run's directories under the user's cache
+	// directory: Codex refuses to make its helper links under a
+	// CODEX_HOME in the temp dir.
+	outsideTmp bool
 	// setup starts the runtime's fake model server for the workspace ws
 	// and returns the runtime's [runtimes.NAME] section and the variables
 	// kz starts with.
@@ -52,6 +65,64 @@ var claudeRuntime = e2eRuntime{name: "claude", setup: func(t *testing.T, ws, _ s
 	api := newAnthropicFake(t, ws)
 	return fmt.Sprintf("kind = \"claude-code\"\ncommand = %q\n", bin),
 		[]string{"ANTHROPIC_API_KEY=sk-e2e-test", "ANTHROPIC_BASE_URL=" + api.srv.URL}
+}}
+
+// codexRuntime is the real Codex app-server over the fake Responses API,
+// configured offline as its integration tests do (protocol notes §3): a
+// provider of its own that points at the fake, and a model catalog made
+// from the bundled one.
+var codexRuntime = e2eRuntime{name: "codex", wholeFile: true, outsideTmp: true, setup: func(t *testing.T, ws, home string) (string, []string) {
+	bin := e2eCLI(t, "KZ_CODEX_BIN", "codex", "runtimes/codex/install-cli.sh")
+	api := newResponsesFake(t)
+	codexHome := filepath.Join(home, ".codex")
+	if err := os.MkdirAll(codexHome, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "debug", "models", "--bundled")
+	cmd.Env = []string{"HOME=" + home, "CODEX_HOME=" + codexHome, "PATH=" + os.Getenv("PATH")}
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("codex debug models: %v", err)
+	}
+	var cat struct {
+		Models []map[string]any `json:"models"`
+	}
+	if err := json.Unmarshal(out, &cat); err != nil || len(cat.Models) == 0 {
+		t.Fatalf("bundled model catalog: %v", err)
+	}
+	entry := cat.Models[0]
+	entry["slug"], entry["display_name"] = "fake-model", "fake-model"
+	catalog := filepath.Join(codexHome, "catalog.json")
+	b, err := json.Marshal(map[string]any{"models": []any{entry}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(catalog, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	conf := fmt.Sprintf(`model = "fake-model"
+model_provider = "fake"
+check_for_update_on_startup = false
+model_catalog_json = %q
+
+[model_providers.fake]
+name = "fake"
+base_url = "%s/v1"
+env_key = "FAKE_OPENAI_API_KEY"
+wire_api = "responses"
+request_max_retries = 0
+stream_max_retries = 0
+
+[analytics]
+enabled = false
+
+[projects.%q]
+trust_level = "trusted"
+`, catalog, api.srv.URL, ws)
+	if err := os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf("kind = \"codex\"\ncommand = %q\nmodels = [\"fake-model\"]\nenv = { CODEX_HOME = %q, FAKE_OPENAI_API_KEY = \"dummy\" }\n", bin, codexHome), nil
 }}
 
 // e2eCLI is the path of a real CLI from its variable (as make e2e sets
@@ -119,6 +190,9 @@ func runScenario(t *testing.T, rt e2eRuntime) {
 		t.Fatal("KZ_E2E=1 but tmux is not installed")
 	}
 	tmp := t.TempDir()
+	if rt.outsideTmp {
+		tmp = cacheScratch(t)
+	}
 	bin := e2eBinary(t, tmp)
 	home, ws, data := filepath.Join(tmp, "home"), filepath.Join(tmp, "ws"), filepath.Join(tmp, "data")
 	config := filepath.Join(tmp, "config")
@@ -230,6 +304,16 @@ func stepEdit(s *scenarioRun) {
 	time.Sleep(500 * time.Millisecond)
 	want := notesAccepted
 	switch sc := s.p.screen(); {
+	case s.rt.wholeFile:
+		// The protocol cannot carry a partial write: the review must say
+		// so rather than offer to reject a hunk, and is accepted whole.
+		if strings.Contains(sc, "x accept/reject hunk") {
+			s.t.Errorf("the review offers hunk rejection for a runtime that can only take the whole file; screen:\n%s", sc)
+		}
+		if !strings.Contains(sc, "whole file") {
+			s.t.Errorf("the review does not say the write is taken whole; screen:\n%s", sc)
+		}
+		want = notesProposed
 	case !strings.Contains(sc, "· hunk "):
 		s.t.Errorf("the write opened the plain permission dialog, not the review; screen:\n%s", sc)
 		want = notesProposed
@@ -444,6 +528,26 @@ func normalScreen(s string) string {
 		lines[n-1] = statusClock.ReplaceAllString(lines[n-1], "<t>")
 	}
 	return strings.Join(lines, "\n")
+}
+
+// cacheScratch is a scratch directory under the user's cache directory,
+// removed when the test ends.
+func cacheScratch(t *testing.T) string {
+	t.Helper()
+	base, err := os.UserCacheDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	base = filepath.Join(base, "kz", "test")
+	if err := os.MkdirAll(base, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	dir, err := os.MkdirTemp(base, "e2e-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	return dir
 }
 
 // shellQuote quotes each variable assignment for sh.
