@@ -453,3 +453,87 @@ func codexPatch(c *scenarioCall) string {
 	b.WriteString("*** End Patch\n")
 	return b.String()
 }
+
+// geminiFake is a fake Gemini API for Gemini CLI: it renders the script
+// as Gemini CLI's tools (run_shell_command, read_file, write_file). A
+// prompt's results are the function responses after it: Gemini CLI keeps
+// its history in order.
+type geminiFake struct {
+	srv *httptest.Server
+}
+
+func newGeminiFake(t *testing.T) *geminiFake {
+	f := &geminiFake{}
+	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
+	t.Cleanup(f.srv.Close)
+	return f
+}
+
+func (f *geminiFake) serve(w http.ResponseWriter, r *http.Request) {
+	raw := logRequest(r)
+	switch {
+	case strings.HasSuffix(r.URL.Path, ":countTokens"):
+		_, _ = io.WriteString(w, `{"totalTokens":10}`)
+		return
+	case !strings.Contains(r.URL.Path, ":streamGenerateContent") && !strings.Contains(r.URL.Path, ":generateContent"):
+		http.NotFound(w, r)
+		return
+	}
+	var req struct {
+		Contents []struct {
+			Role  string `json:"role"`
+			Parts []struct {
+				Text             *string         `json:"text"`
+				FunctionResponse json.RawMessage `json:"functionResponse"`
+			} `json:"parts"`
+		} `json:"contents"`
+	}
+	if err := json.Unmarshal(raw, &req); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	prompt, results := "", 0
+	for _, c := range req.Contents {
+		for _, p := range c.Parts {
+			switch {
+			case p.FunctionResponse != nil:
+				results++
+			case p.Text != nil && c.Role == "user":
+				if pr, ok := promptIn(*p.Text); ok {
+					prompt, results = pr, 0
+				}
+			}
+		}
+	}
+	rep := scenarioScript(prompt, results, false)
+	var part map[string]any
+	switch {
+	case rep.call == nil:
+		part = map[string]any{"text": rep.text}
+	case rep.call.kind == callShell:
+		part = map[string]any{"functionCall": map[string]any{"name": "run_shell_command",
+			"args": map[string]any{"command": rep.call.command, "description": "scenario"}}}
+	case rep.call.kind == callRead:
+		part = map[string]any{"functionCall": map[string]any{"name": "read_file", "args": map[string]any{"file_path": rep.call.path}}}
+	default:
+		part = map[string]any{"functionCall": map[string]any{"name": "write_file",
+			"args": map[string]any{"file_path": rep.call.path, "content": rep.call.content}}}
+	}
+	chunk := map[string]any{
+		"candidates":    []any{map[string]any{"content": map[string]any{"role": "model", "parts": []any{part}}, "index": 0, "finishReason": "STOP"}},
+		"usageMetadata": map[string]any{"promptTokenCount": 10, "candidatesTokenCount": 5, "totalTokenCount": 15},
+		"modelVersion":  "gemini-2.5-flash", "responseId": "r1",
+	}
+	b, err := json.Marshal(chunk)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	if strings.Contains(r.URL.Path, ":generateContent") {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(b)
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	_, _ = fmt.Fprintf(w, "data: %s\r\n\r\n", b)
+}

@@ -33,6 +33,10 @@ func TestE2EScenarioClaude(t *testing.T) { runScenario(t, claudeRuntime) }
 // over the fake OpenAI Responses API.
 func TestE2EScenarioCodex(t *testing.T) { runScenario(t, codexRuntime) }
 
+// TestE2EScenarioGemini runs the scenario on the real Gemini CLI (ACP)
+// over the fake Gemini API.
+func TestE2EScenarioGemini(t *testing.T) { runScenario(t, geminiRuntime) }
+
 // e2eRuntime is one runtime of the scenario.
 type e2eRuntime struct {
 	// name is the runtime's name in kz's config.
@@ -123,6 +127,30 @@ trust_level = "trusted"
 		t.Fatal(err)
 	}
 	return fmt.Sprintf("kind = \"codex\"\ncommand = %q\nmodels = [\"fake-model\"]\nenv = { CODEX_HOME = %q, FAKE_OPENAI_API_KEY = \"dummy\" }\n", bin, codexHome), nil
+}}
+
+// geminiRuntime is the real Gemini CLI over the fake Gemini API, with
+// API-key auth and no telemetry or update checks in its settings; kz's
+// credential proxy forwards to GOOGLE_GEMINI_BASE_URL.
+var geminiRuntime = e2eRuntime{name: "gemini", setup: func(t *testing.T, _, home string) (string, []string) {
+	bin := e2eCLI(t, "KZ_GEMINI_BIN", "gemini", "runtimes/acp/install-gemini.sh")
+	api := newGeminiFake(t)
+	if err := os.MkdirAll(filepath.Join(home, ".gemini"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	settings := `{
+  "security": { "auth": { "selectedType": "gemini-api-key" }, "folderTrust": { "enabled": false } },
+  "general": { "disableAutoUpdate": true, "disableUpdateNag": true, "enableAutoUpdate": false,
+               "enableAutoUpdateNotification": false },
+  "privacy": { "usageStatisticsEnabled": false },
+  "telemetry": { "enabled": false },
+  "model": { "name": "gemini-2.5-flash" }
+}`
+	if err := os.WriteFile(filepath.Join(home, ".gemini", "settings.json"), []byte(settings), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf("kind = \"acp\"\ncommand = %q\n", bin),
+		[]string{"GEMINI_API_KEY=e2e-test-key", "GOOGLE_GEMINI_BASE_URL=" + api.srv.URL}
 }}
 
 // e2eCLI is the path of a real CLI from its variable (as make e2e sets
