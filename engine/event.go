@@ -137,6 +137,12 @@ type Event struct {
 	Confinement *Confinement `json:"confinement,omitempty"`
 	Status      string       `json:"status,omitempty"`
 	Files       []FileChange `json:"files,omitempty"`
+	// Write and Selection, on a permission_requested, say the request
+	// changes files and what part of it the runtime can take (see
+	// PermissionRequest): a front end reviews every write alike, by kind
+	// rather than by tool name.
+	Write     bool      `json:"write,omitempty"`
+	Selection Selection `json:"selection,omitempty"`
 
 	// file_edited, command_*
 	Path     string `json:"path,omitempty"`

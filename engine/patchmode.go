@@ -144,7 +144,8 @@ func (s *Session) reviewPatch(ctx context.Context, ts *turnState, text string) s
 	}
 	s.emit(Event{Type: EventPatchProposed, TurnID: t.ID, PatchID: p.ID(), Files: files, Text: p.Summary(),
 		Command: strings.Join(p.Verification(), "\n")})
-	a := t.RequestPermission(ctx, PermissionRequest{ToolCallID: p.ID(), Tool: ToolApplyPatch, Paths: paths, Write: true, Diff: diff.String()})
+	a := t.RequestPermission(ctx, PermissionRequest{ToolCallID: p.ID(), Tool: ToolApplyPatch, Paths: paths, Write: true,
+		Diff: diff.String(), PatchID: p.ID()})
 	if !a.Allowed() {
 		s.emit(Event{Type: EventPatchRejected, TurnID: t.ID, PatchID: p.ID(), Reason: "declined", Text: firstNonEmpty(a.Feedback, a.Reason)})
 		return ""

@@ -57,7 +57,7 @@ func (s *Session) requestPermission(ctx context.Context, t *Turn, req Permission
 	s.pending[id] = p
 	s.emitLocked(Event{Type: EventPermissionRequested, TurnID: t.ID, RequestID: id, ToolCallID: req.ToolCallID,
 		Tool: req.Tool, Input: req.Input, Command: req.Command, Paths: req.Paths, Diff: req.Diff,
-		Stage: v.Stage, Rule: v.Rule, Reason: v.Reason, Grants: v.Grants})
+		Write: req.Write, Selection: req.Selection, PatchID: req.PatchID, Stage: v.Stage, Rule: v.Rule, Reason: v.Reason, Grants: v.Grants})
 	s.mu.Unlock()
 
 	var a Answer

@@ -116,8 +116,17 @@ type PermissionRequest struct {
 	Command    string          `json:"command,omitempty"`
 	Paths      []string        `json:"paths,omitempty"`
 	// Write marks a request that changes files (edits, writes, patches).
-	Write bool   `json:"write,omitempty"`
-	Diff  string `json:"diff,omitempty"`
+	Write bool `json:"write,omitempty"`
+	// Diff is a write's change as a unified diff against the files as
+	// they are, one ---/+++ section per file: the review shows it and
+	// numbers its hunks (internal/diff's FileHunks of each section).
+	Diff string `json:"diff,omitempty"`
+	// Selection says whether the runtime can take part of the write
+	// (Answer.Patch) or only all of it.
+	Selection Selection `json:"selection,omitempty"`
+	// PatchID names the patch proposal whose apply this request asks
+	// for; empty for a runtime's own writes.
+	PatchID string `json:"patch_id,omitempty"`
 	// Internal marks kz's own call (a proposal's verification command),
 	// made by kz and not by the runtime: the runtime's capabilities do not
 	// limit it, every other stage of the gate does.
@@ -126,6 +135,21 @@ type PermissionRequest struct {
 	// the gate may take it into account but never relaxes safety checks.
 	Sandboxed bool `json:"sandboxed,omitempty"`
 }
+
+// Selection says what part of a write a runtime can take from the review.
+// The review offers hunk and file marks only where the runtime can carry
+// them out; elsewhere it says why it cannot, rather than ignoring a mark.
+type Selection string
+
+const (
+	// SelectionWhole is a write the runtime applies whole or not at all:
+	// its protocol answers an approval with accept or decline only (Codex).
+	SelectionWhole Selection = ""
+	// SelectionContent is a write whose runtime writes what the person
+	// kept: the answer's Patch names, per file of Diff, the hunks kept or
+	// the content written, and the runtime lands exactly that content.
+	SelectionContent Selection = "content"
+)
 
 // Verdict is the gate's decision on a request, with the stage and rule that
 // decided and why.
@@ -240,8 +264,10 @@ type Answer struct {
 	// Confinement is the sandbox an allowed shell command runs under: the
 	// gate's verdict decides it, also when the person said yes.
 	Confinement Confinement `json:"confinement,omitzero"`
-	// Patch is what the person took of a patch proposal (apply_patch) in
-	// the review; nil takes all of it.
+	// Patch is what the person took of a write in the review: of a patch
+	// proposal (apply_patch), or of a runtime's write whose request says
+	// SelectionContent. Its paths are those of the request's diff headers.
+	// nil takes all of it.
 	Patch *PatchSelection `json:"patch,omitempty"`
 }
 

@@ -417,7 +417,7 @@ func (m *Model) syncReview() {
 		return
 	}
 	var prop *engine.Event
-	if p, ok := m.proposals[head.ToolCallID]; ok && head.Tool == engine.ToolApplyPatch {
+	if p, ok := m.proposals[head.ToolCallID]; ok && isProposal(head) {
 		prop = &p
 	}
 	m.review = newReview(head, prop, &m.theme, m.hunkSelect)

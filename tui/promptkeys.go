@@ -71,7 +71,9 @@ func (m *Model) promptActsOn(msg tea.KeyPressMsg) bool {
 		k := m.dialog.keys
 		bs = []key.Binding{k.AllowOnce, k.AllowSession, k.AllowAlways, k.Deny, k.DenyMessage, k.Up, k.Down, k.PageUp, k.PageDown}
 	}
-	return key.Matches(msg, m.keys.Help) || key.Matches(msg, bs...)
+	// A mark on a write taken whole is not offered, but answered with why
+	// (review.wholeOnly) rather than typed into the input.
+	return key.Matches(msg, m.keys.Help) || key.Matches(msg, bs...) || (m.review != nil && m.review.markKey(msg))
 }
 
 // promptOpen reports whether a permission prompt takes the keys.

@@ -13,23 +13,28 @@ import (
 )
 
 // review is the diff review shown, instead of the plain permission dialog,
-// for a request that carries a diff: a patch proposal (apply_patch) or a
-// file edit (edit_file, write_file). It shows the files with their stats,
-// the diff unified or side by side, and answers exactly the request it was
-// opened for.
+// for every request that carries a diff: a patch proposal (apply_patch)
+// or any runtime's write (kz's edit_file, Claude Code's Edit and Write,
+// Codex's file changes, an ACP agent's edits and writes). It shows the
+// files with their stats, the diff unified or side by side, and answers
+// exactly the request it was opened for.
 //
-// For a patch proposal each file can be accepted or rejected, and within a
-// file each hunk; the answer then allows the request with Answer.Patch, an
-// engine.PatchSelection naming the accepted files, the kept hunks of each
-// (indexes into diff.FileHunks of the file's diff, the list patch applies
-// from, so that the hunk shown as the second is the second applied) and
-// the content of files the person edited. Rejecting every file denies.
-// Hunk marks are taken only when the caller says so
-// (Options.HunkSelection); otherwise a hunk mark is refused with a message
-// rather than ignored.
+// Where the change can be taken in part (a proposal, or a write whose
+// request says engine.SelectionContent) each file can be accepted or
+// rejected, and within a file each hunk; the answer then allows the
+// request with Answer.Patch, an engine.PatchSelection naming the accepted
+// files, the kept hunks of each (indexes into diff.FileHunks of the
+// file's diff, the list the applier reads, so that the hunk shown as the
+// second is the second applied) and the content of files the person
+// edited. Rejecting every file denies. A proposal's hunk marks are taken
+// only when the caller says so (Options.HunkSelection). A mark the
+// runtime cannot carry out is refused with a message rather than ignored.
 type review struct {
-	ev       engine.Event
-	patch    bool // a patch proposal: files are selectable
+	ev    engine.Event
+	patch bool // a patch proposal: applied once, and editable
+	// marks says files and hunks can be marked: the runtime (or kz's
+	// patcher) takes part of the change.
+	marks    bool
 	summary  string
 	files    []diffFile
 	dv       *diffView
@@ -54,22 +59,31 @@ type review struct {
 	contents  map[string][]byte
 }
 
-// reviewable says whether a permission request gets the review view.
+// reviewable says whether a permission request gets the review view: a
+// proposal, and every write that carries a diff, whatever its runtime and
+// tool name. Only writes carry a diff; a request recorded before requests
+// said they write (Event.Write) is still a write when it has one.
 func reviewable(ev engine.Event) bool {
-	switch ev.Tool {
-	case engine.ToolApplyPatch:
-		return true
-	case "edit_file", "write_file":
-		return ev.Diff != ""
-	}
-	return false
+	return isProposal(ev) || ev.Diff != ""
+}
+
+// isProposal says a request applies a patch proposal of kz's: it names the
+// proposal, or (recorded before requests did) is an apply_patch that does
+// not say it is a runtime's write.
+func isProposal(ev engine.Event) bool {
+	return ev.PatchID != "" || (ev.Tool == engine.ToolApplyPatch && !ev.Write)
 }
 
 // newReview opens the review of a request. proposal, when not nil, is the
 // patch_proposed event of the same patch: its per-file diffs and stats are
 // better than the concatenated diff of the request.
 func newReview(ev engine.Event, proposal *engine.Event, t *themes.Theme, hunkSelect bool) *review {
-	r := &review{ev: ev, patch: ev.Tool == engine.ToolApplyPatch, hunkSelect: hunkSelect, keys: defaultReviewKeys()}
+	r := &review{ev: ev, patch: isProposal(ev), hunkSelect: hunkSelect, keys: defaultReviewKeys()}
+	r.marks = r.patch || ev.Selection == engine.SelectionContent
+	if !r.patch {
+		// A runtime's write says itself whether it takes hunks.
+		r.hunkSelect = r.marks
+	}
 	if r.patch {
 		// A proposal is applied once or not at all: it has no "always".
 		r.ev.Grants = nil
@@ -105,9 +119,11 @@ func newReview(ev engine.Event, proposal *engine.Event, t *themes.Theme, hunkSel
 	r.keys.PrevFile.SetEnabled(len(r.files) > 1)
 	r.keys.NextHunk.SetEnabled(hunks > 1)
 	r.keys.PrevHunk.SetEnabled(hunks > 1)
-	if !r.patch {
+	if !r.marks {
 		r.keys.ToggleFile.SetEnabled(false)
 		r.keys.ToggleHunk.SetEnabled(false)
+	}
+	if !r.patch {
 		r.keys.Edit.SetEnabled(false)
 	} else {
 		r.keys.AllowSession.SetEnabled(false)
@@ -119,7 +135,7 @@ func newReview(ev engine.Event, proposal *engine.Event, t *themes.Theme, hunkSel
 
 func (r *review) hunkLabel(f, h int) string {
 	switch {
-	case !r.patch:
+	case !r.marks:
 		return ""
 	case !r.accepted[f]:
 		return "✗"
@@ -160,6 +176,10 @@ func (r *review) update(msg tea.KeyPressMsg, width, bodyHeight int) (*answerActi
 	}
 	k := r.keys
 	r.flash = ""
+	if !r.marks && r.markKey(msg) {
+		r.flash = r.wholeOnly()
+		return nil, nil
+	}
 	switch {
 	case key.Matches(msg, k.Allow):
 		return r.allow(engine.ScopeOnce), nil
@@ -214,6 +234,26 @@ func (r *review) update(msg tea.KeyPressMsg, width, bodyHeight int) (*answerActi
 	return nil, nil
 }
 
+// markKey says msg is a file or hunk mark, whether the review offers
+// marks or not.
+func (r *review) markKey(msg tea.KeyPressMsg) bool {
+	d := defaultReviewKeys()
+	return key.Matches(msg, d.ToggleFile, d.ToggleHunk)
+}
+
+// wholeOnly is the refusal of a mark on a write its runtime applies whole.
+func (r *review) wholeOnly() string {
+	who := r.ev.Runtime
+	if who == "" {
+		who = "this runtime"
+	}
+	what := "the whole file"
+	if len(r.files) > 1 {
+		what = "the whole change"
+	}
+	return fmt.Sprintf("%s applies %s: accept or reject it whole (y/n)", who, what)
+}
+
 func (r *review) toggleHunk() {
 	f, h := r.dv.hunkAt()
 	if h < 0 {
@@ -250,19 +290,23 @@ func (r *review) syncCursor() {
 	}
 }
 
-// allow builds the allowing answer. For a patch it names the accepted
-// files (and hunks, when supported); with nothing accepted it denies.
+// allow builds the allowing answer. Where marks are taken it names the
+// accepted files (and hunks, when supported); with nothing accepted it
+// denies. A proposal is applied once; a write keeps the scope asked for.
 func (r *review) allow(scope engine.AnswerScope) *answerAction {
 	id := r.ev.RequestID
-	if !r.patch {
+	if !r.marks {
 		return &answerAction{requestID: id, answer: engine.Answer{Decision: engine.DecisionAllow, Scope: scope}}
+	}
+	if r.patch {
+		scope = engine.ScopeOnce
 	}
 	sel, partial := r.selection()
 	if len(sel.Files) == 0 {
 		return &answerAction{requestID: id, answer: engine.Answer{Decision: engine.DecisionDeny, Scope: engine.ScopeOnce,
 			Feedback: "the reviewer rejected every file"}}
 	}
-	a := engine.Answer{Decision: engine.DecisionAllow, Scope: engine.ScopeOnce}
+	a := engine.Answer{Decision: engine.DecisionAllow, Scope: scope}
 	if len(sel.Files) < len(r.files) || partial {
 		a.Patch = &sel
 	}
@@ -391,7 +435,7 @@ func (r *review) asked() bool { return r.ev.Stage != "" || r.ev.Reason != "" }
 
 // listFiles says whether the file list is shown: a single file of a
 // plain edit is named by the diff's own header, and has no mark to set.
-func (r *review) listFiles() bool { return r.patch || len(r.files) > 1 }
+func (r *review) listFiles() bool { return r.marks || len(r.files) > 1 }
 
 // fileList lists rows files around the cursor.
 // rejectedCount is how many hunks of file f the person rejected.
@@ -414,7 +458,7 @@ func (r *review) fileList(t *themes.Theme, width, rows int) []string {
 	for i := start; i < len(r.files) && i < start+rows; i++ {
 		f := r.files[i]
 		mark := "  "
-		if r.patch {
+		if r.marks {
 			mark = "✓ "
 			if !r.accepted[i] {
 				mark = "✗ "
@@ -436,7 +480,7 @@ func (r *review) fileList(t *themes.Theme, width, rows int) []string {
 		row := ansi.Truncate(fmt.Sprintf("%s%s %s  %s", mark, opLetter(f.op), name, stats), width, "…")
 		if i == r.fileCursor {
 			row = t.Selected.Render(row + strings.Repeat(" ", max(width-ansi.StringWidth(row), 0)))
-		} else if r.patch && !r.accepted[i] {
+		} else if r.marks && !r.accepted[i] {
 			row = t.Muted.Render(row)
 		} else {
 			row = t.Text.Render(row)

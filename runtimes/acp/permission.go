@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"path/filepath"
 	"strings"
 
@@ -93,6 +94,11 @@ func (tr *turnRun) permission(ctx context.Context, m jsonrpc.Message) error {
 			}
 		}
 		req.Diff = diff.String()
+		if c.Kind == "edit" && req.Diff != "" {
+			// The agent writes an edit through fs/write_text_file, which
+			// kz serves: it can write what the person kept instead.
+			req.Selection = engine.SelectionContent
+		}
 	}
 	ans := tr.t.RequestPermission(ctx, req)
 	if ctx.Err() != nil || tr.stopping {
@@ -100,12 +106,19 @@ func (tr *turnRun) permission(ctx context.Context, m jsonrpc.Message) error {
 	}
 	var id string
 	if ans.Allowed() {
-		id = pick(p.Options, "allow_once", "allow_always")
-		for _, d := range c.Content {
-			if d.Type == "diff" && d.Path != "" {
-				tr.allowedWrites[tr.rel(d.Path)] = allowedWrite{content: d.NewText, toolID: c.ToolCallID}
+		writes, err := tr.keptWrites(c, ans.Patch)
+		if err != nil || writes == nil {
+			why := "the person rejected every change"
+			if err != nil {
+				why = "kz could not apply the part the person kept: " + err.Error()
 			}
+			ans = engine.Answer{Decision: engine.DecisionDeny, Feedback: why}
+		} else {
+			maps.Copy(tr.allowedWrites, writes)
 		}
+	}
+	if ans.Allowed() {
+		id = pick(p.Options, "allow_once", "allow_always")
 	} else {
 		id = pick(p.Options, "reject_once", "reject_always")
 		// The agent sends no update for a rejected call (protocol notes
@@ -168,22 +181,38 @@ func (tr *turnRun) writeFile(ctx context.Context, m jsonrpc.Message) error {
 	rel = filepath.ToSlash(rel)
 	want, ok := tr.allowedWrites[rel]
 	toolID := want.toolID
-	if !ok || want.content != p.Content {
+	var kept []byte
+	if ok && want.content == p.Content {
+		kept = want.kept
+	} else {
 		tr.nwrites++
 		toolID = fmt.Sprintf("acp_write_%d", tr.nwrites)
 		req := call.Request()
 		req.ToolCallID, req.Tool, req.Input = toolID, "write_text_file", tr.writeInput(p.Path)
+		req.Selection = engine.SelectionContent
 		// Absolute like the paths of the agent's own permission requests
 		// (the named path, then the symlink-resolved one).
 		for i, rp := range req.Paths {
 			req.Paths[i] = tr.abs(rp)
 		}
-		if ans := tr.t.RequestPermission(ctx, req); !ans.Allowed() {
+		ans := tr.t.RequestPermission(ctx, req)
+		if !ans.Allowed() {
 			msg := "kz denied the write to " + rel
 			if ans.Feedback != "" {
 				msg += ": " + ans.Feedback
 			}
 			return tr.c.ReplyError(m.ID, codeRefused, msg)
+		}
+		if kept, err = keptOfWrite(env, rel, req.Diff, ans.Patch); err != nil {
+			return tr.c.ReplyError(m.ID, codeRefused, "kz could not write the part of "+rel+" the person kept: "+err.Error())
+		}
+	}
+	if kept != nil {
+		// The person kept part of the change: kz writes exactly that,
+		// through the same confined, snapshotting write.
+		input, _ := json.Marshal(map[string]string{"path": p.Path, "content": string(kept)})
+		if call, err = (tools.WriteFile{}).Prepare(ctx, env, input); err != nil {
+			return tr.c.ReplyError(m.ID, codeRefused, "kz refused the write: "+err.Error())
 		}
 	}
 	delete(tr.allowedWrites, rel)

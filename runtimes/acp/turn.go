@@ -61,9 +61,12 @@ type turnRun struct {
 	stopping bool
 }
 
-// allowedWrite is an edit the person allowed: its content and tool call.
+// allowedWrite is an edit the person allowed: the content the agent will
+// write, the content kz writes instead when the person kept only part of
+// the edit (nil for all of it), and the tool call.
 type allowedWrite struct {
 	content string
+	kept    []byte
 	toolID  string
 }
 

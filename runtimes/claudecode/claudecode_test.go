@@ -513,9 +513,13 @@ func TestPermissionRequestPaths(t *testing.T) {
 		{"WebFetch", `{"url":"https://example.com"}`, nil, false, "", ""},
 	}
 	for _, c := range cases {
-		pr := tr.permissionRequest(canUseTool{ToolName: c.tool, Input: json.RawMessage(c.input), ToolUseID: "t"})
+		pr, pv := tr.permissionRequest(canUseTool{ToolName: c.tool, Input: json.RawMessage(c.input), ToolUseID: "t"})
 		if !slices.Equal(pr.Paths, c.paths) || pr.Write != c.write || pr.Command != c.cmd || !strings.Contains(pr.Diff, c.diff) || pr.Tool != c.tool {
 			t.Errorf("%s: %+v", c.tool, pr)
+		}
+		// Every computed write can be taken in part; nothing else is.
+		if want := c.write && pv != nil; (pr.Selection == engine.SelectionContent) != want || (pv != nil && pv.diff != pr.Diff) {
+			t.Errorf("%s: selection %q, preview %+v", c.tool, pr.Selection, pv)
 		}
 	}
 }

@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -63,16 +61,27 @@ var (
 // view: Bash is a Command for the shell rules and parser, file tools name
 // their resolved Paths (Write marks the ones that change files), and any
 // other tool (WebFetch, WebSearch, MCP tools) is judged by name and input.
-func (tr *turnRun) permissionRequest(req canUseTool) engine.PermissionRequest {
+//
+// A write whose result kz can compute (Edit, Write, MultiEdit) carries its
+// diff against the file as it is, and the preview it was computed from:
+// the person may keep part of it, which decide turns into the tool's
+// input.
+func (tr *turnRun) permissionRequest(req canUseTool) (engine.PermissionRequest, *preview) {
 	pr := engine.PermissionRequest{ToolCallID: req.ToolUseID, Tool: req.ToolName, Input: req.Input}
 	in := decodeInput(req.Input)
+	var pv *preview
 	switch {
 	case req.ToolName == "Bash":
 		pr.Command = in.Command
 	case writeTools[req.ToolName]:
 		path := tr.resolve(in.pathArg())
 		pr.Paths, pr.Write = []string{path}, true
-		pr.Diff = proposedDiff(req.ToolName, in, path, tr.workspace())
+		if pv = previewWrite(req.ToolName, in, path, tr.workspace()); pv != nil {
+			pr.Diff = pv.diff
+			if pv.complete {
+				pr.Selection = engine.SelectionContent
+			}
+		}
 	case readTools[req.ToolName]:
 		p := in.pathArg()
 		if p == "" {
@@ -80,7 +89,7 @@ func (tr *turnRun) permissionRequest(req canUseTool) engine.PermissionRequest {
 		}
 		pr.Paths = []string{tr.resolve(p)}
 	}
-	return pr
+	return pr, pv
 }
 
 // decide asks kz (gate, then person) about one tool call and renders the
@@ -102,7 +111,7 @@ func (tr *turnRun) decide(ctx context.Context, req canUseTool) permissionResult 
 	if req.ToolName == "ExitPlanMode" && tr.t.Mode == engine.ModeAnalysisOnly {
 		return refuse("mode", "kz keeps this session in analysis-only mode: present your analysis or plan as text.")
 	}
-	pr := tr.permissionRequest(req)
+	pr, pv := tr.permissionRequest(req)
 	// Claude was started without these tools in these modes; one that
 	// still arrives is refused without asking anybody.
 	if (tr.t.Mode == engine.ModeAnalysisOnly && (pr.Write || pr.Command != "")) ||
@@ -124,6 +133,16 @@ func (tr *turnRun) decide(ctx context.Context, req canUseTool) permissionResult 
 	input := req.Input
 	if len(a.UpdatedInput) > 0 {
 		input = a.UpdatedInput
+	}
+	if a.Patch != nil && pv != nil {
+		kept, err := keptInput(req.ToolName, input, pv, a.Patch)
+		if err != nil {
+			return refuse("review", "kz could not apply the part of the edit the person kept: "+err.Error())
+		}
+		if kept == nil {
+			return refuse("review", "the person rejected every change of this edit.")
+		}
+		input = kept
 	}
 	if len(input) == 0 {
 		input = json.RawMessage("{}")
@@ -163,54 +182,6 @@ func relTo(path, ws string) string {
 		return rel
 	}
 	return path
-}
-
-// maxPreviewRead bounds how much of a file is read for a preview diff.
-const maxPreviewRead = 1 << 20
-
-// proposedDiff previews what a write tool would change, for the person
-// deciding. It reads the file but never writes it.
-func proposedDiff(tool string, in toolInput, path, ws string) string {
-	old, existed := readBounded(path)
-	var next string
-	switch tool {
-	case "Write":
-		next = in.Content
-	case "Edit":
-		next = replace(old, in.OldString, in.NewString, in.ReplaceAll)
-	case "MultiEdit":
-		next = old
-		for _, e := range in.Edits {
-			next = replace(next, e.OldString, e.NewString, e.ReplaceAll)
-		}
-	default:
-		return ""
-	}
-	return tools.UnifiedDiff(relTo(path, ws), []byte(old), []byte(next), existed)
-}
-
-func replace(s, old, new string, all bool) string {
-	if old == "" {
-		return s
-	}
-	if all {
-		return strings.ReplaceAll(s, old, new)
-	}
-	return strings.Replace(s, old, new, 1)
-}
-
-func readBounded(path string) (string, bool) {
-	st, err := os.Lstat(path)
-	if err != nil || !st.Mode().IsRegular() {
-		return "", false
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return "", true
-	}
-	defer func() { _ = f.Close() }()
-	b, _ := io.ReadAll(io.LimitReader(f, maxPreviewRead+1))
-	return string(b), true
 }
 
 // editResult is the structured tool_use_result of Edit, Write, MultiEdit.
