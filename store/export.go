@@ -7,7 +7,6 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/kaizen-code/kz/engine"
 	"github.com/kaizen-code/kz/internal/termsafe"
@@ -66,7 +65,7 @@ func (x *Export) WriteMarkdown(w io.Writer) error {
 	}
 	_, _ = fmt.Fprintf(&b, "# %s\n\n", title)
 	_, _ = fmt.Fprintf(&b, "- session: `%s`\n- workspace: `%s`\n- created: %s\n- turns: %d\n- cost: $%.4f\n",
-		x.Session.ID, x.Session.Workspace, x.Session.Created.UTC().Format("2006-01-02 15:04:05 UTC"), x.Session.Turns, x.Session.CostUSD)
+		x.Session.ID, x.Session.Workspace, x.Session.Created.Local().Format(exportLayout), x.Session.Turns, x.Session.CostUSD)
 	// A decision is recorded after its tool call started, but it came
 	// first: it is written just before the call it answered.
 	decisions := map[string][]engine.TranscriptEntry{}
@@ -125,12 +124,20 @@ func (x *Export) WriteMarkdown(w io.Writer) error {
 	return nil
 }
 
+// Dates are written in the person's zone (time.Local, which TZ sets): the
+// list and the summary to the minute, like the TUI's session picker; the
+// Markdown export, a document that travels, with its UTC offset.
+const (
+	listLayout   = "2006-01-02 15:04"
+	exportLayout = "2006-01-02 15:04 -07:00"
+)
+
 // WriteSessionList writes sessions as a table, newest first.
 func WriteSessionList(w io.Writer, list []SessionInfo) error {
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 	_, _ = fmt.Fprintln(tw, "ID\tUPDATED\tTURNS\tRUNTIME\tCOST\tTITLE")
 	for _, s := range list {
-		_, _ = fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t$%.4f\t%s\n", s.ID, s.Updated.Local().Format("2006-01-02 15:04"), s.Turns,
+		_, _ = fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t$%.4f\t%s\n", s.ID, s.Updated.Local().Format(listLayout), s.Turns,
 			label(s.Runtime, s.Model), s.CostUSD, s.Title)
 	}
 	return tw.Flush()
@@ -142,7 +149,7 @@ func (x *Export) WriteSummary(w io.Writer) error {
 	s := x.Session
 	_, _ = fmt.Fprintf(w, "session   %s\ntitle     %s\nworkspace %s\nruntime   %s\nmode      %s\ncreated   %s\nupdated   %s\nevents    %d\ncost      $%.4f\n",
 		s.ID, s.Title, s.Workspace, label(s.Runtime, s.Model), s.Mode,
-		s.Created.Local().Format(time.RFC3339), s.Updated.Local().Format(time.RFC3339), s.LastSeq, s.CostUSD)
+		s.Created.Local().Format(listLayout), s.Updated.Local().Format(listLayout), s.LastSeq, s.CostUSD)
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 	_, _ = fmt.Fprintln(tw, "\nTURN\tSTATUS\tRUNTIME\tCYCLES\tCOST\tPROMPT")
 	for _, t := range x.Turns {

@@ -156,7 +156,8 @@ func (c *bashCall) Run(ctx context.Context, rc *RunContext) (string, error) {
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			killed = fmt.Sprintf("timed out after %s", c.timeout)
 		}
-		proc.Stop(waitDone, grace, func() { _ = cmd.Signal(syscall.SIGTERM) }, func() { _ = cmd.Signal(syscall.SIGKILL) })
+		// The hard stop (see WithHardStop) ends the grace at once.
+		proc.StopUnless(waitDone, hardStop(ctx), grace, func() { _ = cmd.Signal(syscall.SIGTERM) }, func() { _ = cmd.Signal(syscall.SIGKILL) })
 	}
 	// The command is over: whatever it left running in its group (a
 	// background job) is stopped, so nothing outlives the call.

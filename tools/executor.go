@@ -282,7 +282,9 @@ func (e *Executor) run(ctx context.Context, p Permitter, em Emitter, c ToolCall)
 	}
 	res.Output = out
 	if len(out) > spec.MaxResult() {
-		res.Output, res.ArtifactRef = e.overLimit(ctx, c, out, spec.MaxResult())
+		// The output of an interrupted call is kept too: storing it must
+		// not fail because the call's context has ended.
+		res.Output, res.ArtifactRef = e.overLimit(context.WithoutCancel(ctx), c, out, spec.MaxResult())
 	}
 	return res, status
 }

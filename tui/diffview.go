@@ -369,14 +369,22 @@ func (v *diffView) current() diffRow {
 
 // jumpHunk moves to the next (dir 1) or previous (dir -1) hunk header and
 // returns its index among all hunks, or -1 when there is none that way.
+//
+// On a file header the file's first hunk counts as the current one (hunkAt
+// says so, and it is on screen right below the header): the next hunk from
+// there is the second, so that the first ] of a fresh review moves.
 func (v *diffView) jumpHunk(dir int) int {
+	from := v.top
+	if f, h := v.hunkAt(); dir > 0 && h == 0 && v.current().kind == rowFile && f < len(v.fileRows) {
+		from = v.fileRows[f] + 1
+	}
 	for k := range v.hunkRows {
 		idx := k
 		if dir < 0 {
 			idx = len(v.hunkRows) - 1 - k
 		}
 		r := v.hunkRows[idx]
-		if (dir > 0 && r > v.top) || (dir < 0 && (r < v.top || (r == v.top && v.sub > 0))) {
+		if (dir > 0 && r > from) || (dir < 0 && (r < v.top || (r == v.top && v.sub > 0))) {
 			v.top, v.sub = r, 0
 			return idx
 		}

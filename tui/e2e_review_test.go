@@ -89,9 +89,7 @@ func TestE2EReview(t *testing.T) {
 	p.waitFor("the diff review", "Permission needed: apply_patch")
 	p.waitFor("the file list", "M app.txt  +2 −2")
 	time.Sleep(500 * time.Millisecond) // answer keys right away are ignored
-	p.send("]")
 	p.waitFor("hunk 1", "hunk 1/2")
-	p.pause()
 	p.send("]")
 	p.waitFor("hunk 2", "hunk 2/2")
 	p.pause()

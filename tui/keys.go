@@ -72,7 +72,7 @@ func (k keyMap) FullHelp() [][]key.Binding {
 			long(k.Newline, "newline (also shift/alt+enter)"),
 			long(k.HistoryPrev, "previous input"),
 			long(k.HistoryNext, "next input"),
-			long(k.Interrupt, "interrupt the turn; twice: at once"),
+			long(k.Interrupt, "stop the turn and its tools; twice quickly: kill"),
 		},
 		{
 			long(k.ModeCycle, "cycle mode"),

@@ -138,9 +138,12 @@ type Model struct {
 	submitting bool
 	// replaying is set while a stored session's events are folded in
 	// (see replay).
-	replaying  bool
-	interrupts int
-	modeCursor engine.Mode
+	replaying bool
+	// interrupts counts the esc presses of the running turn, and
+	// lastInterrupt is when the last one came (see interrupt).
+	interrupts    int
+	lastInterrupt time.Time
+	modeCursor    engine.Mode
 
 	// Memoized parts of the frame: they change far less often than the
 	// transcript, and rendering them costs more than comparing a key.
@@ -495,7 +498,7 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 			return cmd
 		}
 	case key.Matches(msg, k.Interrupt):
-		return m.interrupt()
+		return m.interrupt(now)
 	case key.Matches(msg, k.ModeCycle):
 		return m.cycleMode()
 	case key.Matches(msg, k.Runtime):
@@ -610,9 +613,20 @@ func (m *Model) unqueue() {
 	m.status.queued = 0
 }
 
-// interrupt asks the running turn to stop: once at the next safe point,
-// twice at once. Without a running turn it drops the queued messages.
-func (m *Model) interrupt() tea.Cmd {
+// hardStopWindow is how soon a second esc must follow the first to kill
+// the turn hard. Short enough that two presses a while apart (the first
+// one's stop is slow, the person presses again to see what happens) do not
+// kill a command that is cleaning up; long enough for a deliberate double
+// press.
+const hardStopWindow = 1500 * time.Millisecond
+
+// interrupt stops the running turn. The first esc stops it on every
+// runtime: the streaming text, and running tools and commands politely
+// (SIGTERM, then SIGKILL after a grace). A second esc within
+// hardStopWindow kills hard: the CLI or the command's process tree gets
+// SIGKILL at once and the turn ends. Without a running turn it drops the
+// queued messages.
+func (m *Model) interrupt(now time.Time) tea.Cmd {
 	if !m.status.running {
 		if len(m.queue) > 0 {
 			m.tr.notice(fmt.Sprintf("dropped %d queued message(s)", len(m.queue)), "warn")
@@ -620,12 +634,13 @@ func (m *Model) interrupt() tea.Cmd {
 		}
 		return nil
 	}
+	immediate := m.interrupts > 0 && now.Sub(m.lastInterrupt) <= hardStopWindow
 	m.interrupts++
-	immediate := m.interrupts > 1
+	m.lastInterrupt = now
 	if immediate {
-		m.status.flash = "stopping now…"
+		m.status.flash = "killing now…"
 	} else {
-		m.status.flash = "interrupting at the next safe point (esc again: now)"
+		m.status.flash = "stopping… (esc again at once: kill)"
 	}
 	sess := m.sess
 	return func() tea.Msg {

@@ -179,6 +179,9 @@ func TestSendQueueAndInterrupt(t *testing.T) {
 	if !strings.Contains(m.screen(), "queued: second") {
 		t.Fatalf("queued message not shown:\n%s", m.screen())
 	}
+	// Two presses within the hard-stop window.
+	stopped := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	m.now = func() time.Time { return stopped }
 	m.press("esc")
 	m.press("esc")
 	c := f.Calls()

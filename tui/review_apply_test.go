@@ -127,7 +127,7 @@ func TestReviewAcceptHunkOneRejectHunkTwoOnDisk(t *testing.T) {
 	if s := m.screen(); !strings.Contains(s, "M app.txt  +2 −2") || !strings.Contains(s, "+line three␍") {
 		t.Fatalf("review:\n%s", s)
 	}
-	m.press("]", "]")
+	m.press("]")
 	if s := m.screen(); !strings.Contains(s, "hunk 2/2") {
 		t.Fatalf("not on hunk 2:\n%s", s)
 	}

@@ -70,7 +70,7 @@ func TestReviewHunksAreTheAppliersHunks(t *testing.T) {
 	if len(shown) != 3 || !reflect.DeepEqual(shown, diff.FileHunks(files[0].Diff)) {
 		t.Fatalf("the review's hunks are not the applier's: %+v", shown)
 	}
-	m.press("]", "]")
+	m.press("]")
 	if s := m.screen(); !strings.Contains(s, "hunk 2/3") {
 		t.Fatalf("not on hunk 2:\n%s", s)
 	}

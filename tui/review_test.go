@@ -260,8 +260,9 @@ func TestReviewHunks(t *testing.T) {
 		m := testModel(t, f, 120, 40)
 		m.hunkSelect = true
 		m.feed(prop, req)
-		// ] goes to the first hunk, ] again to the second: reject it.
-		m.press("]", "]")
+		// The review opens on the first hunk: ] goes to the second;
+		// reject it.
+		m.press("]")
 		if s := m.screen(); !strings.Contains(s, "file 1/4 · hunk 2/2") {
 			t.Fatalf("not on hunk 2:\n%s", s)
 		}
@@ -476,5 +477,39 @@ func TestDialogBoxMatchesLipgloss(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestReviewFirstBracketGoesToHunkTwo: a fresh review shows the first hunk
+// (the status line says hunk 1), so the first ] goes to the second, in one
+// file and across files; [ from there goes back to the first.
+func TestReviewFirstBracketGoesToHunkTwo(t *testing.T) {
+	for _, layout := range []int{120, 150} {
+		t.Run(fmt.Sprint(layout), func(t *testing.T) {
+			m := testModel(t, newFake(), layout, 40)
+			prop, req := reviewProposal()
+			m.feed(prop, req)
+			if s := m.screen(); !strings.Contains(s, "file 1/4 · hunk 1/2") {
+				t.Fatalf("a fresh review is not on hunk 1:\n%s", s)
+			}
+			m.press("]")
+			if s := m.screen(); !strings.Contains(s, "file 1/4 · hunk 2/2") {
+				t.Fatalf("the first ] did not go to hunk 2:\n%s", s)
+			}
+			m.press("[")
+			if s := m.screen(); !strings.Contains(s, "file 1/4 · hunk 1/2") {
+				t.Fatalf("[ did not go back to hunk 1:\n%s", s)
+			}
+		})
+	}
+	// One hunk per file: the first ] goes to the next file's hunk.
+	th := themes.MustResolve("dark", false)
+	v := newDiffView(filesFromChanges(bigChange(3, 10)), &th)
+	v.view(120, 40)
+	if f, h := v.hunkAt(); f != 0 || h != 0 {
+		t.Fatalf("opens on file %d hunk %d", f, h)
+	}
+	if idx := v.jumpHunk(1); idx != 1 {
+		t.Errorf("the first ] went to hunk index %d, want 1", idx)
 	}
 }

@@ -72,7 +72,6 @@ func TestReviewJumpStaysInATallWindow(t *testing.T) {
 	m.screen()
 	m.press("]")
 	m.screen()
-	m.press("]")
 	m.screen()
 	if s := m.screen(); !strings.Contains(s, "hunk 2/2") {
 		t.Fatalf("the second hunk did not stay on screen:\n%s", s)

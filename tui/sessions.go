@@ -348,7 +348,7 @@ func (p *sessionPicker) view(t *themes.Theme, width, maxHeight int, now time.Tim
 		if len(id) > 8 {
 			id = id[:8]
 		}
-		row := fmt.Sprintf("%s%-8s %s  %s · %s · %s · $%.2f", mark, id, oneLine(title), orDash(runtimesOf(s)), age(now, s.Updated), plural(s.Turns, "turn"), s.CostUSD)
+		row := fmt.Sprintf("%s%-8s %s  %s · %s · %s · $%.2f", mark, id, oneLine(title), orDash(runtimesOf(s)), localStamp(s.Updated, now.Location()), plural(s.Turns, "turn"), s.CostUSD)
 		if !p.here {
 			row += " · " + oneLine(s.Workspace)
 		}
@@ -378,21 +378,17 @@ func (p *sessionPicker) view(t *themes.Theme, width, maxHeight int, now time.Tim
 	return dialogBox(t, width, lines)
 }
 
-// age says how long ago t was, briefly.
-func age(now, t time.Time) string {
+// stampLayout is how the TUI writes a date: the person's local date and
+// time to the minute, the way `kz sessions` lists them.
+const stampLayout = "2006-01-02 15:04"
+
+// localStamp writes t as a date and time in loc, the zone of the clock
+// the view was given (time.Local in kz, a fixed zone in tests).
+func localStamp(t time.Time, loc *time.Location) string {
 	if t.IsZero() {
 		return "—"
 	}
-	d := now.Sub(t)
-	switch {
-	case d < time.Minute:
-		return "just now"
-	case d < time.Hour:
-		return fmt.Sprintf("%dm ago", int(d.Minutes()))
-	case d < 48*time.Hour:
-		return fmt.Sprintf("%dh ago", int(d.Hours()))
-	}
-	return fmt.Sprintf("%dd ago", int(d.Hours()/24))
+	return t.In(loc).Format(stampLayout)
 }
 
 // onSessionKey routes a key to the session picker and carries out what it

@@ -281,7 +281,31 @@ func TestGoldenSessionPicker(t *testing.T) {
 		p := newSessionPicker(false, manySessions(3)[1].ID, true)
 		p.load(manySessions(30), false)
 		p.cursor = 2
-		golden(t, "sessions", w, p.view(&th, w, 14, time.Date(2026, 1, 2, 5, 0, 0, 0, time.UTC)))
+		// The clock's zone is the person's: the stored UTC times are
+		// shown in it (03:04 UTC is 04:04 in UTC+1).
+		golden(t, "sessions", w, p.view(&th, w, 14, time.Date(2026, 1, 2, 5, 0, 0, 0, time.FixedZone("CET", 3600))))
+	}
+}
+
+// TestLocalStampIsTheLocalDateAndTime: a stored time is shown as the date
+// and time to the minute in the zone of the clock, across a date line too.
+func TestLocalStampIsTheLocalDateAndTime(t *testing.T) {
+	stored := time.Date(2026, 11, 27, 23, 30, 59, 0, time.UTC)
+	for _, c := range []struct {
+		loc  *time.Location
+		want string
+	}{
+		{time.UTC, "2026-11-27 23:30"},
+		{time.FixedZone("CET", 3600), "2026-11-28 00:30"},
+		{time.FixedZone("PST", -8*3600), "2026-11-27 15:30"},
+		{time.FixedZone("IST", 5*3600+1800), "2026-11-28 05:00"},
+	} {
+		if got := localStamp(stored, c.loc); got != c.want {
+			t.Errorf("%s: %q, want %q", c.loc, got, c.want)
+		}
+	}
+	if got := localStamp(time.Time{}, time.UTC); got != "—" {
+		t.Errorf("no time: %q", got)
 	}
 }
 

@@ -570,3 +570,44 @@ func TestFinalResultOutputHoldsStreamedText(t *testing.T) {
 		t.Fatalf("interrupted: exit %d %+v %s", code, ev, errb.String())
 	}
 }
+
+// TestSessionsDatesAreLocal: kz sessions list and show write the session's
+// times as the local date and time of the zone TZ names, to the minute;
+// the Markdown export adds the offset.
+func TestSessionsDatesAreLocal(t *testing.T) {
+	t.Parallel()
+	sb := newProcessSandbox(t)
+	if _, errOut, code := sb.kzProcess(nil, "-p", "hi", "--script", script("hello.jsonl")); code != 0 {
+		t.Fatalf("exit %d %s", code, errOut)
+	}
+	// Three zones 13 hours apart: each shows its own wall clock.
+	for _, c := range []struct{ tz, offset string }{{"UTC", "+00:00"}, {"Asia/Kolkata", "+05:30"}, {"America/Los_Angeles", "-0"}} {
+		env := []string{"TZ=" + c.tz}
+		before := time.Now()
+		list, errOut, code := sb.kzProcess(env, "sessions", "list")
+		if code != 0 {
+			t.Fatalf("%s: exit %d %s", c.tz, code, errOut)
+		}
+		loc, err := time.LoadLocation(c.tz)
+		if err != nil {
+			t.Skipf("no zone data for %s: %v", c.tz, err)
+		}
+		fields := strings.Fields(strings.Split(list, "\n")[1])
+		id, stamp := fields[0], fields[1]+" "+fields[2]
+		at, err := time.ParseInLocation("2006-01-02 15:04", stamp, loc)
+		if err != nil {
+			t.Fatalf("%s: the list's date %q: %v\n%s", c.tz, stamp, err, list)
+		}
+		if d := before.Sub(at); d < 0 || d > 5*time.Minute {
+			t.Errorf("%s: the list says %s, %s before now: not the local time\n%s", c.tz, stamp, d, list)
+		}
+		show, _, _ := sb.kzProcess(env, "sessions", "show", id)
+		if !strings.Contains(show, "created   "+fields[1]+" ") {
+			t.Errorf("%s: show does not give the local date:\n%s", c.tz, show)
+		}
+		md, _, _ := sb.kzProcess(env, "sessions", "export", id)
+		if !strings.Contains(md, "- created: "+fields[1]+" ") || !strings.Contains(md, " "+c.offset) {
+			t.Errorf("%s: the export's date has no local offset:\n%s", c.tz, md)
+		}
+	}
+}

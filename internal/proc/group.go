@@ -46,17 +46,38 @@ func SignalGroup(pgid int, sig syscall.Signal) {
 // closed within grace, force (a SIGKILL) is called and Stop waits for
 // done. It reports whether force was needed.
 func Stop(done <-chan struct{}, grace time.Duration, ask, force func()) bool {
+	return StopUnless(done, nil, grace, ask, force)
+}
+
+// StopUnless is Stop with a way to cut the grace short: when hurry closes
+// during the grace period (the person asked for the hard kill), force is
+// called at once instead of at the end of it. A nil hurry never closes.
+func StopUnless(done, hurry <-chan struct{}, grace time.Duration, ask, force func()) bool {
+	select {
+	case <-done:
+		return false
+	default:
+	}
+	select {
+	case <-hurry:
+		// Asked to hurry before anything was asked politely: no grace.
+		force()
+		<-done
+		return true
+	default:
+	}
 	ask()
 	t := time.NewTimer(grace)
 	defer t.Stop()
 	select {
 	case <-done:
 		return false
+	case <-hurry:
 	case <-t.C:
-		force()
-		<-done
-		return true
 	}
+	force()
+	<-done
+	return true
 }
 
 // Tree is a child that leads its own process group, with the marker every

@@ -343,6 +343,14 @@ func (p *process) kill(grace time.Duration) {
 	proc.Stop(p.done, grace, p.interrupt, func() { p.tree.Signal(syscall.SIGKILL) })
 }
 
+// killNow is the hard stop: SIGKILL to the group and every marked
+// descendant at once. It returns once the process is reaped.
+func (p *process) killNow() {
+	p.quitOnce.Do(func() { close(p.quit) })
+	p.tree.Signal(syscall.SIGKILL)
+	<-p.done
+}
+
 // interrupt sends SIGINT to the CLI. Unconfined, the CLI leads its
 // process group and the group gets it. Under bubblewrap the group is
 // bwrap's, and the CLI runs in a session of its own inside the sandbox:

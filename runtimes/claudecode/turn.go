@@ -225,10 +225,17 @@ func (tr *turnRun) interrupt() {
 
 // abort is the immediate interrupt: pending requests are answered with
 // deny, then the process group gets SIGINT and, after the grace period,
-// SIGKILL. The next turn resumes the Claude session in a new process.
+// SIGKILL. When the graceful interrupt was sent already (the person
+// pressed esc a second time) the CLI had its chance to stop: the group and
+// every marked descendant get SIGKILL at once. The next turn resumes the
+// Claude session in a new process.
 func (tr *turnRun) abort(ctx context.Context) (engine.Result, error) {
 	tr.endPerms()
-	tr.p.kill(tr.rt.cfg.KillGrace)
+	if tr.interrupted {
+		tr.p.killNow()
+	} else {
+		tr.p.kill(tr.rt.cfg.KillGrace)
+	}
 	return engine.Result{Status: engine.StatusInterrupted, Model: tr.model, NativeID: tr.p.sessionID},
 		tr.rt.errorf(engine.ErrInterrupted, tr.model, context.Cause(ctx), "interrupted")
 }

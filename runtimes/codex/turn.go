@@ -258,6 +258,11 @@ func (tr *turnRun) loop(ctx context.Context) (engine.Result, error) {
 // (the immediate interrupt) it waits briefly for the terminals to be
 // cleaned before the caller kills the process group.
 func (tr *turnRun) interrupt(wait bool) {
+	if wait && tr.stopping {
+		// The person asked twice: Codex was asked to stop and clean its
+		// terminals at the first; the caller kills the group at once.
+		return
+	}
 	tr.stopping = true
 	if tr.c.Exited() {
 		return

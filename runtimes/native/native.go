@@ -14,6 +14,7 @@ import (
 
 	"github.com/kaizen-code/kz/engine"
 	"github.com/kaizen-code/kz/runtimes/llm"
+	"github.com/kaizen-code/kz/tools"
 	"github.com/kaizen-code/kz/tools/sandbox"
 )
 
@@ -220,7 +221,38 @@ func (l *loop) result(status engine.Status) engine.Result {
 	return engine.Result{Status: status, Output: l.lastText, Model: l.model}
 }
 
+// run is the cycle loop. The person's first interrupt (turn.Graceful) ends
+// soft, a context under ctx: it stops the model's stream at once and the
+// running tools politely (a shell command's process tree gets SIGTERM, then
+// SIGKILL after the grace), and the loop then ends the turn interrupted.
+// The second interrupt cancels ctx itself, which the tools see as their
+// hard stop: a command still in its grace is killed at once.
 func (l *loop) run(ctx context.Context) (engine.Result, error) {
+	soft, cancel := context.WithCancel(ctx)
+	if l.turn.Graceful != nil {
+		watched := make(chan struct{})
+		go func() {
+			defer close(watched)
+			select {
+			case <-l.turn.Graceful:
+				cancel()
+			case <-soft.Done():
+			}
+		}()
+		// The watcher ends with the turn, not after it.
+		defer func() { <-watched }()
+	}
+	defer cancel()
+	res, err := l.cycles(tools.WithHardStop(soft, ctx))
+	if err != nil && ctx.Err() == nil && l.stopRequested() {
+		// The stream or a tool ended because the person asked the turn
+		// to stop: that is an interruption, not a failure.
+		return l.result(engine.StatusInterrupted), nil
+	}
+	return res, err
+}
+
+func (l *loop) cycles(ctx context.Context) (engine.Result, error) {
 	for {
 		if l.stopRequested() {
 			return l.result(engine.StatusInterrupted), nil
