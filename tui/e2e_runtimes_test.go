@@ -330,33 +330,32 @@ func stepEdit(s *scenarioRun) {
 	s.p.waitFor("the diff in the review", "+line two")
 	s.checkFile("notes.txt", notesBefore) // the review comes before the write
 	time.Sleep(500 * time.Millisecond)
+	if !strings.Contains(s.p.screen(), "· hunk ") {
+		s.t.Errorf("the write opened the plain permission dialog, not the review; screen:\n%s", s.p.screen())
+		s.p.send("y")
+		s.p.waitFor("the answer after the dialog", answerEdit)
+		s.idle()
+		s.expectCards(promptEdit, "write notes.txt: ok")
+		s.checkFile("notes.txt", notesProposed)
+		return
+	}
+	s.toHunk(2)
 	want := notesAccepted
 	switch sc := s.p.screen(); {
 	case s.rt.wholeFile:
-		// The protocol cannot carry a partial write: the review must say
-		// so rather than offer to reject a hunk, and is accepted whole.
+		// The protocol cannot carry a partial write: the review offers no
+		// hunk mark, refuses one with the reason, and is accepted whole.
 		if strings.Contains(sc, "x accept/reject hunk") {
 			s.t.Errorf("the review offers hunk rejection for a runtime that can only take the whole file; screen:\n%s", sc)
 		}
-		if !strings.Contains(sc, "whole file") {
-			s.t.Errorf("the review does not say the write is taken whole; screen:\n%s", sc)
-		}
+		s.p.send("x")
+		s.p.waitFor("the whole-file refusal", "applies the whole file")
+		s.p.pause()
 		want = notesProposed
-	case !strings.Contains(sc, "· hunk "):
-		s.t.Errorf("the write opened the plain permission dialog, not the review; screen:\n%s", sc)
+	case !strings.Contains(sc, "x accept/reject hunk"):
+		s.t.Errorf("the review of the write offers no hunk rejection; screen:\n%s", sc)
 		want = notesProposed
 	default:
-		s.p.send("]")
-		s.p.waitFor("hunk 1", "hunk 1/2")
-		s.p.pause()
-		s.p.send("]")
-		s.p.waitFor("hunk 2", "hunk 2/2")
-		s.p.pause()
-		if sc := s.p.screen(); !strings.Contains(sc, "x accept/reject hunk") {
-			s.t.Errorf("the review of the write offers no hunk rejection; screen:\n%s", sc)
-			want = notesProposed
-			break
-		}
 		s.p.send("x")
 		s.p.waitFor("the rejected hunk", "✗ hunk rejected")
 		s.p.pause()
@@ -419,6 +418,22 @@ func stepSwitch(s *scenarioRun) {
 	s.expectCards("and now you")
 }
 
+// toHunk moves the review to hunk n of 2 with ]: how many presses that
+// takes depends on where a fresh review starts, so it presses until the
+// status line names the hunk.
+func (s *scenarioRun) toHunk(n int) {
+	s.t.Helper()
+	target := fmt.Sprintf("hunk %d/2", n)
+	for range 4 {
+		if strings.Contains(s.p.screen(), target) {
+			return
+		}
+		s.p.send("]")
+		s.p.pause()
+	}
+	s.p.waitFor("the review at "+target, target)
+}
+
 // prompt types a prompt and sends it.
 func (s *scenarioRun) prompt(text string) {
 	s.p.send(text)
@@ -464,6 +479,9 @@ func (s *scenarioRun) checkFile(name, want string) {
 // screenCard is a card header as the screen shows it.
 type screenCard struct {
 	icon, verb, arg string
+	// denied says the card's gutter shows a denial: a ✗ is a denial
+	// then, and a failure otherwise.
+	denied bool
 }
 
 // cardHeader matches a card's first line: the status icon (a spinner
@@ -485,8 +503,14 @@ func cardsAfter(screen, prompt string) []screenCard {
 		return nil
 	}
 	for _, l := range lines[from+1:] {
-		if m := cardHeader.FindStringSubmatch(strings.TrimRight(l, " ")); m != nil {
+		l = strings.TrimRight(l, " ")
+		if m := cardHeader.FindStringSubmatch(l); m != nil {
 			out = append(out, screenCard{icon: m[1], verb: m[2], arg: strings.TrimSpace(m[3])})
+			continue
+		}
+		// The card's permission answer is the first line of its gutter.
+		if n := len(out); n > 0 && strings.HasPrefix(l, "│ ✗ denied") {
+			out[n-1].denied = true
 		}
 	}
 	return out
@@ -510,7 +534,10 @@ func (c screenCard) state() string {
 	case "✓":
 		return "ok"
 	case "✗":
-		return "denied"
+		if c.denied {
+			return "denied"
+		}
+		return "failed"
 	case "⊘":
 		return "interrupted"
 	case "•":
