@@ -277,9 +277,17 @@ func runScenario(t *testing.T, rt e2eRuntime) {
 	q := &pane{t: t, socket: p.socket, name: "resumed", timeout: p.timeout}
 	start(q, "--resume "+sessions[0].ID)
 	q.waitFor("the resumed transcript", otherAnswer)
-	resumed := q.screen()
-	if a, b := normalScreen(live), normalScreen(resumed); a != b {
-		t.Errorf("the resumed screen differs from the live one:\nlive:\n%s\nresumed:\n%s", a, b)
+	// The first frames can come before kz knows the window's size; the
+	// screen is compared once it has had the time to settle.
+	want := normalScreen(live)
+	deadline := time.Now().Add(20 * time.Second)
+	resumed := normalScreen(q.screen())
+	for resumed != want && time.Now().Before(deadline) {
+		time.Sleep(200 * time.Millisecond)
+		resumed = normalScreen(q.screen())
+	}
+	if resumed != want {
+		t.Errorf("the resumed screen differs from the live one:\nlive:\n%s\nresumed:\n%s", want, resumed)
 	}
 	q.keys("C-c")
 	q.waitFor("kz to exit", "KZ-EXITED-0")
