@@ -173,7 +173,7 @@ func (s *Session) reviewPatch(ctx context.Context, ts *turnState, text string) s
 		// its command events share an id, so a front end shows them as
 		// one, and an interrupted command is closed with the turn.
 		id := fmt.Sprintf("%s/verify/%d", p.ID(), i+1)
-		a := t.RequestPermission(ctx, PermissionRequest{ToolCallID: id, Tool: "bash", Command: cmd, Internal: true})
+		a := t.RequestPermission(ctx, PermissionRequest{ToolCallID: id, Tool: "bash", Command: cmd, Internal: true, PatchID: p.ID()})
 		if !a.Allowed() {
 			continue
 		}

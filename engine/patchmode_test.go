@@ -343,3 +343,50 @@ func TestVerifyRunsUnderTheAnswersConfinement(t *testing.T) {
 		}
 	}
 }
+
+// TestProposalRequestsNameTheProposal: the apply of a proposal and each of
+// its verification commands are asked naming the proposal (PatchID), so
+// that a front end shows the first as the proposal's review and the
+// others as its verification, not as the model's own calls; the apply
+// says it writes.
+func TestProposalRequestsNameTheProposal(t *testing.T) {
+	t.Parallel()
+	body := `{"kz_script":1,"capabilities":["text_completion"]}
+{"type":"assistant_message","text":"PATCH true"}
+`
+	s, _ := newSession(t, engine.Config{Runtimes: []engine.RuntimeEntry{entry(script(t, "text", body))},
+		Mode: engine.ModePatchProposal, Patcher: &fakePatcher{}, Gate: askAll{}, Interactive: true})
+	sub := s.Subscribe()
+	defer sub.Close()
+	if err := s.Submit("go"); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var asked []engine.Event
+	for {
+		ev, err := sub.Next(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.Type == engine.EventPermissionRequested {
+			asked = append(asked, ev)
+			if err := s.Answer(ev.RequestID, engine.Answer{Decision: engine.DecisionAllow}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if ev.Type == engine.EventFinalResult {
+			break
+		}
+	}
+	if len(asked) != 2 {
+		t.Fatalf("asked %d times: %+v", len(asked), asked)
+	}
+	apply, verify := asked[0], asked[1]
+	if apply.Tool != engine.ToolApplyPatch || apply.PatchID == "" || apply.PatchID != apply.ToolCallID || !apply.Write || apply.Diff == "" {
+		t.Errorf("apply asked as %+v", apply)
+	}
+	if verify.Tool != "bash" || verify.Command != "true" || verify.PatchID != apply.PatchID || verify.Write {
+		t.Errorf("verification asked as %+v", verify)
+	}
+}

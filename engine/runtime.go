@@ -124,8 +124,9 @@ type PermissionRequest struct {
 	// Selection says whether the runtime can take part of the write
 	// (Answer.Patch) or only all of it.
 	Selection Selection `json:"selection,omitempty"`
-	// PatchID names the patch proposal whose apply this request asks
-	// for; empty for a runtime's own writes.
+	// PatchID names the patch proposal this request applies (Tool
+	// apply_patch) or verifies (one of its verification commands); empty
+	// for a runtime's own calls.
 	PatchID string `json:"patch_id,omitempty"`
 	// Internal marks kz's own call (a proposal's verification command),
 	// made by kz and not by the runtime: the runtime's capabilities do not

@@ -139,13 +139,10 @@ func metadata(p *Proposal, lines []string, inBlock func(i int) bool) {
 		if inBlock != nil && inBlock(i) {
 			continue
 		}
-		t := strings.TrimSpace(l)
-		key, val, ok := strings.Cut(t, ":")
+		key, val, ok := MetadataKey(l)
 		if !ok {
 			continue
 		}
-		val = strings.TrimSpace(val)
-		key = strings.ToUpper(strings.Trim(strings.TrimSpace(key), "*#- "))
 		switch key {
 		case "SUMMARY":
 			if p.Summary == "" {
@@ -210,4 +207,20 @@ func changeFor(p *Proposal, index map[string]int, path string, op Operation) *Fi
 	index[path] = len(p.Files)
 	p.Files = append(p.Files, FileChange{Path: path, Operation: op})
 	return &p.Files[len(p.Files)-1]
+}
+
+// MetadataKey reads a proposal's metadata line ("VERIFY: go test ./...",
+// "**Risk:** none"): its key, upper-cased and without markdown emphasis,
+// and its value. ok is false for any other line.
+func MetadataKey(line string) (key, val string, ok bool) {
+	key, val, found := strings.Cut(strings.TrimSpace(line), ":")
+	if !found {
+		return "", "", false
+	}
+	key = strings.ToUpper(strings.Trim(strings.TrimSpace(key), "*#- "))
+	switch key {
+	case "SUMMARY", "VERIFY", "VERIFICATION", "RISK", "RISKS":
+		return key, strings.TrimSpace(strings.TrimLeft(val, "*")), true
+	}
+	return "", "", false
 }

@@ -256,6 +256,13 @@ func (e *Executor) run(ctx context.Context, p Permitter, em Emitter, c ToolCall)
 		if !a.Allowed() {
 			return fail("%s", denialText(c.Name, a))
 		}
+		if n, ok := call.(Narrower); ok && a.Patch != nil {
+			// The person kept part of the write in the review: exactly
+			// that is written.
+			if call, err = n.Narrow(a.Patch); err != nil {
+				return fail("%s: %v; nothing was written", c.Name, err)
+			}
+		}
 		conf = a.Confinement
 	}
 	rc := &RunContext{Env: e.env, ToolCallID: c.ID, Confinement: conf, Emit: func(ev engine.Event) {

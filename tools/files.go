@@ -246,7 +246,11 @@ type writeCall struct {
 }
 
 func (c *writeCall) Request() engine.PermissionRequest {
-	return engine.PermissionRequest{Paths: c.t.paths(), Write: true, Diff: UnifiedDiff(c.t.rel, c.old, c.content, c.existed)}
+	req := engine.PermissionRequest{Paths: c.t.paths(), Write: true, Diff: UnifiedDiff(c.t.rel, c.old, c.content, c.existed)}
+	if c.selectable() {
+		req.Selection = engine.SelectionContent
+	}
+	return req
 }
 
 func (c *writeCall) Run(ctx context.Context, rc *RunContext) (string, error) {

@@ -41,11 +41,25 @@ func (r *mdRenderer) render(src string, width int) []string {
 		r.tr, r.width = tr, width
 	}
 	// Glamour drops tabs inside code blocks; indentation must survive.
-	out, err := r.tr.Render(strings.ReplaceAll(fenceEditBlocks(src), "\t", "    "))
-	if err != nil {
-		return plainLines(src, width)
+	parts := splitMetadata(strings.ReplaceAll(fenceEditBlocks(src), "\t", "    "))
+	var all []string
+	for _, p := range parts {
+		out, err := r.tr.Render(p.text)
+		if err != nil {
+			return plainLines(src, width)
+		}
+		lines := trimBlankLines(strings.Split(out, "\n"))
+		if p.gap && len(all) > 0 && len(lines) > 0 {
+			all = append(all, "")
+		}
+		all = append(all, lines...)
 	}
-	lines := strings.Split(out, "\n")
+	return finishLines(all, width)
+}
+
+// finishLines trims glamour's padding off rendered lines and cuts them to
+// width.
+func finishLines(lines []string, width int) []string {
 	for i, l := range lines {
 		l = trimStyledRight(l)
 		if ansi.StringWidth(l) > width {
@@ -127,9 +141,12 @@ type mdDoc struct {
 	inFence    bool
 	fence      string
 	pendingCut int
-	// inEdit is set inside a search/replace block (see fenceEditBlocks),
-	// which is never cut: its lines are shown as one code block.
-	inEdit bool
+	// inEdit is set inside a search/replace block, inEnvelope inside a
+	// "*** Begin Patch" envelope, and hunkOld/hunkNew count the lines
+	// left in a unified diff's hunk (see fenceEditBlocks): none of them
+	// is ever cut, so that its lines are shown as one code block.
+	inEdit, inEnvelope bool
+	hunkOld, hunkNew   int
 
 	// Render cache for one width. all holds the rendered chunks (the first
 	// stableLen lines, append-only) followed by the rendered tail, which is
@@ -195,6 +212,10 @@ func (d *mdDoc) scan() {
 			}
 		case d.inEdit:
 			d.inEdit = !patch.IsReplaceMarker(strings.TrimRight(line, "\r"))
+		case d.inEnvelope:
+			d.inEnvelope = strings.TrimSpace(line) != "*** End Patch"
+		case d.hunkOld > 0 || d.hunkNew > 0:
+			d.countHunkLine(strings.TrimRight(line, "\r"))
 		case strings.TrimSpace(line) == "":
 			if end-1 > d.lastCut() {
 				d.pendingCut = end
@@ -208,6 +229,10 @@ func (d *mdDoc) scan() {
 			}
 			if patch.IsSearchMarker(strings.TrimRight(line, "\r")) {
 				d.inEdit = true
+			} else if strings.TrimSpace(line) == "*** Begin Patch" {
+				d.inEnvelope = true
+			} else if strings.HasPrefix(line, "@@ -") {
+				d.hunkOld, d.hunkNew, _ = hunkCounts(strings.TrimRight(line, "\r"))
 			} else if f := fenceOpener(trimmed); f != "" && indent <= 3 {
 				d.inFence, d.fence = true, f
 			}
@@ -215,74 +240,29 @@ func (d *mdDoc) scan() {
 	}
 }
 
+// countHunkLine counts one line of a hunk the scanner is in; a new hunk
+// header starts the count again.
+func (d *mdDoc) countHunkLine(l string) {
+	switch {
+	case strings.HasPrefix(l, "@@ -"):
+		d.hunkOld, d.hunkNew, _ = hunkCounts(l)
+	case l == "" || l[0] == ' ':
+		d.hunkOld, d.hunkNew = d.hunkOld-1, d.hunkNew-1
+	case l[0] == '-':
+		d.hunkOld--
+	case l[0] == '+':
+		d.hunkNew--
+	case l[0] == '\\':
+	default:
+		// Not a hunk's line: the hunk was shorter than its header said.
+		d.hunkOld, d.hunkNew = 0, 0
+	}
+}
+
 // closesFence reports whether a line (trimmed of its indent) closes a code
 // block opened by fence.
 func closesFence(trimmed string, indent int, fence string) bool {
 	return indent <= 3 && strings.HasPrefix(trimmed, fence) && strings.TrimSpace(strings.TrimLeft(trimmed, fence[:1])) == ""
-}
-
-// fenceEditBlocks wraps each search/replace block of a proposal that is not
-// already in a code block in a fence of its own, so that markdown shows its
-// lines as they are: otherwise ">>>>>>> REPLACE" renders as seven nested
-// block quotes and "=======" turns the line above it into a heading. A block
-// without its REPLACE marker (the message stopped) is fenced to the end.
-func fenceEditBlocks(src string) string {
-	if !strings.Contains(src, "SEARCH") {
-		return src
-	}
-	var b strings.Builder
-	b.Grow(len(src) + 16)
-	lines := strings.SplitAfter(src, "\n")
-	fence, start := "", -1
-	for i, l := range lines {
-		line := strings.TrimRight(l, "\r\n")
-		trimmed := strings.TrimLeft(line, " ")
-		indent := len(line) - len(trimmed)
-		switch {
-		case start >= 0:
-			if patch.IsReplaceMarker(line) {
-				writeFenced(&b, lines[start:i+1])
-				start = -1
-			}
-		case fence != "":
-			b.WriteString(l)
-			if closesFence(trimmed, indent, fence) {
-				fence = ""
-			}
-		case patch.IsSearchMarker(line):
-			start = i
-		default:
-			b.WriteString(l)
-			if f := fenceOpener(trimmed); f != "" && indent <= 3 {
-				fence = f
-			}
-		}
-	}
-	if start >= 0 {
-		writeFenced(&b, lines[start:])
-	}
-	return b.String()
-}
-
-// writeFenced writes lines as a fenced code block whose fence is longer than
-// any run of backticks that starts one of them.
-func writeFenced(b *strings.Builder, lines []string) {
-	n := 3
-	for _, l := range lines {
-		t := strings.TrimLeft(l, " ")
-		if k := len(t) - len(strings.TrimLeft(t, "`")); k >= n {
-			n = k + 1
-		}
-	}
-	fence := strings.Repeat("`", n)
-	b.WriteString(fence + "\n")
-	for _, l := range lines {
-		b.WriteString(l)
-	}
-	if last := lines[len(lines)-1]; !strings.HasSuffix(last, "\n") {
-		b.WriteByte('\n')
-	}
-	b.WriteString(fence + "\n")
 }
 
 // fenceOpener returns the fence (``` or ~~~, at least three) that opens a

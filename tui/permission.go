@@ -327,10 +327,11 @@ func (d *permissionDialog) view(t *themes.Theme, width, maxHeight int) string {
 	}
 	ev := d.current()
 	inner := max(width-4, 10)
-	title := t.Warn.Bold(true).Render("⚠ Permission needed: ") + t.Accent.Render(oneLine(ev.Tool))
+	title := t.Warn.Bold(true).Render("⚠ Permission needed: ") + t.Accent.Render(requestName(ev))
 	if n := len(d.queue) - 1; n > 0 {
 		title += t.Muted.Render(fmt.Sprintf("  (%d more waiting)", n))
 	}
+	title = ansi.Truncate(title, inner, "…")
 	body := d.body(t, inner)
 	var foot string
 	if d.denying {
@@ -369,4 +370,14 @@ func (d *permissionDialog) view(t *themes.Theme, width, maxHeight int) string {
 // border, the title and the footer.
 func (d *permissionDialog) bodyHeight(maxHeight, footH int) int {
 	return max(maxHeight-2-1-footH, 2)
+}
+
+// requestName names a request in the dialog's title: its tool, or, for a
+// command kz runs to verify a proposal (not the model's own call), what
+// it is for.
+func requestName(ev engine.Event) string {
+	if ev.PatchID != "" && ev.Command != "" {
+		return "verification of the proposal: " + oneLine(ev.Command)
+	}
+	return oneLine(ev.Tool)
 }

@@ -67,11 +67,12 @@ func reviewable(ev engine.Event) bool {
 	return isProposal(ev) || ev.Diff != ""
 }
 
-// isProposal says a request applies a patch proposal of kz's: it names the
-// proposal, or (recorded before requests did) is an apply_patch that does
-// not say it is a runtime's write.
+// isProposal says a request applies a patch proposal of kz's: an
+// apply_patch that names the proposal or (recorded before requests did
+// either) does not say it is a runtime's write, as Codex's file changes,
+// also named apply_patch, do.
 func isProposal(ev engine.Event) bool {
-	return ev.PatchID != "" || (ev.Tool == engine.ToolApplyPatch && !ev.Write)
+	return ev.Tool == engine.ToolApplyPatch && (ev.PatchID != "" || !ev.Write)
 }
 
 // newReview opens the review of a request. proposal, when not nil, is the

@@ -6,7 +6,6 @@ import (
 	"io/fs"
 
 	"github.com/kaizen-code/kz/engine"
-	"github.com/kaizen-code/kz/runtimes/agentcli"
 	"github.com/kaizen-code/kz/tools"
 )
 
@@ -30,7 +29,7 @@ func (tr *turnRun) keptWrites(c toolCall, sel *engine.PatchSelection) (map[strin
 		if d.OldText != nil {
 			old = []byte(*d.OldText)
 		}
-		k, err := agentcli.KeptContent(sel, old, unifiedDiff(rel, d.OldText, d.NewText))
+		k, err := tools.KeptContent(sel, old, unifiedDiff(rel, d.OldText, d.NewText))
 		if err != nil {
 			return nil, err
 		}
@@ -59,7 +58,7 @@ func keptOfWrite(env *tools.Env, rel, fileDiff string, sel *engine.PatchSelectio
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("read %s: %w", rel, err)
 	}
-	k, err := agentcli.KeptContent(sel, old, fileDiff)
+	k, err := tools.KeptContent(sel, old, fileDiff)
 	switch {
 	case err != nil:
 		return nil, err

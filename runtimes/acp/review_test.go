@@ -12,8 +12,8 @@ import (
 
 	"github.com/kaizen-code/kz/engine"
 	"github.com/kaizen-code/kz/internal/diff"
-	"github.com/kaizen-code/kz/runtimes/agentcli"
 	"github.com/kaizen-code/kz/runtimes/internal/clitest"
+	"github.com/kaizen-code/kz/tools"
 	"github.com/kaizen-code/kz/tools/permission"
 )
 
@@ -49,7 +49,7 @@ func (k *keepHunk) answer(ev engine.Event) engine.Answer {
 	k.mu.Lock()
 	k.writes = append(k.writes, ev)
 	k.mu.Unlock()
-	sel := &engine.PatchSelection{Files: []engine.FileSelection{{Path: agentcli.DiffName(ev.Diff), Hunks: []int{k.keep}}}}
+	sel := &engine.PatchSelection{Files: []engine.FileSelection{{Path: tools.DiffName(ev.Diff), Hunks: []int{k.keep}}}}
 	return engine.Answer{Decision: engine.DecisionAllow, Patch: sel}
 }
 

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/kaizen-code/kz/engine"
-	"github.com/kaizen-code/kz/runtimes/agentcli"
 	"github.com/kaizen-code/kz/tools"
 )
 
@@ -63,7 +62,7 @@ func keptInput(tool string, input json.RawMessage, pv *preview, sel *engine.Patc
 	if !pv.complete {
 		return nil, fmt.Errorf("the file is larger than %d bytes, so only the whole edit can be taken", maxPreviewRead)
 	}
-	k, err := agentcli.KeptContent(sel, []byte(pv.old), pv.diff)
+	k, err := tools.KeptContent(sel, []byte(pv.old), pv.diff)
 	switch {
 	case err != nil:
 		return nil, err

@@ -11,8 +11,8 @@ import (
 	"github.com/kaizen-code/kz/engine"
 	"github.com/kaizen-code/kz/internal/diff"
 	"github.com/kaizen-code/kz/internal/eventlog"
-	"github.com/kaizen-code/kz/runtimes/agentcli"
 	"github.com/kaizen-code/kz/runtimes/internal/clitest"
+	"github.com/kaizen-code/kz/tools"
 )
 
 // twentyLines is a file whose lines 2 and 19 an edit changes: far enough
@@ -44,7 +44,7 @@ func keepHunk(t *testing.T, keep int, seen *[]engine.Event) func(engine.Event) e
 		if n := len(diff.FileHunks(ev.Diff)); n != 2 || ev.Selection != engine.SelectionContent {
 			t.Errorf("%s: %d hunks, selection %q, diff:\n%s", ev.Tool, n, ev.Selection, ev.Diff)
 		}
-		sel := &engine.PatchSelection{Files: []engine.FileSelection{{Path: agentcli.DiffName(ev.Diff), Hunks: []int{keep}}}}
+		sel := &engine.PatchSelection{Files: []engine.FileSelection{{Path: tools.DiffName(ev.Diff), Hunks: []int{keep}}}}
 		return engine.Answer{Decision: engine.DecisionAllow, Patch: sel}
 	}
 }

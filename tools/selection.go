@@ -1,6 +1,7 @@
-package agentcli
+package tools
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 
@@ -74,4 +75,37 @@ func DiffName(fileDiff string) string {
 		return f.NewPath
 	}
 	return files[0].OldPath
+}
+
+// Narrower is a call whose write can be narrowed to what the person kept
+// of it in the review (engine.Answer.Patch); its request then says
+// engine.SelectionContent. The executor runs the narrowed call instead.
+type Narrower interface {
+	Narrow(sel *engine.PatchSelection) (Call, error)
+}
+
+// Narrow implements Narrower: the same write, of the kept content, read
+// against the content its diff was computed from.
+func (c *writeCall) Narrow(sel *engine.PatchSelection) (Call, error) {
+	if !c.selectable() {
+		return nil, fmt.Errorf("%s is too large to take in part", c.t.rel)
+	}
+	k, err := KeptContent(sel, c.old, UnifiedDiff(c.t.rel, c.old, c.content, c.existed))
+	switch {
+	case err != nil:
+		return nil, err
+	case k.Whole:
+		return c, nil
+	case k.Unchanged(c.old) && c.existed:
+		return nil, errors.New("the person rejected every change")
+	}
+	n := *c
+	n.content = append([]byte{}, k.Content...)
+	return &n, nil
+}
+
+// selectable says the write's diff has hunks to select: contents too
+// large to diff get a summary instead (see unifiedDiff).
+func (c *writeCall) selectable() bool {
+	return len(c.old) <= maxDiffInput && len(c.content) <= maxDiffInput
 }
