@@ -105,6 +105,10 @@ type RuntimeEntry struct {
 	Unavailable string
 	// Version is the runtime's own version when known (a CLI's).
 	Version string
+	// Description says in one line what the runtime is ("Claude Code
+	// CLI 2.0.14", "native · anthropic claude-sonnet-4-5"), for the
+	// runtime picker.
+	Description string
 	// FixedModels says Models is every model the runtime has (a scripted
 	// runtime's): switching to another is refused. Other runtimes take
 	// any name their provider knows.
@@ -341,6 +345,7 @@ func (s *Session) Transcript() []TranscriptEntry {
 // RuntimeInfo describes a configured runtime for pickers.
 type RuntimeInfo struct {
 	Name         string
+	Description  string
 	Models       []string
 	Capabilities Capabilities
 	Unavailable  string
@@ -359,7 +364,8 @@ func (s *Session) Runtimes() []RuntimeInfo {
 		if len(e.Models) > 0 {
 			model = e.Models[0]
 		}
-		out = append(out, RuntimeInfo{Name: n, Models: e.Models, Capabilities: e.Runtime.Capabilities(model), Unavailable: e.Unavailable, Current: n == cur})
+		out = append(out, RuntimeInfo{Name: n, Description: e.Description, Models: e.Models, Capabilities: e.Runtime.Capabilities(model),
+			Unavailable: e.Unavailable, Current: n == cur})
 	}
 	return out
 }

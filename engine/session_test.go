@@ -421,3 +421,15 @@ func TestPendingRequestDeniedWhenTurnInterrupted(t *testing.T) {
 func scriptedRuntime(name, body string) (*scripted.Runtime, error) {
 	return scripted.Parse(name, name+".jsonl", strings.NewReader(body))
 }
+
+// TestRuntimesCarryTheirDescription: the runtime picker's one-line
+// description travels from the registration to Runtimes().
+func TestRuntimesCarryTheirDescription(t *testing.T) {
+	t.Parallel()
+	e := entry(script(t, "scripted", hello), "m1")
+	e.Description = "scripted replay · m1"
+	s, _ := newSession(t, engine.Config{Runtimes: []engine.RuntimeEntry{e}})
+	if infos := s.Runtimes(); len(infos) != 1 || infos[0].Description != "scripted replay · m1" || !infos[0].Current {
+		t.Fatalf("runtimes %+v", infos)
+	}
+}

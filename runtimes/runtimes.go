@@ -85,8 +85,18 @@ func CLIConfinement(opt Options) string { return agentcli.Describe(opt.Confiner)
 
 // Build makes the runtime entry for one configured runtime. A runtime that
 // cannot run here still gets an entry, with Unavailable saying why, so that
-// kz runtimes and the picker can show it.
+// kz runtimes and the picker can show it; every entry carries its one-line
+// Description.
 func Build(name string, rc config.Runtime, opt Options) (engine.RuntimeEntry, error) {
+	e, err := build(name, rc, opt)
+	if err != nil {
+		return e, err
+	}
+	e.Description = Describe(rc, e)
+	return e, nil
+}
+
+func build(name string, rc config.Runtime, opt Options) (engine.RuntimeEntry, error) {
 	switch rc.Kind {
 	case config.KindScripted:
 		path := rc.Script
@@ -225,7 +235,7 @@ func Entry(entries []engine.RuntimeEntry, name string) engine.RuntimeEntry {
 func Infos(entries []engine.RuntimeEntry) []engine.RuntimeInfo {
 	out := make([]engine.RuntimeInfo, 0, len(entries))
 	for _, x := range entries {
-		out = append(out, engine.RuntimeInfo{Name: x.Runtime.Name(), Models: x.Models, Unavailable: x.Unavailable})
+		out = append(out, engine.RuntimeInfo{Name: x.Runtime.Name(), Description: x.Description, Models: x.Models, Unavailable: x.Unavailable})
 	}
 	return out
 }

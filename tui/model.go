@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -143,7 +144,15 @@ type Model struct {
 	// lastInterrupt is when the last one came (see interrupt).
 	interrupts    int
 	lastInterrupt time.Time
-	modeCursor    engine.Mode
+	// notify is how a question that waits is announced while the
+	// terminal's window is not focused (focused, as the terminal reports
+	// it; true until it says otherwise). getenv reads the terminal's
+	// environment for the auto choice.
+	notify  NotifyMode
+	focused bool
+	getenv  func(string) string
+
+	modeCursor engine.Mode
 
 	// Memoized parts of the frame: they change far less often than the
 	// transcript, and rendering them costs more than comparing a key.
@@ -195,7 +204,7 @@ func newModel(ctx context.Context, sess Session, events EventSource, theme theme
 	h.Styles.ShortKey, h.Styles.ShortDesc = theme.HelpKey, theme.HelpDesc
 	h.Styles.FullKey, h.Styles.FullDesc = theme.HelpKey, theme.HelpDesc
 	m := &Model{
-		ctx: ctx, sess: sess, events: events, theme: theme, now: time.Now,
+		ctx: ctx, sess: sess, events: events, theme: theme, now: time.Now, focused: true, getenv: os.Getenv,
 		keys: defaultKeys(), help: h, input: ta,
 		spin: spinner.New(spinner.WithSpinner(spinner.MiniDot), spinner.WithStyle(theme.Accent)),
 		tr:   newTranscript(), md: newMDRenderer(theme.Markdown),
@@ -237,6 +246,10 @@ func (m *Model) waitEvents() tea.Cmd {
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	var cmds []tea.Cmd
 	switch msg := msg.(type) {
+	case tea.FocusMsg:
+		m.focused = true
+	case tea.BlurMsg:
+		m.focused = false
 	case tea.WindowSizeMsg:
 		m.width, m.height = max(msg.Width, 20), max(msg.Height, 8)
 		m.input.SetWidth(m.width)
@@ -315,11 +328,14 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		cmds = append(cmds, m.refreshState())
 	case runtimesMsg:
+		old := m.picker
 		if msg.kind == pickModel {
 			m.picker = newModelPicker(msg.infos, msg.state)
 		} else {
 			m.picker = newRuntimePicker(msg.infos, msg.state)
 		}
+		// A new list of an open picker keeps what was typed in it.
+		m.picker.adopt(old)
 	case switchMsg:
 		if msg.err != nil {
 			if m.picker != nil {
@@ -679,6 +695,9 @@ func (m *Model) refreshState() tea.Cmd {
 // onEvents folds a batch of engine events into the components.
 func (m *Model) onEvents(msg eventsMsg) tea.Cmd {
 	var cmd tea.Cmd
+	// One notification per batch, for its first question, however many
+	// arrive together.
+	var notify tea.Cmd
 	for _, ev := range msg.events {
 		m.tr.apply(ev)
 		if m.replaying {
@@ -694,6 +713,9 @@ func (m *Model) onEvents(msg eventsMsg) tea.Cmd {
 			m.submitting = false
 		case engine.EventPermissionRequested:
 			m.dialog.push(ev)
+			if notify == nil {
+				notify = m.notifyWaiting(permissionNote(ev))
+			}
 			// The help overlay would hide the question until a key
 			// closes it: close it now.
 			m.showHelp = false
@@ -728,5 +750,5 @@ func (m *Model) onEvents(msg eventsMsg) tea.Cmd {
 		m.status.state = msg.state
 		m.status.running = running
 	}
-	return cmd
+	return tea.Batch(cmd, notify)
 }

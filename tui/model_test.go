@@ -289,7 +289,6 @@ func TestModeCycleShowsRefusalAndMovesOn(t *testing.T) {
 
 func TestRuntimePickerSwitchesAndShowsRefusal(t *testing.T) {
 	f := newFake()
-	f.switchErr = errors.New("switch runtime: gamma is not available here: gamma not found on PATH")
 	m := testModel(t, f, 100, 24)
 	m.press("ctrl+r")
 	s := m.screen()
@@ -298,15 +297,25 @@ func TestRuntimePickerSwitchesAndShowsRefusal(t *testing.T) {
 			t.Fatalf("picker lacks %q:\n%s", want, s)
 		}
 	}
+	// An unavailable runtime is not switched to: enter says why.
 	m.press("down", "down", "enter")
-	if c := f.Calls(); len(c) != 1 || c[0].args[0] != "gamma" || c[0].args[1] != "" {
+	if c := f.Calls(); len(c) != 0 {
+		t.Fatalf("an unavailable runtime was asked for: %+v", c)
+	}
+	if !strings.Contains(m.screen(), "gamma is not available here: gamma not found on PATH") || m.picker == nil {
+		t.Fatalf("the reason is not shown in the picker:\n%s", m.screen())
+	}
+	// The session's own refusal is shown too.
+	f.switchErr = errors.New("switch runtime: beta cannot serve full-autonomous")
+	m.press("up", "enter")
+	if c := f.Calls(); len(c) != 1 || c[0].args[0] != "beta" || c[0].args[1] != "" {
 		t.Fatalf("calls = %+v", c)
 	}
-	if !strings.Contains(m.screen(), "not found on PATH") || m.picker == nil {
+	if !strings.Contains(m.screen(), "beta cannot serve full-autonomous") || m.picker == nil {
 		t.Fatalf("refusal not shown in the picker:\n%s", m.screen())
 	}
 	f.switchErr = nil
-	m.press("up", "enter")
+	m.press("enter")
 	if c := f.Calls(); len(c) != 2 || c[1].args[0] != "beta" {
 		t.Fatalf("calls = %+v", c)
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/kaizen-code/kz/engine"
@@ -18,6 +19,27 @@ const (
 	pickModel   pickerKind = "model"
 )
 
+// picker is a list to choose a runtime or a model from. It does no IO:
+// choosing returns the item and the root model asks the session.
+//
+// The model picker has a filter: what the person types narrows the list,
+// and a name the list does not have can be chosen as typed (a provider
+// knows models kz's catalog does not). The typed text belongs to the
+// picker, not to its list: a new list (the runtimes fetched again) keeps
+// it, and only esc or a successful switch ends it.
+type picker struct {
+	kind pickerKind
+	// all is every item; items is what the filter lets through, plus the
+	// typed name as a choice of its own when no item is called that.
+	all    []pickerItem
+	items  []pickerItem
+	cursor int
+	filter textinput.Model
+	// runtime is the current runtime, whose model a typed name is.
+	runtime string
+	err     string // the session's refusal of the last choice
+}
+
 // pickerItem is one row of a picker.
 type pickerItem struct {
 	runtime string
@@ -26,15 +48,7 @@ type pickerItem struct {
 	detail  string
 	current bool
 	why     string // why it is unavailable, if it is
-}
-
-// picker is a list to choose a runtime or a model from. It does no IO:
-// choosing returns the item and the root model asks the session.
-type picker struct {
-	kind   pickerKind
-	items  []pickerItem
-	cursor int
-	err    string // the session's refusal of the last choice
+	typed   bool   // the filter's text, offered as a model name
 }
 
 func newRuntimePicker(infos []engine.RuntimeInfo, st engine.State) *picker {
@@ -47,40 +61,117 @@ func newRuntimePicker(infos []engine.RuntimeInfo, st engine.State) *picker {
 		if r.Current {
 			model = st.Model
 		}
-		detail := fmt.Sprintf("model %s · %s", orDash(model), r.Capabilities.Set)
-		if len(r.Models) > 1 {
-			detail = fmt.Sprintf("models %s · %s", strings.Join(r.Models, ", "), r.Capabilities.Set)
+		var parts []string
+		if r.Description != "" {
+			parts = append(parts, r.Description)
 		}
-		if err := engine.CheckMode(st.Mode, r.Name, model, r.Capabilities); err != nil && r.Unavailable == "" {
-			detail += " · cannot serve " + string(st.Mode)
+		if r.Unavailable == "" {
+			if len(r.Models) > 1 {
+				parts = append(parts, "models "+strings.Join(r.Models, ", "))
+			} else {
+				parts = append(parts, "model "+orDash(model))
+			}
+			if err := engine.CheckMode(st.Mode, r.Name, model, r.Capabilities); err != nil {
+				parts = append(parts, "cannot serve "+string(st.Mode))
+			}
 		}
-		p.items = append(p.items, pickerItem{runtime: r.Name, title: r.Name, detail: detail, current: r.Current, why: r.Unavailable})
+		p.all = append(p.all, pickerItem{runtime: r.Name, title: r.Name, detail: strings.Join(parts, " · "), current: r.Current, why: r.Unavailable})
 		if r.Current {
-			p.cursor = len(p.items) - 1
+			p.cursor = len(p.all) - 1
 		}
 	}
+	p.items = p.all
 	return p
 }
 
 func newModelPicker(infos []engine.RuntimeInfo, st engine.State) *picker {
-	p := &picker{kind: pickModel}
+	in := textinput.New()
+	in.Prompt = "model › "
+	in.Placeholder = "type to filter, or a model name to use"
+	in.CharLimit = 200
+	ist := in.Styles()
+	ist.Cursor.Blink = false
+	in.SetStyles(ist)
+	in.Focus()
+	p := &picker{kind: pickModel, filter: in, runtime: st.Runtime}
 	for _, r := range infos {
 		if !r.Current {
 			continue
 		}
+		p.runtime = r.Name
 		for _, m := range r.Models {
-			p.items = append(p.items, pickerItem{runtime: r.Name, model: m, title: m, current: m == st.Model})
-			if m == st.Model {
-				p.cursor = len(p.items) - 1
-			}
+			p.all = append(p.all, pickerItem{runtime: r.Name, model: m, title: m, current: m == st.Model})
 		}
 	}
+	p.refilter(st.Model)
 	return p
 }
 
-// update moves the cursor; enter returns the chosen item, esc closes.
+// adopt takes over the typed text and the cursor's item of the picker it
+// replaces (a new list of the same kind), so that nothing typed is lost.
+func (p *picker) adopt(old *picker) {
+	if old == nil || old.kind != p.kind || p.kind != pickModel {
+		return
+	}
+	p.filter.SetValue(old.filter.Value())
+	p.filter.CursorEnd()
+	at := ""
+	if old.cursor < len(old.items) {
+		at = old.items[old.cursor].model
+	}
+	p.refilter(at)
+}
+
+// refilter rebuilds the visible items from the filter and puts the cursor
+// on the item whose model is at (or the first).
+func (p *picker) refilter(at string) {
+	q := strings.TrimSpace(p.filter.Value())
+	lq := strings.ToLower(q)
+	p.items = p.items[:0:0]
+	exact := false
+	for _, it := range p.all {
+		if strings.Contains(strings.ToLower(it.title), lq) {
+			p.items = append(p.items, it)
+		}
+		exact = exact || it.model == q
+	}
+	if q != "" && !exact && !strings.ContainsFunc(q, isSpaceOrControl) {
+		p.items = append(p.items, pickerItem{runtime: p.runtime, model: q, title: q, typed: true,
+			detail: "use this name (not in the list)"})
+	}
+	p.cursor = 0
+	for i, it := range p.items {
+		if it.model == at && !it.typed {
+			p.cursor = i
+		}
+	}
+}
+
+func isSpaceOrControl(r rune) bool { return r <= ' ' || r == 0x7f }
+
+// update moves the cursor and edits the filter; enter returns the chosen
+// item, esc closes. Choosing an unavailable runtime says why instead.
 func (p *picker) update(msg tea.KeyPressMsg) (chosen *pickerItem, closed bool) {
-	switch msg.String() {
+	keys := "up|ctrl+p|shift+tab|down|ctrl+n|tab|enter|esc|ctrl+c"
+	if p.kind != pickModel {
+		// Without a filter, letters are keys too.
+		keys += "|k|j|q"
+	}
+	k := msg.String()
+	if !strings.Contains("|"+keys+"|", "|"+k+"|") {
+		if p.kind == pickModel {
+			var cmd tea.Cmd
+			before := p.filter.Value()
+			p.filter, cmd = p.filter.Update(msg)
+			_ = cmd // a steady cursor: no blink to schedule
+			if p.filter.Value() != before {
+				p.err = ""
+				p.refilter("")
+			}
+		}
+		return nil, false
+	}
+	switch k {
 	case "up", "k", "ctrl+p", "shift+tab":
 		if p.cursor > 0 {
 			p.cursor--
@@ -90,10 +181,15 @@ func (p *picker) update(msg tea.KeyPressMsg) (chosen *pickerItem, closed bool) {
 			p.cursor++
 		}
 	case "enter":
-		if len(p.items) > 0 {
-			it := p.items[p.cursor]
-			return &it, false
+		if len(p.items) == 0 {
+			return nil, false
 		}
+		it := p.items[p.cursor]
+		if it.why != "" {
+			p.err = fmt.Sprintf("%s is not available here: %s", it.title, it.why)
+			return nil, false
+		}
+		return &it, false
 	case "esc", "q", "ctrl+c":
 		return nil, true
 	}
@@ -107,10 +203,17 @@ func (p *picker) view(t *themes.Theme, width, maxHeight int) string {
 		title = "Switch model"
 	}
 	lines := []string{t.Accent.Render(title) + t.Muted.Render("  ↑↓ choose · enter switch · esc close")}
-	if len(p.items) == 0 {
-		lines = append(lines, t.Muted.Render("nothing to choose: this runtime has one model"))
+	if p.kind == pickModel {
+		p.filter.SetWidth(inner - 10)
+		lines = append(lines, p.filter.View())
 	}
-	rows := max(maxHeight-4, 1)
+	switch {
+	case len(p.all) == 0 && p.kind == pickModel:
+		lines = append(lines, t.Muted.Render("this runtime lists no models: type a model name"))
+	case len(p.items) == 0:
+		lines = append(lines, t.Muted.Render("nothing to choose"))
+	}
+	rows := max(maxHeight-4-len(lines)+1, 1)
 	start := 0
 	if p.cursor >= rows {
 		start = p.cursor - rows + 1
@@ -124,16 +227,20 @@ func (p *picker) view(t *themes.Theme, width, maxHeight int) string {
 		row := mark + it.title
 		detail := it.detail
 		if it.why != "" {
-			detail = "unavailable: " + it.why
+			detail = strings.TrimPrefix(detail+" · unavailable: "+it.why, " · ")
 		}
 		if detail != "" {
 			row += "  " + detail
 		}
 		row = ansi.Truncate(oneLine(row), inner, "…")
 		switch {
+		case i == p.cursor && it.why != "":
+			// The cursor may rest on an unavailable runtime, but it
+			// stays dim: enter there only says why.
+			row = t.Muted.Reverse(true).Render(row + strings.Repeat(" ", max(inner-ansi.StringWidth(row), 0)))
 		case i == p.cursor:
 			row = t.Selected.Render(row + strings.Repeat(" ", max(inner-ansi.StringWidth(row), 0)))
-		case it.why != "":
+		case it.why != "" || it.typed:
 			row = t.Muted.Render(row)
 		default:
 			row = t.Text.Render(row)

@@ -56,6 +56,10 @@ type Options struct {
 	// Width and Height fix the initial size (tests without a terminal).
 	Width, Height int
 
+	// Notify is how a question announces itself while the terminal's
+	// window is not focused (the [tui] notify key); empty is auto.
+	Notify NotifyMode
+
 	// HunkSelection lets the person reject single hunks of a proposal in
 	// the review (engine.FileSelection.Hunks, which every PreparedPatch
 	// applies). Without it the review accepts and rejects whole files
@@ -117,6 +121,10 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	m := newModel(ctx, opts.Session, events, theme, "")
 	m.hunkSelect = opts.HunkSelection
+	m.notify = opts.Notify
+	if m.notify == "" {
+		m.notify = NotifyAuto
+	}
 	m.tr.workspace = opts.Workspace
 	if err := m.replay(ctx, opts.History); err != nil {
 		m.tr.notice("could not show the whole history: "+err.Error(), "warn")

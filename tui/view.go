@@ -130,6 +130,8 @@ func (m *Model) View() tea.View {
 	v := tea.NewView(b.String())
 	v.AltScreen = true
 	v.MouseMode = tea.MouseModeCellMotion
+	// Focus reports tell whether a question needs a notification.
+	v.ReportFocus = m.notify != "" && m.notify != NotifyOff
 	v.WindowTitle = "kz — " + m.status.state.Runtime
 	return v
 }

@@ -22,7 +22,7 @@ func demoRuntimes() ([]engine.RuntimeEntry, error) {
 		return nil, fmt.Errorf("demo script: %w", err)
 	}
 	return []engine.RuntimeEntry{
-		{Runtime: full, Models: []string{"demo-large", "demo-small"}, FixedModels: true},
-		{Runtime: lite, Models: []string{lite.Model()}, FixedModels: true},
+		{Runtime: full, Models: []string{"demo-large", "demo-small"}, FixedModels: true, Description: "scripted demo · tools, edits, reviews"},
+		{Runtime: lite, Models: []string{lite.Model()}, FixedModels: true, Description: "scripted demo · text only"},
 	}, nil
 }

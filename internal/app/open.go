@@ -354,6 +354,7 @@ func (a *App) Close() {
 // The caller adds what is its own (theme, custom commands).
 func (a *App) TUI() tui.Options {
 	o := tui.Options{Session: a.Session, Welcome: a.Welcome, Workspace: a.Env.Workspace, HunkSelection: true,
+		Notify:   tui.NotifyMode(a.Env.Config.Notify),
 		Undo:     undoer{e: a.Env, st: a.Store, ws: a.ws, sessionID: a.Session.ID()},
 		Sessions: a.Store,
 		Grants:   grantManager{gate: a.Gate, file: config.NewGrantsFile(a.Env.Paths)},

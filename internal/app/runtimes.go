@@ -74,7 +74,8 @@ func (e *Env) Runtimes(r RuntimesFor) ([]engine.RuntimeEntry, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := []engine.RuntimeEntry{{Runtime: rt, Models: []string{rt.Model()}, FixedModels: true}}
+	out := []engine.RuntimeEntry{{Runtime: rt, Models: []string{rt.Model()}, FixedModels: true,
+		Description: "scripted replay of " + filepath.Base(r.Script)}}
 	for _, x := range entries {
 		if x.Runtime.Name() != name {
 			out = append(out, x)

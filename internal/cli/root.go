@@ -242,7 +242,7 @@ func runSession(ctx context.Context, inv *Invocation, args []string) (err error)
 	}
 	defer a.Close()
 	if opts.Interactive {
-		return runTUI(ctx, inv, a, o.theme)
+		return runTUI(ctx, inv, a, o.theme, !o.demo)
 	}
 	printed = true
 	return runHeadless(ctx, inv, a, o.prompt, format)
@@ -273,8 +273,10 @@ func notStarted(ctx context.Context, stdout io.Writer, format headless.Format, o
 	return err
 }
 
-// runTUI runs the interactive session until the person quits.
-func runTUI(ctx context.Context, inv *Invocation, a *app.App, theme string) error {
+// runTUI runs the interactive session until the person quits. After a
+// normal quit of a session that can be resumed (not the demo's, whose
+// store goes with it), it says how to come back to it.
+func runTUI(ctx context.Context, inv *Invocation, a *app.App, theme string, resumable bool) error {
 	opts := a.TUI()
 	opts.Theme = firstNonEmpty(theme, a.Env.Config.Theme)
 	commands, cerr := tui.LoadCommands(a.CommandDirs()...)
@@ -286,7 +288,27 @@ func runTUI(ctx context.Context, inv *Invocation, a *app.App, theme string) erro
 	if cerr := a.CloseSession(ctx); err == nil {
 		err = cerr
 	}
+	if err == nil && resumable {
+		printResumeHint(ctx, inv.Stdout, a)
+	}
 	return err
+}
+
+// printResumeHint prints `resume with: kz --resume ID` once the TUI has
+// given the terminal back (tui.Run has returned, so the hint lands on the
+// normal screen, below what was there before kz) and the session is
+// closed (its journal flushed, so the store has every turn). A session
+// with no stored turn has nothing to resume, and a store that cannot
+// answer gets no hint rather than a wrong one.
+func printResumeHint(ctx context.Context, stdout io.Writer, a *app.App) {
+	if a.Store == nil || a.Session == nil {
+		return
+	}
+	si, err := a.Store.Session(context.WithoutCancel(ctx), a.Session.ID())
+	if err != nil || si.Turns == 0 {
+		return
+	}
+	_, _ = fmt.Fprintf(stdout, "resume with: kz --resume %s\n", si.ID)
 }
 
 // runHeadless runs one turn of kz -p and maps its outcome to kz's exit

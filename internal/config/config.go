@@ -157,6 +157,8 @@ type File struct {
 	Models       []Model            `toml:"models"`
 	// Sandbox is the [sandbox] table: the OS sandbox of shell commands.
 	Sandbox SandboxFile `toml:"sandbox"`
+	// TUI is the [tui] table.
+	TUI TUIFile `toml:"tui"`
 }
 
 // Config is the merged configuration.
@@ -168,7 +170,9 @@ type Config struct {
 	Failover       []string
 	DataDir        string
 	Theme          string
-	Limits         Limits
+	// Notify is the merged [tui] notify ("auto" unless set).
+	Notify string
+	Limits Limits
 	// PatchRetries is the merged patch_retries; nil means not configured
 	// (the engine's default).
 	PatchRetries *int
@@ -256,7 +260,7 @@ func StateDir() (string, error) {
 func Load(p Paths) (*Config, error) {
 	cfg := &Config{
 		Mode: engine.ModeFullAutonomous, PermissionMode: engine.PermissionAsk, Strategy: engine.StrategyAuto,
-		DataDir: p.DataDir, Theme: "dark", Runtimes: map[string]Runtime{}, Sandbox: Sandbox{Network: true},
+		DataDir: p.DataDir, Theme: "dark", Notify: "auto", Runtimes: map[string]Runtime{}, Sandbox: Sandbox{Network: true},
 	}
 	user, userLines, err := readFile(p.UserConfig)
 	if err != nil {
@@ -371,6 +375,9 @@ func (cfg *Config) apply(f *File, lines keyLines, full, user bool) error {
 		return err
 	}
 	if err := cfg.applySandbox(f.Sandbox, lines, full, user); err != nil {
+		return err
+	}
+	if err := cfg.applyTUI(f.TUI, lines); err != nil {
 		return err
 	}
 	if f.PatchRetries != nil {
