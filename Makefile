@@ -57,8 +57,13 @@ lint:
 	$(GO) vet ./...
 	$(GO) run $(GOLANGCI) run ./...
 
+# The tmux tests; the per-runtime scenario drives the real CLIs, installed
+# first as for test.
 e2e: build
-	KZ_E2E=1 KZ_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -run E2E ./tui/...
+	KZ_CLAUDE_BIN="$$(sh runtimes/claudecode/install-cli.sh)" \
+	KZ_CODEX_BIN="$$(sh runtimes/codex/install-cli.sh $$HOME/.cache/kz/codex)" \
+	KZ_GEMINI_BIN="$$(sh runtimes/acp/install-gemini.sh $$HOME/.cache/kz/gemini-cli)" \
+	KZ_E2E=1 KZ_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout 20m -run E2E ./tui/...
 
 clean:
 	rm -rf bin

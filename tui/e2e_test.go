@@ -268,6 +268,9 @@ func TestE2EThemesInTmux(t *testing.T) {
 type pane struct {
 	t            *testing.T
 	socket, name string
+	// timeout bounds each wait; zero is 15 seconds. The real CLIs on a
+	// loaded machine need more.
+	timeout time.Duration
 }
 
 func (p *pane) tmux(args ...string) string {
@@ -310,7 +313,11 @@ func (p *pane) waitGone(what, text string) {
 
 func (p *pane) wait(what string, cond func(string) bool) {
 	p.t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
+	timeout := p.timeout
+	if timeout == 0 {
+		timeout = 15 * time.Second
+	}
+	deadline := time.Now().Add(timeout)
 	for {
 		s := p.screen()
 		if cond(s) {

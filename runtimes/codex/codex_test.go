@@ -182,6 +182,31 @@ func TestGracefulInterrupt(t *testing.T) {
 	if len(cf) != 1 || cf[0].ExitCode == nil || *cf[0].ExitCode != -1 || !cf[0].IsError {
 		t.Errorf("command_finished %+v", cf)
 	}
+	// The command the stop killed is interrupted, not failed: its card
+	// shows ⊘ as on every other runtime.
+	tf := h.Journal.OfType(engine.EventToolCallFinished)
+	if len(tf) != 1 || tf[0].Status != engine.ToolStatusInterrupted || !tf[0].IsError {
+		t.Errorf("tool_call_finished %+v, want status interrupted", tf)
+	}
+}
+
+// A command that fails on its own, with no stop asked, stays a failure:
+// only a stop makes a failed command interrupted.
+func TestFailedCommandWithoutStopIsNotInterrupted(t *testing.T) {
+	lines := append(handshake("go"),
+		clitest.CLI(`{"method":"item/started","params":{"threadId":"th-1","turnId":"tu-1","item":{"type":"commandExecution","id":"c1","command":"false","status":"inProgress"}}}`),
+		clitest.CLI(`{"method":"item/completed","params":{"threadId":"th-1","turnId":"tu-1","item":{"type":"commandExecution","id":"c1","command":"false","status":"failed","exitCode":1}}}`),
+		clitest.CLI(turnDone))
+	f := newFake(t, lines)
+	h := clitest.NewHarness(t, f.WS, single(f), clitest.Options{})
+	if final := h.Run(t, context.Background(), "go"); final.Status != string(engine.StatusComplete) {
+		t.Errorf("status %q", final.Status)
+	}
+	f.CheckReport()
+	tf := h.Journal.OfType(engine.EventToolCallFinished)
+	if len(tf) != 1 || tf[0].Status != "" || !tf[0].IsError {
+		t.Errorf("tool_call_finished %+v, want a failure without status", tf)
+	}
 }
 
 // Unknown notifications, non-JSON lines, unknown server requests and late

@@ -492,7 +492,16 @@ func (tr *turnRun) itemCompleted(raw json.RawMessage) {
 		if it.Status == "declined" && out == "" {
 			out = "declined"
 		}
-		tr.t.Emit(engine.Event{Type: engine.EventToolCallFinished, ToolCallID: it.ID, Tool: "shell", Output: out, IsError: isErr})
+		status := ""
+		if isErr && tr.stopping && it.Status != "declined" {
+			// A command that ends unsuccessfully once kz has asked Codex
+			// to stop the turn was killed by that stop (Codex cleans its
+			// terminals, exit -1, or the sandbox reports the SIGKILL, 137):
+			// it was interrupted, as the native runtime reports such a
+			// call, not a command that failed on its own.
+			status = engine.ToolStatusInterrupted
+		}
+		tr.t.Emit(engine.Event{Type: engine.EventToolCallFinished, ToolCallID: it.ID, Tool: "shell", Output: out, IsError: isErr, Status: status})
 		tr.t.Emit(engine.Event{Type: engine.EventCommandFinished, ToolCallID: it.ID, Tool: "shell",
 			Command: unwrapShell(it.Command), ExitCode: it.ExitCode, Output: out, IsError: isErr})
 	case "fileChange":
