@@ -204,6 +204,11 @@ func cliEntry(rt versioned, rc config.Runtime, opt Options) engine.RuntimeEntry 
 			e.Unavailable = err.Error()
 		} else {
 			e.Version = v
+			// Installed is not enough: a CLI that is not logged in fails
+			// its first turn. Its own status command says so now.
+			if l := CheckLogin(context.Background(), rc); l.State == LoginMissing {
+				e.Unavailable = l.Hint
+			}
 		}
 	} else if reason := availability(rc); reason != "" {
 		e.Unavailable = reason
