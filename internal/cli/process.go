@@ -144,6 +144,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return headless.ExitStopped
 	default:
 		_, _ = fmt.Fprintf(stderr, "kz: %s\n", oneLine(err.Error()))
+		var nr *app.NoRuntimeError
+		if errors.As(err, &nr) {
+			_, _ = fmt.Fprintln(stderr, app.NoRuntimeHint)
+		}
 		return headless.ExitError
 	}
 }
