@@ -139,12 +139,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return headless.ExitUsage
 	case errors.Is(err, flag.ErrHelp):
 		return 0
-	case errors.Is(err, syscall.EPIPE) || errors.Is(context.Cause(ctx), errOutputClosed):
-		// Whoever read the output stopped (kz sessions list | head -1):
-		// what they wanted was written, so kz ends quietly and well, as
-		// a program killed by SIGPIPE would have without a word. A turn
-		// of kz -p that the closed output interrupted still exits 3
-		// (exitError, above).
+	case errors.Is(err, syscall.EPIPE):
+		// A write found the output closed (kz sessions list | head -1):
+		// what the reader wanted was written, so kz ends quietly and
+		// well, as a program killed by SIGPIPE would have without a
+		// word. A turn of kz -p that the closed output interrupted still
+		// exits 3 (exitError, above), and so does a command the closing
+		// cancelled before it wrote (the interrupted case below).
 		return 0
 	case interrupted(ctx, err) != nil:
 		_, _ = fmt.Fprintf(stderr, "kz: %s\n", oneLine(interrupted(ctx, err).Error()))
