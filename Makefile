@@ -15,12 +15,17 @@ run: build
 
 # The whole suite, with the race detector. CI runs exactly this. The real
 # agent CLIs the integration tests drive are installed first (pinned, into
-# ~/.cache/kz; a no-op once there).
+# ~/.cache/kz; a no-op once there). Each install is its own assignment, so
+# that a script that fails stops make test with its name: inside a
+# variable prefix of the go command its exit status would be lost, and the
+# tests would run (and skip) without the CLI.
 test:
 	$(GO) vet ./...
-	KZ_CLAUDE_BIN="$$(sh runtimes/claudecode/install-cli.sh)" \
-	KZ_CODEX_BIN="$$(sh runtimes/codex/install-cli.sh $$HOME/.cache/kz/codex)" \
-	KZ_GEMINI_BIN="$$(sh runtimes/acp/install-gemini.sh $$HOME/.cache/kz/gemini-cli)" \
+	@claude="$$(sh runtimes/claudecode/install-cli.sh)" || { echo "make test: the pinned Claude Code CLI could not be installed (runtimes/claudecode/install-cli.sh failed, see above)" >&2; exit 1; }; \
+	codex="$$(sh runtimes/codex/install-cli.sh $$HOME/.cache/kz/codex)" || { echo "make test: the pinned Codex CLI could not be installed (runtimes/codex/install-cli.sh failed, see above)" >&2; exit 1; }; \
+	gemini="$$(sh runtimes/acp/install-gemini.sh $$HOME/.cache/kz/gemini-cli)" || { echo "make test: the pinned Gemini CLI could not be installed (runtimes/acp/install-gemini.sh failed, see above)" >&2; exit 1; }; \
+	echo "KZ_CLAUDE_BIN=$$claude KZ_CODEX_BIN=$$codex KZ_GEMINI_BIN=$$gemini $(GO) test -race -count=1 -timeout 20m ./..."; \
+	KZ_CLAUDE_BIN="$$claude" KZ_CODEX_BIN="$$codex" KZ_GEMINI_BIN="$$gemini" \
 	$(GO) test -race -count=1 -timeout 20m ./...
 
 # Speed and memory targets live in Go benchmarks, never in timed tests.

@@ -6,6 +6,7 @@ package runtimes
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -188,12 +189,12 @@ func buildLLM(name string, rc config.Runtime, opt Options) (engine.RuntimeEntry,
 	}
 	e := engine.RuntimeEntry{Runtime: rt, Models: rc.Models}
 	if err := lc.Check(); err != nil {
-		e.Unavailable = err.Error()
+		e.Unavailable = reason(err)
 	} else if opt.Probe || isLocal(lc.BaseURL) {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
 		if err := lc.Reachable(ctx); err != nil {
-			e.Unavailable = err.Error()
+			e.Unavailable = reason(err)
 		}
 	}
 	return e, nil
@@ -211,9 +212,14 @@ func cliEntry(rt versioned, rc config.Runtime, opt Options) engine.RuntimeEntry 
 	e := engine.RuntimeEntry{Runtime: rt, Models: rc.Models}
 	if opt.Probe {
 		if v, err := rt.Available(); err != nil {
-			e.Unavailable = err.Error()
+			e.Unavailable = reason(err)
 		} else {
 			e.Version = v
+			// Installed is not enough: a CLI that is not logged in fails
+			// its first turn. Its own status command says so now.
+			if l := CheckLogin(context.Background(), rc); l.State == LoginMissing {
+				e.Unavailable = l.Hint
+			}
 		}
 	} else if reason := availability(rc); reason != "" {
 		e.Unavailable = reason
@@ -354,4 +360,21 @@ func nativeTools(opt Options) *native.ExecutorTools {
 	t := native.PerSessionTools(tools.NewBuiltinRegistry().Filter(opt.DenyTool), opt.Snapshots, opt.Artifacts, opt.Sandbox)
 	t.ReadPolicy = opt.ReadPolicy
 	return t
+}
+
+// reason is why a runtime cannot run, from the error that says so, for
+// one line of kz runtimes and the first-run screen: a classified error
+// gives its message alone, since the line already names the runtime and
+// "runtime_missing: " or "auth: " says nothing more.
+func reason(err error) string {
+	var re *engine.RuntimeError
+	if errors.As(err, &re) {
+		if re.Message != "" {
+			return re.Message
+		}
+		if re.Err != nil {
+			return re.Err.Error()
+		}
+	}
+	return err.Error()
 }

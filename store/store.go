@@ -26,6 +26,9 @@ import (
 	"time"
 
 	"github.com/mattn/go-sqlite3"
+
+	// A build without cgo stops at needcgo with one line saying why.
+	_ "github.com/kaizen-code/kz/internal/needcgo"
 )
 
 //go:embed migrations/*.sql

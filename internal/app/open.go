@@ -240,6 +240,13 @@ func (a *App) chooseRuntime(o Options, mode engine.Mode) (string, string, error)
 		return tui.DemoRuntime, "", nil
 	}
 	name, model, err := a.Env.choose(a.Runtimes, o, mode, a.Resumed)
+	if err != nil && !o.Interactive && errors.Is(err, engine.ErrNoCandidate) {
+		// Not one runtime runs here: say why for each, and the way out,
+		// rather than which capabilities the mode needs.
+		if nerr := noRuntime(a.Runtimes); nerr != nil {
+			return "", "", nerr
+		}
+	}
 	if err == nil || !o.Interactive || len(a.Runtimes) == 0 {
 		return name, model, err
 	}

@@ -384,7 +384,8 @@ func jsonFinal(t *testing.T, out string) engine.Event {
 // kz -p --output-format json before a turn (a missing session or script,
 // a bad script line or config, a locks dir kz cannot use) still prints
 // one final_result with status error and the error in text, and exits 1;
-// text and stream-json print nothing on stdout, and a usage error prints
+// stream-json prints it as its one line, text prints nothing on stdout,
+// and a usage error prints
 // no final_result in any format.
 func TestJSONPrintsAFinalResultWhenTheTurnCannotStart(t *testing.T) {
 	sb := newSandbox(t)
@@ -421,10 +422,15 @@ func TestJSONPrintsAFinalResultWhenTheTurnCannotStart(t *testing.T) {
 			if ev.Status != string(engine.StatusError) || !strings.Contains(ev.Text, c.want) || ev.ErrorKind == "" {
 				t.Fatalf("final_result %+v, want status error with %q", ev, c.want)
 			}
-			for _, f := range []string{"text", "stream-json"} {
-				if out, errOut, code := sb.kz(append(args, "--output-format", f)...); code != 1 || out != "" || !strings.Contains(errOut, c.want) {
-					t.Fatalf("%s: exit %d, stdout %q, stderr %q", f, code, out, errOut)
-				}
+			if out, errOut, code := sb.kz(append(args, "--output-format", "text")...); code != 1 || out != "" || !strings.Contains(errOut, c.want) {
+				t.Fatalf("text: exit %d, stdout %q, stderr %q", code, out, errOut)
+			}
+			out, errOut, code = sb.kz(append(args, "--output-format", "stream-json")...)
+			if code != 1 || !strings.Contains(errOut, c.want) {
+				t.Fatalf("stream-json: exit %d, stdout %q, stderr %q", code, out, errOut)
+			}
+			if evs := streamEvents(t, out); len(evs) != 1 || evs[0].Type != engine.EventFinalResult || evs[0].Status != string(engine.StatusError) {
+				t.Fatalf("stream-json: stdout %q, want one final_result", out)
 			}
 		})
 	}

@@ -139,11 +139,23 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return headless.ExitUsage
 	case errors.Is(err, flag.ErrHelp):
 		return 0
+	case errors.Is(err, syscall.EPIPE):
+		// A write found the output closed (kz sessions list | head -1):
+		// what the reader wanted was written, so kz ends quietly and
+		// well, as a program killed by SIGPIPE would have without a
+		// word. A turn of kz -p that the closed output interrupted still
+		// exits 3 (exitError, above), and so does a command the closing
+		// cancelled before it wrote (the interrupted case below).
+		return 0
 	case interrupted(ctx, err) != nil:
 		_, _ = fmt.Fprintf(stderr, "kz: %s\n", oneLine(interrupted(ctx, err).Error()))
 		return headless.ExitStopped
 	default:
 		_, _ = fmt.Fprintf(stderr, "kz: %s\n", oneLine(err.Error()))
+		var nr *app.NoRuntimeError
+		if errors.As(err, &nr) {
+			_, _ = fmt.Fprintln(stderr, app.NoRuntimeHint)
+		}
 		return headless.ExitError
 	}
 }

@@ -6,8 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"strings"
-	"text/tabwriter"
 
 	"github.com/kaizen-code/kz/engine"
 	"github.com/kaizen-code/kz/internal/app"
@@ -19,13 +17,15 @@ import (
 // what it can do.
 var cmdRuntimes = &Command{
 	Name:      "runtimes",
-	UsageLine: "kz runtimes [--json]",
-	Short:     []Usage{{"kz runtimes [--json]", "configured runtimes, availability, capabilities"}},
-	Long: `kz runtimes lists every configured runtime and every preset: whether it
-can run here (and if not, why: a CLI not on PATH, an API key not set, an
-endpoint that does not answer), its version, its models and its
-capabilities, then what confines the shell commands kz runs (the OS
-sandbox) and the agent CLIs. --json prints one object per runtime.
+	UsageLine: "kz runtimes [--verbose] [--json]",
+	Short:     []Usage{{"kz runtimes [--verbose] [--json]", "configured runtimes and whether each can run here"}},
+	Long: `kz runtimes lists every configured runtime and every preset, one line of
+at most 80 columns each: its name, whether it can run here, and one short
+reason (a CLI not on PATH or not logged in, an API key not set, an
+endpoint that does not answer; or its version and model when it can),
+then what confines the shell commands kz runs (the OS sandbox) and the
+agent CLIs. --verbose adds the models and capabilities of each runtime;
+--json prints one object per runtime with all of it.
 `,
 	Run: runRuntimes,
 }
@@ -34,6 +34,8 @@ func runRuntimes(_ context.Context, inv *Invocation, args []string) error {
 	fs := flag.NewFlagSet("runtimes", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	asJSON := fs.Bool("json", false, "")
+	verbose := fs.Bool("verbose", false, "")
+	fs.BoolVar(verbose, "v", false, "")
 	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
 		return usagef("usage: %s", inv.Command.UsageLine)
 	}
@@ -49,47 +51,51 @@ func runRuntimes(_ context.Context, inv *Invocation, args []string) error {
 	if err != nil {
 		return err
 	}
-	type row struct {
-		Name         string              `json:"name"`
-		Version      string              `json:"version,omitempty"`
-		Available    bool                `json:"available"`
-		Why          string              `json:"why,omitempty"`
-		Models       []string            `json:"models,omitempty"`
-		Capabilities engine.Capabilities `json:"capabilities"`
-		// Sandbox is what confines the shell commands kz runs for the
-		// runtime: the same for every runtime, repeated so that each row
-		// stands alone.
-		Sandbox ossandbox.Status `json:"sandbox"`
-	}
 	sb := ossandbox.Probe()
-	var rows []row
+	var rows []runtimeRow
 	for _, x := range entries {
 		m := ""
 		if len(x.Models) > 0 {
 			m = x.Models[0]
 		}
-		rows = append(rows, row{Name: x.Runtime.Name(), Version: x.Version, Available: x.Unavailable == "", Why: x.Unavailable, Models: x.Models, Capabilities: x.Runtime.Capabilities(m), Sandbox: sb})
+		rows = append(rows, runtimeRow{Name: x.Runtime.Name(), Version: x.Version, Available: x.Unavailable == "", Why: x.Unavailable, Models: x.Models, Capabilities: x.Runtime.Capabilities(m), Sandbox: sb})
 	}
 	if *asJSON {
 		enc := json.NewEncoder(inv.Stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(rows)
 	}
-	tw := tabwriter.NewWriter(inv.Stdout, 2, 4, 2, ' ', 0)
-	_, _ = fmt.Fprintln(tw, "RUNTIME\tAVAILABLE\tMODELS\tCAPABILITIES")
-	for _, r := range rows {
-		avail := "yes"
-		if r.Version != "" {
-			avail = "yes (" + r.Version + ")"
+	if *verbose {
+		if err := writeVerboseRuntimes(inv.Stdout, rows); err != nil {
+			return err
 		}
-		if !r.Available {
-			avail = "no: " + r.Why
+	} else {
+		lines := make([]runtimeLine, len(rows))
+		for i, r := range rows {
+			lines[i] = runtimeLine{Name: r.Name, Ready: r.Available, Why: r.Why}
+			if r.Available {
+				lines[i].Why = readyReason(r.Version, r.Models)
+			}
 		}
-		_, _ = fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Name, avail, strings.Join(r.Models, ", "), r.Capabilities.Set)
+		if err := writeRuntimeLines(inv.Stdout, lines, runtimesWidth); err != nil {
+			return err
+		}
 	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	_, _ = fmt.Fprintf(inv.Stdout, "\nsandbox: %s\nagent CLIs: %s\n", sb.Reason, agentcli.DescribeStatus(sb))
-	return nil
+	_, err = fmt.Fprintf(inv.Stdout, "\n%s\n%s\n", fitLine("sandbox: "+sb.Reason, runtimesWidth, *verbose),
+		fitLine("agent CLIs: "+agentcli.DescribeStatus(sb), runtimesWidth, *verbose))
+	return err
+}
+
+// runtimeRow is one runtime of kz runtimes, as --json prints it.
+type runtimeRow struct {
+	Name         string              `json:"name"`
+	Version      string              `json:"version,omitempty"`
+	Available    bool                `json:"available"`
+	Why          string              `json:"why,omitempty"`
+	Models       []string            `json:"models,omitempty"`
+	Capabilities engine.Capabilities `json:"capabilities"`
+	// Sandbox is what confines the shell commands kz runs for the
+	// runtime: the same for every runtime, repeated so that each row
+	// stands alone.
+	Sandbox ossandbox.Status `json:"sandbox"`
 }

@@ -130,12 +130,14 @@ func NotStarted(sessionID, runtime, model string, err error) engine.Event {
 		Usage: &engine.Usage{}}
 }
 
-// WriteNotStarted prints ev, a NotStarted result, in the json format, which
-// promises one final_result on stdout whatever happens. The text and
-// stream-json formats print nothing: the caller reports the error on
-// stderr, as for every format, and exits 1.
+// WriteNotStarted prints ev, a NotStarted result, in the json and
+// stream-json formats: both promise a final_result on stdout whatever
+// happens, so that a program reading them learns the error's kind
+// (runtime_missing, say) without parsing stderr. The text format prints
+// nothing: the caller reports the error on stderr, as for every format,
+// and exits 1.
 func WriteNotStarted(out io.Writer, format Format, ev engine.Event) error {
-	if format != FormatJSON {
+	if format == FormatText {
 		return nil
 	}
 	p := &printer{format: format, out: out}

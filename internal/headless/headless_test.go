@@ -126,8 +126,15 @@ func TestRunReportsATurnThatCannotStart(t *testing.T) {
 	var out, errOut bytes.Buffer
 	_, err := Run(context.Background(), session(t, textOnly, engine.ModeFullAutonomous), "hi", FormatStreamJSON, &out, &errOut)
 	var ce *engine.CapabilityError
-	if !errors.As(err, &ce) || out.Len() != 0 {
+	if !errors.As(err, &ce) {
 		t.Fatalf("err %v, stdout %q", err, out.String())
+	}
+	// stream-json prints the turn's final_result as its one line, with
+	// the error's kind.
+	var ev engine.Event
+	if jerr := json.Unmarshal(out.Bytes(), &ev); jerr != nil || strings.Count(out.String(), "\n") != 1 ||
+		ev.Type != engine.EventFinalResult || ev.ErrorKind != engine.ErrCapability {
+		t.Fatalf("stdout %q (%v)", out.String(), jerr)
 	}
 }
 

@@ -195,11 +195,17 @@ func TestJSONReportsATurnThatCannotStart(t *testing.T) {
 		ev.ErrorKind != engine.ErrCapability || ev.SessionID != s.ID() || ev.Usage == nil {
 		t.Fatalf("final_result %s", out.String())
 	}
-	for _, f := range []Format{FormatText, FormatStreamJSON} {
-		var b bytes.Buffer
-		if err := WriteNotStarted(&b, f, NotStarted("", "", "", err)); err != nil || b.Len() != 0 {
-			t.Fatalf("%s: %v %q", f, err, b.String())
-		}
+	var b bytes.Buffer
+	if err := WriteNotStarted(&b, FormatText, NotStarted("", "", "", err)); err != nil || b.Len() != 0 {
+		t.Fatalf("text: %v %q", err, b.String())
+	}
+	// stream-json prints the same final_result, as its one line.
+	if err := WriteNotStarted(&b, FormatStreamJSON, NotStarted("", "", "", err)); err != nil || strings.Count(b.String(), "\n") != 1 {
+		t.Fatalf("stream-json: %v %q", err, b.String())
+	}
+	var sev engine.Event
+	if jerr := json.Unmarshal(b.Bytes(), &sev); jerr != nil || sev.Type != engine.EventFinalResult || sev.ErrorKind != engine.ErrCapability {
+		t.Fatalf("stream-json: %v %q", jerr, b.String())
 	}
 	if err := WriteNotStarted(failWriter{}, FormatJSON, NotStarted("", "", "", err)); err == nil {
 		t.Fatal("a failed write was not reported")
