@@ -28,6 +28,7 @@ type Session struct {
 	limits      Limits
 	failover    []ChainLink
 	patcher     Patcher
+	pricer      Pricer
 	// patchRetries bounds the re-proposals after a failed patch.
 	patchRetries int
 	runtimes     map[string]RuntimeEntry
@@ -182,6 +183,10 @@ type Config struct {
 	// PatchRetries bounds re-proposals after a failed proposal: 0 means
 	// DefaultPatchRetries, a negative value none.
 	PatchRetries int
+	// Pricer prices the tokens of runtimes that report no cost; without
+	// one, such tokens cost nothing and a budget only counts reported
+	// costs.
+	Pricer Pricer
 }
 
 // Errors of the session API.
@@ -217,6 +222,7 @@ func NewSession(cfg Config) (*Session, error) {
 		runtimes: map[string]RuntimeEntry{}, now: cfg.Now,
 		mode: cfg.Mode, pmode: cfg.PermissionMode, natives: map[string]NativeRef{},
 		pending: map[string]*pendingRequest{}, patcher: cfg.Patcher, patchRetries: cfg.PatchRetries,
+		pricer: cfg.Pricer,
 	}
 	switch {
 	case s.patchRetries == 0:

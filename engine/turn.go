@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -53,6 +54,9 @@ type turnState struct {
 	denials []PermissionDenial
 	// boundary is the last compact_boundary of the turn or compaction.
 	boundary *Event
+	// pricing prices the current attempt's tokens when its runtime
+	// reports none.
+	pricing pricing
 }
 
 // addDenial records a denial unless its tool call is already listed.
@@ -113,7 +117,14 @@ func (t *turnState) observe(ev *Event, lim Limits) {
 	case EventCompactBoundary:
 		b := *ev
 		t.boundary = &b
+	case EventSessionStarted:
+		if err := t.pricing.priceEvent(ev); err != nil {
+			t.cancel(err)
+		}
 	case EventUsageUpdated:
+		if err := t.pricing.priceEvent(ev); err != nil {
+			t.cancel(err)
+		}
 		if ev.Usage != nil {
 			t.usage.Add(*ev.Usage)
 		}
@@ -136,7 +147,10 @@ func (s *Session) preflight() error {
 	if e.Unavailable != "" && len(s.failover) == 0 {
 		return &RuntimeError{Kind: ErrRuntimeMissing, Runtime: s.runtime, Message: e.Unavailable}
 	}
-	return CheckMode(s.mode, s.runtime, s.model, e.Runtime.Capabilities(s.model))
+	if err := CheckMode(s.mode, s.runtime, s.model, e.Runtime.Capabilities(s.model)); err != nil {
+		return err
+	}
+	return s.checkPriced(s.runtime, s.model)
 }
 
 // attempt is one (runtime, model) of the failover chain.
@@ -302,13 +316,21 @@ func (s *Session) runAttempts(ctx context.Context, ts *turnState, attempts []att
 			t.NativeID = ref.ID
 		}
 		s.lastRuntime = a.name
+		ts.pricing = pricing{pricer: s.pricer, budget: s.limits.BudgetUSD, runtime: a.name, configured: a.model,
+			reportsCost: a.entry.Runtime.Capabilities(a.model).ReportsCost}
+		unpriced := s.checkPriced(a.name, a.model)
 		s.mu.Unlock()
 
 		var res Result
 		var err error
-		if a.entry.Unavailable != "" {
+		switch {
+		case unpriced != nil:
+			// A failover runtime the budget cannot hold ends the turn:
+			// running it would spend without a limit.
+			return Result{Status: StatusError}, unpriced
+		case a.entry.Unavailable != "":
 			err = &RuntimeError{Kind: ErrRuntimeMissing, Runtime: a.name, Model: a.model, Message: a.entry.Unavailable}
-		} else {
+		default:
 			res, err = runSafely(ctx, a.entry.Runtime, t)
 		}
 		if err == nil {
@@ -344,7 +366,13 @@ func (s *Session) finishLocked(ctx context.Context, ts *turnState, res Result, e
 	var errMsg string
 	var errKind ErrorKind
 	var se *storeError
+	var unpriced errUnpriced
 	switch cause := context.Cause(ctx); {
+	case errors.As(cause, &unpriced):
+		// The runtime named a model kz cannot price: the budget could
+		// not hold, so the turn stopped before spending more.
+		status, errMsg, errKind = StatusError, unpriced.Error(), ErrInvalidArgument
+		s.emitLocked(Event{Type: EventError, TurnID: t.ID, Text: errMsg, ErrorKind: errKind})
 	case errors.As(cause, &se):
 		// The journal failed: what the turn does next could not be kept.
 		status, errMsg, errKind = StatusError, se.Error(), ErrStorage
@@ -412,6 +440,11 @@ func (s *Session) finishLocked(ctx context.Context, ts *turnState, res Result, e
 	}
 	if res.CostUSD > 0 {
 		cost = res.CostUSD
+	} else if cost == 0 && !usage.IsZero() && s.pricer != nil {
+		// A runtime that reported its tokens only in its result.
+		if usd, ok := s.pricer.Price(cmp.Or(res.Model, ts.pricing.reported, t.Model), usage); ok {
+			cost = usd
+		}
 	}
 	cycles := ts.cycles
 	if res.Cycles > 0 {
