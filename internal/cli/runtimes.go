@@ -25,7 +25,9 @@ var cmdRuntimes = &Command{
 can run here (and if not, why: a CLI not on PATH, an API key not set, an
 endpoint that does not answer), its version, its models and its
 capabilities, then what confines the shell commands kz runs (the OS
-sandbox) and the agent CLIs. --json prints one object per runtime.
+sandbox) and the agent CLIs. --json prints one object per runtime; its
+selected_by says, per selection strategy, the modes for which that
+strategy would pick the runtime with this configuration.
 `,
 	Run: runRuntimes,
 }
@@ -60,15 +62,20 @@ func runRuntimes(_ context.Context, inv *Invocation, args []string) error {
 		// runtime: the same for every runtime, repeated so that each row
 		// stands alone.
 		Sandbox ossandbox.Status `json:"sandbox"`
+		// SelectedBy lists, per strategy, the modes for which that
+		// strategy picks this runtime with the current configuration.
+		SelectedBy map[engine.Strategy][]engine.Mode `json:"selected_by,omitempty"`
 	}
 	sb := ossandbox.Probe()
+	picks := e.Picks(entries)
 	var rows []row
 	for _, x := range entries {
 		m := ""
 		if len(x.Models) > 0 {
 			m = x.Models[0]
 		}
-		rows = append(rows, row{Name: x.Runtime.Name(), Version: x.Version, Available: x.Unavailable == "", Why: x.Unavailable, Models: x.Models, Capabilities: x.Runtime.Capabilities(m), Sandbox: sb})
+		rows = append(rows, row{Name: x.Runtime.Name(), Version: x.Version, Available: x.Unavailable == "", Why: x.Unavailable, Models: x.Models, Capabilities: x.Runtime.Capabilities(m), Sandbox: sb,
+			SelectedBy: selectedBy(picks, x.Runtime.Name())})
 	}
 	if *asJSON {
 		enc := json.NewEncoder(inv.Stdout)
@@ -92,4 +99,18 @@ func runRuntimes(_ context.Context, inv *Invocation, args []string) error {
 	}
 	_, _ = fmt.Fprintf(inv.Stdout, "\nsandbox: %s\nagent CLIs: %s\n", sb.Reason, agentcli.DescribeStatus(sb))
 	return nil
+}
+
+// selectedBy inverts the selector's picks (strategy → mode → runtime) for
+// one runtime: the modes each strategy picks it for, in the modes' order.
+func selectedBy(picks map[engine.Strategy]map[engine.Mode]string, name string) map[engine.Strategy][]engine.Mode {
+	out := map[engine.Strategy][]engine.Mode{}
+	for _, st := range engine.Strategies {
+		for _, mode := range engine.Modes {
+			if picks[st][mode] == name {
+				out[st] = append(out[st], mode)
+			}
+		}
+	}
+	return out
 }
