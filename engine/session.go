@@ -29,6 +29,7 @@ type Session struct {
 	failover    []ChainLink
 	patcher     Patcher
 	pricer      Pricer
+	redactor    func(string) string
 	// patchRetries bounds the re-proposals after a failed patch.
 	patchRetries int
 	runtimes     map[string]RuntimeEntry
@@ -187,6 +188,10 @@ type Config struct {
 	// one, such tokens cost nothing and a budget only counts reported
 	// costs.
 	Pricer Pricer
+	// Redact removes secrets from text the way the store does before it
+	// persists it; a failover carries the turn so far through it. Nil
+	// carries text as it is.
+	Redact func(string) string
 }
 
 // Errors of the session API.
@@ -222,7 +227,7 @@ func NewSession(cfg Config) (*Session, error) {
 		runtimes: map[string]RuntimeEntry{}, now: cfg.Now,
 		mode: cfg.Mode, pmode: cfg.PermissionMode, natives: map[string]NativeRef{},
 		pending: map[string]*pendingRequest{}, patcher: cfg.Patcher, patchRetries: cfg.PatchRetries,
-		pricer: cfg.Pricer,
+		pricer: cfg.Pricer, redactor: cfg.Redact,
 	}
 	switch {
 	case s.patchRetries == 0:

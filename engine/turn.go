@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -32,9 +33,12 @@ type turnState struct {
 	gracefulOnce sync.Once
 	started      time.Time
 	history      []TranscriptEntry
-	usage        Usage
-	cost         float64
-	cycles       int
+	// histLen is how many transcript entries history was taken from: the
+	// entries after it are the turn's own, which a failover carries.
+	histLen int
+	usage   Usage
+	cost    float64
+	cycles  int
 	// text holds deltas since the last assistant_message, so a turn cut
 	// short still leaves its partial answer in the transcript.
 	text strings.Builder
@@ -252,7 +256,7 @@ func (s *Session) beginTurn(ctx context.Context, prompt string) (*turnState, []a
 	// that appends never reach it. After a /compact the history starts
 	// from the summary instead of the entries it replaced.
 	n := len(s.transcript.Entries)
-	ts.history = CompactedHistory(s.transcript.Entries[:n:n])
+	ts.history, ts.histLen = CompactedHistory(s.transcript.Entries[:n:n]), n
 	s.emitLocked(Event{Type: EventUserMessage, TurnID: ts.turn.ID, Text: prompt, Runtime: s.runtime, Model: s.model})
 	return ts, attempts, nil
 }
@@ -299,18 +303,26 @@ func (s *Session) runAttempts(ctx context.Context, ts *turnState, attempts []att
 		return Result{}, err
 	}
 	var lastErr error
+	prompt := ts.turn.Prompt
 	for i, a := range attempts {
 		s.mu.Lock()
+		var carry *carryOver
 		if i > 0 {
 			from := label(s.runtime, s.model)
+			carry = s.carryLocked(ts, prompt, from, lastErr)
 			s.runtime, s.model = a.name, a.model
 			s.emitLocked(Event{Type: EventRuntimeSwitched, TurnID: ts.turn.ID, From: from, To: label(a.name, a.model),
-				Reason: "failover", Runtime: a.name, Model: a.model, Text: errText(lastErr)})
+				Reason: "failover", Runtime: a.name, Model: a.model, Text: errText(lastErr) + "; " + carry.summary()})
 		}
 		s.runtime, s.model = a.name, a.model
 		t := ts.turn
 		t.Runtime, t.Model, t.Mode, t.PermissionMode = a.name, a.model, s.mode, s.pmode
-		t.History = ts.history
+		t.History, t.Prompt = ts.history, prompt
+		if carry != nil {
+			// The runtime taking over sees the turn so far as history,
+			// then a prompt to continue it (see carryOver).
+			t.History, t.Prompt = slices.Concat(ts.history, carry.entries), carry.prompt
+		}
 		t.NativeID = ""
 		if ref, ok := s.natives[a.name]; ok && s.lastRuntime == a.name {
 			t.NativeID = ref.ID

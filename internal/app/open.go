@@ -303,6 +303,9 @@ func (a *App) newSession(o Options, c engine.Config) error {
 		return err
 	}
 	c.Pricer = cat
+	// What a failover carries to the next runtime is redacted as the
+	// store redacts what it persists.
+	c.Redact = store.Redact
 	sess, err := engine.NewSession(c)
 	if err != nil {
 		return err
