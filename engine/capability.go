@@ -140,6 +140,10 @@ type Capabilities struct {
 	OutputPerMTok float64 `json:"output_per_mtok,omitempty"`
 	// LatencyMS is a typical time to first token; zero means unknown.
 	LatencyMS int `json:"latency_ms,omitempty"`
+	// ReportsCost says the runtime reports what its turns cost (Claude
+	// Code does). Without it, kz prices the runtime's tokens from its
+	// model catalog, and a budget needs a model the catalog prices.
+	ReportsCost bool `json:"reports_cost,omitempty"`
 }
 
 // Has reports whether the runtime has every capability listed.

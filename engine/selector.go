@@ -12,7 +12,9 @@ type Strategy string
 
 // Selection strategies.
 const (
-	// StrategyPreferred takes the named runtime, if it can serve the mode.
+	// StrategyPreferred takes the named runtime, if it can serve the mode;
+	// with no runtime named (no default_runtime, no --runtime) it takes the
+	// first configured runtime that can, as capability_match does.
 	StrategyPreferred Strategy = "preferred"
 	// StrategyCapabilityMatch takes the first configured runtime that can
 	// serve the mode, preferring one that also has the mode's preferred
@@ -28,6 +30,9 @@ const (
 	// available, and otherwise falls back to capability_match.
 	StrategyAuto Strategy = "auto"
 )
+
+// Strategies lists every strategy, in the order of ARCHITECTURE.md.
+var Strategies = []Strategy{StrategyPreferred, StrategyCapabilityMatch, StrategyCostOptimized, StrategyLatencyOptimized, StrategyAuto}
 
 // ParseStrategy validates a strategy name.
 func ParseStrategy(s string) (Strategy, error) {
@@ -52,7 +57,7 @@ var ErrNoCandidate = errors.New("no configured runtime can serve this mode")
 
 // Select picks a candidate for mode by strategy. preferred names a runtime
 // for the preferred and auto strategies. Candidates keep configuration order,
-// which breaks ties.
+// which breaks every tie: sorting is stable.
 func Select(strategy Strategy, mode Mode, preferred string, cands []Candidate) (Candidate, error) {
 	req := RequirementsFor(mode)
 	capable := func(c Candidate) bool { return c.Unavailable == "" && c.Capabilities.Set.Has(req.Required) }
@@ -73,6 +78,9 @@ func Select(strategy Strategy, mode Mode, preferred string, cands []Candidate) (
 	}
 	switch strategy {
 	case StrategyPreferred:
+		if preferred == "" {
+			return Select(StrategyCapabilityMatch, mode, "", cands)
+		}
 		return named()
 	case StrategyAuto:
 		if preferred != "" {

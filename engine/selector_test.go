@@ -73,3 +73,31 @@ func TestEventJSONNamesAreStable(t *testing.T) {
 		}
 	}
 }
+
+// TestSelectTiesKeepTheCandidatesOrder: with three runtimes equal in what
+// each strategy compares, every strategy picks the first candidate, so the
+// configuration's order (not the names') breaks ties; and preferred with
+// no runtime named picks the first capable one.
+func TestSelectTiesKeepTheCandidatesOrder(t *testing.T) {
+	t.Parallel()
+	full := engine.NewCapSet(engine.CapTextCompletion, engine.CapStructuredOutput, engine.CapNativeToolLoop, engine.CapFilesystemEdit, engine.CapShell)
+	same := engine.Capabilities{Set: full, InputPerMTok: 3, OutputPerMTok: 15, LatencyMS: 500}
+	cands := []engine.Candidate{
+		{Runtime: "text", Capabilities: engine.Capabilities{Set: engine.NewCapSet(engine.CapTextCompletion)}},
+		{Runtime: "zeta", Capabilities: same}, {Runtime: "mid", Capabilities: same}, {Runtime: "alpha", Capabilities: same},
+	}
+	for _, st := range engine.Strategies {
+		got, err := engine.Select(st, engine.ModeFullAutonomous, "", cands)
+		if err != nil || got.Runtime != "zeta" {
+			t.Errorf("%s = %s, %v; want zeta, the first capable candidate", st, got.Runtime, err)
+		}
+	}
+	// A tie on price that the latency does not break either way.
+	cands[2].Capabilities.LatencyMS = 100
+	if got, _ := engine.Select(engine.StrategyLatencyOptimized, engine.ModeFullAutonomous, "", cands); got.Runtime != "mid" {
+		t.Errorf("latency_optimized = %s, want mid", got.Runtime)
+	}
+	if got, _ := engine.Select(engine.StrategyCostOptimized, engine.ModeFullAutonomous, "", cands); got.Runtime != "zeta" {
+		t.Errorf("cost_optimized = %s, want zeta", got.Runtime)
+	}
+}

@@ -28,6 +28,8 @@ type Session struct {
 	limits      Limits
 	failover    []ChainLink
 	patcher     Patcher
+	pricer      Pricer
+	redactor    func(string) string
 	// patchRetries bounds the re-proposals after a failed patch.
 	patchRetries int
 	runtimes     map[string]RuntimeEntry
@@ -186,6 +188,14 @@ type Config struct {
 	// PatchRetries bounds re-proposals after a failed proposal: 0 means
 	// DefaultPatchRetries, a negative value none.
 	PatchRetries int
+	// Pricer prices the tokens of runtimes that report no cost; without
+	// one, such tokens cost nothing and a budget only counts reported
+	// costs.
+	Pricer Pricer
+	// Redact removes secrets from text the way the store does before it
+	// persists it; a failover carries the turn so far through it. Nil
+	// carries text as it is.
+	Redact func(string) string
 }
 
 // Errors of the session API.
@@ -221,6 +231,7 @@ func NewSession(cfg Config) (*Session, error) {
 		runtimes: map[string]RuntimeEntry{}, now: cfg.Now,
 		mode: cfg.Mode, pmode: cfg.PermissionMode, natives: map[string]NativeRef{},
 		pending: map[string]*pendingRequest{}, patcher: cfg.Patcher, patchRetries: cfg.PatchRetries,
+		pricer: cfg.Pricer, redactor: cfg.Redact,
 	}
 	switch {
 	case s.patchRetries == 0:

@@ -1,9 +1,11 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -31,9 +33,12 @@ type turnState struct {
 	gracefulOnce sync.Once
 	started      time.Time
 	history      []TranscriptEntry
-	usage        Usage
-	cost         float64
-	cycles       int
+	// histLen is how many transcript entries history was taken from: the
+	// entries after it are the turn's own, which a failover carries.
+	histLen int
+	usage   Usage
+	cost    float64
+	cycles  int
 	// text holds deltas since the last assistant_message, so a turn cut
 	// short still leaves its partial answer in the transcript.
 	text strings.Builder
@@ -53,6 +58,9 @@ type turnState struct {
 	denials []PermissionDenial
 	// boundary is the last compact_boundary of the turn or compaction.
 	boundary *Event
+	// pricing prices the current attempt's tokens when its runtime
+	// reports none.
+	pricing pricing
 }
 
 // addDenial records a denial unless its tool call is already listed.
@@ -113,7 +121,14 @@ func (t *turnState) observe(ev *Event, lim Limits) {
 	case EventCompactBoundary:
 		b := *ev
 		t.boundary = &b
+	case EventSessionStarted:
+		if err := t.pricing.priceEvent(ev); err != nil {
+			t.cancel(err)
+		}
 	case EventUsageUpdated:
+		if err := t.pricing.priceEvent(ev); err != nil {
+			t.cancel(err)
+		}
 		if ev.Usage != nil {
 			t.usage.Add(*ev.Usage)
 		}
@@ -136,7 +151,10 @@ func (s *Session) preflight() error {
 	if e.Unavailable != "" && len(s.failover) == 0 {
 		return &RuntimeError{Kind: ErrRuntimeMissing, Runtime: s.runtime, Message: e.Unavailable}
 	}
-	return CheckMode(s.mode, s.runtime, s.model, e.Runtime.Capabilities(s.model))
+	if err := CheckMode(s.mode, s.runtime, s.model, e.Runtime.Capabilities(s.model)); err != nil {
+		return err
+	}
+	return s.checkPriced(s.runtime, s.model)
 }
 
 // attempt is one (runtime, model) of the failover chain.
@@ -238,7 +256,7 @@ func (s *Session) beginTurn(ctx context.Context, prompt string) (*turnState, []a
 	// that appends never reach it. After a /compact the history starts
 	// from the summary instead of the entries it replaced.
 	n := len(s.transcript.Entries)
-	ts.history = CompactedHistory(s.transcript.Entries[:n:n])
+	ts.history, ts.histLen = CompactedHistory(s.transcript.Entries[:n:n]), n
 	s.emitLocked(Event{Type: EventUserMessage, TurnID: ts.turn.ID, Text: prompt, Runtime: s.runtime, Model: s.model})
 	return ts, attempts, nil
 }
@@ -285,30 +303,46 @@ func (s *Session) runAttempts(ctx context.Context, ts *turnState, attempts []att
 		return Result{}, err
 	}
 	var lastErr error
+	prompt := ts.turn.Prompt
 	for i, a := range attempts {
 		s.mu.Lock()
+		var carry *carryOver
 		if i > 0 {
 			from := label(s.runtime, s.model)
+			carry = s.carryLocked(ts, prompt, from, lastErr)
 			s.runtime, s.model = a.name, a.model
 			s.emitLocked(Event{Type: EventRuntimeSwitched, TurnID: ts.turn.ID, From: from, To: label(a.name, a.model),
-				Reason: "failover", Runtime: a.name, Model: a.model, Text: errText(lastErr)})
+				Reason: "failover", Runtime: a.name, Model: a.model, Text: errText(lastErr) + "; " + carry.summary()})
 		}
 		s.runtime, s.model = a.name, a.model
 		t := ts.turn
 		t.Runtime, t.Model, t.Mode, t.PermissionMode = a.name, a.model, s.mode, s.pmode
-		t.History = ts.history
+		t.History, t.Prompt = ts.history, prompt
+		if carry != nil {
+			// The runtime taking over sees the turn so far as history,
+			// then a prompt to continue it (see carryOver).
+			t.History, t.Prompt = slices.Concat(ts.history, carry.entries), carry.prompt
+		}
 		t.NativeID = ""
 		if ref, ok := s.natives[a.name]; ok && s.lastRuntime == a.name {
 			t.NativeID = ref.ID
 		}
 		s.lastRuntime = a.name
+		ts.pricing = pricing{pricer: s.pricer, budget: s.limits.BudgetUSD, runtime: a.name, configured: a.model,
+			reportsCost: a.entry.Runtime.Capabilities(a.model).ReportsCost}
+		unpriced := s.checkPriced(a.name, a.model)
 		s.mu.Unlock()
 
 		var res Result
 		var err error
-		if a.entry.Unavailable != "" {
+		switch {
+		case unpriced != nil:
+			// A failover runtime the budget cannot hold ends the turn:
+			// running it would spend without a limit.
+			return Result{Status: StatusError}, unpriced
+		case a.entry.Unavailable != "":
 			err = &RuntimeError{Kind: ErrRuntimeMissing, Runtime: a.name, Model: a.model, Message: a.entry.Unavailable}
-		} else {
+		default:
 			res, err = runSafely(ctx, a.entry.Runtime, t)
 		}
 		if err == nil {
@@ -344,7 +378,13 @@ func (s *Session) finishLocked(ctx context.Context, ts *turnState, res Result, e
 	var errMsg string
 	var errKind ErrorKind
 	var se *storeError
+	var unpriced errUnpriced
 	switch cause := context.Cause(ctx); {
+	case errors.As(cause, &unpriced):
+		// The runtime named a model kz cannot price: the budget could
+		// not hold, so the turn stopped before spending more.
+		status, errMsg, errKind = StatusError, unpriced.Error(), ErrInvalidArgument
+		s.emitLocked(Event{Type: EventError, TurnID: t.ID, Text: errMsg, ErrorKind: errKind})
 	case errors.As(cause, &se):
 		// The journal failed: what the turn does next could not be kept.
 		status, errMsg, errKind = StatusError, se.Error(), ErrStorage
@@ -412,6 +452,11 @@ func (s *Session) finishLocked(ctx context.Context, ts *turnState, res Result, e
 	}
 	if res.CostUSD > 0 {
 		cost = res.CostUSD
+	} else if cost == 0 && !usage.IsZero() && s.pricer != nil {
+		// A runtime that reported its tokens only in its result.
+		if usd, ok := s.pricer.Price(cmp.Or(res.Model, ts.pricing.reported, t.Model), usage); ok {
+			cost = usd
+		}
 	}
 	cycles := ts.cycles
 	if res.Cycles > 0 {

@@ -19,8 +19,6 @@ package patch
 
 import (
 	_ "embed"
-	"encoding/json"
-	"fmt"
 )
 
 // Operation is what a proposal does to one file.
@@ -106,35 +104,3 @@ func JSONSchema() string { return schemaJSON }
 // it asks for search/replace blocks plus SUMMARY/VERIFY/RISK lines, which
 // Parse reads back.
 func PromptText() string { return promptText }
-
-// ParseJSON decodes a structured-output proposal and checks its shape.
-func ParseJSON(data []byte) (*Proposal, error) {
-	if len(data) > MaxInputBytes {
-		return nil, fmt.Errorf("proposal JSON is %d bytes: %w", len(data), ErrTooLarge)
-	}
-	var p Proposal
-	if err := json.Unmarshal(data, &p); err != nil {
-		return nil, fmt.Errorf("decode proposal JSON: %w", err)
-	}
-	for i := range p.Files {
-		f := &p.Files[i]
-		switch f.Operation {
-		case OpAdd, OpModify, OpDelete, OpRename, "":
-		default:
-			return nil, fmt.Errorf("file %d (%q): unknown operation %q (use add, modify, delete or rename)", i, f.Path, f.Operation)
-		}
-		if f.Operation == OpRename && f.NewPath == "" {
-			return nil, fmt.Errorf("file %d (%q): rename without new_path", i, f.Path)
-		}
-		for j := range f.Edits {
-			f.Edits[j].Search = normalizeNewlines(f.Edits[j].Search)
-			f.Edits[j].Replace = normalizeNewlines(f.Edits[j].Replace)
-		}
-		if f.Content != nil {
-			c := normalizeNewlines(*f.Content)
-			f.Content = &c
-		}
-	}
-	p.Format = FormatJSON
-	return &p, nil
-}

@@ -15,6 +15,7 @@ import (
 	"github.com/kaizen-code/kz/internal/config"
 	"github.com/kaizen-code/kz/patch"
 	"github.com/kaizen-code/kz/runtimes"
+	"github.com/kaizen-code/kz/runtimes/llm"
 	"github.com/kaizen-code/kz/store"
 	"github.com/kaizen-code/kz/tools"
 	"github.com/kaizen-code/kz/tools/permission"
@@ -301,6 +302,17 @@ func (a *App) newSession(o Options, c engine.Config) error {
 	c.Workspace, c.Journal, c.Runtimes, c.Gate = a.Env.Workspace, a.journal, a.Runtimes, a.Gate
 	c.Interactive, c.Limits, c.PatchRetries = o.Interactive, limits, config.EnginePatchRetries(patchRetries)
 	c.Failover = runtimes.Failover(cfg.Failover, a.Runtimes, c.Runtime)
+	// Every runtime's tokens are priced from the same catalog the native
+	// runtime uses, [[models]] entries included, so that the budget and the
+	// cost shown hold on Codex and ACP agents too.
+	cat, err := llm.CatalogFrom(cfg.Models)
+	if err != nil {
+		return err
+	}
+	c.Pricer = cat
+	// What a failover carries to the next runtime is redacted as the
+	// store redacts what it persists.
+	c.Redact = store.Redact
 	sess, err := engine.NewSession(c)
 	if err != nil {
 		return err

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -88,20 +89,15 @@ func (e *Env) Runtimes(r RuntimesFor) ([]engine.RuntimeEntry, error) {
 // resumed session's runtime, the configured default, then the strategy.
 func (e *Env) choose(entries []engine.RuntimeEntry, o Options, mode engine.Mode, resumed store.SessionInfo) (string, string, error) {
 	cfg := e.Config
-	var cands []engine.Candidate
-	for _, x := range entries {
-		m := ""
-		if len(x.Models) > 0 {
-			m = x.Models[0]
-		}
-		cands = append(cands, engine.Candidate{Runtime: x.Runtime.Name(), Model: m, Capabilities: x.Runtime.Capabilities(m), Unavailable: x.Unavailable})
-	}
-	strategy, preferred := cfg.Strategy, cfg.DefaultRuntime
+	cands := e.Candidates(entries)
+	// --runtime auto means "let the configuration choose": the configured
+	// strategy with the configured default runtime, as without the flag.
+	strategy, preferred := cmp.Or(cfg.Strategy, engine.StrategyAuto), cfg.DefaultRuntime
 	switch {
 	case o.Runtime != "" && o.Runtime != "auto":
 		strategy, preferred = engine.StrategyPreferred, o.Runtime
 	case o.Runtime == "auto":
-		strategy, preferred = engine.StrategyAuto, cfg.DefaultRuntime
+		// The configuration's strategy and default, set above.
 	case o.Script != "":
 		strategy, preferred = engine.StrategyPreferred, "scripted"
 	case resumed.Runtime != "":

@@ -25,7 +25,9 @@ reason (a CLI not on PATH or not logged in, an API key not set, an
 endpoint that does not answer; or its version and model when it can),
 then what confines the shell commands kz runs (the OS sandbox) and the
 agent CLIs. --verbose adds the models and capabilities of each runtime;
---json prints one object per runtime with all of it.
+--json prints one object per runtime with all of it; its selected_by
+says, per selection strategy, the modes for which that strategy would
+pick the runtime with this configuration.
 `,
 	Run: runRuntimes,
 }
@@ -52,13 +54,15 @@ func runRuntimes(_ context.Context, inv *Invocation, args []string) error {
 		return err
 	}
 	sb := ossandbox.Probe()
+	picks := e.Picks(entries)
 	var rows []runtimeRow
 	for _, x := range entries {
 		m := ""
 		if len(x.Models) > 0 {
 			m = x.Models[0]
 		}
-		rows = append(rows, runtimeRow{Name: x.Runtime.Name(), Version: x.Version, Available: x.Unavailable == "", Why: x.Unavailable, Models: x.Models, Capabilities: x.Runtime.Capabilities(m), Sandbox: sb})
+		rows = append(rows, runtimeRow{Name: x.Runtime.Name(), Version: x.Version, Available: x.Unavailable == "", Why: x.Unavailable, Models: x.Models, Capabilities: x.Runtime.Capabilities(m), Sandbox: sb,
+			SelectedBy: selectedBy(picks, x.Runtime.Name())})
 	}
 	if *asJSON {
 		enc := json.NewEncoder(inv.Stdout)
@@ -98,4 +102,21 @@ type runtimeRow struct {
 	// runtime: the same for every runtime, repeated so that each row
 	// stands alone.
 	Sandbox ossandbox.Status `json:"sandbox"`
+	// SelectedBy lists, per strategy, the modes for which that
+	// strategy picks this runtime with the current configuration.
+	SelectedBy map[engine.Strategy][]engine.Mode `json:"selected_by,omitempty"`
+}
+
+// selectedBy inverts the selector's picks (strategy → mode → runtime) for
+// one runtime: the modes each strategy picks it for, in the modes' order.
+func selectedBy(picks map[engine.Strategy]map[engine.Mode]string, name string) map[engine.Strategy][]engine.Mode {
+	out := map[engine.Strategy][]engine.Mode{}
+	for _, st := range engine.Strategies {
+		for _, mode := range engine.Modes {
+			if picks[st][mode] == name {
+				out[st] = append(out[st], mode)
+			}
+		}
+	}
+	return out
 }

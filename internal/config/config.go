@@ -186,8 +186,9 @@ type Config struct {
 	// Models are the [[models]] catalog entries, user file first, so a
 	// trusted project's entry wins.
 	Models []Model
-	// RuntimeOrder lists runtime names: user file order is lost in TOML
-	// maps, so names are sorted, with the default runtime first.
+	// RuntimeOrder lists the configured runtimes in the order the files
+	// define them, the user file's first; a project that redefines a
+	// runtime keeps its place. Selection strategies break ties by it.
 	RuntimeOrder []string
 	// ProjectTrusted says the project file may do everything the user
 	// file may.
@@ -293,7 +294,6 @@ func Load(p Paths) (*Config, error) {
 			cfg.Warnings = append(cfg.Warnings, fmt.Sprintf("%s: allow rules ignored until you trust this folder (kz trust)", p.ProjectFile))
 		}
 	}
-	cfg.order()
 	return cfg, nil
 }
 
@@ -398,7 +398,7 @@ func (cfg *Config) apply(f *File, lines keyLines, full, user bool) error {
 			refuse(fmt.Sprintf("patch_retries %d (above %d)", n, cur))
 		}
 	}
-	for _, name := range slices.Sorted(maps.Keys(f.Runtimes)) {
+	for _, name := range lines.runtimeOrder(slices.Collect(maps.Keys(f.Runtimes))) {
 		rt := f.Runtimes[name]
 		if err := validateRuntime(name, rt, lines); err != nil {
 			return err
@@ -406,6 +406,9 @@ func (cfg *Config) apply(f *File, lines keyLines, full, user bool) error {
 		if !full {
 			refuse("runtime " + name)
 			continue
+		}
+		if _, redefined := cfg.Runtimes[name]; !redefined {
+			cfg.RuntimeOrder = append(cfg.RuntimeOrder, name)
 		}
 		cfg.Runtimes[name] = rt
 	}
@@ -617,18 +620,6 @@ func (cfg *Config) ValidateRuntimeNames(known func(name string) bool) error {
 		return fmt.Errorf("%s: failover: %w", cfg.failoverLines.at(fmt.Sprintf("failover.%d", i)), err)
 	}
 	return nil
-}
-
-func (cfg *Config) order() {
-	names := make([]string, 0, len(cfg.Runtimes))
-	for n := range cfg.Runtimes {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	if i := slices.Index(names, cfg.DefaultRuntime); i > 0 {
-		names = slices.Insert(slices.Delete(names, i, i+1), 0, cfg.DefaultRuntime)
-	}
-	cfg.RuntimeOrder = names
 }
 
 // trustFile lists trusted project files with the hash they had when trusted.

@@ -201,3 +201,41 @@ command = "/tmp/evil.sh"
 		t.Fatalf("trusted project: runtimes %v default %q allow %v data dir %s", c.RuntimeOrder, c.DefaultRuntime, c.ProjectPermissions.Allow, c.DataDir)
 	}
 }
+
+// TestRuntimeOrderIsTheFilesOrder: runtimes keep the order the files write
+// them in, whatever their names and however they are written (tables,
+// dotted keys, a quoted name with a dot); a trusted project's new runtime
+// follows the user's, and one it redefines keeps its place.
+func TestRuntimeOrderIsTheFilesOrder(t *testing.T) {
+	t.Parallel()
+	p := paths(t)
+	write(t, p.UserConfig, `
+default_runtime = "mid"
+[runtimes.zeta]
+kind = "claude-code"
+command = "claude"
+[runtimes."b.dot"]
+kind = "codex"
+command = "codex"
+[runtimes.alpha]
+kind = "claude-code"
+command = "claude"
+[runtimes.mid]
+kind = "claude-code"
+command = "claude"
+`)
+	write(t, p.ProjectFile, "runtimes.aaa.kind = \"codex\"\nruntimes.aaa.command = \"codex\"\n[runtimes.alpha]\nkind = \"codex\"\ncommand = \"codex\"\n")
+	if err := Trust(p.DataDir, p.ProjectFile); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Load(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(c.RuntimeOrder, ","); got != "zeta,b.dot,alpha,mid,aaa" {
+		t.Fatalf("order = %s, want the files' order", got)
+	}
+	if c.Runtimes["alpha"].Kind != KindCodex {
+		t.Fatalf("the project's redefinition was lost: %+v", c.Runtimes["alpha"])
+	}
+}

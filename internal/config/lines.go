@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -21,6 +22,10 @@ import (
 type keyLines struct {
 	file  string
 	lines map[string]int
+	// runtimes lists the names of the [runtimes.*] tables in the order the
+	// file first writes them. TOML tables decode into a Go map, which
+	// forgets that order, and the selector breaks ties by it.
+	runtimes *[]string
 }
 
 // indexLines reads data, which the decoder has already accepted, and
@@ -28,7 +33,7 @@ type keyLines struct {
 // parser cannot read leaves the index partial: errors then name the file
 // without a line, never a wrong line.
 func indexLines(file string, data []byte) keyLines {
-	k := keyLines{file: file, lines: map[string]int{}}
+	k := keyLines{file: file, lines: map[string]int{}, runtimes: &[]string{}}
 	var p unstable.Parser
 	p.Reset(data)
 	var prefix []string
@@ -43,6 +48,7 @@ func indexLines(file string, data []byte) keyLines {
 				prefix = append(prefix, string(it.Node().Data))
 				line = k.lineOf(&p, it.Node(), line)
 			}
+			k.noteRuntime(prefix)
 			if e.Kind == unstable.ArrayTable {
 				base := strings.Join(prefix, ".")
 				prefix = append(prefix, strconv.Itoa(arrays[base]))
@@ -66,6 +72,7 @@ func (k keyLines) keyValue(p *unstable.Parser, kv *unstable.Node, prefix []strin
 		line = k.lineOf(p, it.Node(), line)
 		k.record(strings.Join(path, "."), line)
 	}
+	k.noteRuntime(path)
 	k.value(p, kv.Value(), path, line)
 }
 
@@ -87,6 +94,34 @@ func (k keyLines) value(p *unstable.Parser, v *unstable.Node, path []string, lin
 			k.value(p, it.Node(), el, l)
 		}
 	}
+}
+
+// noteRuntime records the runtime a key path names (runtimes.<name>...),
+// once, in order of first appearance. It works on the key's parts, so a
+// quoted name with a dot in it stays one name.
+func (k keyLines) noteRuntime(path []string) {
+	if k.runtimes == nil || len(path) < 2 || path[0] != "runtimes" {
+		return
+	}
+	if !slices.Contains(*k.runtimes, path[1]) {
+		*k.runtimes = append(*k.runtimes, path[1])
+	}
+}
+
+// runtimeOrder returns the names of m in the order the file wrote them;
+// a name the index missed (a file it could not read) follows, sorted.
+func (k keyLines) runtimeOrder(names []string) []string {
+	var out []string
+	if k.runtimes != nil {
+		for _, n := range *k.runtimes {
+			if slices.Contains(names, n) {
+				out = append(out, n)
+			}
+		}
+	}
+	rest := slices.DeleteFunc(slices.Clone(names), func(n string) bool { return slices.Contains(out, n) })
+	slices.Sort(rest)
+	return append(out, rest...)
 }
 
 // lineOf is the line a node starts on, or fallback when the parser kept

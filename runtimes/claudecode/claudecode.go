@@ -139,6 +139,9 @@ func (r *Runtime) Capabilities(string) engine.Capabilities {
 			engine.CapFilesystemRead, engine.CapFilesystemEdit, engine.CapShell, engine.CapMCP,
 			engine.CapSubagents, engine.CapInterrupt, engine.CapResume),
 		ContextWindow: 200000,
+		// Its result carries total_cost_usd, which kz turns into each
+		// turn's cost.
+		ReportsCost: true,
 	}
 }
 

@@ -177,6 +177,7 @@ type harnessOpts struct {
 	failover []engine.ChainLink
 	answer   func(engine.Event) engine.Answer
 	tools    *fsTools
+	redact   func(string) string
 }
 
 func newHarness(t *testing.T, o harnessOpts) *harness {
@@ -186,7 +187,7 @@ func newHarness(t *testing.T, o harnessOpts) *harness {
 		o.mode = engine.ModeFullAutonomous
 	}
 	s, err := engine.NewSession(engine.Config{Workspace: h.ws, Journal: h.journal, Runtimes: o.runtimes, Runtime: o.runtime,
-		Mode: o.mode, Gate: h.gate, Interactive: true, Limits: o.limits, Failover: o.failover})
+		Mode: o.mode, Gate: h.gate, Interactive: true, Limits: o.limits, Failover: o.failover, Redact: o.redact})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,8 @@
 // A script is one JSON object per line:
 //
 //   - An optional header first: {"kz_script": 1, "model": "m",
-//     "capabilities": ["text_completion", ...], "context_window": 0, ...}.
+//     "capabilities": ["text_completion", ...], "context_window": 0, ...,
+//     "reports_cost": true}.
 //     Without a header the runtime declares every capability a full agent has.
 //   - Event lines: public event objects, the same JSON that
 //     `kz -p --output-format stream-json` prints. session_id, seq, time and
@@ -84,6 +85,9 @@ type header struct {
 	InputPerMTok  float64       `json:"input_per_mtok,omitempty"`
 	OutputPerMTok float64       `json:"output_per_mtok,omitempty"`
 	LatencyMS     int           `json:"latency_ms,omitempty"`
+	// ReportsCost says the script's usage_updated lines carry the cost,
+	// as a runtime that prices its own turns does.
+	ReportsCost bool `json:"reports_cost,omitempty"`
 }
 
 // FullAgent is what a script without a header declares.
@@ -168,7 +172,7 @@ func (rt *Runtime) parseHeader(raw []byte) error {
 		rt.model = h.Model
 	}
 	rt.caps = engine.Capabilities{Set: h.Capabilities, ContextWindow: h.ContextWindow, MaxOutput: h.MaxOutput,
-		InputPerMTok: h.InputPerMTok, OutputPerMTok: h.OutputPerMTok, LatencyMS: h.LatencyMS}
+		InputPerMTok: h.InputPerMTok, OutputPerMTok: h.OutputPerMTok, LatencyMS: h.LatencyMS, ReportsCost: h.ReportsCost}
 	return nil
 }
 

@@ -76,6 +76,10 @@ type Options struct {
 	Prior          *engine.Prior
 	// Patcher reviews proposals in patch-proposal mode.
 	Patcher engine.Patcher
+	// Limits bound each turn; Pricer prices tokens reported without a
+	// cost.
+	Limits engine.Limits
+	Pricer engine.Pricer
 	// Answer is the person: it answers every permission request.
 	Answer func(ev engine.Event) engine.Answer
 	// OnEvent sees every event the session publishes.
@@ -88,7 +92,8 @@ func NewHarness(t testing.TB, ws string, runtimes []engine.RuntimeEntry, o Optio
 	t.Helper()
 	j := &Journal{}
 	s, err := engine.NewSession(engine.Config{Workspace: ws, Journal: j, Runtimes: runtimes, Gate: o.Gate,
-		Interactive: true, PermissionMode: o.PermissionMode, Mode: o.Mode, Failover: o.Failover, Prior: o.Prior, Patcher: o.Patcher})
+		Interactive: true, PermissionMode: o.PermissionMode, Mode: o.Mode, Failover: o.Failover, Prior: o.Prior, Patcher: o.Patcher,
+		Limits: o.Limits, Pricer: o.Pricer})
 	if err != nil {
 		t.Fatal(err)
 	}
