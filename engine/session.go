@@ -30,10 +30,12 @@ type Session struct {
 	patcher     Patcher
 	// patchRetries bounds the re-proposals after a failed patch.
 	patchRetries int
-	runtimes     map[string]RuntimeEntry
-	order        []string
-	now          func() time.Time
-	bus          bus
+	// turnContext loads a turn's memory and environment (Config.Context).
+	turnContext func(ctx context.Context, workspace string) TurnContext
+	runtimes    map[string]RuntimeEntry
+	order       []string
+	now         func() time.Time
+	bus         bus
 
 	mu          sync.Mutex
 	seq         int64
@@ -182,6 +184,10 @@ type Config struct {
 	// PatchRetries bounds re-proposals after a failed proposal: 0 means
 	// DefaultPatchRetries, a negative value none.
 	PatchRetries int
+	// Context, when set, loads the project memory and the environment of
+	// the workspace at the start of each turn (outside the session's
+	// lock: it reads files and may run git under the sandbox).
+	Context func(ctx context.Context, workspace string) TurnContext
 }
 
 // Errors of the session API.
@@ -217,6 +223,7 @@ func NewSession(cfg Config) (*Session, error) {
 		runtimes: map[string]RuntimeEntry{}, now: cfg.Now,
 		mode: cfg.Mode, pmode: cfg.PermissionMode, natives: map[string]NativeRef{},
 		pending: map[string]*pendingRequest{}, patcher: cfg.Patcher, patchRetries: cfg.PatchRetries,
+		turnContext: cfg.Context,
 	}
 	switch {
 	case s.patchRetries == 0:
