@@ -294,6 +294,7 @@ func (a *App) newSession(o Options, c engine.Config) error {
 	c.Workspace, c.Journal, c.Runtimes, c.Gate = a.Env.Workspace, a.journal, a.Runtimes, a.Gate
 	c.Interactive, c.Limits, c.PatchRetries = o.Interactive, limits, config.EnginePatchRetries(patchRetries)
 	c.Failover = runtimes.Failover(cfg.Failover, a.Runtimes, c.Runtime)
+	c.Context = a.turnContext
 	sess, err := engine.NewSession(c)
 	if err != nil {
 		return err

@@ -10,10 +10,14 @@ import (
 // Render writes the context block of a system prompt: the environment and
 // the mode, then every memory file that keep accepts (all of them when
 // keep is nil), each inside a <memory path="…"> element. It returns ""
-// when there is nothing to say.
+// when there is nothing to say; the mode alone is no environment (the
+// prompt around the block states it already).
 func Render(tc engine.TurnContext, mode engine.Mode, keep func(engine.MemoryFile) bool) string {
 	var b strings.Builder
 	e := tc.Env
+	if e == (engine.Environment{}) {
+		mode = ""
+	}
 	lines := []struct{ k, v string }{
 		{"OS", e.OS}, {"Shell", e.Shell}, {"Date", e.Date}, {"Workspace", e.Workspace},
 		{"Git branch", e.GitBranch}, {"Git status", e.GitStatus}, {"Mode", string(mode)},
@@ -69,4 +73,18 @@ func ReadBy(name string, withImports bool) func(engine.MemoryFile) bool {
 // inKZDir reports whether a memory file sits in a .kz directory.
 func inKZDir(p string) bool {
 	return filepath.Base(filepath.Dir(p)) == ".kz"
+}
+
+// SystemPrompt appends the context block of a turn to a runtime's own
+// system prompt, separated by a blank line; base comes back unchanged
+// when there is no context.
+func SystemPrompt(base string, t *engine.Turn, keep func(engine.MemoryFile) bool) string {
+	block := Render(t.Context, t.Mode, keep)
+	if block == "" {
+		return base
+	}
+	if base == "" {
+		return block
+	}
+	return base + "\n\n" + block
 }

@@ -14,6 +14,7 @@ import (
 	"sync"
 
 	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/internal/memory"
 	"github.com/kaizen-code/kz/runtimes/llm"
 )
 
@@ -132,7 +133,7 @@ func (r *Runtime) run(ctx context.Context, t *engine.Turn, h Host) (engine.Resul
 	if maxTokens <= 0 {
 		maxTokens = min(info.MaxOutput, 16384)
 	}
-	req := llm.Request{Model: model, System: r.system(t, proposal, textFormat), MaxTokens: maxTokens,
+	req := llm.Request{Model: model, System: memory.SystemPrompt(r.system(t, proposal, textFormat), t, nil), MaxTokens: maxTokens,
 		Messages: append(llm.FromTranscript(t.History), llm.Message{Role: llm.RoleUser, Text: t.Prompt})}
 	if proposal && info.StructuredOutput {
 		req.JSONSchema = r.schema()

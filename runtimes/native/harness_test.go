@@ -177,6 +177,11 @@ type harnessOpts struct {
 	failover []engine.ChainLink
 	answer   func(engine.Event) engine.Answer
 	tools    *fsTools
+	// context, when set, is the session's Config.Context, called with
+	// the harness's workspace.
+	context func(ctx context.Context, workspace string) engine.TurnContext
+	// setup prepares the workspace before the session opens.
+	setup func(ws string)
 }
 
 func newHarness(t *testing.T, o harnessOpts) *harness {
@@ -185,8 +190,11 @@ func newHarness(t *testing.T, o harnessOpts) *harness {
 	if o.mode == "" {
 		o.mode = engine.ModeFullAutonomous
 	}
+	if o.setup != nil {
+		o.setup(h.ws)
+	}
 	s, err := engine.NewSession(engine.Config{Workspace: h.ws, Journal: h.journal, Runtimes: o.runtimes, Runtime: o.runtime,
-		Mode: o.mode, Gate: h.gate, Interactive: true, Limits: o.limits, Failover: o.failover})
+		Mode: o.mode, Gate: h.gate, Interactive: true, Limits: o.limits, Failover: o.failover, Context: o.context})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/internal/memory"
 	"github.com/kaizen-code/kz/runtimes/llm"
 	"github.com/kaizen-code/kz/tools/sandbox"
 )
@@ -203,7 +204,10 @@ func (r *Runtime) run(ctx context.Context, t *engine.Turn, h Host) (engine.Resul
 	if info.Tools && r.cfg.Tools != nil {
 		l.tools = r.cfg.Tools.Tools(t.Mode)
 	}
-	l.system = r.systemPrompt(t, len(l.tools) > 0)
+	// The memory files and the environment follow kz's instructions, a
+	// configured system prompt too: they are the person's rules for the
+	// project, which no runtime setting replaces.
+	l.system = memory.SystemPrompt(r.systemPrompt(t, len(l.tools) > 0), t, nil)
 	names := make([]string, len(l.tools))
 	for i, td := range l.tools {
 		names[i] = td.Name
