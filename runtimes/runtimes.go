@@ -341,7 +341,13 @@ var kindCapabilities = map[config.RuntimeKind]engine.CapSet{
 
 // nativeTools builds kz's own tools for one native runtime.
 func nativeTools(opt Options) *native.ExecutorTools {
-	t := native.PerSessionTools(tools.NewBuiltinRegistry().Filter(opt.DenyTool), opt.Snapshots, opt.Artifacts, opt.Sandbox)
+	reg := tools.NewBuiltinRegistry()
+	if _, ok := opt.Artifacts.(tools.ArtifactReader); ok {
+		// read_artifact is offered only where results are stored, so the
+		// model can read back what the preview cut.
+		_ = reg.Register(tools.ReadArtifact{})
+	}
+	t := native.PerSessionTools(reg.Filter(opt.DenyTool), opt.Snapshots, opt.Artifacts, opt.Sandbox)
 	t.ReadPolicy = opt.ReadPolicy
 	return t
 }
