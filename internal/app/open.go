@@ -51,6 +51,9 @@ type Options struct {
 	PatchRetries *int
 	// Rules are the permission rules of the command line.
 	Rules permission.Rules
+	// Reasoning (--reasoning) replaces the reasoning setting of every
+	// native and completion runtime.
+	Reasoning string
 	// Script is a JSONL script for the scripted runtime (--script).
 	Script string
 	// Demo opens the scripted demo in a scratch folder.
@@ -194,7 +197,8 @@ func (a *App) openParts(ctx context.Context, o Options) (err error) {
 		a.Runtimes, err = demoRuntimes()
 		return err
 	}
-	a.Runtimes, err = a.Env.Runtimes(RuntimesFor{Script: o.Script, Runtime: o.Runtime, Store: a.Store, Sandbox: a.sandbox, Gate: a.Gate})
+	a.Runtimes, err = a.Env.Runtimes(RuntimesFor{Script: o.Script, Runtime: o.Runtime, Store: a.Store, Sandbox: a.sandbox, Gate: a.Gate,
+		Reasoning: o.Reasoning})
 	if err != nil {
 		return err
 	}

@@ -53,3 +53,17 @@ func TestSessionsArtifactPrintsTheStoredResult(t *testing.T) {
 		}
 	}
 }
+
+// --reasoning takes a level or a budget; anything else is a usage error
+// before a session opens.
+func TestReasoningFlag(t *testing.T) {
+	sb := newSandbox(t)
+	for _, bad := range []string{"extreme", "100", ""} {
+		if _, errOut, code := sb.kz("-p", "hi", "--script", script("hello.jsonl"), "--reasoning", bad); code != 2 || !strings.Contains(errOut, "reasoning") {
+			t.Errorf("--reasoning %q: exit %d %q", bad, code, errOut)
+		}
+	}
+	if _, errOut, code := sb.kz("-p", "hi", "--script", script("hello.jsonl"), "--reasoning", "high"); code != 0 {
+		t.Fatalf("--reasoning high: exit %d %q", code, errOut)
+	}
+}
