@@ -68,7 +68,7 @@ type Config struct {
 	// `reasoning` key); ModelReasoning overrides it per model.
 	Reasoning      llm.ReasoningSetting
 	ModelReasoning map[string]llm.ReasoningSetting
-	Compaction      Compaction
+	Compaction     Compaction
 	// Capabilities, when not zero, replaces the capability set derived from
 	// the catalog (the `capabilities` key of a runtime entry); limits and
 	// prices still come from the catalog.
