@@ -40,7 +40,10 @@ func Render(tc engine.TurnContext, mode engine.Mode, keep func(engine.MemoryFile
 			continue
 		}
 		if first {
-			b.WriteString("\nThe person's memory files follow: instructions for working in this project. " +
+			if b.Len() > 0 {
+				b.WriteString("\n")
+			}
+			b.WriteString("The person's memory files follow: instructions for working in this project. " +
 				"Follow them; a later file refines an earlier one.\n")
 			first = false
 		}
