@@ -10,6 +10,7 @@ import (
 	"github.com/kaizen-code/kz/engine"
 	"github.com/kaizen-code/kz/internal/memory"
 	"github.com/kaizen-code/kz/internal/proc"
+	"github.com/kaizen-code/kz/runtimes"
 	"github.com/kaizen-code/kz/tools/sandbox"
 )
 
@@ -29,6 +30,36 @@ func (a *App) turnContext(ctx context.Context, workspace string) engine.TurnCont
 	}
 	return engine.TurnContext{Memory: res.Files, Problems: res.Problems,
 		Env: memory.Probe(ctx, workspace, time.Now(), status)}
+}
+
+// memoryBook is the TUI's view of the project memory: /memory lists the
+// files a turn would get now, and "#" lines go to the project's memory
+// file.
+type memoryBook struct{ a *App }
+
+func (b memoryBook) MemoryFiles(ctx context.Context) ([]engine.MemoryFile, []string) {
+	home, _ := os.UserHomeDir()
+	res := memory.Load(ctx, memory.Options{Workspace: b.a.Env.Workspace, UserDir: b.a.Env.MemoryDir(), Home: home})
+	return res.Files, res.Problems
+}
+
+func (b memoryBook) Remember(line string) (string, error) {
+	return memory.Append(b.a.Env.Workspace, line)
+}
+
+// reasoningSetter gives /reasoning's setting to every native and
+// completion runtime of the session.
+type reasoningSetter struct{ a *App }
+
+func (r reasoningSetter) SetReasoning(setting string) error {
+	n, err := runtimes.SetReasoning(r.a.Runtimes, setting)
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return fmt.Errorf("no runtime of this session takes a reasoning setting (native and completion runtimes do)")
+	}
+	return nil
 }
 
 // MemoryDir is the user's kz config directory, where the memory files for

@@ -362,7 +362,8 @@ func (a *App) TUI() tui.Options {
 		Undo:     undoer{e: a.Env, st: a.Store, ws: a.ws, sessionID: a.Session.ID()},
 		Sessions: a.Store,
 		Grants:   grantManager{gate: a.Gate, file: config.NewGrantsFile(a.Env.Paths)},
-		Mentions: mentionReader{sess: a.Session, env: tools.NewEnv(a.ws, a.Session.ID(), nil)}}
+		Mentions: mentionReader{sess: a.Session, env: tools.NewEnv(a.ws, a.Session.ID(), nil)},
+		Memory:   memoryBook{a}, Reasoning: reasoningSetter{a}}
 	if a.Resumed.ID != "" {
 		// A reopened session is shown from its stored events, as it was
 		// shown live.
