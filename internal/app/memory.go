@@ -15,8 +15,9 @@ import (
 )
 
 // gitStatusTimeout bounds the git status of a turn's environment: a huge
-// repository must not hold the turn up.
-const gitStatusTimeout = 3 * time.Second
+// repository (or a busy machine) must not hold the turn up; past it the
+// status is left out of the environment.
+const gitStatusTimeout = 250 * time.Millisecond
 
 // turnContext loads what a turn of this app runs under: the memory files
 // of the workspace (and of the user's kz config directory) and the
