@@ -111,6 +111,9 @@ type Event struct {
 	PermissionMode string   `json:"permission_mode,omitempty"`
 	Version        string   `json:"version,omitempty"`
 	NativeID       string   `json:"native_session_id,omitempty"`
+	// Memory lists the project memory files the turn runs under, with
+	// their estimated size in tokens.
+	Memory []MemoryFile `json:"memory,omitempty"`
 
 	// tool calls
 	ToolCallID string          `json:"tool_call_id,omitempty"`

@@ -70,6 +70,11 @@ type Turn struct {
 	// Graceful is closed when the person asks the turn to stop at the next
 	// safe point.
 	Graceful <-chan struct{}
+	// Context holds the project memory files and the environment, which
+	// the native and completion runtimes put in their system prompt and
+	// the CLI runtimes hand to their agent (but for the files it reads
+	// itself).
+	Context TurnContext
 
 	host turnHost
 }
@@ -89,6 +94,11 @@ func (t *Turn) Emit(ev Event) {
 	}
 	if ev.Model == "" && (ev.Type == EventSessionStarted || ev.Type == EventAssistantMessage) {
 		ev.Model = t.Model
+	}
+	if ev.Type == EventSessionStarted && ev.Memory == nil {
+		// Every runtime's session_started lists the memory files, so
+		// the person sees them whatever runs the turn.
+		ev.Memory = t.Context.Memory
 	}
 	ev.TurnID = t.ID
 	t.host.emit(ev)

@@ -32,10 +32,12 @@ type Session struct {
 	redactor    func(string) string
 	// patchRetries bounds the re-proposals after a failed patch.
 	patchRetries int
-	runtimes     map[string]RuntimeEntry
-	order        []string
-	now          func() time.Time
-	bus          bus
+	// turnContext loads a turn's memory and environment (Config.Context).
+	turnContext func(ctx context.Context, workspace string) TurnContext
+	runtimes    map[string]RuntimeEntry
+	order       []string
+	now         func() time.Time
+	bus         bus
 
 	mu          sync.Mutex
 	seq         int64
@@ -196,6 +198,10 @@ type Config struct {
 	// persists it; a failover carries the turn so far through it. Nil
 	// carries text as it is.
 	Redact func(string) string
+	// Context, when set, loads the project memory and the environment of
+	// the workspace at the start of each turn (outside the session's
+	// lock: it reads files and may run git under the sandbox).
+	Context func(ctx context.Context, workspace string) TurnContext
 }
 
 // Errors of the session API.
@@ -231,7 +237,7 @@ func NewSession(cfg Config) (*Session, error) {
 		runtimes: map[string]RuntimeEntry{}, now: cfg.Now,
 		mode: cfg.Mode, pmode: cfg.PermissionMode, natives: map[string]NativeRef{},
 		pending: map[string]*pendingRequest{}, patcher: cfg.Patcher, patchRetries: cfg.PatchRetries,
-		pricer: cfg.Pricer, redactor: cfg.Redact,
+		pricer: cfg.Pricer, redactor: cfg.Redact, turnContext: cfg.Context,
 	}
 	switch {
 	case s.patchRetries == 0:

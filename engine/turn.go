@@ -264,6 +264,15 @@ func (s *Session) beginTurn(ctx context.Context, prompt string) (*turnState, []a
 // completeTurn runs the attempts and ends the turn.
 func (s *Session) completeTurn(ctx context.Context, ts *turnState, attempts []attempt) (Event, error) {
 	defer ts.release()
+	if s.turnContext != nil {
+		// Loaded before the first attempt and shared by every attempt
+		// of the failover chain: each runtime of a turn works under the
+		// same rules.
+		tc := s.turnContext(ts.ctx, s.workspace)
+		s.mu.Lock()
+		ts.turn.Context = tc
+		s.mu.Unlock()
+	}
 	res, err := s.runAttempts(ts.ctx, ts, attempts)
 	if err == nil && s.patcher != nil && ts.turn.Mode == ModePatchProposal {
 		res, err = s.proposalLoop(ts.ctx, ts, attempts, res)

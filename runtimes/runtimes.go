@@ -70,6 +70,9 @@ type Options struct {
 	// overlay home (Gemini CLI) keeps one per kz session under its
 	// gemini-homes folder. Empty gives each session a temporary one.
 	StateDir string
+	// Reasoning (the --reasoning flag), when set, replaces the reasoning
+	// setting of every native and completion runtime.
+	Reasoning string
 	// Confiner starts the agent CLIs (Claude Code, Codex, ACP agents)
 	// under the OS sandbox; nil starts them unconfined, as kz runtimes
 	// then says (CLIConfinement).
@@ -176,13 +179,17 @@ func buildLLM(name string, rc config.Runtime, opt Options) (engine.RuntimeEntry,
 	for _, c := range rc.Capabilities {
 		caps |= engine.NewCapSet(engine.Capability(c))
 	}
+	thinking, perModel, err := reasoningOf(rc, opt.Reasoning)
+	if err != nil {
+		return engine.RuntimeEntry{}, fmt.Errorf("runtime %s: %w", name, err)
+	}
 	var rt engine.Runtime
 	if rc.Kind == config.KindCompletion {
 		rt, err = completion.New(completion.Config{Name: name, LLM: lc, Models: rc.Models, Catalog: opt.Catalog,
-			ProposalSchema: json.RawMessage(patch.JSONSchema()), ProposalPrompt: patch.PromptText()})
+			ProposalSchema: json.RawMessage(patch.JSONSchema()), ProposalPrompt: patch.PromptText(), Reasoning: thinking})
 	} else {
 		rt, err = native.New(native.Config{Name: name, LLM: lc, Models: rc.Models, Capabilities: caps, Catalog: opt.Catalog,
-			Tools: nativeTools(opt), ProposalPrompt: patch.PromptText()})
+			Tools: nativeTools(opt), ProposalPrompt: patch.PromptText(), Reasoning: thinking, ModelReasoning: perModel})
 	}
 	if err != nil {
 		return engine.RuntimeEntry{}, fmt.Errorf("runtime %s: %w", name, err)
@@ -198,6 +205,54 @@ func buildLLM(name string, rc config.Runtime, opt Options) (engine.RuntimeEntry,
 		}
 	}
 	return e, nil
+}
+
+// reasoningOf reads a runtime's reasoning settings. override (the
+// --reasoning flag), when set, replaces them all.
+func reasoningOf(rc config.Runtime, override string) (llm.ReasoningSetting, map[string]llm.ReasoningSetting, error) {
+	if override != "" {
+		s, err := llm.ParseReasoning(override)
+		return s, nil, err
+	}
+	s, err := llm.ParseReasoning(rc.Reasoning)
+	if err != nil {
+		return s, nil, err
+	}
+	var per map[string]llm.ReasoningSetting
+	for model, v := range rc.ModelReasoning {
+		ms, err := llm.ParseReasoning(v)
+		if err != nil {
+			return s, nil, fmt.Errorf("model_reasoning %s: %w", model, err)
+		}
+		if per == nil {
+			per = map[string]llm.ReasoningSetting{}
+		}
+		per[model] = ms
+	}
+	return s, per, nil
+}
+
+// Reasoner is a runtime whose reasoning setting a session can change
+// between turns (the TUI's /reasoning).
+type Reasoner interface {
+	SetReasoning(llm.ReasoningSetting)
+}
+
+// SetReasoning parses a reasoning setting and gives it to every runtime
+// of entries that takes one; it returns how many did.
+func SetReasoning(entries []engine.RuntimeEntry, setting string) (int, error) {
+	s, err := llm.ParseReasoning(setting)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, e := range entries {
+		if r, ok := e.Runtime.(Reasoner); ok {
+			r.SetReasoning(s)
+			n++
+		}
+	}
+	return n, nil
 }
 
 // versioned is a CLI runtime that can report its version.
@@ -357,7 +412,13 @@ var kindCapabilities = map[config.RuntimeKind]engine.CapSet{
 
 // nativeTools builds kz's own tools for one native runtime.
 func nativeTools(opt Options) *native.ExecutorTools {
-	t := native.PerSessionTools(tools.NewBuiltinRegistry().Filter(opt.DenyTool), opt.Snapshots, opt.Artifacts, opt.Sandbox)
+	reg := tools.NewBuiltinRegistry()
+	if _, ok := opt.Artifacts.(tools.ArtifactReader); ok {
+		// read_artifact is offered only where results are stored, so the
+		// model can read back what the preview cut.
+		_ = reg.Register(tools.ReadArtifact{})
+	}
+	t := native.PerSessionTools(reg.Filter(opt.DenyTool), opt.Snapshots, opt.Artifacts, opt.Sandbox)
 	t.ReadPolicy = opt.ReadPolicy
 	return t
 }

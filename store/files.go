@@ -191,6 +191,25 @@ func (s *Store) Artifact(ctx context.Context, ref string) ([]byte, error) {
 	return b, nil
 }
 
+// ReadArtifact returns the content behind a reference when it belongs to
+// the session; another session's artifact is not found, so a model reads
+// only what its own session stored.
+func (s *Store) ReadArtifact(ctx context.Context, sessionID, ref string) ([]byte, error) {
+	id, err := strconv.ParseInt(strings.TrimPrefix(ref, "artifact:"), 10, 64)
+	if err != nil || !strings.HasPrefix(ref, "artifact:") {
+		return nil, fmt.Errorf("artifact %q: not an artifact reference", ref)
+	}
+	var b []byte
+	err = s.db.QueryRowContext(ctx, `SELECT content FROM artifacts WHERE id = ? AND session_id = ?`, id, sessionID).Scan(&b)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("artifact %s: no such artifact in this session", ref)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("artifact %s: %w", ref, err)
+	}
+	return b, nil
+}
+
 // Grant is a remembered permission answer.
 type Grant struct {
 	ID        int64

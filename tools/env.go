@@ -58,6 +58,9 @@ type Env struct {
 	// as on a machine without one: commands run unconfined, after the
 	// gate's yes.
 	Sandbox *sandbox.Sandbox
+	// Artifacts reads back this session's stored results (read_artifact);
+	// nil when the session keeps none.
+	Artifacts ArtifactReader
 
 	reads readState
 	// readPolicy judges each entry grep, glob and list_dir meet (see

@@ -33,9 +33,14 @@ func TestSlashCompletion(t *testing.T) {
 	if v := m.input.Value(); v != "/mode " {
 		t.Fatalf("second tab: %q", v)
 	}
+	// /memory matches too (m…o), after the names that start with "mo".
+	m.press("tab")
+	if v := m.input.Value(); v != "/memory " {
+		t.Fatalf("third tab: %q", v)
+	}
 	m.press("tab")
 	if v := m.input.Value(); v != "/model " {
-		t.Fatalf("third tab cycles back: %q", v)
+		t.Fatalf("fourth tab cycles back: %q", v)
 	}
 }
 

@@ -45,4 +45,6 @@ type extensions struct {
 	workspace string
 	grants    GrantManager
 	mentions  MentionReader
+	memory    MemoryBook
+	reasoning ReasoningSetter
 }

@@ -88,8 +88,10 @@ type Model struct {
 	tr     *transcript
 	md     *mdRenderer
 	status statusBar
-	dialog *permissionDialog
-	picker *picker
+	// reasoning is the level /reasoning last set, where its cycle goes on.
+	reasoning string
+	dialog    *permissionDialog
+	picker    *picker
 	// review is the diff review of the dialog's head request, when that
 	// request carries a diff (see reviewable); it is rebuilt whenever the
 	// head changes, so it always answers the request on screen.
@@ -585,6 +587,9 @@ func (m *Model) send() tea.Cmd {
 		text = text[1:] // "//x" sends "/x" as a prompt
 	} else if strings.HasPrefix(text, "/") {
 		return m.runCommand(text)
+	} else if isMemoryLine(text) {
+		// "# line" is for the project memory, never for the model.
+		return m.remember(strings.TrimSpace(text[1:]))
 	}
 	if m.status.running || m.submitting || len(m.queue) > 0 {
 		m.queue = append(m.queue, text)

@@ -90,6 +90,13 @@ type Options struct {
 	// Mentions reads `@` mentioned files into the prompt through the
 	// read_file gate; nil leaves mentions as plain paths.
 	Mentions MentionReader
+	// Memory lists the project memory files (/memory) and keeps the "#"
+	// lines; nil disables both.
+	Memory MemoryBook
+	// Reasoning changes the models' reasoning (/reasoning); nil disables
+	// it. ReasoningLevel is the level it starts at, for the cycle.
+	Reasoning      ReasoningSetter
+	ReasoningLevel string
 }
 
 // subscriber is implemented by *engine.Session.
@@ -136,7 +143,8 @@ func Run(ctx context.Context, opts Options) error {
 		m.custom = append(m.custom, c.asSlash())
 	}
 	m.ext = extensions{undo: opts.Undo, sessions: opts.Sessions, files: opts.Files, workspace: opts.Workspace, grants: opts.Grants,
-		mentions: opts.Mentions}
+		mentions: opts.Mentions, memory: opts.Memory, reasoning: opts.Reasoning}
+	m.reasoning = opts.ReasoningLevel
 	// The renderer writes a frame only on its ticker, so the first frame
 	// and the echo of every key wait for the next tick: up to 16.7 ms at
 	// the default 60 a second, 8.3 ms at bubbletea's maximum of 120. An

@@ -52,6 +52,9 @@ type Options struct {
 	PatchRetries *int
 	// Rules are the permission rules of the command line.
 	Rules permission.Rules
+	// Reasoning (--reasoning) replaces the reasoning setting of every
+	// native and completion runtime.
+	Reasoning string
 	// Script is a JSONL script for the scripted runtime (--script).
 	Script string
 	// Demo opens the scripted demo in a scratch folder.
@@ -195,7 +198,8 @@ func (a *App) openParts(ctx context.Context, o Options) (err error) {
 		a.Runtimes, err = demoRuntimes()
 		return err
 	}
-	a.Runtimes, err = a.Env.Runtimes(RuntimesFor{Script: o.Script, Runtime: o.Runtime, Store: a.Store, Sandbox: a.sandbox, Gate: a.Gate})
+	a.Runtimes, err = a.Env.Runtimes(RuntimesFor{Script: o.Script, Runtime: o.Runtime, Store: a.Store, Sandbox: a.sandbox, Gate: a.Gate,
+		Reasoning: o.Reasoning})
 	if err != nil {
 		return err
 	}
@@ -313,6 +317,7 @@ func (a *App) newSession(o Options, c engine.Config) error {
 	// What a failover carries to the next runtime is redacted as the
 	// store redacts what it persists.
 	c.Redact = store.Redact
+	c.Context = a.turnContext
 	sess, err := engine.NewSession(c)
 	if err != nil {
 		return err
@@ -377,7 +382,8 @@ func (a *App) TUI() tui.Options {
 		Undo:     undoer{e: a.Env, st: a.Store, ws: a.ws, sessionID: a.Session.ID()},
 		Sessions: a.Store,
 		Grants:   grantManager{gate: a.Gate, file: config.NewGrantsFile(a.Env.Paths)},
-		Mentions: mentionReader{sess: a.Session, env: tools.NewEnv(a.ws, a.Session.ID(), nil)}}
+		Mentions: mentionReader{sess: a.Session, env: tools.NewEnv(a.ws, a.Session.ID(), nil)},
+		Memory:   memoryBook{a}, Reasoning: reasoningSetter{a}}
 	if a.Resumed.ID != "" {
 		// A reopened session is shown from its stored events, as it was
 		// shown live.

@@ -35,12 +35,14 @@ type RuntimesFor struct {
 	Store   *store.Store
 	Sandbox *sandbox.Sandbox
 	Gate    *permission.Gate
+	// Reasoning (--reasoning) replaces every LLM runtime's reasoning.
+	Reasoning string
 }
 
 // Runtimes builds every configured runtime and every preset.
 func (e *Env) Runtimes(r RuntimesFor) ([]engine.RuntimeEntry, error) {
 	opt := runtimes.Options{Workspace: e.Workspace, ConfigDir: filepath.Dir(e.Paths.UserConfig), Probe: r.Probe, Sandbox: r.Sandbox,
-		StateDir: e.Paths.StateDir}
+		StateDir: e.Paths.StateDir, Reasoning: r.Reasoning}
 	if r.Gate != nil {
 		opt.DenyTool, opt.ReadPolicy = r.Gate.DeniesTool, r.Gate
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/kaizen-code/kz/internal/cliflag"
 	"github.com/kaizen-code/kz/internal/config"
 	"github.com/kaizen-code/kz/internal/headless"
+	"github.com/kaizen-code/kz/runtimes/llm"
 	ossandbox "github.com/kaizen-code/kz/tools/sandbox"
 	"github.com/kaizen-code/kz/tui"
 )
@@ -31,6 +32,9 @@ var cmdRoot = &Command{
                            prompt from standard input (for long prompts)
   --runtime NAME           runtime to use, or auto (default: config, then auto)
   --model MODEL            model of the runtime
+  --reasoning R            off | low | medium | high | budget tokens (>= 1024):
+                           how hard models that reason think (native and
+                           completion runtimes; replaces the config's)
   --mode MODE              full-autonomous | patch-proposal | analysis-only
   --permission-mode PM     ask | deny | accept-edits | yolo (headless never
                            waits: an ask becomes a deny unless PM allows it)
@@ -98,13 +102,13 @@ func withResume(args []string, id string) []string {
 
 // rootFlags are the flags of kz and kz -p.
 type rootFlags struct {
-	prompt, runtime, model, mode, pmode, format, resume, script, dataDir, theme string
-	cont, demo, debug                                                           bool
-	maxCycles, patchRetries                                                     int
-	budget                                                                      float64
-	timeout                                                                     time.Duration
-	set                                                                         map[string]bool
-	rules                                                                       cliRules
+	prompt, runtime, model, mode, pmode, format, resume, script, dataDir, theme, reasoning string
+	cont, demo, debug                                                                      bool
+	maxCycles, patchRetries                                                                int
+	budget                                                                                 float64
+	timeout                                                                                time.Duration
+	set                                                                                    map[string]bool
+	rules                                                                                  cliRules
 }
 
 func parseRoot(args []string) (*rootFlags, error) {
@@ -115,6 +119,7 @@ func parseRoot(args []string) (*rootFlags, error) {
 	fs.StringVar(&o.prompt, "print", "", "")
 	fs.StringVar(&o.runtime, "runtime", "", "")
 	fs.StringVar(&o.model, "model", "", "")
+	fs.StringVar(&o.reasoning, "reasoning", "", "")
 	fs.StringVar(&o.mode, "mode", "", "")
 	fs.StringVar(&o.pmode, "permission-mode", "", "")
 	fs.StringVar(&o.format, "output-format", "text", "")
@@ -146,12 +151,14 @@ func parseRoot(args []string) (*rootFlags, error) {
 		}
 		return nil, usagef("unexpected argument %q (quote the prompt: kz -p \"...\")", fs.Arg(0))
 	}
-	if err := requireValues(fs, "runtime", "model", "mode", "permission-mode", "output-format", "resume", "script", "data-dir", "theme"); err != nil {
+	if err := requireValues(fs, "runtime", "model", "mode", "permission-mode", "output-format", "resume", "script", "data-dir", "theme", "reasoning"); err != nil {
 		return nil, err
 	}
 	switch {
 	case o.maxCycles < 0:
 		return nil, usagef("--max-cycles cannot be negative")
+	case o.reasoning != "" && reasoningError(o.reasoning) != nil:
+		return nil, usagef("--reasoning: %v", reasoningError(o.reasoning))
 	case o.set["patch-retries"] && config.ValidatePatchRetries(o.patchRetries) != nil:
 		return nil, usagef("--patch-retries: %v", config.ValidatePatchRetries(o.patchRetries))
 	case o.budget < 0:
@@ -170,7 +177,8 @@ func parseRoot(args []string) (*rootFlags, error) {
 // checked here, so that a bad one is a usage error.
 func (o *rootFlags) options(warn io.Writer) (app.Options, error) {
 	opts := app.Options{Interactive: o.prompt == "", DataDir: o.dataDir, Runtime: o.runtime, Model: o.model,
-		Resume: o.resume, Continue: o.cont, Rules: o.rules.Rules, Script: o.script, Demo: o.demo, Warn: warn}
+		Resume: o.resume, Continue: o.cont, Rules: o.rules.Rules, Script: o.script, Demo: o.demo, Warn: warn,
+		Reasoning: o.reasoning}
 	var err error
 	if o.mode != "" {
 		if opts.Mode, err = engine.ParseMode(o.mode); err != nil {
@@ -195,6 +203,12 @@ func (o *rootFlags) options(warn io.Writer) (app.Options, error) {
 		opts.PatchRetries = &o.patchRetries
 	}
 	return opts, nil
+}
+
+// reasoningError says what is wrong with a --reasoning value.
+func reasoningError(s string) error {
+	_, err := llm.ParseReasoning(s)
+	return err
 }
 
 // runSession opens one session and runs it: in the TUI, or one turn of

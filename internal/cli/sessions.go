@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/kaizen-code/kz/engine"
@@ -13,23 +14,27 @@ import (
 	"github.com/kaizen-code/kz/internal/cliflag"
 	"github.com/kaizen-code/kz/internal/termsafe"
 	"github.com/kaizen-code/kz/store"
+	"github.com/kaizen-code/kz/tools"
 )
 
 // cmdSessions lists, shows, exports and deletes stored sessions.
 var cmdSessions = &Command{
 	Name:      "sessions",
-	UsageLine: "kz sessions list|show ID|export ID [--format md|json]|delete ID",
+	UsageLine: "kz sessions list|show ID|export ID [--format md|json]|artifact ID N|delete ID",
 	Short: []Usage{
 		{"kz sessions list", "list stored sessions, newest first"},
 		{"kz sessions show ID", "show a session's turns and their status"},
 		{"kz sessions export ID [--format md|json]", ""},
+		{"kz sessions artifact ID N", "print a tool result the session stored as artifact:N"},
 		{"kz sessions delete ID", ""},
 	},
 	Long: `kz sessions list lists every stored session, newest first; --json prints
 them as JSON. kz sessions show ID shows a session's turns and their status
 (--json: the whole session as JSON). kz sessions export ID prints the
-session as markdown, or with --format json as JSON. kz sessions delete ID
-deletes it. An ID may be any unique prefix; flags may follow it.
+session as markdown, or with --format json as JSON. kz sessions artifact
+ID N prints the tool result the session stored as artifact:N (a result too
+large for the model, which saw a preview), with control characters
+escaped. kz sessions delete ID deletes it. An ID may be any unique prefix; flags may follow it.
 --data-dir DIR names kz's data directory, as for kz itself. When that
 directory is read-only, list, show and export still read it, as it is.
 `,
@@ -74,7 +79,7 @@ func runSessions(ctx context.Context, inv *Invocation, args []string) error {
 		return err
 	}
 	open := e.OpenStore
-	if sub == "list" || sub == "show" || sub == "export" {
+	if sub == "list" || sub == "show" || sub == "export" || sub == "artifact" {
 		open = e.OpenStoreForReading
 	}
 	st, err := open(ctx, inv.Stderr)
@@ -124,6 +129,8 @@ func runSessions(ctx context.Context, inv *Invocation, args []string) error {
 			return x.WriteJSON(inv.Stdout)
 		}
 		return usagef("--format must be md or json, not %q", *format)
+	case "artifact":
+		return printArtifact(ctx, inv.Stdout, st, rest)
 	case "delete":
 		id, err := needID()
 		if err != nil {
@@ -139,7 +146,34 @@ func runSessions(ctx context.Context, inv *Invocation, args []string) error {
 		_, _ = fmt.Fprintf(inv.Stdout, "deleted %s\n", s.ID)
 		return nil
 	}
-	return usagef("unknown sessions command %q (list, show, export, delete)", sub)
+	return usagef("unknown sessions command %q (list, show, export, artifact, delete)", sub)
+}
+
+// printArtifact prints artifact N of a session, its control characters
+// escaped as kz escapes every stored text it prints: a tool's output may
+// hold escape sequences meant for nobody's terminal.
+func printArtifact(ctx context.Context, w io.Writer, st *store.Store, args []string) error {
+	if len(args) != 2 || strings.TrimSpace(args[0]) == "" {
+		return usagef("usage: kz sessions artifact ID N (N as in artifact:N)")
+	}
+	ref, err := tools.ArtifactRef(json.RawMessage(strconv.Quote(args[1])))
+	if err != nil {
+		return usagef("kz sessions artifact: %v", err)
+	}
+	s, err := st.Session(ctx, args[0])
+	if err != nil {
+		return err
+	}
+	b, err := st.ReadArtifact(ctx, s.ID, ref)
+	if err != nil {
+		return err
+	}
+	text := termsafe.Text(string(b))
+	if !strings.HasSuffix(text, "\n") {
+		text += "\n"
+	}
+	_, err = io.WriteString(w, text)
+	return err
 }
 
 // safeSessions returns a copy of list fit for a terminal table: a title

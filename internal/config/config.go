@@ -102,6 +102,12 @@ type Runtime struct {
 	// Codex sends every command and file change to kz for approval in each
 	// of them; under read-only an approved command that writes fails.
 	Sandbox string `toml:"sandbox" json:"sandbox,omitempty"`
+	// Reasoning asks a native or completion runtime's models that reason
+	// for thinking: "off", "low", "medium", "high", or a budget in tokens
+	// (at least 1024). Empty leaves the provider's default.
+	// ModelReasoning sets it per model id.
+	Reasoning      string            `toml:"reasoning" json:"reasoning,omitempty"`
+	ModelReasoning map[string]string `toml:"model_reasoning" json:"model_reasoning,omitempty"`
 }
 
 // Model is one [[models]] entry: it adds a model to kz's catalog or

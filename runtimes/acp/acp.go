@@ -38,6 +38,10 @@ type Config struct {
 	Command string
 	// Args are the agent's arguments (e.g. "--acp").
 	Args []string
+	// ReadsMemory names the project memory files the agent reads itself
+	// (with their @imports), which kz then does not repeat: "GEMINI.md"
+	// for Gemini CLI. Empty: the agent gets every memory file from kz.
+	ReadsMemory string
 	// Env adds to the minimal environment the agent gets: "K=V" sets, a
 	// bare "K" passes K through from kz's environment (how credentials
 	// are handed over).
@@ -112,6 +116,7 @@ func GeminiPreset() Config {
 		Name:        "gemini",
 		Command:     "gemini",
 		Args:        []string{"--acp"},
+		ReadsMemory: "GEMINI.md",
 		AuthMethod:  "gemini-api-key",
 		MaxAttempts: 2,
 		Credentials: geminiCredentials,

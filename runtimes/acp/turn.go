@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/internal/memory"
 	"github.com/kaizen-code/kz/internal/proc"
 	"github.com/kaizen-code/kz/runtimes/agentcli"
 	"github.com/kaizen-code/kz/runtimes/jsonrpc"
@@ -401,7 +402,23 @@ func (tr *turnRun) openSession(ctx, hctx context.Context) (string, engine.Result
 		return "", res, err
 	}
 	tr.opened(sess)
-	return agentcli.PrimePrompt(tr.t.History, tr.t.Prompt, agentcli.PrimeBudget), engine.Result{}, nil
+	return tr.memoryPrefix() + agentcli.PrimePrompt(tr.t.History, tr.t.Prompt, agentcli.PrimeBudget), engine.Result{}, nil
+}
+
+// memoryPrefix is what a new session's first prompt starts with: the
+// memory files the agent does not read itself, since ACP has no system
+// prompt of the client's. A continued or loaded session had them in its
+// first prompt already.
+func (tr *turnRun) memoryPrefix() string {
+	keep := func(engine.MemoryFile) bool { return true }
+	if name := tr.rt.cfg.ReadsMemory; name != "" {
+		keep = memory.ReadBy(name, true)
+	}
+	mem := memory.Render(engine.TurnContext{Memory: tr.t.Context.Memory}, "", keep)
+	if mem == "" {
+		return ""
+	}
+	return strings.TrimLeft(mem, "\n") + "\n"
 }
 
 // opened records a session just created or loaded as the agent's own.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/internal/memory"
 )
 
 // turnRun is one turn on one CLI process. Its fields are owned by the
@@ -170,19 +171,34 @@ func (tr *turnRun) ensure(ctx context.Context, s *slot, noResume bool) (fresh bo
 // permission mode is always one that asks, so that every tool call Claude
 // does not consider harmless reaches kz's gate, whatever kz's permission
 // mode is: yolo is decided by kz, never by Claude.
+//
+// The memory files Claude Code does not read itself (AGENTS.md, GEMINI.md,
+// kz's .kz/ and user files) are appended to its system prompt, so that it
+// works under the same rules as every other runtime; the CLAUDE.md files
+// and their @imports it reads itself (it puts them in the first user
+// message) and they are not repeated. The environment block is left out:
+// Claude Code states the OS, date, directory and git status itself.
 func (r *Runtime) modeArgs(t *engine.Turn) []string {
+	var a []string
+	var appendix []string
 	switch t.Mode {
 	case engine.ModeAnalysisOnly:
-		return []string{"--permission-mode", "plan", "--disallowedTools", "Bash,Edit,Write,MultiEdit,NotebookEdit"}
+		a = []string{"--permission-mode", "plan", "--disallowedTools", "Bash,Edit,Write,MultiEdit,NotebookEdit"}
 	case engine.ModePatchProposal:
-		a := []string{"--permission-mode", "default", "--disallowedTools", "Edit,Write,MultiEdit,NotebookEdit"}
+		a = []string{"--permission-mode", "default", "--disallowedTools", "Edit,Write,MultiEdit,NotebookEdit"}
 		if r.cfg.ProposalPrompt != "" {
-			a = append(a, "--append-system-prompt", r.cfg.ProposalPrompt)
+			appendix = append(appendix, r.cfg.ProposalPrompt)
 		}
-		return a
 	default:
-		return []string{"--permission-mode", "default"}
+		a = []string{"--permission-mode", "default"}
 	}
+	if mem := memory.Render(engine.TurnContext{Memory: t.Context.Memory}, "", memory.ReadBy("CLAUDE.md", true)); mem != "" {
+		appendix = append(appendix, mem)
+	}
+	if len(appendix) > 0 {
+		a = append(a, "--append-system-prompt", strings.Join(appendix, "\n\n"))
+	}
+	return a
 }
 
 // loop maps the CLI's lines to events until the turn's result.

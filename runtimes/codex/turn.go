@@ -11,6 +11,7 @@ import (
 
 	"github.com/kaizen-code/kz/engine"
 	"github.com/kaizen-code/kz/internal/diff"
+	"github.com/kaizen-code/kz/internal/memory"
 	"github.com/kaizen-code/kz/internal/proc"
 	"github.com/kaizen-code/kz/runtimes/agentcli"
 	"github.com/kaizen-code/kz/runtimes/jsonrpc"
@@ -166,6 +167,13 @@ func (tr *turnRun) run(ctx context.Context) (engine.Result, error) {
 	opts := map[string]any{"cwd": tr.dir, "approvalPolicy": "untrusted", "sandbox": tr.rt.threadSandbox()}
 	if tr.model != "" {
 		opts["model"] = tr.model
+	}
+	// Codex reads the AGENTS.md files from the repository root down to
+	// its directory itself (without following @imports); every other
+	// memory file, and those imports, come as developer instructions, so
+	// Codex works under the same rules as the other runtimes.
+	if mem := memory.Render(engine.TurnContext{Memory: tr.t.Context.Memory}, "", memory.ReadBy("AGENTS.md", false)); mem != "" {
+		opts["developerInstructions"] = mem
 	}
 	prompt := tr.t.Prompt
 	resumed := false

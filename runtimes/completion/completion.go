@@ -14,6 +14,7 @@ import (
 	"sync"
 
 	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/internal/memory"
 	"github.com/kaizen-code/kz/runtimes/llm"
 )
 
@@ -44,6 +45,9 @@ type Config struct {
 	ProposalPrompt string
 	SystemPrompt   string
 	MaxTokens      int
+	// Reasoning asks models that reason for thinking (the runtime's
+	// `reasoning` key).
+	Reasoning llm.ReasoningSetting
 }
 
 // Runtime is the completion runtime.
@@ -54,6 +58,26 @@ type Runtime struct {
 	once      sync.Once
 	client    llm.Client
 	clientErr error
+
+	// thinking is the session's override of cfg.Reasoning.
+	thinkingMu sync.Mutex
+	thinking   *llm.ReasoningSetting
+}
+
+// SetReasoning replaces the configured reasoning from the next turn on.
+func (r *Runtime) SetReasoning(s llm.ReasoningSetting) {
+	r.thinkingMu.Lock()
+	r.thinking = &s
+	r.thinkingMu.Unlock()
+}
+
+func (r *Runtime) reasoning() llm.ReasoningSetting {
+	r.thinkingMu.Lock()
+	defer r.thinkingMu.Unlock()
+	if r.thinking != nil {
+		return *r.thinking
+	}
+	return r.cfg.Reasoning
 }
 
 // New validates cfg.
@@ -132,8 +156,11 @@ func (r *Runtime) run(ctx context.Context, t *engine.Turn, h Host) (engine.Resul
 	if maxTokens <= 0 {
 		maxTokens = min(info.MaxOutput, 16384)
 	}
-	req := llm.Request{Model: model, System: r.system(t, proposal, textFormat), MaxTokens: maxTokens,
+	req := llm.Request{Model: model, System: memory.SystemPrompt(r.system(t, proposal, textFormat), t, nil), MaxTokens: maxTokens,
 		Messages: append(llm.FromTranscript(t.History), llm.Message{Role: llm.RoleUser, Text: t.Prompt})}
+	if info.Reasoning {
+		req.Thinking = r.reasoning()
+	}
 	if proposal && info.StructuredOutput {
 		req.JSONSchema = r.schema()
 		req.SchemaName = "patch_proposal"

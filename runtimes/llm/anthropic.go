@@ -212,8 +212,10 @@ func anthropicParams(req Request) (anthropic.MessageNewParams, []option.RequestO
 	if maxTokens <= 0 {
 		maxTokens = 4096
 	}
-	if req.ReasoningBudget > 0 && maxTokens <= req.ReasoningBudget {
-		maxTokens = req.ReasoningBudget + 4096
+	budget := req.Thinking.Tokens()
+	if budget > 0 && maxTokens <= budget {
+		// Anthropic counts the thinking inside max_tokens.
+		maxTokens = budget + 4096
 	}
 	p := anthropic.MessageNewParams{Model: anthropic.Model(req.Model), MaxTokens: int64(maxTokens)}
 	if req.System != "" {
@@ -265,11 +267,11 @@ func anthropicParams(req Request) (anthropic.MessageNewParams, []option.RequestO
 		}
 	}
 	var opts []option.RequestOption
-	if req.ReasoningBudget > 0 {
+	if budget > 0 {
 		// Set as raw JSON rather than through params.Thinking: the SDK prints
 		// a deprecation warning to stderr for some models when the typed
 		// field is used, and kz owns the terminal.
-		opts = append(opts, option.WithJSONSet("thinking", map[string]any{"type": "enabled", "budget_tokens": req.ReasoningBudget}))
+		opts = append(opts, option.WithJSONSet("thinking", map[string]any{"type": "enabled", "budget_tokens": budget}))
 	}
 	return p, opts, nil
 }

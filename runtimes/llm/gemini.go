@@ -195,9 +195,13 @@ func geminiParams(req Request) ([]*genai.Content, *genai.GenerateContentConfig, 
 		conf.ResponseMIMEType = "application/json"
 		conf.ResponseJsonSchema = schema
 	}
-	if req.ReasoningBudget > 0 {
-		b := int32(req.ReasoningBudget)
+	switch {
+	case req.Thinking.Enabled():
+		b := int32(req.Thinking.Tokens())
 		conf.ThinkingConfig = &genai.ThinkingConfig{IncludeThoughts: true, ThinkingBudget: &b}
+	case req.Thinking.Effort == ReasoningOff:
+		var zero int32
+		conf.ThinkingConfig = &genai.ThinkingConfig{ThinkingBudget: &zero}
 	}
 	var contents []*genai.Content
 	for _, m := range req.Messages {

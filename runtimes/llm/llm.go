@@ -140,9 +140,11 @@ type Request struct {
 	// JSON-schema mode; SchemaName names it (OpenAI requires a name).
 	JSONSchema json.RawMessage
 	SchemaName string
-	// ReasoningBudget enables extended thinking with this many tokens when
-	// positive (Anthropic budget_tokens, Gemini thinking budget).
-	ReasoningBudget int
+	// Reasoning asks for thinking (Anthropic thinking with budget_tokens,
+	// Gemini thinkingConfig with includeThoughts, OpenAI reasoning effort
+	// with summaries on the Responses API). The caller sets it only for a
+	// model that reasons.
+	Thinking ReasoningSetting
 }
 
 // DeltaKind says what a delta carries.

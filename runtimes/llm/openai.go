@@ -218,6 +218,9 @@ func (o *openaiClient) params(req Request) (openai.ChatCompletionNewParams, erro
 	if req.System != "" {
 		p.Messages = append(p.Messages, openai.SystemMessage(req.System))
 	}
+	if lvl := req.Thinking.Level(); lvl != "" {
+		p.ReasoningEffort = shared.ReasoningEffort(lvl)
+	}
 	for _, m := range req.Messages {
 		p.Messages = append(p.Messages, openaiMessages(m)...)
 	}

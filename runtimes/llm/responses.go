@@ -132,6 +132,11 @@ func responsesParams(req Request) (responses.ResponseNewParams, error) {
 	if req.MaxTokens > 0 {
 		p.MaxOutputTokens = openai.Int(int64(req.MaxTokens))
 	}
+	if lvl := req.Thinking.Level(); lvl != "" {
+		// The summaries are what streams as reasoning: OpenAI never
+		// sends the raw reasoning.
+		p.Reasoning = shared.ReasoningParam{Effort: shared.ReasoningEffort(lvl), Summary: shared.ReasoningSummaryAuto}
+	}
 	var items responses.ResponseInputParam
 	for _, m := range req.Messages {
 		switch m.Role {

@@ -178,6 +178,11 @@ type harnessOpts struct {
 	answer   func(engine.Event) engine.Answer
 	tools    *fsTools
 	redact   func(string) string
+	// context, when set, is the session's Config.Context, called with
+	// the harness's workspace.
+	context func(ctx context.Context, workspace string) engine.TurnContext
+	// setup prepares the workspace before the session opens.
+	setup func(ws string)
 }
 
 func newHarness(t *testing.T, o harnessOpts) *harness {
@@ -186,8 +191,11 @@ func newHarness(t *testing.T, o harnessOpts) *harness {
 	if o.mode == "" {
 		o.mode = engine.ModeFullAutonomous
 	}
+	if o.setup != nil {
+		o.setup(h.ws)
+	}
 	s, err := engine.NewSession(engine.Config{Workspace: h.ws, Journal: h.journal, Runtimes: o.runtimes, Runtime: o.runtime,
-		Mode: o.mode, Gate: h.gate, Interactive: true, Limits: o.limits, Failover: o.failover, Redact: o.redact})
+		Mode: o.mode, Gate: h.gate, Interactive: true, Limits: o.limits, Failover: o.failover, Redact: o.redact, Context: o.context})
 	if err != nil {
 		t.Fatal(err)
 	}

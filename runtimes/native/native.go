@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/internal/memory"
 	"github.com/kaizen-code/kz/runtimes/llm"
 	"github.com/kaizen-code/kz/tools"
 	"github.com/kaizen-code/kz/tools/sandbox"
@@ -64,9 +65,11 @@ type Config struct {
 	// MaxTokens bounds each response; zero means the model's max output
 	// capped at 16384.
 	MaxTokens int
-	// ReasoningBudget enables extended thinking on models that have it.
-	ReasoningBudget int
-	Compaction      Compaction
+	// Reasoning asks the models that reason for thinking (the runtime's
+	// `reasoning` key); ModelReasoning overrides it per model.
+	Reasoning      llm.ReasoningSetting
+	ModelReasoning map[string]llm.ReasoningSetting
+	Compaction     Compaction
 	// Capabilities, when not zero, replaces the capability set derived from
 	// the catalog (the `capabilities` key of a runtime entry); limits and
 	// prices still come from the catalog.
@@ -81,6 +84,33 @@ type Runtime struct {
 	clientOnce sync.Once
 	client     llm.Client
 	clientErr  error
+
+	// thinking is the session's override of the configured reasoning
+	// (--reasoning, the TUI's /reasoning), set between turns.
+	thinkingMu sync.Mutex
+	thinking   *llm.ReasoningSetting
+}
+
+// SetReasoning replaces the configured reasoning of every model from the
+// next request on.
+func (r *Runtime) SetReasoning(s llm.ReasoningSetting) {
+	r.thinkingMu.Lock()
+	r.thinking = &s
+	r.thinkingMu.Unlock()
+}
+
+// Reasoning is the reasoning setting a request to model gets: the
+// session's override, else the model's, else the runtime's.
+func (r *Runtime) Reasoning(model string) llm.ReasoningSetting {
+	r.thinkingMu.Lock()
+	defer r.thinkingMu.Unlock()
+	if r.thinking != nil {
+		return *r.thinking
+	}
+	if s, ok := r.cfg.ModelReasoning[r.model(model)]; ok {
+		return s
+	}
+	return r.cfg.Reasoning
 }
 
 // New validates cfg and returns the runtime. It does not contact the
@@ -204,7 +234,10 @@ func (r *Runtime) run(ctx context.Context, t *engine.Turn, h Host) (engine.Resul
 	if info.Tools && r.cfg.Tools != nil {
 		l.tools = r.cfg.Tools.Tools(t.Mode)
 	}
-	l.system = r.systemPrompt(t, len(l.tools) > 0)
+	// The memory files and the environment follow kz's instructions, a
+	// configured system prompt too: they are the person's rules for the
+	// project, which no runtime setting replaces.
+	l.system = memory.SystemPrompt(r.systemPrompt(t, len(l.tools) > 0), t, nil)
 	names := make([]string, len(l.tools))
 	for i, td := range l.tools {
 		names[i] = td.Name
@@ -316,7 +349,7 @@ func (l *loop) request() llm.Request {
 	}
 	req := llm.Request{Model: l.model, System: l.system, Messages: l.msgs, Tools: l.tools, MaxTokens: maxTokens}
 	if l.info.Reasoning {
-		req.ReasoningBudget = l.r.cfg.ReasoningBudget
+		req.Thinking = l.r.Reasoning(l.model)
 	}
 	return req
 }

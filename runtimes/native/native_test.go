@@ -481,7 +481,7 @@ func TestThinkingIsStreamedAndSentBackWithItsSignature(t *testing.T) {
 		llmtest.Reply{Reasoning: "The file is small; read it.", Calls: []llmtest.Call{{ID: "r", Name: "read_file", Args: `{"path":"a.txt"}`}}},
 		llmtest.Reply{Text: "alpha"})
 	tools := &fsTools{}
-	rt := nativeFor(t, fake, "claude-sonnet-4-5", tools, func(c *Config) { c.ReasoningBudget = 2048 })
+	rt := nativeFor(t, fake, "claude-sonnet-4-5", tools, func(c *Config) { c.Reasoning = llm.ReasoningSetting{Budget: 2048} })
 	h := newHarness(t, harnessOpts{runtimes: []engine.RuntimeEntry{{Runtime: rt}}, runtime: "native", tools: tools})
 	h.write("a.txt", "alpha")
 	if f := h.run("what is in a.txt?"); f.Status != "complete" {

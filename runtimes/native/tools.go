@@ -64,6 +64,9 @@ func PerSessionTools(reg *tools.Registry, snapshots tools.SnapshotSaver, artifac
 		}
 		env := tools.NewEnv(ws, t.SessionID, snapshots)
 		env.Sandbox = sb
+		if r, ok := artifacts.(tools.ArtifactReader); ok {
+			env.Artifacts = r
+		}
 		if et.ReadPolicy != nil {
 			env.SetReadPolicy(et.ReadPolicy)
 		}

@@ -95,6 +95,8 @@ type ToolSpec struct {
 var toolSpecs = func() map[string]ToolSpec {
 	m := map[string]ToolSpec{}
 	for _, s := range []ToolSpec{
+		// kz.
+		{"read_artifact", ClassReadOnly, "reads back a stored tool result of this session"},
 		// Claude Code.
 		{"Task", ClassSubagent, "starts a subagent"},
 		{"Agent", ClassSubagent, "starts a subagent"},

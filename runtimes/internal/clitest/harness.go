@@ -84,6 +84,8 @@ type Options struct {
 	Answer func(ev engine.Event) engine.Answer
 	// OnEvent sees every event the session publishes.
 	OnEvent func(h *Harness, ev engine.Event)
+	// Context is the session's Config.Context (memory and environment).
+	Context func(ctx context.Context, workspace string) engine.TurnContext
 }
 
 // NewHarness starts a session in workspace ws over runtimes; it is closed
@@ -93,7 +95,7 @@ func NewHarness(t testing.TB, ws string, runtimes []engine.RuntimeEntry, o Optio
 	j := &Journal{}
 	s, err := engine.NewSession(engine.Config{Workspace: ws, Journal: j, Runtimes: runtimes, Gate: o.Gate,
 		Interactive: true, PermissionMode: o.PermissionMode, Mode: o.Mode, Failover: o.Failover, Prior: o.Prior, Patcher: o.Patcher,
-		Limits: o.Limits, Pricer: o.Pricer})
+		Limits: o.Limits, Pricer: o.Pricer, Context: o.Context})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,95 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/internal/memory"
+	"github.com/kaizen-code/kz/internal/proc"
+	"github.com/kaizen-code/kz/runtimes"
+	"github.com/kaizen-code/kz/tools/sandbox"
+)
+
+// gitStatusTimeout bounds the git status of a turn's environment: a huge
+// repository (or a busy machine) must not hold the turn up; past it the
+// status is left out of the environment.
+const gitStatusTimeout = 250 * time.Millisecond
+
+// turnContext loads what a turn of this app runs under: the memory files
+// of the workspace (and of the user's kz config directory) and the
+// environment. It is the session's Config.Context.
+func (a *App) turnContext(ctx context.Context, workspace string) engine.TurnContext {
+	home, _ := os.UserHomeDir()
+	res := memory.Load(ctx, memory.Options{Workspace: workspace, UserDir: a.Env.MemoryDir(), Home: home})
+	var status memory.StatusFunc
+	if a.sandbox != nil {
+		status = sandboxedGitStatus(a.sandbox, workspace)
+	}
+	return engine.TurnContext{Memory: res.Files, Problems: res.Problems,
+		Env: memory.Probe(ctx, workspace, time.Now(), status)}
+}
+
+// memoryBook is the TUI's view of the project memory: /memory lists the
+// files a turn would get now, and "#" lines go to the project's memory
+// file.
+type memoryBook struct{ a *App }
+
+func (b memoryBook) MemoryFiles(ctx context.Context) ([]engine.MemoryFile, []string) {
+	home, _ := os.UserHomeDir()
+	res := memory.Load(ctx, memory.Options{Workspace: b.a.Env.Workspace, UserDir: b.a.Env.MemoryDir(), Home: home})
+	return res.Files, res.Problems
+}
+
+func (b memoryBook) Remember(line string) (string, error) {
+	return memory.Append(b.a.Env.Workspace, line)
+}
+
+// reasoningSetter gives /reasoning's setting to every native and
+// completion runtime of the session.
+type reasoningSetter struct{ a *App }
+
+func (r reasoningSetter) SetReasoning(setting string) error {
+	n, err := runtimes.SetReasoning(r.a.Runtimes, setting)
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return fmt.Errorf("no runtime of this session takes a reasoning setting (native and completion runtimes do)")
+	}
+	return nil
+}
+
+// MemoryDir is the user's kz config directory, where the memory files for
+// every project live.
+func (e *Env) MemoryDir() string { return filepath.Dir(e.Paths.UserConfig) }
+
+// sandboxedGitStatus runs git status in the session's sandbox, read-only
+// and without network, like any command kz runs without asking: a
+// repository's config can make git start programs (core.fsmonitor is
+// switched off as well). Without a sandbox kz does not run git for the
+// environment, and the status is left out.
+func sandboxedGitStatus(sb *sandbox.Sandbox, workspace string) memory.StatusFunc {
+	return func(ctx context.Context, _ string) ([]byte, error) {
+		ctx, cancel := context.WithTimeout(ctx, gitStatusTimeout)
+		defer cancel()
+		cmd, err := sb.Command(ctx, engine.Confinement{Profile: engine.ProfileReadOnly}, sandbox.Spec{
+			Argv: []string{"git", "-c", "core.fsmonitor=false", "--no-optional-locks", "status", "--porcelain"},
+			Dir:  workspace,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("git status: %w", err)
+		}
+		// The last MiB is enough to count by: a tree with more changes
+		// than that is summarised from its tail.
+		out := proc.NewTail(1 << 20)
+		cmd.Stdout = out
+		if err := cmd.Run(); err != nil {
+			return nil, fmt.Errorf("git status: %w", err)
+		}
+		return []byte(out.String()), nil
+	}
+}

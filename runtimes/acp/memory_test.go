@@ -1,0 +1,52 @@
+package acp
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/internal/memory"
+	"github.com/kaizen-code/kz/runtimes/internal/clitest"
+)
+
+// With the pinned CLI, Gemini CLI reads GEMINI.md itself and kz puts the
+// other memory files at the start of a new session's first prompt: each
+// file reaches the model exactly once.
+func TestRealGeminiMemoryFilesReachTheModelOnce(t *testing.T) {
+	api := newGeminiAPI(t, func(int, string) gstep { return gstep{Text: "ok"} })
+	rt, ws := realSetup(t, api)
+	for name, body := range map[string]string{
+		"AGENTS.md": "KZMEM-AGENTS: run make test before finishing.\n",
+		"CLAUDE.md": "KZMEM-CLAUDE: never edit generated files.\n",
+		"GEMINI.md": "KZMEM-GEMINI: answer briefly.\n",
+	} {
+		if err := os.WriteFile(filepath.Join(ws, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	load := func(ctx context.Context, dir string) engine.TurnContext {
+		return engine.TurnContext{Memory: memory.Load(ctx, memory.Options{Workspace: dir}).Files}
+	}
+	h := clitest.NewHarness(t, ws, []engine.RuntimeEntry{{Runtime: rt}}, clitest.Options{Context: load})
+	ctx, cancel := context.WithTimeout(context.Background(), 180*time.Second)
+	defer cancel()
+	if final := h.Run(t, ctx, "hello"); final.Status != string(engine.StatusComplete) {
+		t.Fatalf("final %+v", final)
+	}
+	reqs := api.Requests()
+	if len(reqs) == 0 {
+		t.Fatal("no model request")
+	}
+	b, _ := json.Marshal(reqs[len(reqs)-1])
+	all := string(b)
+	for _, marker := range []string{"KZMEM-AGENTS", "KZMEM-CLAUDE", "KZMEM-GEMINI"} {
+		if got := strings.Count(all, marker); got != 1 {
+			t.Errorf("%s appears %d times in the model request, want 1:\n%.4000s", marker, got, all)
+		}
+	}
+}

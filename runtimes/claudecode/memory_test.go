@@ -1,0 +1,63 @@
+package claudecode
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/internal/memory"
+	"github.com/kaizen-code/kz/runtimes/internal/clitest"
+)
+
+// With the pinned CLI, Claude Code reads CLAUDE.md itself (into its first
+// user message) and kz appends the other memory files to its system
+// prompt: AGENTS.md reaches the model, CLAUDE.md reaches it exactly once.
+func TestRealMemoryFilesReachTheModelOnce(t *testing.T) {
+	api := newFakeAPI(t, func(r *apiRequest) fakeReply { return fakeReply{Text: "ok"} })
+	rt, ws := realSetup(t, api)
+	for name, body := range map[string]string{
+		"AGENTS.md": "KZMEM-AGENTS: run make test before finishing.\n",
+		"CLAUDE.md": "KZMEM-CLAUDE: never edit generated files.\n",
+		"GEMINI.md": "KZMEM-GEMINI: answer briefly.\n",
+	} {
+		if err := os.WriteFile(filepath.Join(ws, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	load := func(ctx context.Context, dir string) engine.TurnContext {
+		res := memory.Load(ctx, memory.Options{Workspace: dir})
+		return engine.TurnContext{Memory: res.Files}
+	}
+	h := newHarness(t, []engine.RuntimeEntry{{Runtime: rt}}, clitest.Options{Context: load})
+	if final := h.Run(t, context.Background(), "hello"); final.Status != string(engine.StatusComplete) {
+		t.Fatalf("final %+v", final)
+	}
+	var main *apiRequest
+	for _, r := range api.Requests() {
+		if strings.Contains(r.allText(), "hello") {
+			main = r
+		}
+	}
+	if main == nil {
+		t.Fatal("no request carried the prompt")
+	}
+	all := main.systemText() + main.allText()
+	for marker, want := range map[string]int{"KZMEM-AGENTS": 1, "KZMEM-GEMINI": 1, "KZMEM-CLAUDE": 1} {
+		if got := strings.Count(all, marker); got != want {
+			t.Errorf("%s appears %d times in the model request, want %d:\nsystem: %s\nmessages: %s", marker, got, want, main.systemText(), main.allText())
+		}
+	}
+	if !strings.Contains(main.systemText(), "KZMEM-AGENTS") {
+		t.Errorf("AGENTS.md is not in the system prompt: %s", main.systemText())
+	}
+	if !strings.Contains(main.allText(), "KZMEM-CLAUDE") {
+		t.Errorf("Claude Code did not read CLAUDE.md itself (this CLI version may not): %s", main.allText())
+	}
+	st := h.Journal.OfType(engine.EventSessionStarted)
+	if len(st) != 1 || len(st[0].Memory) != 3 {
+		t.Errorf("session_started memory: %+v", st)
+	}
+}
