@@ -48,7 +48,7 @@ func (r *mdRenderer) render(src string, width int) []string {
 	lines := strings.Split(out, "\n")
 	for i, l := range lines {
 		l = trimStyledRight(l)
-		if ansi.StringWidth(l) > width {
+		if textWidth(l) > width {
 			l = ansi.Truncate(l, width, "")
 		}
 		// A fresh string: the line must not keep glamour's whole output

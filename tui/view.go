@@ -96,6 +96,10 @@ func (m *Model) transcriptHeight() int {
 // View draws the screen: transcript, bottom panel, status bar and hint.
 func (m *Model) View() tea.View {
 	m.drawnOnce.Do(func() { close(m.drawn) })
+	now := m.now()
+	if v, ok := m.pace.cached(now); ok && !m.quiet {
+		return v
+	}
 	bottom := m.bottomPanel()
 	hint := m.hintLine()
 	used := lineCount(bottom) + 2 // the status bar and a blank line above the panel
@@ -131,6 +135,7 @@ func (m *Model) View() tea.View {
 	v.AltScreen = true
 	v.MouseMode = tea.MouseModeCellMotion
 	v.WindowTitle = "kz — " + m.status.state.Runtime
+	m.pace.keep(v, now)
 	return v
 }
 

@@ -57,9 +57,14 @@ const (
 	pageQuiet    = 120 * time.Millisecond
 	pageUps      = 100
 	// streamMarker is the answer of a second prompt queued behind the
-	// streamed one: seeing it on the screen means the first answer has
-	// ended and been drawn.
-	streamMarker = "ZQXJ-end-of-answer"
+	// streamed one: seeing it on the screen, styled, means the first
+	// answer has ended and been drawn (kz renders messages in the
+	// background one at a time, the earlier first).
+	streamMarker = "ZQXJ-**done**-mark"
+	// styledMarker is how glamour draws the marker, which its plain-text
+	// stand-in (shown while the message renders in the background) never
+	// shows: the end is only seen once the styled render is on screen.
+	styledMarker = "done-mark"
 )
 
 func BenchmarkProcessStream(b *testing.B) {
@@ -106,7 +111,7 @@ func BenchmarkProcessStream(b *testing.B) {
 // streamOnce runs one kz TUI, sends one prompt, waits for the answer to
 // be drawn and settle, quits, and returns kz's CPU seconds and peak RSS.
 func streamOnce(bin, dir string, env []string, args ...string) (cpu, rssMB float64, err error) {
-	s, err := startPTY(bin, dir, env, streamMarker, args...)
+	s, err := startPTY(bin, dir, env, styledMarker, args...)
 	if err != nil {
 		return 0, 0, err
 	}
