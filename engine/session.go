@@ -49,6 +49,11 @@ type Session struct {
 	transcript  TranscriptBuilder
 	natives     map[string]NativeRef
 	lastRuntime string
+	// resumedFrom is the runtime of the stored session's last turn when it
+	// differs from the runtime this process resumes it on. The first turn
+	// (or an earlier switch) records the change as runtime_switched, so
+	// that the history says which runtime continued the conversation.
+	resumedFrom string
 	cur         *turnState
 	pending     map[string]*pendingRequest
 	closed      bool
@@ -270,6 +275,9 @@ func NewSession(cfg Config) (*Session, error) {
 	}
 	if p := cfg.Prior; p != nil {
 		s.seq, s.lastTurn, s.lastRuntime = p.LastSeq, p.LastTurn, p.LastRuntime
+		if p.LastRuntime != "" && p.LastRuntime != s.runtime {
+			s.resumedFrom = p.LastRuntime
+		}
 		s.totalUsage, s.totalCost = p.Usage, p.CostUSD
 		s.transcript.Entries = append([]TranscriptEntry(nil), p.Transcript...)
 		for k, v := range p.Natives {
@@ -445,10 +453,19 @@ func (s *Session) SwitchRuntime(name, model string) error {
 	if err := CheckMode(s.mode, name, model, e.Runtime.Capabilities(model)); err != nil {
 		return err
 	}
+	pending := s.resumedFrom
+	if pending == name {
+		// Back on the runtime the stored session last ran: the history
+		// needs no marker for a change it never saw.
+		s.resumedFrom = ""
+	}
 	if name == s.runtime && model == s.model {
 		return nil
 	}
 	from := label(s.runtime, s.model)
+	if pending != "" {
+		from, s.resumedFrom = pending, ""
+	}
 	s.runtime, s.model = name, model
 	s.emitLocked(Event{Type: EventRuntimeSwitched, From: from, To: label(name, model), Reason: "user", Runtime: name, Model: model})
 	return nil

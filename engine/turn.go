@@ -234,6 +234,10 @@ func (s *Session) beginTurn(ctx context.Context, prompt string) (*turnState, []a
 	if s.storeErr != nil {
 		return nil, nil, fmt.Errorf("%w: %w (free space or repair the database, then start kz again)", ErrNotSaved, s.storeErr)
 	}
+	if from := s.resumedFrom; from != "" {
+		s.resumedFrom = ""
+		s.emitLocked(Event{Type: EventRuntimeSwitched, From: from, To: label(s.runtime, s.model), Reason: "resume", Runtime: s.runtime, Model: s.model})
+	}
 	attempts := s.chain()
 	s.lastTurn++
 	tctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
