@@ -254,6 +254,11 @@ func runSession(ctx context.Context, inv *Invocation, args []string) (err error)
 	if err != nil {
 		return err
 	}
+	if opts.Interactive && !o.demo {
+		if a, err = askTrust(ctx, a, opts); err != nil {
+			return err
+		}
+	}
 	defer a.Close()
 	if opts.Interactive {
 		return runTUI(ctx, inv, a, o.theme, !o.demo)

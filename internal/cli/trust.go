@@ -35,7 +35,7 @@ func runTrust(_ context.Context, inv *Invocation, args []string) error {
 	if _, err := os.Stat(e.Paths.ProjectFile); err != nil {
 		return fmt.Errorf("nothing to trust: %w", err)
 	}
-	if err := config.Trust(e.DataDir, e.Paths.ProjectFile); err != nil {
+	if err := config.Trust(e.Paths.DataDir, e.Paths.ProjectFile); err != nil {
 		return err
 	}
 	_, _ = fmt.Fprintf(inv.Stdout, "trusted %s as it is now; changing it withdraws the trust\n", e.Paths.ProjectFile)

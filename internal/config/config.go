@@ -201,6 +201,11 @@ type Config struct {
 	ProjectTrusted bool
 	// Warnings are things the person should see (refused project keys).
 	Warnings []string
+	// Untrusted lists what the project file asks for and gets only once
+	// the folder is trusted ("default_mode", "allow rules", ...): the
+	// TUI's trust question says what trusting would enable, and is not
+	// asked when this is empty.
+	Untrusted []string
 	// Sources lists the files that were read.
 	Sources []string
 
@@ -298,6 +303,7 @@ func Load(p Paths) (*Config, error) {
 			cfg.ProjectPermissions.Allow = proj.Permissions.Allow
 		} else if len(proj.Permissions.Allow) > 0 {
 			cfg.Warnings = append(cfg.Warnings, fmt.Sprintf("%s: allow rules ignored until you trust this folder (kz trust)", p.ProjectFile))
+			cfg.Untrusted = append(cfg.Untrusted, "allow rules")
 		}
 	}
 	return cfg, nil
@@ -347,6 +353,7 @@ func (cfg *Config) apply(f *File, lines keyLines, full, user bool) error {
 	path := lines.file
 	refuse := func(what string) {
 		cfg.Warnings = append(cfg.Warnings, fmt.Sprintf("%s: %s ignored until you trust this folder (kz trust)", path, what))
+		cfg.Untrusted = append(cfg.Untrusted, what)
 	}
 	if f.DefaultMode != "" {
 		m, err := engine.ParseMode(f.DefaultMode)
