@@ -543,7 +543,7 @@ func TestResumeAndPriming(t *testing.T) {
 	}
 
 	g := newFake(t, []clitest.Line{
-		clitest.Host(`{"type":"user","message":{"content":[{"text":"~<kz-conversation>\n[user] what is 2+2?\n[assistant scripted/m1] 4\n</kz-conversation>\n\nand 3+3?"}]}}`),
+		clitest.Host(`{"type":"user","message":{"content":[{"text":"~<kz-conversation>\n[user] what is 2+2?\n[assistant scripted/m1] 4\n[note] runtime scripted → claude (resume)\n</kz-conversation>\n\nand 3+3?"}]}}`),
 		clitest.CLI(`{"type":"system","subtype":"init","session_id":"new-sess"}`),
 		clitest.CLI(`{"type":"result","subtype":"success","is_error":false,"num_turns":1,"result":"6","session_id":"new-sess"}`),
 	})

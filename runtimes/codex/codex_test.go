@@ -345,7 +345,7 @@ func TestResumeAndPriming(t *testing.T) {
 		t.Errorf("fake checked %d host lines, want 4", n)
 	}
 
-	g := newFake(t, append(handshake("~<kz-conversation>\n[user] what is 2+2?\n[assistant scripted/m1] 4\n</kz-conversation>\n\nand 3+3?"), clitest.CLI(turnDone)),
+	g := newFake(t, append(handshake("~<kz-conversation>\n[user] what is 2+2?\n[assistant scripted/m1] 4\n[note] runtime scripted → codex (resume)\n</kz-conversation>\n\nand 3+3?"), clitest.CLI(turnDone)),
 		append(handshake("next"), clitest.CLI(turnDone)))
 	g.rt.cfg.Name = "codex"
 	prior = &engine.Prior{LastTurn: 1, LastRuntime: "scripted", Transcript: []engine.TranscriptEntry{
