@@ -46,6 +46,12 @@ var ErrNoProposal = errors.New("the answer holds no proposal")
 // only way to write) and judges its Paths like any write.
 const ToolApplyPatch = "apply_patch"
 
+// IsProposal says whether a request applies one of kz's own proposals:
+// the engine names the proposal (PatchID) on the request it makes. A
+// runtime's own tool of the same name (Codex's file changes are called
+// apply_patch) is an ordinary write, which patch-proposal mode refuses.
+func IsProposal(r PermissionRequest) bool { return r.Tool == ToolApplyPatch && r.PatchID != "" }
+
 // DefaultPatchRetries is how many times a model is asked to fix a proposal
 // that did not apply or did not verify.
 const DefaultPatchRetries = 2

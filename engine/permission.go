@@ -196,7 +196,7 @@ func (PermissionModeGate) check(q GateQuery) Verdict {
 	switch {
 	case q.Mode == ModeAnalysisOnly && writes:
 		return Verdict{Decision: DecisionDeny, Stage: "mode", Reason: "analysis-only mode allows no writes and no shell"}
-	case q.Mode == ModePatchProposal && writes && r.Tool != ToolApplyPatch:
+	case q.Mode == ModePatchProposal && writes && !IsProposal(r):
 		return Verdict{Decision: DecisionDeny, Stage: "mode", Reason: "patch-proposal mode changes files only through proposals"}
 	}
 	switch q.PermissionMode {

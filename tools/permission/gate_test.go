@@ -142,6 +142,7 @@ type gateCase struct {
 	trusted  bool
 	headless bool
 	caps     []engine.Capability
+	patchID  string
 	want     engine.Decision
 	stage    Stage
 }
@@ -159,7 +160,7 @@ func (c gateCase) query(ws string) engine.GateQuery {
 		pm = engine.PermissionAsk
 	}
 	q := engine.GateQuery{Runtime: "test", Mode: mode, PermissionMode: pm, Workspace: ws,
-		Request: engine.PermissionRequest{Tool: tool, Command: c.cmd, Paths: c.paths, Write: c.write}}
+		Request: engine.PermissionRequest{Tool: tool, Command: c.cmd, Paths: c.paths, Write: c.write, PatchID: c.patchID}}
 	if c.caps != nil {
 		q.Capabilities.Set = engine.NewCapSet(c.caps...)
 	}
@@ -447,7 +448,14 @@ func gateCases(f *fixture) []gateCase {
 		{name: "patch redirect", cmd: "go test ./... > out.log", mode: engine.ModePatchProposal, rules: allow("Bash(*)", "Edit(**)"), want: engine.DecisionDeny},
 		{name: "patch go test allowed", cmd: "go test ./...", mode: engine.ModePatchProposal, rules: allow("Bash(go test:*)"), want: engine.DecisionAllow},
 		{name: "patch write_file", tool: "write_file", paths: []string{"a.txt"}, write: true, mode: engine.ModePatchProposal, pm: engine.PermissionYolo, want: engine.DecisionDeny},
-		{name: "patch apply_patch", tool: engine.ToolApplyPatch, paths: []string{"a.txt"}, write: true, mode: engine.ModePatchProposal, pm: engine.PermissionAcceptEdits, want: engine.DecisionAllow},
+		{name: "patch apply_patch", tool: engine.ToolApplyPatch, patchID: "p1", paths: []string{"a.txt"}, write: true, mode: engine.ModePatchProposal, pm: engine.PermissionAcceptEdits, want: engine.DecisionAllow},
+		// A runtime's own tool named apply_patch (Codex's file changes) is
+		// an ordinary write: patch-proposal mode refuses it, whatever the
+		// permission mode or rules say. Only kz's proposals carry a PatchID.
+		{name: "patch runtime apply_patch accept-edits", tool: engine.ToolApplyPatch, paths: []string{"a.txt"}, write: true, mode: engine.ModePatchProposal, pm: engine.PermissionAcceptEdits, want: engine.DecisionDeny, stage: StageMode},
+		{name: "patch runtime apply_patch yolo", tool: engine.ToolApplyPatch, paths: []string{"a.txt"}, write: true, mode: engine.ModePatchProposal, pm: engine.PermissionYolo, want: engine.DecisionDeny, stage: StageMode},
+		{name: "patch runtime apply_patch allowed by rule", tool: engine.ToolApplyPatch, paths: []string{"a.txt"}, write: true, mode: engine.ModePatchProposal, rules: allow("Edit(*)", "apply_patch"), want: engine.DecisionDeny, stage: StageMode},
+		{name: "runtime apply_patch full autonomy asks", tool: engine.ToolApplyPatch, paths: []string{"a.txt"}, write: true, want: engine.DecisionAsk},
 		// Permission modes.
 		{name: "accept-edits edit", tool: "Edit", paths: []string{"src/main.go"}, write: true, pm: engine.PermissionAcceptEdits, want: engine.DecisionAllow},
 		{name: "accept-edits shell asks", cmd: "make", pm: engine.PermissionAcceptEdits, want: engine.DecisionAsk},

@@ -74,7 +74,7 @@ func (e *eval) modePolicy() StageResult {
 					return deny("patch-proposal mode changes files only through proposals; the command writes " + t.Path)
 				}
 			}
-		} else if e.write && e.q.Request.Tool != engine.ToolApplyPatch {
+		} else if e.write && !engine.IsProposal(e.q.Request) {
 			return deny("patch-proposal mode changes files only through proposals")
 		}
 	}
@@ -85,7 +85,7 @@ func (e *eval) modePolicy() StageResult {
 // that declares no capabilities at all is not judged here.
 func (e *eval) capability() StageResult {
 	set := e.q.Capabilities.Set
-	if set == 0 || e.q.Request.Tool == engine.ToolApplyPatch {
+	if set == 0 || engine.IsProposal(e.q.Request) {
 		return StageResult{Stage: StageCapability}
 	}
 	var need engine.Capability
