@@ -175,7 +175,9 @@ type setupDialog struct {
 }
 
 // setupEvent is an answer of the service, applied to the dialog.
-type setupEvent interface{ apply(d *setupDialog) setupOutcome }
+type setupEvent interface {
+	apply(d *setupDialog) setupOutcome
+}
 
 // setupOutcome is what the dialog asks of the model after a key or an
 // answer.

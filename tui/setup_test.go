@@ -40,7 +40,7 @@ func newFakeSetup() *fakeSetup {
 }
 
 func (f *fakeSetup) CLIs(context.Context) []SetupCLI { return f.clis }
-func (f *fakeSetup) EnvSet(name string) bool          { return f.env[name] }
+func (f *fakeSetup) EnvSet(name string) bool         { return f.env[name] }
 
 func (f *fakeSetup) Models(_ context.Context, c SetupChoice) ([]string, error) {
 	if f.down[c.BaseURL] {
