@@ -126,7 +126,7 @@ func (s *SetupService) Models(ctx context.Context, c tui.SetupChoice) ([]string,
 			return nil, errors.New(explain(err, c))
 		}
 		if len(ids) == 0 && c.Provider == tui.SetupOllama {
-			return nil, errors.New("Ollama has no model yet: run `ollama pull qwen2.5-coder`, or type a model id")
+			return nil, errors.New("no model on this Ollama server yet: run `ollama pull qwen2.5-coder`, or type a model id")
 		}
 		return ids, nil
 	}
