@@ -43,7 +43,8 @@ func (f *fakeSetup) CLIs(context.Context) []SetupCLI { return f.clis }
 func (f *fakeSetup) EnvSet(name string) bool         { return f.env[name] }
 
 func (f *fakeSetup) Models(_ context.Context, c SetupChoice) ([]string, error) {
-	if f.down[c.BaseURL] {
+	// Only the servers' own lists need the network; the catalog does not.
+	if f.down[c.BaseURL] && providerOf(c.Provider).serverModels {
 		return nil, fmt.Errorf("nothing answers at %s (connection refused)", c.BaseURL)
 	}
 	return f.models[c.Provider], nil
@@ -156,6 +157,38 @@ func TestSetupPasteKeyFailThenFix(t *testing.T) {
 	if slices.ContainsFunc(m.history, func(h string) bool { return strings.Contains(h, "sk-ant") }) || strings.Contains(m.input.Value(), "sk-ant") {
 		t.Error("a key reached the input or its history")
 	}
+}
+
+// TestSetupConnectionFailsThenFixed: a base URL where nothing answers
+// fails the test with what to fix; enter goes back to the key step, where
+// the URL is fixed, and the test passes.
+func TestSetupConnectionFailsThenFixed(t *testing.T) {
+	svc := newFakeSetup()
+	svc.down["http://127.0.0.1:1"] = true
+	m := setupModel(t, svc, 100, 30)
+	m.press("enter")
+	paste(m, svc.goodKey)
+	m.press("tab", "tab", "ctrl+u")
+	m.typeText("http://127.0.0.1:1")
+	m.press("enter", "enter")
+	mustShow(t, m, "The test of claude-haiku-4-5 at http://127.0.0.1:1 failed", "nothing answers at http://127.0.0.1:1")
+	m.press("r")
+	mustShow(t, m, "nothing answers at http://127.0.0.1:1")
+	m.press("enter")
+	mustShow(t, m, "› Base URL")
+	m.press("ctrl+u")
+	m.typeText("http://127.0.0.1:8080")
+	m.press("enter", "enter")
+	mustShow(t, m, "✓ claude-haiku-4-5 at http://127.0.0.1:8080 answered.")
+	if n := len(svc.tests); n != 3 {
+		t.Errorf("%d tests, want 3 (failed, retried, fixed)", n)
+	}
+	// m picks another model after a failure.
+	svc.down["http://127.0.0.1:8080"] = true
+	m.press("esc", "enter")
+	mustShow(t, m, "failed")
+	m.press("m")
+	mustShow(t, m, "type to filter")
 }
 
 // TestSetupEscGoesBack: esc goes back one step from each step, keeps
