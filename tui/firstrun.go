@@ -150,6 +150,6 @@ func FirstRunReport(infos []engine.RuntimeInfo, d Detection) string {
 			fmt.Fprintf(&b, "  ✗ %s: %s\n", r.Name, r.Unavailable)
 		}
 	}
-	b.WriteString("Then restart kz (kz runtimes lists what it can use), or try every key first with: kz --demo")
+	b.WriteString("/setup sets one up here; or enable one as above and restart kz (kz runtimes lists what it can use), or try every key first with: kz --demo")
 	return b.String()
 }

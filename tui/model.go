@@ -107,6 +107,12 @@ type Model struct {
 	drawnOnce sync.Once
 	// resumeID is the session the person chose to open; Run returns it.
 	resumeID string
+	// setup is the setup screen, when open (setup.go); setupDone is what
+	// it wrote, which Run returns.
+	setup     *setupDialog
+	setupDone *SetupDone
+	// initCmd is run by Init with the first wait for events.
+	initCmd tea.Cmd
 	// sessions is the session picker, when open.
 	sessions *sessionPicker
 	// completing is the "/prefix" typed before tab completion replaced it;
@@ -226,7 +232,7 @@ func newModel(ctx context.Context, sess Session, events EventSource, theme theme
 
 // Init starts listening for events.
 func (m *Model) Init() tea.Cmd {
-	return m.waitEvents()
+	return tea.Batch(m.waitEvents(), m.initCmd)
 }
 
 func (m *Model) waitEvents() tea.Cmd {
@@ -255,10 +261,25 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.WindowSizeMsg:
 		m.width, m.height = max(msg.Width, 20), max(msg.Height, 8)
 		m.input.SetWidth(m.width)
+		if m.setup != nil {
+			m.setup.resize(m.width)
+		}
 	case tea.KeyPressMsg:
+		if m.setup != nil {
+			cmds = append(cmds, m.onSetup(m.setup.update(msg)))
+			break
+		}
 		cmds = append(cmds, m.onKey(msg))
 	case tea.PasteMsg:
+		if m.setup != nil {
+			cmds = append(cmds, m.setup.paste(msg))
+			break
+		}
 		cmds = append(cmds, m.onPaste(msg))
+	case setupEvent:
+		if m.setup != nil {
+			cmds = append(cmds, m.onSetup(msg.apply(m.setup)))
+		}
 	case tea.MouseWheelMsg:
 		m.scrolled = true
 		// The wheel scrolls what is in front: a diff, else the transcript.
@@ -446,7 +467,7 @@ func (m *Model) syncReview() {
 }
 
 func (m *Model) overlay() bool {
-	return m.showHelp || m.picker != nil || m.sessions != nil || m.changeLog != nil || m.dialog.active()
+	return m.setup != nil || m.showHelp || m.picker != nil || m.sessions != nil || m.changeLog != nil || m.dialog.active()
 }
 
 func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {

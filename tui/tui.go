@@ -97,6 +97,10 @@ type Options struct {
 	// it. ReasoningLevel is the level it starts at, for the cycle.
 	Reasoning      ReasoningSetter
 	ReasoningLevel string
+	// Setup backs the setup screen (/setup); nil disables it. OpenSetup
+	// opens it at once: no runtime is available, or kz setup.
+	Setup     SetupService
+	OpenSetup bool
 }
 
 // subscriber is implemented by *engine.Session.
@@ -143,8 +147,12 @@ func Run(ctx context.Context, opts Options) error {
 		m.custom = append(m.custom, c.asSlash())
 	}
 	m.ext = extensions{undo: opts.Undo, sessions: opts.Sessions, files: opts.Files, workspace: opts.Workspace, grants: opts.Grants,
-		mentions: opts.Mentions, memory: opts.Memory, reasoning: opts.Reasoning}
+		mentions: opts.Mentions, memory: opts.Memory, reasoning: opts.Reasoning, setup: opts.Setup}
 	m.reasoning = opts.ReasoningLevel
+	if opts.OpenSetup && opts.Setup != nil {
+		// Init starts the setup screen's first check (the agent CLIs).
+		m.initCmd = m.openSetup()
+	}
 	// The renderer writes a frame only on its ticker, so the first frame
 	// and the echo of every key wait for the next tick: up to 16.7 ms at
 	// the default 60 a second, 8.3 ms at bubbletea's maximum of 120. An
@@ -204,6 +212,9 @@ func Run(ctx context.Context, opts Options) error {
 	wg.Wait()
 	if err == nil && m.resumeID != "" {
 		return &ResumeRequest{SessionID: m.resumeID}
+	}
+	if err == nil && m.setupDone != nil {
+		return m.setupDone
 	}
 	if err != nil && errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
 		// Cancelled from outside (a signal): a normal way to stop.

@@ -96,6 +96,12 @@ func (m *Model) transcriptHeight() int {
 // View draws the screen: transcript, bottom panel, status bar and hint.
 func (m *Model) View() tea.View {
 	m.drawnOnce.Do(func() { close(m.drawn) })
+	if m.setup != nil {
+		v := tea.NewView(m.setup.view(m.width, m.height))
+		v.AltScreen = true
+		v.WindowTitle = "kz — setup"
+		return v
+	}
 	bottom := m.bottomPanel()
 	hint := m.hintLine()
 	used := lineCount(bottom) + 2 // the status bar and a blank line above the panel

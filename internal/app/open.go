@@ -80,6 +80,11 @@ type App struct {
 	// Welcome is what the TUI shows first: how to use the demo, or, when
 	// no runtime can serve, what kz found and how to enable each one.
 	Welcome string
+	// NoRuntime says that not one runtime can run here: the TUI opens on
+	// its setup screen.
+	NoRuntime bool
+	// demo is set for the scripted demo, which offers no setup.
+	demo bool
 
 	sandbox       *sandbox.Sandbox
 	claim         *store.Claim
@@ -165,7 +170,7 @@ func (a *App) openDemo(o Options) error {
 	if err != nil {
 		return err
 	}
-	a.removeDemo = remove
+	a.removeDemo, a.demo = remove, true
 	a.Env.Workspace = dir
 	// Nothing the demo does outlives it: "always allow" goes to a grants
 	// file in the scratch folder, not the person's, and the demo's
@@ -256,6 +261,7 @@ func (a *App) chooseRuntime(o Options, mode engine.Mode) (string, string, error)
 		return name, model, err
 	}
 	a.Welcome = tui.FirstRunText(runtimes.Infos(a.Runtimes))
+	a.NoRuntime = errors.Is(err, engine.ErrNoCandidate) && noRuntime(a.Runtimes) != nil
 	if !errors.Is(err, engine.ErrNoCandidate) {
 		a.Welcome = err.Error() + "\n\n" + a.Welcome
 	}
@@ -388,6 +394,10 @@ func (a *App) TUI() tui.Options {
 		// A reopened session is shown from its stored events, as it was
 		// shown live.
 		o.History = a.Store
+	}
+	if !a.demo {
+		// The demo's user config is a scratch file: it offers no setup.
+		o.Setup, o.OpenSetup = a.SetupService(), a.NoRuntime
 	}
 	return o
 }

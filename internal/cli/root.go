@@ -74,14 +74,75 @@ Exit codes:
 // ends the program with a request to open another session, and kz then
 // starts again on it.
 func runRoot(ctx context.Context, inv *Invocation, args []string) error {
+	return runSessionLoop(ctx, inv, args, sessionExtras{})
+}
+
+// sessionExtras are what kz itself, not a flag, asks of the next session:
+// open the setup screen (kz setup), or say what the setup just wrote.
+type sessionExtras struct {
+	setup bool
+	note  string
+}
+
+// runSessionLoop runs sessions until one ends without asking for another:
+// the session picker asks for the session chosen, the setup screen for
+// the session again on the runtime it configured.
+func runSessionLoop(ctx context.Context, inv *Invocation, args []string, x sessionExtras) error {
 	for {
-		err := runSession(ctx, inv, args)
+		err := runSession(ctx, inv, args, x)
+		x = sessionExtras{}
 		var rr *tui.ResumeRequest
-		if !errors.As(err, &rr) {
+		var sd *tui.SetupDone
+		switch {
+		case errors.As(err, &rr):
+			args = withResume(args, rr.SessionID)
+		case errors.As(err, &sd):
+			args, x.note = afterSetup(args, sd), setupNote(sd)
+		default:
 			return err
 		}
-		args = withResume(args, rr.SessionID)
 	}
+}
+
+// afterSetup is the command line of the session after the setup: on the
+// runtime it configured (replacing --runtime and --model), and on the
+// same session when that one already had turns.
+func afterSetup(args []string, sd *tui.SetupDone) []string {
+	var out []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		switch {
+		case !strings.HasPrefix(a, "-"):
+			out = append(out, a)
+		case name == "runtime" || name == "model" || name == "resume":
+			if !hasValue {
+				i++
+			}
+		case name == "continue":
+		default:
+			out = append(out, a)
+		}
+	}
+	out = append(out, "--runtime", sd.Result.Runtime)
+	if sd.SessionID != "" {
+		out = append(out, "--resume", sd.SessionID)
+	}
+	return out
+}
+
+// setupNote is the first line of the session after the setup.
+func setupNote(sd *tui.SetupDone) string {
+	r := sd.Result
+	s := "kz is set up: runtime " + r.Runtime
+	if r.Model != "" {
+		s += " (" + r.Model + ")"
+	}
+	s += " is now the default, written to " + r.ConfigPath
+	if r.KeyPath != "" {
+		s += "; the key is in " + r.KeyPath + " (mode 0600)"
+	}
+	return s + ". Type a message to start."
 }
 
 // withResume replaces --continue/--resume in args with --resume id.
@@ -213,7 +274,7 @@ func reasoningError(s string) error {
 
 // runSession opens one session and runs it: in the TUI, or one turn of
 // kz -p.
-func runSession(ctx context.Context, inv *Invocation, args []string) (err error) {
+func runSession(ctx context.Context, inv *Invocation, args []string, x sessionExtras) (err error) {
 	o, err := parseRoot(args)
 	if err != nil {
 		return err
@@ -261,7 +322,7 @@ func runSession(ctx context.Context, inv *Invocation, args []string) (err error)
 	}
 	defer a.Close()
 	if opts.Interactive {
-		return runTUI(ctx, inv, a, o.theme, !o.demo)
+		return runTUI(ctx, inv, a, o.theme, !o.demo, x)
 	}
 	printed = true
 	return runHeadless(ctx, inv, a, o.prompt, format)
@@ -295,8 +356,15 @@ func notStarted(ctx context.Context, stdout io.Writer, format headless.Format, o
 // runTUI runs the interactive session until the person quits. After a
 // normal quit of a session that can be resumed (not the demo's, whose
 // store goes with it), it says how to come back to it.
-func runTUI(ctx context.Context, inv *Invocation, a *app.App, theme string, resumable bool) error {
+func runTUI(ctx context.Context, inv *Invocation, a *app.App, theme string, resumable bool, x sessionExtras) error {
 	opts := a.TUI()
+	if x.setup && opts.Setup != nil {
+		opts.OpenSetup = true
+	}
+	if x.note != "" {
+		// The note replaces the first-run text: that is what it answers.
+		opts.Welcome = x.note
+	}
 	opts.Theme = firstNonEmpty(theme, a.Env.Config.Theme)
 	commands, cerr := tui.LoadCommands(a.CommandDirs()...)
 	if cerr != nil {
@@ -306,6 +374,16 @@ func runTUI(ctx context.Context, inv *Invocation, a *app.App, theme string, resu
 	err := tui.Run(ctx, opts)
 	if cerr := a.CloseSession(ctx); err == nil {
 		err = cerr
+	}
+	var sd *tui.SetupDone
+	if errors.As(err, &sd) {
+		// The session opens again on the new runtime; one that already
+		// had turns is continued.
+		sd.SessionID = ""
+		if si, serr := a.Store.Session(context.WithoutCancel(ctx), a.Session.ID()); serr == nil && si.Turns > 0 {
+			sd.SessionID = si.ID
+		}
+		return sd
 	}
 	if err == nil && resumable {
 		printResumeHint(ctx, inv.Stdout, a)

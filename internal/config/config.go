@@ -77,12 +77,16 @@ type Runtime struct {
 	Args    []string          `toml:"args" json:"args,omitempty"`
 	Env     map[string]string `toml:"env" json:"env,omitempty"`
 	// Provider, BaseURL and APIKeyEnv configure an LLM API runtime. The key
-	// is read from the named environment variable, never from a file in
-	// the project.
-	Provider  string   `toml:"provider" json:"provider,omitempty"`
-	BaseURL   string   `toml:"base_url" json:"base_url,omitempty"`
-	APIKeyEnv string   `toml:"api_key_env" json:"api_key_env,omitempty"`
-	Timeout   Duration `toml:"timeout" json:"timeout,omitzero"`
+	// is read from the named environment variable, or from APIKeyFile, a
+	// file of the person's own (mode 0600, written by kz's setup screen);
+	// never from a file in the project.
+	Provider  string `toml:"provider" json:"provider,omitempty"`
+	BaseURL   string `toml:"base_url" json:"base_url,omitempty"`
+	APIKeyEnv string `toml:"api_key_env" json:"api_key_env,omitempty"`
+	// APIKeyFile is only honoured in the user config; a relative path is
+	// resolved against the user config's directory.
+	APIKeyFile string   `toml:"api_key_file" json:"api_key_file,omitempty"`
+	Timeout    Duration `toml:"timeout" json:"timeout,omitzero"`
 	// API picks the wire API of provider "openai": "chat" (Chat
 	// Completions, every compatible server) or "responses" (OpenAI's
 	// Responses API). Empty means responses for OpenAI itself and chat for
@@ -419,6 +423,16 @@ func (cfg *Config) apply(f *File, lines keyLines, full, user bool) error {
 		if !full {
 			refuse("runtime " + name)
 			continue
+		}
+		if rt.APIKeyFile != "" {
+			if !user {
+				// A project naming a file to send as a key could send any
+				// of the person's files to a server of its choice.
+				cfg.Warnings = append(cfg.Warnings, fmt.Sprintf("%s: runtime %s: api_key_file can only be set in the user config", path, name))
+				rt.APIKeyFile = ""
+			} else if !filepath.IsAbs(rt.APIKeyFile) {
+				rt.APIKeyFile = filepath.Join(filepath.Dir(path), rt.APIKeyFile)
+			}
 		}
 		if _, redefined := cfg.Runtimes[name]; !redefined {
 			cfg.RuntimeOrder = append(cfg.RuntimeOrder, name)

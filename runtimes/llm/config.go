@@ -15,7 +15,7 @@ func ConfigFrom(rc config.Runtime) (Config, error) {
 	if err != nil {
 		return Config{}, fmt.Errorf("provider: %w", err)
 	}
-	c := Config{Provider: p, BaseURL: rc.BaseURL, APIKeyEnv: rc.APIKeyEnv, Timeout: rc.Timeout.Duration}
+	c := Config{Provider: p, BaseURL: rc.BaseURL, APIKeyEnv: rc.APIKeyEnv, APIKeyFile: rc.APIKeyFile, Timeout: rc.Timeout.Duration}
 	if p == ProviderOpenAI {
 		switch api := OpenAIAPI(rc.API); api {
 		case OpenAIChat, OpenAIResponses:

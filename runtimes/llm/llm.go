@@ -196,8 +196,13 @@ type Config struct {
 	BaseURL string
 	// APIKeyEnv names the environment variable holding the key. Empty means
 	// the provider's usual variable (DefaultKeyEnv). The key is only ever
-	// read from the process environment, never from a project file.
+	// read from the process environment or APIKeyFile, never from a
+	// project file.
 	APIKeyEnv string
+	// APIKeyFile, when set, is a file of the person's own holding the key
+	// (the user config's api_key_file); it wins over APIKeyEnv. A file
+	// others may read is refused, as ssh refuses such a private key.
+	APIKeyFile string
 	// Timeout bounds the wait for the response headers of each attempt; a
 	// stream that has started may run as long as the turn allows. Zero
 	// means 60 seconds.
@@ -245,6 +250,9 @@ func (c Config) timeout() time.Duration {
 // except for an OpenAI-compatible server at a custom base URL (Ollama, vLLM
 // and most local servers need none).
 func (c Config) apiKey() (string, error) {
+	if c.APIKeyFile != "" {
+		return readKeyFile(c.APIKeyFile)
+	}
 	lookup := c.LookupEnv
 	if lookup == nil {
 		lookup = os.LookupEnv
