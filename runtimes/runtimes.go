@@ -66,6 +66,10 @@ type Options struct {
 	// ReadPolicy judges every entry kz's own grep, glob and list_dir
 	// meet: the gate's Read rules hold inside their results too.
 	ReadPolicy tools.ReadPolicy
+	// FetchPolicy names the hosts kz's own web_fetch may reach at a
+	// loopback or private address (the gate's WebFetch allow rules); nil
+	// means none.
+	FetchPolicy tools.FetchPolicy
 	// StateDir is kz's state directory: an ACP agent that kz gives an
 	// overlay home (Gemini CLI) keeps one per kz session under its
 	// gemini-homes folder. Empty gives each session a temporary one.
@@ -420,6 +424,7 @@ func nativeTools(opt Options) *native.ExecutorTools {
 	}
 	t := native.PerSessionTools(reg.Filter(opt.DenyTool), opt.Snapshots, opt.Artifacts, opt.Sandbox)
 	t.ReadPolicy = opt.ReadPolicy
+	t.FetchPolicy = opt.FetchPolicy
 	return t
 }
 

@@ -218,7 +218,7 @@ func TestDescriptionsAreTheEmbeddedFiles(t *testing.T) {
 func TestDenyRulesRemoveTools(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	g, err := permission.New(permission.Options{User: permission.Rules{Deny: []string{"Bash", "Edit", "Read(./.env)"}}})
+	g, err := permission.New(permission.Options{User: permission.Rules{Deny: []string{"Bash", "Edit", "Read(./.env)", "WebFetch"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
