@@ -187,13 +187,18 @@ func buildLLM(name string, rc config.Runtime, opt Options) (engine.RuntimeEntry,
 	if err != nil {
 		return engine.RuntimeEntry{}, fmt.Errorf("runtime %s: %w", name, err)
 	}
+	search, err := webSearchTool(rc, lc)
+	if err != nil {
+		return engine.RuntimeEntry{}, fmt.Errorf("runtime %s: %w", name, err)
+	}
 	var rt engine.Runtime
 	if rc.Kind == config.KindCompletion {
 		rt, err = completion.New(completion.Config{Name: name, LLM: lc, Models: rc.Models, Catalog: opt.Catalog,
 			ProposalSchema: json.RawMessage(patch.JSONSchema()), ProposalPrompt: patch.PromptText(), Reasoning: thinking})
 	} else {
 		rt, err = native.New(native.Config{Name: name, LLM: lc, Models: rc.Models, Capabilities: caps, Catalog: opt.Catalog,
-			Tools: nativeTools(opt), ProposalPrompt: patch.PromptText(), Reasoning: thinking, ModelReasoning: perModel})
+			Tools: nativeTools(opt, search...), ProposalPrompt: patch.PromptText(), Reasoning: thinking, ModelReasoning: perModel,
+			WebSearch: len(search) > 0})
 	}
 	if err != nil {
 		return engine.RuntimeEntry{}, fmt.Errorf("runtime %s: %w", name, err)
@@ -414,9 +419,13 @@ var kindCapabilities = map[config.RuntimeKind]engine.CapSet{
 		engine.CapFilesystemRead, engine.CapFilesystemEdit, engine.CapShell, engine.CapInterrupt),
 }
 
-// nativeTools builds kz's own tools for one native runtime.
-func nativeTools(opt Options) *native.ExecutorTools {
+// nativeTools builds kz's own tools for one native runtime, with the
+// runtime's own extra ones (web_search).
+func nativeTools(opt Options, extra ...tools.Tool) *native.ExecutorTools {
 	reg := tools.NewBuiltinRegistry()
+	for _, t := range extra {
+		_ = reg.Register(t)
+	}
 	if _, ok := opt.Artifacts.(tools.ArtifactReader); ok {
 		// read_artifact is offered only where results are stored, so the
 		// model can read back what the preview cut.
