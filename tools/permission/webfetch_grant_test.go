@@ -100,3 +100,38 @@ func TestWebFetchInEveryMode(t *testing.T) {
 		}
 	}
 }
+
+// TestWebSearchRuleCoversEveryAgentsSearch (class: one rule per kind of
+// tool): a WebSearch rule allows, asks about or denies kz's web_search,
+// Claude Code's WebSearch, Codex's web_search and Gemini CLI's
+// google_web_search alike; with no rule each is asked, in every mode, and
+// a bare deny rule removes kz's tool before the model sees it.
+func TestWebSearchRuleCoversEveryAgentsSearch(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	q := func(tool string, m engine.Mode) engine.GateQuery {
+		return engine.GateQuery{Workspace: f.ws, Mode: m, PermissionMode: engine.PermissionAsk,
+			Request: engine.PermissionRequest{Tool: tool, Input: []byte(`{"query":"go 1.26"}`)}}
+	}
+	for _, c := range []struct {
+		rules Rules
+		want  engine.Decision
+	}{
+		{Rules{}, engine.DecisionAsk},
+		{Rules{Allow: []string{"WebSearch"}}, engine.DecisionAllow},
+		{Rules{Allow: []string{"WebSearch"}, Ask: []string{"WebSearch"}}, engine.DecisionAsk},
+		{Rules{Allow: []string{"WebSearch"}, Deny: []string{"WebSearch"}}, engine.DecisionDeny},
+	} {
+		g := f.gate(t, Options{User: c.rules})
+		for _, tool := range []string{"web_search", "WebSearch", "google_web_search"} {
+			for _, m := range []engine.Mode{engine.ModeFullAutonomous, engine.ModeAnalysisOnly} {
+				if v := g.Check(context.Background(), q(tool, m)); v.Decision != c.want {
+					t.Errorf("rules %+v, %s in %s: %s (%s), want %s", c.rules, tool, m, v.Decision, v.Reason, c.want)
+				}
+			}
+		}
+		if got := g.DeniesTool("web_search"); got != (len(c.rules.Deny) > 0) {
+			t.Errorf("rules %+v: DeniesTool(web_search) = %v", c.rules, got)
+		}
+	}
+}
