@@ -191,8 +191,9 @@ func TestDescriptionsAreTheEmbeddedFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	seen := map[string]bool{}
-	// read_artifact is registered where a session stores artifacts.
-	for _, tl := range append(Builtins(), ReadArtifact{}) {
+	// read_artifact is registered where a session stores artifacts,
+	// web_search where a runtime's configuration enables it.
+	for _, tl := range append(Builtins(), ReadArtifact{}, WebSearch{}) {
 		s := tl.Spec()
 		b, err := descriptionFS.ReadFile("descriptions/" + s.Name + ".md")
 		if err != nil {
