@@ -187,7 +187,7 @@ func buildLLM(name string, rc config.Runtime, opt Options) (engine.RuntimeEntry,
 	if err != nil {
 		return engine.RuntimeEntry{}, fmt.Errorf("runtime %s: %w", name, err)
 	}
-	search, err := webSearchTool(rc, lc)
+	search, err := webSearchTool(rc, lc, opt.Catalog)
 	if err != nil {
 		return engine.RuntimeEntry{}, fmt.Errorf("runtime %s: %w", name, err)
 	}

@@ -17,7 +17,7 @@ import (
 // without server-side search has nothing to offer. A client that cannot be
 // built (no API key) gives no tool: the runtime is unavailable anyway and
 // says why.
-func webSearchTool(rc config.Runtime, lc llm.Config) ([]tools.Tool, error) {
+func webSearchTool(rc config.Runtime, lc llm.Config, catalog *llm.Catalog) ([]tools.Tool, error) {
 	if !rc.WebSearch {
 		return nil, nil
 	}
@@ -38,13 +38,18 @@ func webSearchTool(rc config.Runtime, lc llm.Config) ([]tools.Tool, error) {
 	if !ok {
 		return nil, fmt.Errorf("web_search: the %s client cannot search", lc.Provider)
 	}
-	return []tools.Tool{tools.WebSearch{Searcher: searcher{s: s, model: rc.Models[0]}}}, nil
+	if catalog == nil {
+		catalog = llm.DefaultCatalog()
+	}
+	return []tools.Tool{tools.WebSearch{Searcher: searcher{s: s, model: rc.Models[0], catalog: catalog}}}, nil
 }
 
-// searcher binds an LLM client's search to the runtime's default model.
+// searcher binds an LLM client's search to the runtime's default model,
+// priced by the catalog (the provider's per-search fee is not in it).
 type searcher struct {
-	s     llm.Searcher
-	model string
+	s       llm.Searcher
+	model   string
+	catalog *llm.Catalog
 }
 
 // WebSearch implements tools.WebSearcher.
@@ -53,7 +58,12 @@ func (a searcher) WebSearch(ctx context.Context, query string) (tools.SearchResu
 	if err != nil {
 		return tools.SearchResults{}, err
 	}
-	out := tools.SearchResults{Answer: r.Answer}
+	out := tools.SearchResults{Answer: r.Answer, Usage: r.Usage, Model: a.model}
+	if a.catalog != nil {
+		if info, _ := a.catalog.Lookup(a.model); info.InputPerMTok > 0 || info.OutputPerMTok > 0 {
+			out.CostUSD = info.Cost(r.Usage)
+		}
+	}
 	for _, s := range r.Sources {
 		out.Sources = append(out.Sources, tools.SearchSource{Title: s.Title, URL: s.URL})
 	}

@@ -127,7 +127,7 @@ func TestEndToEndWebSearch(t *testing.T) {
 				llmtest.Reply{Text: "Go 1.26 came out in February."},
 			)
 			reg := tools.NewBuiltinRegistry()
-			if err := reg.Register(tools.WebSearch{Searcher: searcher{s: client.(llm.Searcher), model: "claude-sonnet-4-5"}}); err != nil {
+			if err := reg.Register(tools.WebSearch{Searcher: searcher{s: client.(llm.Searcher), model: "claude-sonnet-4-5", catalog: llm.DefaultCatalog()}}); err != nil {
 				t.Fatal(err)
 			}
 			rt, err := native.New(native.Config{LLM: fake.Config(), Models: []string{"claude-sonnet-4-5"}, WebSearch: true,
@@ -187,6 +187,9 @@ func TestEndToEndWebSearch(t *testing.T) {
 			}
 			if searches.Load() != 1 || !strings.Contains(query.Load().(string), "go 1.26 release notes") {
 				t.Errorf("searches %d, body %v", searches.Load(), query.Load())
+			}
+			if final.Usage == nil || final.Usage.InputTokens != 6039 || final.Usage.OutputTokens < 931 || final.CostUSD < 0.018 {
+				t.Errorf("the search's tokens are not in the turn's usage and cost: %+v %v", final.Usage, final.CostUSD)
 			}
 			if !back.Contains("https://go.dev/blog/go1.26") {
 				t.Errorf("the pages did not reach the model: %s", back.Raw)

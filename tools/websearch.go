@@ -28,10 +28,15 @@ type WebSearcher interface {
 }
 
 // SearchResults is what a search found: the provider model's answer and
-// the pages it drew on.
+// the pages it drew on, with the tokens the search request used and the
+// model that used them.
 type SearchResults struct {
 	Answer  string
 	Sources []SearchSource
+	Usage   engine.Usage
+	Model   string
+	// CostUSD is the price of Usage; zero leaves pricing to the session.
+	CostUSD float64
 }
 
 // SearchSource is one page a search found.
@@ -86,10 +91,17 @@ func (c *webSearchCall) Request() engine.PermissionRequest { return engine.Permi
 // Run implements Call. The result lists the pages first, as the card
 // shows them, then the answer; titles and answer come from the web, so
 // all of it is inside the untrusted block.
-func (c *webSearchCall) Run(ctx context.Context, _ *RunContext) (string, error) {
+func (c *webSearchCall) Run(ctx context.Context, rc *RunContext) (string, error) {
 	res, err := c.searcher.WebSearch(ctx, c.query)
 	if err != nil {
 		return "", fmt.Errorf("web search for %q: %w", c.query, err)
+	}
+	if !res.Usage.IsZero() {
+		// The search is a model request of its own: its tokens count
+		// towards the turn's usage, cost and budget like the loop's
+		// (the session prices them by model).
+		u := res.Usage
+		rc.Emit(engine.Event{Type: engine.EventUsageUpdated, Usage: &u, Model: res.Model, CostUSD: res.CostUSD})
 	}
 	var body strings.Builder
 	if len(res.Sources) == 0 {
