@@ -27,6 +27,9 @@ const (
 	CapInterrupt        Capability = "interrupt"
 	CapResume           Capability = "resume"
 	CapVision           Capability = "vision"
+	// CapWebSearch is a search the runtime's model provider runs on its
+	// own servers, offered to the model as the web_search tool.
+	CapWebSearch Capability = "web_search"
 )
 
 // AllCapabilities lists every capability in its canonical order; CapSet
@@ -35,6 +38,7 @@ var AllCapabilities = []Capability{
 	CapTextCompletion, CapStreamingText, CapStructuredOutput, CapNativeToolLoop,
 	CapFunctionTools, CapMCP, CapFilesystemRead, CapFilesystemEdit, CapShell,
 	CapApplyPatch, CapSubagents, CapSandbox, CapInterrupt, CapResume, CapVision,
+	CapWebSearch,
 }
 
 func (c Capability) bit() (CapSet, bool) {

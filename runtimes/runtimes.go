@@ -66,6 +66,10 @@ type Options struct {
 	// ReadPolicy judges every entry kz's own grep, glob and list_dir
 	// meet: the gate's Read rules hold inside their results too.
 	ReadPolicy tools.ReadPolicy
+	// FetchPolicy names the hosts kz's own web_fetch may reach at a
+	// loopback or private address (the gate's WebFetch allow rules); nil
+	// means none.
+	FetchPolicy tools.FetchPolicy
 	// StateDir is kz's state directory: an ACP agent that kz gives an
 	// overlay home (Gemini CLI) keeps one per kz session under its
 	// gemini-homes folder. Empty gives each session a temporary one.
@@ -183,13 +187,18 @@ func buildLLM(name string, rc config.Runtime, opt Options) (engine.RuntimeEntry,
 	if err != nil {
 		return engine.RuntimeEntry{}, fmt.Errorf("runtime %s: %w", name, err)
 	}
+	search, err := webSearchTool(rc, lc, opt.Catalog)
+	if err != nil {
+		return engine.RuntimeEntry{}, fmt.Errorf("runtime %s: %w", name, err)
+	}
 	var rt engine.Runtime
 	if rc.Kind == config.KindCompletion {
 		rt, err = completion.New(completion.Config{Name: name, LLM: lc, Models: rc.Models, Catalog: opt.Catalog,
 			ProposalSchema: json.RawMessage(patch.JSONSchema()), ProposalPrompt: patch.PromptText(), Reasoning: thinking})
 	} else {
 		rt, err = native.New(native.Config{Name: name, LLM: lc, Models: rc.Models, Capabilities: caps, Catalog: opt.Catalog,
-			Tools: nativeTools(opt), ProposalPrompt: patch.PromptText(), Reasoning: thinking, ModelReasoning: perModel})
+			Tools: nativeTools(opt, search...), ProposalPrompt: patch.PromptText(), Reasoning: thinking, ModelReasoning: perModel,
+			WebSearch: len(search) > 0})
 	}
 	if err != nil {
 		return engine.RuntimeEntry{}, fmt.Errorf("runtime %s: %w", name, err)
@@ -410,9 +419,13 @@ var kindCapabilities = map[config.RuntimeKind]engine.CapSet{
 		engine.CapFilesystemRead, engine.CapFilesystemEdit, engine.CapShell, engine.CapInterrupt),
 }
 
-// nativeTools builds kz's own tools for one native runtime.
-func nativeTools(opt Options) *native.ExecutorTools {
+// nativeTools builds kz's own tools for one native runtime, with the
+// runtime's own extra ones (web_search).
+func nativeTools(opt Options, extra ...tools.Tool) *native.ExecutorTools {
 	reg := tools.NewBuiltinRegistry()
+	for _, t := range extra {
+		_ = reg.Register(t)
+	}
 	if _, ok := opt.Artifacts.(tools.ArtifactReader); ok {
 		// read_artifact is offered only where results are stored, so the
 		// model can read back what the preview cut.
@@ -420,6 +433,7 @@ func nativeTools(opt Options) *native.ExecutorTools {
 	}
 	t := native.PerSessionTools(reg.Filter(opt.DenyTool), opt.Snapshots, opt.Artifacts, opt.Sandbox)
 	t.ReadPolicy = opt.ReadPolicy
+	t.FetchPolicy = opt.FetchPolicy
 	return t
 }
 

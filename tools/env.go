@@ -61,6 +61,10 @@ type Env struct {
 	// Artifacts reads back this session's stored results (read_artifact);
 	// nil when the session keeps none.
 	Artifacts ArtifactReader
+	// FetchPolicy says which hosts web_fetch may reach at a loopback,
+	// private or link-local address (those an allow rule names); nil
+	// means none.
+	FetchPolicy FetchPolicy
 
 	reads readState
 	// readPolicy judges each entry grep, glob and list_dir meet (see

@@ -274,6 +274,15 @@ func (e *Executor) run(ctx context.Context, p Permitter, em Emitter, c ToolCall)
 		}
 		em.Emit(ev)
 	}}
+	rc.Permit = func(ctx context.Context, req engine.PermissionRequest) engine.Answer {
+		req.ToolCallID, req.Tool, req.Input = c.ID, c.Name, eventInput(req.Input)
+		return p.RequestPermission(ctx, req)
+	}
+	if e.artifacts != nil {
+		rc.SaveArtifact = func(ctx context.Context, content []byte) (string, error) {
+			return e.artifacts.SaveArtifact(ctx, e.env.SessionID, c.ID, content)
+		}
+	}
 	out, err := call.Run(ctx, rc)
 	status = engine.ToolStatusOK
 	if err != nil {
@@ -349,7 +358,7 @@ func (e *Executor) overLimit(ctx context.Context, c ToolCall, out string, limit 
 
 // Builtins returns kz's built-in tools.
 func Builtins() []Tool {
-	return []Tool{ReadFile{}, WriteFile{}, EditFile{}, ListDir{}, Glob{}, Grep{}, Bash{}}
+	return []Tool{ReadFile{}, WriteFile{}, EditFile{}, ListDir{}, Glob{}, Grep{}, Bash{}, WebFetch{}}
 }
 
 // NewBuiltinRegistry returns a registry with the built-in tools.

@@ -191,8 +191,9 @@ func TestDescriptionsAreTheEmbeddedFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	seen := map[string]bool{}
-	// read_artifact is registered where a session stores artifacts.
-	for _, tl := range append(Builtins(), ReadArtifact{}) {
+	// read_artifact is registered where a session stores artifacts,
+	// web_search where a runtime's configuration enables it.
+	for _, tl := range append(Builtins(), ReadArtifact{}, WebSearch{}) {
 		s := tl.Spec()
 		b, err := descriptionFS.ReadFile("descriptions/" + s.Name + ".md")
 		if err != nil {
@@ -218,7 +219,7 @@ func TestDescriptionsAreTheEmbeddedFiles(t *testing.T) {
 func TestDenyRulesRemoveTools(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	g, err := permission.New(permission.Options{User: permission.Rules{Deny: []string{"Bash", "Edit", "Read(./.env)"}}})
+	g, err := permission.New(permission.Options{User: permission.Rules{Deny: []string{"Bash", "Edit", "Read(./.env)", "WebFetch"}}})
 	if err != nil {
 		t.Fatal(err)
 	}

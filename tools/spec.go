@@ -109,6 +109,15 @@ type RunContext struct {
 	// Emit publishes an event of this call (file_edited, command_*,
 	// tool_call_progress). It is never nil.
 	Emit func(engine.Event)
+	// Permit asks the gate, and the person if it asks, about something
+	// the call meets while it runs (web_fetch's redirect to a new host).
+	// The request is judged as this call's tool with this call's id.
+	// Nil when no gate is at hand: the call must then refuse.
+	Permit func(ctx context.Context, req engine.PermissionRequest) engine.Answer
+	// SaveArtifact stores content as an artifact of this call and returns
+	// its reference, for a tool that keeps its whole output while showing
+	// the model a part; nil when the session keeps no artifacts.
+	SaveArtifact func(ctx context.Context, content []byte) (string, error)
 }
 
 //go:embed descriptions/*.md

@@ -94,17 +94,17 @@ func TestBuiltinSpecs(t *testing.T) {
 		}
 		return strings.Join(n, ",")
 	}
-	if got := names(reg.List(engine.ModeAnalysisOnly)); got != "read_file,list_dir,glob,grep" {
+	if got := names(reg.List(engine.ModeAnalysisOnly)); got != "read_file,list_dir,glob,grep,web_fetch" {
 		t.Errorf("analysis-only: %s", got)
 	}
-	if got := names(reg.List(engine.ModePatchProposal)); got != "read_file,list_dir,glob,grep" {
+	if got := names(reg.List(engine.ModePatchProposal)); got != "read_file,list_dir,glob,grep,web_fetch" {
 		t.Errorf("patch-proposal: %s", got)
 	}
-	if got := names(reg.List(engine.ModeFullAutonomous)); got != "read_file,write_file,edit_file,list_dir,glob,grep,bash" {
+	if got := names(reg.List(engine.ModeFullAutonomous)); got != "read_file,write_file,edit_file,list_dir,glob,grep,bash,web_fetch" {
 		t.Errorf("full-autonomous: %s", got)
 	}
 	filtered := reg.Filter(func(n string) bool { return n == "bash" || n == "write_file" })
-	if got := names(filtered.List(engine.ModeFullAutonomous)); got != "read_file,edit_file,list_dir,glob,grep" {
+	if got := names(filtered.List(engine.ModeFullAutonomous)); got != "read_file,edit_file,list_dir,glob,grep,web_fetch" {
 		t.Errorf("filtered: %s", got)
 	}
 	if _, ok := filtered.Lookup("bash"); ok {
@@ -130,7 +130,7 @@ func TestDisabledToolNotRun(t *testing.T) {
 	if _, err := f.ws.Lstat("ran"); err == nil {
 		t.Fatal("disabled tool ran")
 	}
-	if got := len(f.ex.Registry().List(engine.ModeFullAutonomous)); got != 7 {
+	if got := len(f.ex.Registry().List(engine.ModeFullAutonomous)); got != 8 {
 		t.Errorf("hidden tool listed: %d", got)
 	}
 }

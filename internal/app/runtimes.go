@@ -44,7 +44,7 @@ func (e *Env) Runtimes(r RuntimesFor) ([]engine.RuntimeEntry, error) {
 	opt := runtimes.Options{Workspace: e.Workspace, ConfigDir: filepath.Dir(e.Paths.UserConfig), Probe: r.Probe, Sandbox: r.Sandbox,
 		StateDir: e.Paths.StateDir, Reasoning: r.Reasoning}
 	if r.Gate != nil {
-		opt.DenyTool, opt.ReadPolicy = r.Gate.DeniesTool, r.Gate
+		opt.DenyTool, opt.ReadPolicy, opt.FetchPolicy = r.Gate.DeniesTool, r.Gate, r.Gate
 	}
 	if r.Sandbox != nil {
 		// The agent CLIs run confined too: what they run after kz's yes

@@ -112,6 +112,11 @@ type Runtime struct {
 	// ModelReasoning sets it per model id.
 	Reasoning      string            `toml:"reasoning" json:"reasoning,omitempty"`
 	ModelReasoning map[string]string `toml:"model_reasoning" json:"model_reasoning,omitempty"`
+	// WebSearch offers a native runtime's model the web_search tool, a
+	// search its provider runs on its own servers (Anthropic, OpenAI's
+	// Responses API, Gemini). Each search is asked through the gate (the
+	// WebSearch rule).
+	WebSearch bool `toml:"web_search" json:"web_search,omitempty"`
 }
 
 // Model is one [[models]] entry: it adds a model to kz's catalog or

@@ -74,6 +74,10 @@ type Config struct {
 	// the catalog (the `capabilities` key of a runtime entry); limits and
 	// prices still come from the catalog.
 	Capabilities engine.CapSet
+	// WebSearch says Tools offers web_search, a search the provider runs
+	// on its servers: the runtime then declares engine.CapWebSearch for
+	// the models that take tools.
+	WebSearch bool
 }
 
 // Runtime is the native runtime.
@@ -158,6 +162,9 @@ func (r *Runtime) model(m string) string {
 func (r *Runtime) Capabilities(model string) engine.Capabilities {
 	info, _ := r.catalog.Lookup(r.model(model))
 	caps := capabilitiesOf(info, r.cfg.Tools != nil)
+	if r.cfg.WebSearch && caps.Set.Has(engine.NewCapSet(engine.CapFunctionTools)) {
+		caps.Set |= engine.NewCapSet(engine.CapWebSearch)
+	}
 	if r.cfg.Capabilities != 0 {
 		caps.Set = r.cfg.Capabilities
 	}

@@ -26,6 +26,9 @@ type ExecutorTools struct {
 	// grep, glob and list_dir meet (the gate's Read rules); the Executors
 	// PerSessionTools builds take it.
 	ReadPolicy tools.ReadPolicy
+	// FetchPolicy, when set before the first turn, names the hosts
+	// web_fetch may reach at a loopback or private address.
+	FetchPolicy tools.FetchPolicy
 }
 
 // NewExecutorTools adapts one Executor, for a process that serves one
@@ -70,6 +73,7 @@ func PerSessionTools(reg *tools.Registry, snapshots tools.SnapshotSaver, artifac
 		if et.ReadPolicy != nil {
 			env.SetReadPolicy(et.ReadPolicy)
 		}
+		env.FetchPolicy = et.FetchPolicy
 		e, err := tools.NewExecutor(tools.ExecutorConfig{Registry: reg, Env: env, Artifacts: artifacts})
 		if err != nil {
 			_ = ws.Close()

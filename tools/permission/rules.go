@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/kaizen-code/kz/tools/shell"
@@ -327,7 +328,7 @@ func matchSegs(ps, xs []string) bool {
 // server's tools, or a trailing `*`.
 func (r Rule) matchToolName(tool string) bool {
 	switch {
-	case r.Tool == tool:
+	case r.Tool == tool || slices.Contains(toolAliases[r.Tool], tool):
 		return r.matchesAll()
 	case strings.HasSuffix(r.Tool, "*"):
 		return strings.HasPrefix(tool, strings.TrimSuffix(r.Tool, "*")) && r.matchesAll()
@@ -335,4 +336,11 @@ func (r Rule) matchToolName(tool string) bool {
 		return strings.HasPrefix(tool, r.Tool+"__") && r.matchesAll()
 	}
 	return false
+}
+
+// toolAliases are the other agents' names of a tool that a rule written
+// with Claude Code's name also covers: one `WebSearch` rule governs kz's
+// web_search, Codex's web_search and Gemini CLI's google_web_search.
+var toolAliases = map[string][]string{
+	"WebSearch": {"web_search", "google_web_search"},
 }

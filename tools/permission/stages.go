@@ -215,6 +215,9 @@ func (e *eval) allowStage() StageResult {
 		}
 		return ask("ask before " + e.q.Request.Tool + " writes " + e.pathList())
 	}
+	if e.kind == KindWebFetch {
+		return e.fetchAllowStage(grants)
+	}
 	if grants["tool:"+e.q.Request.Tool] {
 		return allow("session grant", "granted for this session")
 	}
@@ -447,6 +450,8 @@ func (e *eval) grantsFor() (keys, rules []string, err error) {
 				}
 			}
 		}
+	case e.kind == KindWebFetch:
+		return e.fetchGrantKeys()
 	case e.kind == KindRead || e.write:
 		prefix, kind := "read:", KindRead
 		if e.write {

@@ -283,3 +283,82 @@ func (e *eval) fetchValidation() StageResult {
 	}
 	return StageResult{Stage: StageValidation}
 }
+
+// PrivateHostAllowed implements tools.FetchPolicy: a fetch may connect to
+// a loopback, private, link-local or unspecified address only for a host
+// that an allow rule names, exactly or as one of the subdomains of
+// `*.domain`. A rule for every host (`WebFetch`, `domain:*`), a session
+// grant, yolo or a person's yes to one fetch does not lift it: the person
+// allowed a fetch, not a request to this machine's or network's services,
+// which is what a public name resolving there most often means (DNS
+// rebinding). A host that a deny rule names is never allowed.
+func (g *Gate) PrivateHostAllowed(host string) bool {
+	if strings.Contains(host, ":") && !strings.HasPrefix(host, "[") {
+		host = "[" + host + "]"
+	}
+	h, err := normalizeHost(host)
+	if err != nil {
+		return false
+	}
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	allowed := false
+	for _, r := range g.rules {
+		if r.Kind != KindWebFetch || r.matchesAll() || r.domain == "*" || !matchHost(r.domain, h) {
+			continue
+		}
+		if r.Action == ActionDeny {
+			return false
+		}
+		if r.Action == ActionAllow {
+			allowed = true
+		}
+	}
+	return allowed
+}
+
+// fetchGrantKeys are the session grant keys of a fetch, one per host:
+// "allow for this session" on a fetch of example.com allows example.com,
+// never every fetch.
+func (e *eval) fetchGrantKeys() ([]string, []string, error) {
+	hosts, err := e.fetchHosts()
+	if err != nil || len(hosts) == 0 {
+		return nil, nil, fmt.Errorf("%w: the URL cannot be judged", ErrNotGrantable)
+	}
+	var keys, rules []string
+	for _, h := range hosts {
+		keys = append(keys, "fetch:"+h)
+		rules = append(rules, "WebFetch(domain:"+h+")")
+	}
+	return keys, rules, nil
+}
+
+// fetchAllowStage decides a fetch no deny or ask rule stopped: a session
+// grant for every host, an allow rule, yolo, or else ask, naming the host
+// and the rule that would allow it.
+func (e *eval) fetchAllowStage(grants map[string]bool) StageResult {
+	if hosts, err := e.fetchHosts(); err == nil && len(hosts) > 0 {
+		all := true
+		for _, h := range hosts {
+			all = all && grants["fetch:"+h]
+		}
+		if all {
+			return StageResult{Stage: StageAllow, Decision: engine.DecisionAllow, Rule: "session grant",
+				Reason: "fetching from " + strings.Join(hosts, ", ") + " is granted for this session"}
+		}
+	}
+	for _, r := range e.rules {
+		if r.Action == ActionAllow && e.applies(r) && e.matchFetch(r) {
+			return StageResult{Stage: StageAllow, Decision: engine.DecisionAllow, Rule: r.String(), Reason: "allowed by rule"}
+		}
+	}
+	if e.q.PermissionMode == engine.PermissionYolo {
+		return StageResult{Stage: StageAllow, Decision: engine.DecisionAllow, Reason: "permission mode yolo"}
+	}
+	reason := "ask before fetching a URL"
+	if len(e.hosts) > 0 {
+		reason = "ask before fetching from " + strings.Join(e.hosts, ", ") + ": no rule allows it (a rule such as WebFetch(domain:" +
+			e.hosts[0] + ") would)"
+	}
+	return StageResult{Stage: StageAllow, Decision: engine.DecisionAsk, Reason: reason}
+}
