@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/kaizen-code/kz/engine"
 	"github.com/kaizen-code/kz/internal/memory"
 	"github.com/kaizen-code/kz/internal/proc"
 	"github.com/kaizen-code/kz/runtimes"
+	"github.com/kaizen-code/kz/runtimes/llm"
 	"github.com/kaizen-code/kz/tools/sandbox"
 )
 
@@ -61,6 +63,25 @@ func (r reasoningSetter) SetReasoning(setting string) error {
 		return fmt.Errorf("no runtime of this session takes a reasoning setting (native and completion runtimes do)")
 	}
 	return nil
+}
+
+// cycleLevel is a --reasoning setting as a step of the TUI's /reasoning
+// cycle (off, low, medium, high), so that the cycle goes on from what the
+// command line set rather than from the default: a level is itself ("none"
+// is off), a budget is the level whose budget it reaches. "" (nothing
+// given, or nothing kz understands) leaves the cycle at its start.
+func cycleLevel(setting string) string {
+	if strings.TrimSpace(setting) == "" {
+		return ""
+	}
+	r, err := llm.ParseReasoning(setting)
+	if err != nil {
+		return ""
+	}
+	if l := r.Level(); l != "" {
+		return string(l)
+	}
+	return string(llm.ReasoningOff)
 }
 
 // MemoryDir is the user's kz config directory, where the memory files for
