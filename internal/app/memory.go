@@ -24,12 +24,22 @@ const gitStatusTimeout = 250 * time.Millisecond
 // turnContext loads what a turn of this app runs under: the memory files
 // of the workspace (and of the user's kz config directory) and the
 // environment. It is the session's Config.Context.
+//
+// Both are cached across the session's turns: the memory files by what the
+// load looked at (memory.Cache), the git status by the repository's index
+// and HEAD and the session's count of workspace changes
+// (memory.StatusCache), so that a turn in an unchanged workspace reads no
+// memory file and runs no git.
 func (a *App) turnContext(ctx context.Context, workspace string) engine.TurnContext {
 	home, _ := os.UserHomeDir()
-	res := memory.Load(ctx, memory.Options{Workspace: workspace, UserDir: a.Env.MemoryDir(), Home: home})
+	res := a.memory.Load(ctx, memory.Options{Workspace: workspace, UserDir: a.Env.MemoryDir(), Home: home})
 	var status memory.StatusFunc
 	if a.sandbox != nil {
-		status = sandboxedGitStatus(a.sandbox, workspace)
+		var changes func() uint64
+		if a.Session != nil {
+			changes = a.Session.WorkspaceChanges
+		}
+		status = a.gitStatus.Wrap(sandboxedGitStatus(a.sandbox, workspace), changes)
 	}
 	return engine.TurnContext{Memory: res.Files, Problems: res.Problems,
 		Env: memory.Probe(ctx, workspace, time.Now(), status)}

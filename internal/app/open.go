@@ -13,6 +13,7 @@ import (
 	"github.com/kaizen-code/kz/engine"
 	"github.com/kaizen-code/kz/internal/childenv"
 	"github.com/kaizen-code/kz/internal/config"
+	"github.com/kaizen-code/kz/internal/memory"
 	"github.com/kaizen-code/kz/patch"
 	"github.com/kaizen-code/kz/runtimes"
 	"github.com/kaizen-code/kz/runtimes/llm"
@@ -91,6 +92,10 @@ type App struct {
 	// reasoning is --reasoning as given, where the TUI's /reasoning
 	// cycle starts.
 	reasoning string
+	// memory and gitStatus keep what turnContext loaded for the next
+	// turn.
+	memory    memory.Cache
+	gitStatus memory.StatusCache
 }
 
 // NotStartedError is a failure of Open with what it knew by then: the
