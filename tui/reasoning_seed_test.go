@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"errors"
 	"io"
 	"strings"
 	"sync"
@@ -63,7 +64,10 @@ func TestReasoningCycleStartsFromTheGivenLevel(t *testing.T) {
 			}
 			cancel()
 			select {
-			case <-done:
+			case err := <-done:
+				if err != nil && !errors.Is(err, context.Canceled) {
+					t.Errorf("Run = %v", err)
+				}
 			case <-time.After(5 * time.Second):
 				t.Fatal("Run did not return")
 			}
