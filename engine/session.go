@@ -64,6 +64,9 @@ type Session struct {
 	// total sums every finished turn of the session, resumed ones included.
 	totalUsage Usage
 	totalCost  float64
+	// changes counts the events that may have changed the workspace (see
+	// WorkspaceChanges).
+	changes uint64
 }
 
 // Journal persists a session's events in order. Append is called under the
@@ -546,6 +549,9 @@ func (s *Session) emitLocked(ev Event) Event {
 	if ev.Type == EventSessionStarted && ev.NativeID != "" {
 		s.natives[ev.Runtime] = NativeRef{ID: ev.NativeID, TurnID: ev.TurnID}
 	}
+	if changesWorkspace(ev.Type) {
+		s.changes++
+	}
 	// A journal that fails reports it through ReportCommits (which ends
 	// the turn) and to the Flush that ends the turn; Append's error says
 	// the same.
@@ -553,6 +559,27 @@ func (s *Session) emitLocked(ev Event) Event {
 	s.transcript.Apply(ev)
 	s.bus.publish(ev)
 	return ev
+}
+
+// WorkspaceChanges counts the events of the session so far that may have
+// changed the workspace: a file edited, a command run, a patch applied, a
+// tool call finished. A cache of what a turn runs under (the git status
+// summary) keyed by it is given again only after turns that changed
+// nothing.
+func (s *Session) WorkspaceChanges() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.changes
+}
+
+// changesWorkspace reports whether an event of type t may have changed
+// the workspace's files.
+func changesWorkspace(t EventType) bool {
+	switch t {
+	case EventFileEdited, EventCommandFinished, EventPatchApplied, EventToolCallFinished:
+		return true
+	}
+	return false
 }
 
 func (s *Session) emit(ev Event) Event {

@@ -109,17 +109,48 @@ func (l *stringList) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// The fields the proposal JSON may have at each level.
-var (
-	proposalFields = []string{"summary", "files", "verification", "tests", "risks"}
-	fileFields     = []string{"path", "operation", "new_path", "base_sha256", "edits", "content", "mode", "patch"}
-	editFields     = []string{"search", "replace", "line_hint", "anchor", "at_eof"}
-)
+// The fields the proposal JSON may have at each level are those the
+// schema declares, read from it, so that what structured-output providers
+// are told and what the parser takes cannot drift apart. The schema is
+// written for strict structured output, where every property is required
+// (nullable when it may not apply): its required lists are its properties,
+// in the order the error message names them.
+var proposalFields, fileFields, editFields = schemaFields(schemaJSON)
+
+// schemaNode is the part of a JSON schema schemaFields reads.
+type schemaNode struct {
+	Required   []string              `json:"required"`
+	Properties map[string]schemaNode `json:"properties"`
+	Items      *schemaNode           `json:"items"`
+}
+
+// schemaFields returns the fields of a proposal, of each file and of each
+// edit that schema declares. A schema it cannot read yields no fields,
+// so that every proposal is refused with an error naming its fields
+// rather than accepted unchecked; the package tests rule that out for
+// the embedded schema.
+func schemaFields(schema string) (top, file, edit []string) {
+	var s schemaNode
+	if json.Unmarshal([]byte(schema), &s) != nil {
+		return nil, nil, nil
+	}
+	files := s.Properties["files"].Items
+	if files == nil {
+		return s.Required, nil, nil
+	}
+	edits := files.Properties["edits"].Items
+	if edits == nil {
+		return s.Required, files.Required, nil
+	}
+	return s.Required, files.Required, edits.Required
+}
 
 // checkJSONFields reports every field of data that the proposal schema
 // does not know, named by its place ("files[0].diff"). It only looks at
 // object keys; types are left to the decoder, whose errors are clearer.
-// A field matches case-insensitively, as encoding/json does.
+// A field matches only as the schema spells it: encoding/json would take
+// "Summary" for "summary", which the schema (and a strict provider) calls
+// an unknown field, so the parser does too.
 func checkJSONFields(data []byte) error {
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(data, &top); err != nil {
@@ -128,12 +159,12 @@ func checkJSONFields(data []byte) error {
 	var unknown []string
 	unknown = appendUnknown(unknown, "", top, proposalFields)
 	var files []map[string]json.RawMessage
-	if raw, ok := lookupFold(top, "files"); ok && json.Unmarshal(raw, &files) == nil {
+	if raw, ok := top["files"]; ok && json.Unmarshal(raw, &files) == nil {
 		for i, f := range files {
 			at := fmt.Sprintf("files[%d].", i)
 			unknown = appendUnknown(unknown, at, f, fileFields)
 			var edits []map[string]json.RawMessage
-			if raw, ok := lookupFold(f, "edits"); ok && json.Unmarshal(raw, &edits) == nil {
+			if raw, ok := f["edits"]; ok && json.Unmarshal(raw, &edits) == nil {
 				for j, e := range edits {
 					unknown = appendUnknown(unknown, fmt.Sprintf("%sedits[%d].", at, j), e, editFields)
 				}
@@ -153,22 +184,12 @@ func checkJSONFields(data []byte) error {
 func appendUnknown(dst []string, at string, obj map[string]json.RawMessage, known []string) []string {
 	var found []string
 	for k := range obj {
-		if !slices.ContainsFunc(known, func(n string) bool { return strings.EqualFold(n, k) }) {
+		if !slices.Contains(known, k) {
 			found = append(found, fmt.Sprintf("%q", at+k))
 		}
 	}
 	slices.Sort(found)
 	return append(dst, found...)
-}
-
-// lookupFold returns obj's value for key, matched case-insensitively.
-func lookupFold(obj map[string]json.RawMessage, key string) (json.RawMessage, bool) {
-	for k, v := range obj {
-		if strings.EqualFold(k, key) {
-			return v, true
-		}
-	}
-	return nil, false
 }
 
 // applyFilePatch fills f from text, one file's change as a unified diff or

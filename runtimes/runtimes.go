@@ -359,13 +359,9 @@ func BuildAll(cfg *config.Config, opt Options) ([]engine.RuntimeEntry, error) {
 		}
 		opt.Catalog = cat
 	}
-	var out []engine.RuntimeEntry
+	jobs := make([]buildJob, 0, len(cfg.RuntimeOrder)+len(Presets))
 	for _, name := range cfg.RuntimeOrder {
-		e, err := Build(name, cfg.Runtimes[name], opt)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, e)
+		jobs = append(jobs, buildJob{name: name, rc: cfg.Runtimes[name]})
 	}
 	var presets []string
 	for n := range Presets {
@@ -375,13 +371,11 @@ func BuildAll(cfg *config.Config, opt Options) ([]engine.RuntimeEntry, error) {
 	}
 	slices.Sort(presets)
 	for _, n := range presets {
-		e, err := Build(n, Presets[n], opt)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, e)
+		jobs = append(jobs, buildJob{name: n, rc: Presets[n]})
 	}
-	return out, nil
+	return buildInOrder(jobs, probeParallelism, func(j buildJob) (engine.RuntimeEntry, error) {
+		return Build(j.name, j.rc, opt)
+	})
 }
 
 // unavailable stands in for a runtime that cannot run here, so that it can

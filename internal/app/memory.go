@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/kaizen-code/kz/engine"
 	"github.com/kaizen-code/kz/internal/memory"
 	"github.com/kaizen-code/kz/internal/proc"
 	"github.com/kaizen-code/kz/runtimes"
+	"github.com/kaizen-code/kz/runtimes/llm"
 	"github.com/kaizen-code/kz/tools/sandbox"
 )
 
@@ -22,12 +24,22 @@ const gitStatusTimeout = 250 * time.Millisecond
 // turnContext loads what a turn of this app runs under: the memory files
 // of the workspace (and of the user's kz config directory) and the
 // environment. It is the session's Config.Context.
+//
+// Both are cached across the session's turns: the memory files by what the
+// load looked at (memory.Cache), the git status by the repository's index
+// and HEAD and the session's count of workspace changes
+// (memory.StatusCache), so that a turn in an unchanged workspace reads no
+// memory file and runs no git.
 func (a *App) turnContext(ctx context.Context, workspace string) engine.TurnContext {
 	home, _ := os.UserHomeDir()
-	res := memory.Load(ctx, memory.Options{Workspace: workspace, UserDir: a.Env.MemoryDir(), Home: home})
+	res := a.memory.Load(ctx, memory.Options{Workspace: workspace, UserDir: a.Env.MemoryDir(), Home: home})
 	var status memory.StatusFunc
 	if a.sandbox != nil {
-		status = sandboxedGitStatus(a.sandbox, workspace)
+		var changes func() uint64
+		if a.Session != nil {
+			changes = a.Session.WorkspaceChanges
+		}
+		status = a.gitStatus.Wrap(sandboxedGitStatus(a.sandbox, workspace), changes)
 	}
 	return engine.TurnContext{Memory: res.Files, Problems: res.Problems,
 		Env: memory.Probe(ctx, workspace, time.Now(), status)}
@@ -61,6 +73,25 @@ func (r reasoningSetter) SetReasoning(setting string) error {
 		return fmt.Errorf("no runtime of this session takes a reasoning setting (native and completion runtimes do)")
 	}
 	return nil
+}
+
+// cycleLevel is a --reasoning setting as a step of the TUI's /reasoning
+// cycle (off, low, medium, high), so that the cycle goes on from what the
+// command line set rather than from the default: a level is itself ("none"
+// is off), a budget is the level whose budget it reaches. "" (nothing
+// given, or nothing kz understands) leaves the cycle at its start.
+func cycleLevel(setting string) string {
+	if strings.TrimSpace(setting) == "" {
+		return ""
+	}
+	r, err := llm.ParseReasoning(setting)
+	if err != nil {
+		return ""
+	}
+	if l := r.Level(); l != "" {
+		return string(l)
+	}
+	return string(llm.ReasoningOff)
 }
 
 // MemoryDir is the user's kz config directory, where the memory files for

@@ -13,6 +13,7 @@ import (
 	"github.com/kaizen-code/kz/engine"
 	"github.com/kaizen-code/kz/internal/childenv"
 	"github.com/kaizen-code/kz/internal/config"
+	"github.com/kaizen-code/kz/internal/memory"
 	"github.com/kaizen-code/kz/patch"
 	"github.com/kaizen-code/kz/runtimes"
 	"github.com/kaizen-code/kz/runtimes/llm"
@@ -93,6 +94,13 @@ type App struct {
 	removeDemo    func() error
 	sessionClosed bool
 	switches      *switchWatcher
+	// reasoning is --reasoning as given, where the TUI's /reasoning
+	// cycle starts.
+	reasoning string
+	// memory and gitStatus keep what turnContext loaded for the next
+	// turn.
+	memory    memory.Cache
+	gitStatus memory.StatusCache
 }
 
 // NotStartedError is a failure of Open with what it knew by then: the
@@ -116,7 +124,7 @@ func Open(ctx context.Context, o Options) (_ *App, err error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &App{Env: e}
+	a := &App{Env: e, reasoning: o.Reasoning}
 	runtime, model := o.Runtime, o.Model
 	defer func() {
 		if err != nil {
@@ -389,7 +397,7 @@ func (a *App) TUI() tui.Options {
 		Sessions: a.Store,
 		Grants:   grantManager{gate: a.Gate, file: config.NewGrantsFile(a.Env.Paths)},
 		Mentions: mentionReader{sess: a.Session, env: tools.NewEnv(a.ws, a.Session.ID(), nil)},
-		Memory:   memoryBook{a}, Reasoning: reasoningSetter{a}}
+		Memory:   memoryBook{a}, Reasoning: reasoningSetter{a}, ReasoningLevel: cycleLevel(a.reasoning)}
 	if a.Resumed.ID != "" {
 		// A reopened session is shown from its stored events, as it was
 		// shown live.

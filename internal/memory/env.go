@@ -47,20 +47,9 @@ func Probe(ctx context.Context, workspace string, now time.Time, status StatusFu
 // gitdir: line of a worktree's .git file. It returns "" when HEAD cannot
 // be read.
 func Branch(top string) string {
-	gitDir := filepath.Join(top, ".git")
-	if fi, err := os.Lstat(gitDir); err == nil && fi.Mode().IsRegular() {
-		b, err := readSmall(gitDir)
-		if err != nil {
-			return ""
-		}
-		d, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir:")
-		if !ok {
-			return ""
-		}
-		gitDir = strings.TrimSpace(d)
-		if !filepath.IsAbs(gitDir) {
-			gitDir = filepath.Join(top, gitDir)
-		}
+	gitDir := GitDir(top)
+	if gitDir == "" {
+		return ""
 	}
 	b, err := readSmall(filepath.Join(gitDir, "HEAD"))
 	if err != nil {

@@ -65,9 +65,18 @@ type Result struct {
 // cannot be read is left out and named in Problems, so a broken import
 // costs that import and nothing else.
 func Load(ctx context.Context, o Options) Result {
-	l := &loader{opts: o, seen: map[string]bool{}}
+	return load(ctx, o, nil)
+}
+
+// load is Load, recording what it looked at in deps when deps is not nil.
+func load(ctx context.Context, o Options, deps *[]dep) Result {
+	l := &loader{opts: o, seen: map[string]bool{}, deps: deps}
 	defer l.close()
 	if o.UserDir != "" {
+		if deps != nil {
+			fi, _ := os.Stat(o.UserDir)
+			l.watch(o.UserDir, true, fi)
+		}
 		if root, err := os.OpenRoot(o.UserDir); err == nil {
 			l.user = &base{root: root, dir: resolved(o.UserDir), scope: engine.MemoryUser}
 			l.loadDir(ctx, l.user, ".")
@@ -78,7 +87,7 @@ func Load(ctx context.Context, o Options) Result {
 	if o.Workspace == "" {
 		return l.res
 	}
-	top := RepoRoot(o.Workspace)
+	top := l.repoRoot(o.Workspace)
 	root, err := os.OpenRoot(top)
 	if err != nil {
 		l.problem("%s: %v", top, err)
@@ -96,6 +105,23 @@ func Load(ctx context.Context, o Options) Result {
 func RepoRoot(dir string) string {
 	for d := dir; ; {
 		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			return d
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return dir
+		}
+		d = parent
+	}
+}
+
+// repoRoot is RepoRoot, recording each .git it looked for.
+func (l *loader) repoRoot(dir string) string {
+	for d := dir; ; {
+		p := filepath.Join(d, ".git")
+		fi, err := os.Lstat(p)
+		l.watch(p, false, fi)
+		if err == nil {
 			return d
 		}
 		parent := filepath.Dir(d)
@@ -137,6 +163,16 @@ type loader struct {
 	user, project *base
 	seen          map[string]bool
 	res           Result
+	// deps, when not nil, records every path the load looked at, for
+	// Cache to tell whether a later load would read the same.
+	deps *[]dep
+}
+
+// watch records what the load saw at abs (fi nil: nothing there).
+func (l *loader) watch(abs string, follow bool, fi fs.FileInfo) {
+	if l.deps != nil {
+		*l.deps = append(*l.deps, dep{path: abs, follow: follow, info: fi})
+	}
 }
 
 func (l *loader) close() {
@@ -159,7 +195,9 @@ func (l *loader) loadDir(ctx context.Context, b *base, rel string) {
 				return
 			}
 			p := filepath.Join(rel, sub, name)
-			if _, err := b.root.Lstat(p); err != nil {
+			fi, err := b.root.Lstat(p)
+			l.watch(filepath.Join(b.dir, p), false, fi)
+			if err != nil {
 				continue
 			}
 			l.add(ctx, b, p, name, "", 0)
@@ -180,6 +218,10 @@ func (l *loader) add(ctx context.Context, b *base, rel, name, from string, depth
 		return
 	}
 	l.seen[abs] = true
+	if l.deps != nil {
+		fi, _ := b.root.Stat(rel)
+		l.watch(abs, true, fi)
+	}
 	text, size, err := readCapped(b.root, rel)
 	if err != nil {
 		l.problem("%s: %v", abs, err)

@@ -13,7 +13,7 @@ import (
 )
 
 // tree writes files (path → content) under dir.
-func tree(t *testing.T, dir string, files map[string]string) {
+func tree(t testing.TB, dir string, files map[string]string) {
 	t.Helper()
 	for p, c := range files {
 		full := filepath.Join(dir, p)

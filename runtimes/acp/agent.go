@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/internal/proc"
 	"github.com/kaizen-code/kz/runtimes/credproxy"
 	"github.com/kaizen-code/kz/runtimes/jsonrpc"
 )
@@ -48,8 +49,12 @@ type agent struct {
 	baseMode    string
 }
 
-// alive reports whether the process still runs.
-func (a *agent) alive() bool { return !a.c.Exited() }
+// alive reports whether the process still runs: it has not been reaped,
+// and the kernel does not know it dead either. An agent killed between
+// turns is reaped only once its stdout ends, which a child of its that
+// holds the pipe can put off indefinitely; the next turn must not take
+// such an agent for a live one and fail as a crash.
+func (a *agent) alive() bool { return !a.c.Exited() && !proc.Exited(a.c.Pid()) }
 
 // stop ends the process: at once (SIGKILL to its group and every marked
 // descendant), or politely (stdin closed, SIGKILL after grace). It returns

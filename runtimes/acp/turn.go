@@ -275,10 +275,13 @@ func (tr *turnRun) run(ctx context.Context, s *slot) (engine.Result, error) {
 	hctx, cancel := context.WithTimeout(ctx, tr.rt.cfg.HandshakeTimeout)
 	defer cancel()
 	if a := s.a; a != nil && (!a.alive() || a.dir != tr.dir) {
-		if !a.alive() {
-			tr.rt.log.Info("acp: the agent process ended since the last turn; starting another", "err", a.c.WaitErr)
+		dead := !a.alive()
+		if dead {
+			// What it left behind goes at once; the new agent loads its
+			// session (or is primed) below, so the conversation goes on.
+			tr.rt.log.Info("acp: the agent process ended since the last turn; starting another", "session", a.sessionID)
 		}
-		a.stop(false, tr.rt.cfg.KillGrace)
+		a.stop(dead, tr.rt.cfg.KillGrace)
 		s.a = nil
 	}
 	if s.a == nil {
@@ -497,6 +500,17 @@ func (tr *turnRun) prompt(ctx context.Context, text string) (engine.Result, erro
 	for {
 		select {
 		case <-ctx.Done():
+			select {
+			case m := <-ch:
+				// The agent had answered the prompt before the stop
+				// came (select picks at random among ready cases): the
+				// turn is over and ends as the agent said.
+				tr.drain(ctx)
+				tr.flush(m.Error != nil && isExited(m.Error))
+				tr.keep = true
+				return tr.finish(m)
+			default:
+			}
 			tr.cancel()
 			// Give the agent a moment to stop its tools itself (Gemini
 			// takes about 0.1 s); the caller then kills whatever is left,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -75,5 +76,41 @@ func TestRealSecondInterruptKillsAtOnce(t *testing.T) {
 	final = h.Run(t, context.Background(), "KZ:hello")
 	if final.Status != string(engine.StatusComplete) || final.Output != "back again" {
 		t.Errorf("next turn %+v", final)
+	}
+}
+
+// The real CLI is killed between turns (as the OOM killer or a stray kill
+// would): the next turn starts another CLI that resumes the same Claude
+// session, so the model sees the first turn, and the turn answers.
+func TestRealCLIKilledBetweenTurnsResumes(t *testing.T) {
+	api := newFakeAPI(t, func(r *apiRequest) fakeReply {
+		switch {
+		case strings.Contains(r.lastUserText(), "KZ:which") && strings.Contains(r.allText(), "PAPAYA"):
+			return fakeReply{Text: "it was PAPAYA"}
+		case strings.Contains(r.lastUserText(), "KZ:which"):
+			return fakeReply{Text: "no idea"}
+		}
+		return fakeReply{Text: "noted"}
+	})
+	rt, _ := realSetup(t, api)
+	h := newHarness(t, []engine.RuntimeEntry{{Runtime: rt}}, clitest.Options{})
+	if final := h.Run(t, context.Background(), "KZ:remember the word PAPAYA"); final.Status != string(engine.StatusComplete) || final.Output != "noted" {
+		t.Fatalf("first turn %+v", final)
+	}
+	pid := rt.Pid(h.Session.ID())
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	waitExited(t, pid)
+	final := h.Run(t, context.Background(), "KZ:which word?")
+	if final.Status != string(engine.StatusComplete) || final.Output != "it was PAPAYA" {
+		t.Fatalf("the turn after the kill: %s %q %s", final.Status, final.Output, final.Text)
+	}
+	if now := rt.Pid(h.Session.ID()); now == pid || now == 0 {
+		t.Errorf("the turn ran on pid %d, the killed CLI was %d", now, pid)
+	}
+	started := h.Journal.OfType(engine.EventSessionStarted)
+	if len(started) != 2 || started[0].NativeID == "" || started[1].NativeID != started[0].NativeID {
+		t.Errorf("the new CLI did not resume the Claude session: %+v", started)
 	}
 }

@@ -59,6 +59,11 @@ type process struct {
 	// msgs carries every line except control responses, which the reader
 	// hands to their waiter. It is closed after the process has exited.
 	msgs chan wireMsg
+	// results counts the result lines the reader has taken from stdout,
+	// counted before the line is handed over on msgs: a turn that sees it
+	// move knows the CLI ended the turn, even while the line still waits
+	// in msgs, and must not be killed as if it still ran.
+	results atomic.Int64
 	// done is closed once the process has been reaped; waitErr is then set.
 	done    chan struct{}
 	waitErr error
@@ -219,6 +224,9 @@ func (p *process) dispatch(line []byte) {
 		p.deliverControl(m)
 		return
 	}
+	if m.Type == "result" {
+		p.results.Add(1)
+	}
 	select {
 	case p.msgs <- m:
 	case <-p.quit:
@@ -326,6 +334,7 @@ func (p *process) controlWait(ctx context.Context, req map[string]any) (json.Raw
 	}
 }
 
+// alive reports whether the process has not been reaped yet.
 func (p *process) alive() bool {
 	select {
 	case <-p.done:
@@ -333,6 +342,16 @@ func (p *process) alive() bool {
 	default:
 		return true
 	}
+}
+
+// usable reports whether the process can serve another turn: it has not
+// been reaped, and the kernel does not know it dead either. A CLI killed
+// between turns (by a person, the OOM killer, a crash) is reaped only
+// once its stdout ends, which a surviving tool child holding that pipe
+// can put off indefinitely; sending the next prompt to it would fail the
+// turn as a crash.
+func (p *process) usable() bool {
+	return p.alive() && !proc.Exited(p.cmd.Process.Pid)
 }
 
 // kill is the immediate stop: SIGINT to the whole group (the CLI answers

@@ -29,8 +29,11 @@ type turnRun struct {
 	// interrupted says kz sent the graceful interrupt.
 	interrupted bool
 	// eof says the CLI's stdout ended before its result line.
-	eof      bool
-	limitErr error
+	eof bool
+	// resultsBefore is the process's result count when the turn's prompt
+	// was sent: one more means the CLI has ended this turn.
+	resultsBefore int64
+	limitErr      error
 
 	permMu sync.Mutex
 	perms  map[string]*pendingPerm
@@ -85,6 +88,7 @@ func (tr *turnRun) attempt(ctx context.Context, s *slot, noResume bool) (res eng
 	if fresh && len(tr.t.History) > 0 {
 		prompt = primePrompt(tr.t.History, prompt, primeBudget)
 	}
+	tr.resultsBefore = tr.p.results.Load()
 	if err := tr.p.send(newUserLine(prompt)); err != nil {
 		tr.p.kill(tr.rt.cfg.KillGrace)
 	}
@@ -121,8 +125,17 @@ func (tr *turnRun) ensure(ctx context.Context, s *slot, noResume bool) (fresh bo
 	args := r.modeArgs(tr.t)
 	key := spawnKey{workspace: r.workspaceFor(tr.t), args: strings.Join(args, "\x00")}
 	if p := s.p; p != nil {
-		reuse := p.alive() && p.key == key && tr.t.NativeID != "" && tr.t.NativeID == p.sessionID && !noResume
-		if !reuse {
+		usable := p.usable()
+		reuse := usable && p.key == key && tr.t.NativeID != "" && tr.t.NativeID == p.sessionID && !noResume
+		switch {
+		case !usable:
+			// It died between turns: whatever it left behind goes at
+			// once, and a new CLI resumes the Claude session below, so
+			// that the turn goes on with the same conversation.
+			r.log.Info("claude: the CLI ended since the last turn; starting another", "native_id", p.sessionID)
+			p.killNow()
+			s.set(nil)
+		case !reuse:
 			p.shutdown(r.cfg.KillGrace)
 			s.set(nil)
 		}
@@ -220,9 +233,33 @@ func (tr *turnRun) loop(ctx context.Context) (engine.Result, error) {
 			graceful = nil
 			tr.interrupt()
 		case <-ctx.Done():
+			if tr.p.results.Load() > tr.resultsBefore {
+				// The CLI ended the turn before the stop came (select
+				// picks at random among ready cases): the turn is over
+				// and the idle process must live on, not be killed.
+				return tr.settle(ctx)
+			}
 			return tr.abort(ctx)
 		}
 	}
+}
+
+// settle finishes a turn whose result line the reader has already taken
+// from the CLI, though kz was told to stop: it reads the lines before the
+// result as the turn's own and ends with the result, so the turn reports
+// what the CLI did and its process stays for the next turn.
+func (tr *turnRun) settle(ctx context.Context) (engine.Result, error) {
+	for m := range tr.p.msgs {
+		if m.Type == "result" {
+			tr.endPerms()
+			return tr.finish(m)
+		}
+		tr.handle(ctx, m)
+	}
+	// Not reached: the reader counts a result only when it hands it over,
+	// and only a stop kz asked for lets it drop one.
+	tr.eof = true
+	return tr.exited(ctx)
 }
 
 // interrupt asks the CLI to stop at once but stay alive: it withdraws

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -48,13 +49,20 @@ func ExtractJSON(text string) (json.RawMessage, error) {
 
 // CheckRequired verifies that obj has the top-level properties a JSON schema
 // lists as required: the light validation kz does itself (the patch package
-// validates proposals fully).
+// validates proposals fully). A required property the schema lets be null
+// may be missing: a schema written for strict structured output lists every
+// property as required, nullable when it may not apply, and a provider that
+// does not enforce the schema leaves such a property out where a strict one
+// writes null; both mean the same.
 func CheckRequired(obj json.RawMessage, schema json.RawMessage) error {
 	if len(schema) == 0 {
 		return nil
 	}
 	var s struct {
-		Required []string `json:"required"`
+		Required   []string `json:"required"`
+		Properties map[string]struct {
+			Type json.RawMessage `json:"type"`
+		} `json:"properties"`
 	}
 	if err := json.Unmarshal(schema, &s); err != nil {
 		return fmt.Errorf("schema: %w", err)
@@ -65,7 +73,7 @@ func CheckRequired(obj json.RawMessage, schema json.RawMessage) error {
 	}
 	var missing []string
 	for _, k := range s.Required {
-		if _, ok := m[k]; !ok {
+		if _, ok := m[k]; !ok && !nullable(s.Properties[k].Type) {
 			missing = append(missing, k)
 		}
 	}
@@ -73,6 +81,17 @@ func CheckRequired(obj json.RawMessage, schema json.RawMessage) error {
 		return fmt.Errorf("the JSON answer lacks required field(s) %s", strings.Join(missing, ", "))
 	}
 	return nil
+}
+
+// nullable reports whether a schema "type" (a name or a list of names)
+// admits null.
+func nullable(typ json.RawMessage) bool {
+	var one string
+	if json.Unmarshal(typ, &one) == nil {
+		return one == "null"
+	}
+	var many []string
+	return json.Unmarshal(typ, &many) == nil && slices.Contains(many, "null")
 }
 
 func asObject(s string) (json.RawMessage, bool) {

@@ -4,6 +4,7 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strings"
 	"sync"
 
@@ -57,7 +58,7 @@ type ModelOverride struct {
 	LatencyMS         *int
 }
 
-// Catalog looks models up by id, alias or id prefix.
+// Catalog looks models up by id, alias, or an id with a snapshot suffix.
 type Catalog struct {
 	models []ModelInfo
 	// configured marks ids that came from user configuration, which are
@@ -179,9 +180,11 @@ func (c *Catalog) Lookup(model string) (ModelInfo, string) {
 func (c *Catalog) Models() []ModelInfo { return append([]ModelInfo(nil), c.models...) }
 
 // index finds a model: exact id or alias first, then (unless exact) the
-// longest id that prefixes the name after dropping a routing prefix such as
-// "anthropic/" (OpenRouter) — which catches dated snapshots
-// (claude-sonnet-4-5-20250929) and local tags (llama3.1:8b).
+// longest id that the name, after dropping a routing prefix such as
+// "anthropic/" (OpenRouter), extends only by a snapshot suffix: a dated
+// snapshot (claude-sonnet-4-5-20250929) or a local tag (llama3.1:8b) is
+// the same model, while gpt-5.5 or gpt-5-pro are other models that an
+// older id must not price.
 func (c *Catalog) index(name string, exact bool) int {
 	for i, m := range c.models {
 		if m.ID == name {
@@ -203,7 +206,7 @@ func (c *Catalog) index(name string, exact bool) int {
 	best, bestLen := -1, 0
 	for i, m := range c.models {
 		for _, id := range append([]string{m.ID}, m.Aliases...) {
-			if len(id) > bestLen && strings.HasPrefix(base, id) && boundary(base, len(id)) {
+			if len(id) > bestLen && strings.HasPrefix(base, id) && snapshotSuffix.MatchString(base[len(id):]) {
 				best, bestLen = i, len(id)
 			}
 		}
@@ -211,18 +214,16 @@ func (c *Catalog) index(name string, exact bool) int {
 	return best
 }
 
-// boundary reports whether a prefix of length n ends at a separator, so that
-// "gpt-4o" does not match "gpt-4o1" while it matches "gpt-4o-2024-08-06".
-func boundary(s string, n int) bool {
-	if n == len(s) {
-		return true
-	}
-	switch s[n] {
-	case '-', ':', '@', '.', '_':
-		return true
-	}
-	return false
-}
+// snapshotSuffix matches what may follow a catalog id in another name of
+// the same model: nothing; an Ollama tag (":8b", ":32b-instruct-q4_K_M");
+// or one or more "-" or "@" parts that each name a snapshot of it rather
+// than another model: a date (-20250929, -2024-08-06, -06-05, -09-2025,
+// @20250929 on Vertex), a snapshot number (-001) or month and day (-0613), a release
+// channel (-latest, -preview, -exp) or a provider version (-v1:0). A
+// version step (".5", "-5"), a size or tier ("-mini", "-pro", "-lite")
+// or anything else is another model, which is not in the catalog unless
+// it has an entry of its own.
+var snapshotSuffix = regexp.MustCompile(`^(?:|:.+|(?:[-@](?:\d{8}|\d{4}-\d{2}-\d{2}|\d{2}-\d{2}|\d{2}-\d{4}|\d{3}|(?:0[1-9]|1[0-2])[0-3]\d|latest|preview|exp|v\d+(?::\d+)?))+)$`)
 
 func setInt(dst *int, v *int) {
 	if v != nil {

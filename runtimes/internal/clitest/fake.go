@@ -36,7 +36,9 @@ type Line struct {
 	// Op is the action of a "fake" line: exit (with Code, after writing
 	// Stderr), exit_if_arg (exit 1 with Stderr when the CLI was started
 	// with the argument Text), sleep (MS), child (start `sleep 60` and
-	// report its pid), hang, raw (write Text as it is), stream (Count text
+	// report its pid), orphan (start `sleep 60` in a session of its own
+	// holding the CLI's stdout, as a tool's background process can, so
+	// that the CLI's death does not end its output; report its pid), hang, raw (write Text as it is), stream (Count text
 	// deltas carrying their send time, Every microseconds apart),
 	// ignore_sigint, wait_sigint (report once SIGINT arrives).
 	Op     string `json:"op,omitempty"`
@@ -256,6 +258,15 @@ func act(p Protocol, l Line, i int, out *bufio.Writer, sigs <-chan os.Signal, lo
 		}
 		if err := c.Start(); err != nil {
 			logf("FAIL child: %v", err)
+			return 3, true
+		}
+		logf("child %d", c.Process.Pid)
+	case "orphan":
+		c := exec.Command("sleep", "60")
+		c.Stdout = os.Stdout
+		c.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		if err := c.Start(); err != nil {
+			logf("FAIL orphan: %v", err)
 			return 3, true
 		}
 		logf("child %d", c.Process.Pid)

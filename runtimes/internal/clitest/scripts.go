@@ -105,10 +105,17 @@ func (f *Fake) ChildPid() int {
 }
 
 // Argv returns the arguments the fake's first run was started with.
-func (f *Fake) Argv() []string {
+func (f *Fake) Argv() []string { return f.ArgvOf(0) }
+
+// ArgvOf returns the arguments run k of the fake (0 is the first) was
+// started with, or nil when there was no such run.
+func (f *Fake) ArgvOf(k int) []string {
 	for _, l := range f.ReportLines() {
 		if a, ok := strings.CutPrefix(l, "argv "); ok {
-			return strings.Split(a, "\x1f")
+			if k == 0 {
+				return strings.Split(a, "\x1f")
+			}
+			k--
 		}
 	}
 	return nil
