@@ -3,7 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
-	"github.com/kaizen-code/kz/hooks"
+	"github.com/kaizen-code/kz/tools/hooks"
 	"io"
 	"os"
 	"path/filepath"

@@ -5,7 +5,7 @@ import (
 	"os/exec"
 
 	"github.com/kaizen-code/kz/engine"
-	"github.com/kaizen-code/kz/hooks"
+	"github.com/kaizen-code/kz/tools/hooks"
 	"github.com/kaizen-code/kz/tools/sandbox"
 )
 

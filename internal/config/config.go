@@ -28,7 +28,7 @@ import (
 	"github.com/pelletier/go-toml/v2"
 
 	"github.com/kaizen-code/kz/engine"
-	"github.com/kaizen-code/kz/hooks"
+	"github.com/kaizen-code/kz/tools/hooks"
 	"github.com/kaizen-code/kz/tools/permission"
 )
 

@@ -1,6 +1,6 @@
 package config
 
-import "github.com/kaizen-code/kz/hooks"
+import "github.com/kaizen-code/kz/tools/hooks"
 
 // applyHooks checks a file's [hooks] table and keeps it by source. Hooks
 // start processes, so a project's hooks are refused until the folder is
