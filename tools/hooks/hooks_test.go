@@ -321,3 +321,13 @@ func TestClaudeToolNames(t *testing.T) {
 		t.Errorf("tool_input %v %v", ti, err)
 	}
 }
+
+// A hook whose program is missing never looked at the call: that is a
+// failure to answer (asked), not the non-blocking error of a hook that
+// ran and failed.
+func TestMissingHookProgramAsks(t *testing.T) {
+	r := pre(t, "*", "/nonexistent/hook.sh", 0)
+	if v := r.PreToolUse(context.Background(), bashQuery("x")); v.Decision != engine.DecisionAsk || !strings.Contains(v.Reason, "could not run (status 127") {
+		t.Errorf("missing program: %+v", v)
+	}
+}

@@ -25,8 +25,9 @@ var _ permission.PreToolHooks = (*Runner)(nil)
 //     (allow, deny, ask; "defer" is ask), or the older decision
 //     ("approve" allows, "block" denies); "continue": false denies with
 //     its stopReason;
-//   - a hook that fails to answer (cannot start, times out, writes
-//     malformed JSON) makes the call asked, never allowed: a broken
+//   - a hook that fails to answer (cannot start, its program is not
+//     found or not executable — shell status 127 or 126 —, times out,
+//     writes malformed JSON) makes the call asked, never allowed: a broken
 //     policy hook must not let through what it exists to stop;
 //   - any other exit status is a non-blocking error, as in Claude Code:
 //     the hook has no opinion, and its stderr is logged.
@@ -64,6 +65,13 @@ func preToolVerdict(res Result) (v permission.HookVerdict, note string) {
 	case res.Err != nil:
 		v.Decision = engine.DecisionAsk
 		v.Reason = fmt.Sprintf("the PreToolUse hook `%s` gave no answer (%v), so the call is asked", res.Command, res.Err)
+		return v, ""
+	case res.ExitCode == 126 || res.ExitCode == 127:
+		// The shell could not find or run the hook's program: the hook
+		// never looked at the call, which is a failure to answer, not
+		// an opinion.
+		v.Decision = engine.DecisionAsk
+		v.Reason = fmt.Sprintf("the PreToolUse hook `%s` could not run (status %d: %s), so the call is asked", res.Command, res.ExitCode, firstLine(res.Stderr))
 		return v, ""
 	case res.ExitCode == 2:
 		v.Decision, v.Reason = engine.DecisionDeny, res.Stderr
