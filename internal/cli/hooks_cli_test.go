@@ -120,3 +120,61 @@ func decision(t *testing.T, evs []engine.Event, callID string) engine.Event {
 	t.Fatalf("no permission_decided for %s", callID)
 	return engine.Event{}
 }
+
+// TestPromptHooks: a SessionStart hook's context and a UserPromptSubmit
+// hook's context reach the model with the prompt (the stored prompt is
+// what the person typed), and a UserPromptSubmit hook's exit status 2
+// refuses a prompt before any model call, with its message as the turn's
+// error.
+func TestPromptHooks(t *testing.T) {
+	t.Parallel()
+	sb := newProcessSandbox(t)
+	fake := llmtest.New(t, llm.ProviderAnthropic, llmtest.Reply{Text: "Fine."}, llmtest.Reply{Text: "Again."})
+	sb.userConfig(fmt.Sprintf(`[runtimes.native]
+kind = "native"
+provider = "anthropic"
+base_url = %q
+api_key_env = "KZ_CLI_KEY"
+models = ["claude-sonnet-4-5"]
+
+[[hooks.SessionStart]]
+matcher = "startup"
+[[hooks.SessionStart.hooks]]
+command = "echo 'The build command is make ci.'"
+
+[[hooks.UserPromptSubmit]]
+[[hooks.UserPromptSubmit.hooks]]
+command = '''
+input=$(cat)
+case "$input" in
+*password*) echo "prompts must not carry passwords" >&2; exit 2;;
+esac
+echo '{"hookSpecificOutput":{"hookEventName":"UserPromptSubmit","additionalContext":"Today is release day."}}'
+'''
+`, fake.URL))
+	env := []string{"KZ_CLI_KEY=sk-test"}
+	out, errOut, code := sb.kzProcess(env, "-p", "build it", "--runtime", "native", "--output-format", "stream-json")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	reqs := fake.Requests()
+	if len(reqs) != 1 || !reqs[0].Contains("build it") || !reqs[0].Contains("The build command is make ci.") || !reqs[0].Contains("Today is release day.") {
+		t.Fatalf("the model did not get the hooks' context: %d requests", len(reqs))
+	}
+	for _, ev := range streamEvents(t, out) {
+		if ev.Type == engine.EventUserMessage && ev.Text != "build it" {
+			t.Errorf("user_message %q: the stored prompt is what the person typed", ev.Text)
+		}
+	}
+
+	out, _, code = sb.kzProcess(env, "-p", "the password is hunter2", "--runtime", "native", "--output-format", "stream-json")
+	evs := streamEvents(t, out)
+	final := evs[len(evs)-1]
+	if code == 0 || final.Type != engine.EventFinalResult || final.Status != string(engine.StatusError) ||
+		!strings.Contains(final.Text, "prompts must not carry passwords") || final.ErrorKind != engine.ErrDenied {
+		t.Errorf("blocked prompt: exit %d, final %+v", code, final)
+	}
+	if n := len(fake.Requests()); n != 1 {
+		t.Errorf("a blocked prompt reached the model (%d requests)", n)
+	}
+}

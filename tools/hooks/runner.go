@@ -111,6 +111,9 @@ type Input struct {
 	StopHookActive *bool           `json:"stop_hook_active,omitempty"`
 	Source         string          `json:"source,omitempty"`
 	Message        string          `json:"message,omitempty"`
+	// NotificationType is the Notification hooks' matcher value; kz
+	// sends "permission_prompt".
+	NotificationType string `json:"notification_type,omitempty"`
 	Runtime        string          `json:"kz_runtime,omitempty"`
 	Tool           string          `json:"kz_tool,omitempty"`
 }
