@@ -114,8 +114,8 @@ type Input struct {
 	// NotificationType is the Notification hooks' matcher value; kz
 	// sends "permission_prompt".
 	NotificationType string `json:"notification_type,omitempty"`
-	Runtime        string          `json:"kz_runtime,omitempty"`
-	Tool           string          `json:"kz_tool,omitempty"`
+	Runtime          string `json:"kz_runtime,omitempty"`
+	Tool             string `json:"kz_tool,omitempty"`
 }
 
 // Result is what one hook did.
