@@ -66,6 +66,9 @@ type Options struct {
 	// ReadPolicy judges every entry kz's own grep, glob and list_dir
 	// meet: the gate's Read rules hold inside their results too.
 	ReadPolicy tools.ReadPolicy
+	// PostHooks runs the PostToolUse hooks after the native runtime's
+	// tool calls.
+	PostHooks tools.PostToolHooks
 	// StateDir is kz's state directory: an ACP agent that kz gives an
 	// overlay home (Gemini CLI) keeps one per kz session under its
 	// gemini-homes folder. Empty gives each session a temporary one.
@@ -419,7 +422,7 @@ func nativeTools(opt Options) *native.ExecutorTools {
 		_ = reg.Register(tools.ReadArtifact{})
 	}
 	t := native.PerSessionTools(reg.Filter(opt.DenyTool), opt.Snapshots, opt.Artifacts, opt.Sandbox)
-	t.ReadPolicy = opt.ReadPolicy
+	t.ReadPolicy, t.PostHooks = opt.ReadPolicy, opt.PostHooks
 	return t
 }
 

@@ -178,3 +178,44 @@ echo '{"hookSpecificOutput":{"hookEventName":"UserPromptSubmit","additionalConte
 		t.Errorf("a blocked prompt reached the model (%d requests)", n)
 	}
 }
+
+// TestPostToolUseFeedbackOnTheNativeRuntime: after the native runtime's
+// write_file ran, a PostToolUse hook for Write reads Claude Code's input
+// (tool_response included) and its "block" reason reaches the model with
+// the call's result; the file was written all the same.
+func TestPostToolUseFeedbackOnTheNativeRuntime(t *testing.T) {
+	t.Parallel()
+	sb := newProcessSandbox(t)
+	fake := llmtest.New(t, llm.ProviderAnthropic,
+		llmtest.Reply{Text: "Writing.", Calls: []llmtest.Call{{ID: "w1", Name: "write_file", Args: `{"path":"main.go","content":"package main\n"}`}}},
+		llmtest.Reply{Text: "Done."})
+	sb.userConfig(fmt.Sprintf(`[runtimes.native]
+kind = "native"
+provider = "anthropic"
+base_url = %q
+api_key_env = "KZ_CLI_KEY"
+models = ["claude-sonnet-4-5"]
+
+[[hooks.PostToolUse]]
+matcher = "Edit|Write"
+[[hooks.PostToolUse.hooks]]
+command = '''
+input=$(cat)
+case "$input" in
+*'"tool_name":"Write"'*'"file_path":"'*main.go*'"tool_response":{"output":'*) echo '{"decision":"block","reason":"run gofmt on main.go next"}';;
+*) echo "unexpected input: $input" >&2; exit 1;;
+esac
+'''
+`, fake.URL))
+	out, errOut, code := sb.kzProcess([]string{"KZ_CLI_KEY=sk-test"}, "-p", "write main.go", "--runtime", "native", "--permission-mode", "accept-edits")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	reqs := fake.Requests()
+	if len(reqs) != 2 || !reqs[1].Contains("run gofmt on main.go next") {
+		t.Fatalf("the model did not read the hook's feedback (%d requests)", len(reqs))
+	}
+	if b, err := os.ReadFile(filepath.Join(sb.workspace, "main.go")); err != nil || string(b) != "package main\n" {
+		t.Errorf("main.go %q %v", b, err)
+	}
+}

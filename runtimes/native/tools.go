@@ -26,6 +26,10 @@ type ExecutorTools struct {
 	// grep, glob and list_dir meet (the gate's Read rules); the Executors
 	// PerSessionTools builds take it.
 	ReadPolicy tools.ReadPolicy
+	// PostHooks, when set before the first turn, runs the PostToolUse
+	// hooks after each successful call; their feedback joins the result
+	// the model reads.
+	PostHooks tools.PostToolHooks
 }
 
 // NewExecutorTools adapts one Executor, for a process that serves one
@@ -70,6 +74,7 @@ func PerSessionTools(reg *tools.Registry, snapshots tools.SnapshotSaver, artifac
 		if et.ReadPolicy != nil {
 			env.SetReadPolicy(et.ReadPolicy)
 		}
+		env.PostHooks = et.PostHooks
 		e, err := tools.NewExecutor(tools.ExecutorConfig{Registry: reg, Env: env, Artifacts: artifacts})
 		if err != nil {
 			_ = ws.Close()
