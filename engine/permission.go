@@ -59,6 +59,7 @@ func (s *Session) requestPermission(ctx context.Context, t *Turn, req Permission
 		Tool: req.Tool, Input: req.Input, Command: req.Command, Paths: req.Paths, Diff: req.Diff,
 		Write: req.Write, Selection: req.Selection, PatchID: req.PatchID, Stage: v.Stage, Rule: v.Rule, Reason: v.Reason, Grants: v.Grants})
 	s.mu.Unlock()
+	s.notifyHooks(ctx, req.Tool)
 
 	var a Answer
 	select {

@@ -34,10 +34,18 @@ type Session struct {
 	patchRetries int
 	// turnContext loads a turn's memory and environment (Config.Context).
 	turnContext func(ctx context.Context, workspace string) TurnContext
-	runtimes    map[string]RuntimeEntry
-	order       []string
-	now         func() time.Time
-	bus         bus
+	// hooks runs the prompt and notification hooks (Config.Hooks);
+	// hookWG counts the notification hooks still running, which Close
+	// waits for.
+	hooks  TurnHooks
+	hookWG sync.WaitGroup
+	// resumed says the session continues a stored one (Config.Prior), and
+	// hooksStarted that the SessionStart hooks ran in this process.
+	resumed, hooksStarted bool
+	runtimes              map[string]RuntimeEntry
+	order                 []string
+	now                   func() time.Time
+	bus                   bus
 
 	mu          sync.Mutex
 	seq         int64
@@ -210,6 +218,9 @@ type Config struct {
 	// the workspace at the start of each turn (outside the session's
 	// lock: it reads files and may run git under the sandbox).
 	Context func(ctx context.Context, workspace string) TurnContext
+	// Hooks runs the person's SessionStart, UserPromptSubmit and
+	// Notification hooks; nil runs none.
+	Hooks TurnHooks
 }
 
 // Errors of the session API.
@@ -245,7 +256,7 @@ func NewSession(cfg Config) (*Session, error) {
 		runtimes: map[string]RuntimeEntry{}, now: cfg.Now,
 		mode: cfg.Mode, pmode: cfg.PermissionMode, natives: map[string]NativeRef{},
 		pending: map[string]*pendingRequest{}, patcher: cfg.Patcher, patchRetries: cfg.PatchRetries,
-		pricer: cfg.Pricer, redactor: cfg.Redact, turnContext: cfg.Context,
+		pricer: cfg.Pricer, redactor: cfg.Redact, turnContext: cfg.Context, hooks: cfg.Hooks, resumed: cfg.Prior != nil,
 	}
 	switch {
 	case s.patchRetries == 0:
@@ -517,6 +528,7 @@ func (s *Session) Close(ctx context.Context) error {
 	}
 	s.mu.Unlock()
 	s.wg.Wait()
+	s.hookWG.Wait()
 	// The flush delivers what is still being stored before the
 	// subscriptions end.
 	err := s.journal.Flush(ctx)

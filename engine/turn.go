@@ -277,7 +277,11 @@ func (s *Session) completeTurn(ctx context.Context, ts *turnState, attempts []at
 		ts.turn.Context = tc
 		s.mu.Unlock()
 	}
-	res, err := s.runAttempts(ts.ctx, ts, attempts)
+	var res Result
+	err := s.runPromptHooks(ts.ctx, ts)
+	if err == nil {
+		res, err = s.runAttempts(ts.ctx, ts, attempts)
+	}
 	if err == nil && s.patcher != nil && ts.turn.Mode == ModePatchProposal {
 		res, err = s.proposalLoop(ts.ctx, ts, attempts, res)
 	}

@@ -70,6 +70,9 @@ type Options struct {
 	// loopback or private address (the gate's WebFetch allow rules); nil
 	// means none.
 	FetchPolicy tools.FetchPolicy
+	// PostHooks runs the PostToolUse hooks after the native runtime's
+	// tool calls.
+	PostHooks tools.PostToolHooks
 	// StateDir is kz's state directory: an ACP agent that kz gives an
 	// overlay home (Gemini CLI) keeps one per kz session under its
 	// gemini-homes folder. Empty gives each session a temporary one.
@@ -426,8 +429,7 @@ func nativeTools(opt Options, extra ...tools.Tool) *native.ExecutorTools {
 		_ = reg.Register(tools.ReadArtifact{})
 	}
 	t := native.PerSessionTools(reg.Filter(opt.DenyTool), opt.Snapshots, opt.Artifacts, opt.Sandbox)
-	t.ReadPolicy = opt.ReadPolicy
-	t.FetchPolicy = opt.FetchPolicy
+	t.ReadPolicy, t.FetchPolicy, t.PostHooks = opt.ReadPolicy, opt.FetchPolicy, opt.PostHooks
 	return t
 }
 

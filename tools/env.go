@@ -58,6 +58,9 @@ type Env struct {
 	// as on a machine without one: commands run unconfined, after the
 	// gate's yes.
 	Sandbox *sandbox.Sandbox
+	// PostHooks runs the PostToolUse hooks after each successful call;
+	// nil runs none.
+	PostHooks PostToolHooks
 	// Artifacts reads back this session's stored results (read_artifact);
 	// nil when the session keeps none.
 	Artifacts ArtifactReader

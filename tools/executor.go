@@ -187,10 +187,12 @@ func (e *Executor) parallelSafe(name string) bool {
 // runOne runs one call from start event to finish event.
 func (e *Executor) runOne(ctx context.Context, p Permitter, em Emitter, c ToolCall) ToolResult {
 	em.Emit(engine.Event{Type: engine.EventToolCallStarted, ToolCallID: c.ID, Tool: c.Name, Input: eventInput(c.Input)})
-	res, status := e.run(ctx, p, em, c)
+	var req engine.PermissionRequest
+	res, status := e.run(ctx, p, em, c, &req)
 	if !res.IsError && res.Output == "" {
 		res.Output = EmptyMarker
 	}
+	e.postToolUse(ctx, req, &res, status)
 	em.Emit(engine.Event{Type: engine.EventToolCallFinished, ToolCallID: c.ID, Tool: c.Name,
 		Output: res.Output, IsError: res.IsError, Status: status})
 	return res
@@ -206,7 +208,8 @@ func eventInput(in json.RawMessage) json.RawMessage {
 	return in
 }
 
-func (e *Executor) run(ctx context.Context, p Permitter, em Emitter, c ToolCall) (res ToolResult, status string) {
+// run runs one call; *ran is set to the request of the call that ran.
+func (e *Executor) run(ctx context.Context, p Permitter, em Emitter, c ToolCall, ran *engine.PermissionRequest) (res ToolResult, status string) {
 	res = ToolResult{ID: c.ID, Name: c.Name}
 	defer func() {
 		// A bug in one tool must not take the session down: it becomes an
@@ -283,6 +286,7 @@ func (e *Executor) run(ctx context.Context, p Permitter, em Emitter, c ToolCall)
 			return e.artifacts.SaveArtifact(ctx, e.env.SessionID, c.ID, content)
 		}
 	}
+	*ran = gateRequest(call, c.ID, c.Name, c.Input)
 	out, err := call.Run(ctx, rc)
 	status = engine.ToolStatusOK
 	if err != nil {

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"github.com/kaizen-code/kz/tools/hooks"
 	"io"
 	"os"
 	"path/filepath"
@@ -23,6 +24,9 @@ type Env struct {
 	// DataDir is the configured data directory, or the one --data-dir
 	// named.
 	DataDir string
+
+	// hooks is the runner Gate built, which osSandbox hands the sandbox.
+	hooks *hooks.Runner
 }
 
 // Load reads the configuration of the working directory. dataDir, when

@@ -23,6 +23,16 @@ func (e *Env) Gate(headless bool, cli permission.Rules) (*permission.Gate, error
 		return nil, err
 	}
 	up, proj := e.Config.UserPermissions, e.Config.ProjectPermissions
+	hr, err := e.Hooks()
+	if err != nil {
+		return nil, err
+	}
+	var ph permission.PreToolHooks
+	if hr != nil {
+		// A nil *Runner in the interface would make a stage of nothing.
+		ph = hr
+		e.hooks = hr
+	}
 	g, err := permission.New(permission.Options{
 		User:           permission.Rules{Allow: append(slices.Clone(up.Allow), always...), Ask: up.Ask, Deny: up.Deny},
 		Project:        permission.Rules{Allow: proj.Allow, Ask: proj.Ask, Deny: proj.Deny},
@@ -34,6 +44,7 @@ func (e *Env) Gate(headless bool, cli permission.Rules) (*permission.Gate, error
 		// enforcement it auto-allows only commands whose every option it
 		// knows.
 		Enforcement: enforcement(sandbox.Probe()), Network: e.Config.Sandbox.Network,
+		Hooks: ph,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("permissions: %w", err)
@@ -73,6 +84,10 @@ func (e *Env) osSandbox(gate *permission.Gate) (*sandbox.Sandbox, error) {
 	sb, err := sandbox.New(sandbox.Policy{Workspace: e.Workspace, Writable: e.Config.Sandbox.Writable, Hidden: hidden})
 	if err != nil && len(e.Config.Sandbox.Writable) > 0 {
 		return nil, fmt.Errorf("%w (check [sandbox] writable in %s)", err, e.Paths.UserConfig)
+	}
+	if err == nil && sb != nil && e.hooks != nil {
+		// Hooks run in the sandbox of the session's commands.
+		e.hooks.SetStarter(sandboxStarter{sb: sb, network: e.Config.Sandbox.Network})
 	}
 	return sb, err
 }

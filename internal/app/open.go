@@ -332,6 +332,10 @@ func (a *App) newSession(o Options, c engine.Config) error {
 	// store redacts what it persists.
 	c.Redact = store.Redact
 	c.Context = a.turnContext
+	if a.Env.hooks != nil {
+		// The prompt and notification hooks; PreToolUse runs in the gate.
+		c.Hooks = a.Env.hooks
+	}
 	sess, err := engine.NewSession(c)
 	if err != nil {
 		return err

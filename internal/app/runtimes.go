@@ -46,6 +46,9 @@ func (e *Env) Runtimes(r RuntimesFor) ([]engine.RuntimeEntry, error) {
 	if r.Gate != nil {
 		opt.DenyTool, opt.ReadPolicy, opt.FetchPolicy = r.Gate.DeniesTool, r.Gate, r.Gate
 	}
+	if e.hooks != nil {
+		opt.PostHooks = e.hooks
+	}
 	if r.Sandbox != nil {
 		// The agent CLIs run confined too: what they run after kz's yes
 		// cannot write outside the workspace or into .git.

@@ -29,7 +29,9 @@ configuration (default_mode, permission_mode) unless --mode or
 --permission-mode says otherwise. It prints the decision, the stage and
 rule that made it and why, the sandbox profile a command would run under,
 and what the gate read of the call (a command's parts, the paths it
-touches); --json prints the same as JSON.
+touches); --json prints the same as JSON. The PreToolUse hooks of the
+configuration ([hooks], a project's only once trusted) run as they would
+in a session, without the sandbox, and their answer is the "hook" stage.
 
 --tool names one of kz's tools, a tool of another agent whose input the
 gate reads (Claude Code's Bash or Write, Gemini CLI's run_shell_command),

@@ -28,6 +28,7 @@ import (
 	"github.com/pelletier/go-toml/v2"
 
 	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/tools/hooks"
 	"github.com/kaizen-code/kz/tools/permission"
 )
 
@@ -174,6 +175,9 @@ type File struct {
 	Sandbox SandboxFile `toml:"sandbox"`
 	// TUI is the [tui] table.
 	TUI TUIFile `toml:"tui"`
+	// Hooks is the [hooks] table, Claude Code's hooks setting in TOML
+	// ([[hooks.PreToolUse]] matcher = "Bash" with [[hooks.PreToolUse.hooks]]).
+	Hooks hooks.Config `toml:"hooks"`
 }
 
 // Config is the merged configuration.
@@ -195,7 +199,10 @@ type Config struct {
 	// allow rule from a project's.
 	UserPermissions    Permissions
 	ProjectPermissions Permissions
-	Runtimes           map[string]Runtime
+	// UserHooks and ProjectHooks are the [hooks] tables by source; the
+	// project's is empty until the folder is trusted.
+	UserHooks, ProjectHooks hooks.Config
+	Runtimes                map[string]Runtime
 	// Sandbox is the merged [sandbox] table (network on by default).
 	Sandbox Sandbox
 	// Models are the [[models]] catalog entries, user file first, so a
@@ -400,6 +407,9 @@ func (cfg *Config) apply(f *File, lines keyLines, full, user bool) error {
 		return err
 	}
 	if err := cfg.applyTUI(f.TUI, lines); err != nil {
+		return err
+	}
+	if err := cfg.applyHooks(f.Hooks, lines, full, user); err != nil {
 		return err
 	}
 	if f.PatchRetries != nil {

@@ -99,8 +99,16 @@ type ctlResult struct {
 
 // baseArgs are the flags that make the CLI machine-driven (protocol notes
 // §2). --verbose is mandatory with stream-json output.
+//
+// disableAllHooks turns off the hooks of Claude's own settings files (the
+// home's, and the project's .claude/settings.json that -p would run
+// without asking for trust): under kz, the person's hooks are kz's
+// [hooks], run once at kz's gate for every runtime, so a Claude hook
+// would fire twice or, from an untrusted project, run at all. The hook
+// kz registers over the control protocol is not a settings hook and
+// keeps answering.
 var baseArgs = []string{"-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose",
-	"--include-partial-messages", "--permission-prompt-tool", "stdio"}
+	"--include-partial-messages", "--permission-prompt-tool", "stdio", "--settings", `{"disableAllHooks":true}`}
 
 // credSpec is where Claude Code reads its credential and endpoint.
 // Verified with 2.1.197 against a fake API: ANTHROPIC_API_KEY is sent as

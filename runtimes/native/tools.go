@@ -29,6 +29,10 @@ type ExecutorTools struct {
 	// FetchPolicy, when set before the first turn, names the hosts
 	// web_fetch may reach at a loopback or private address.
 	FetchPolicy tools.FetchPolicy
+	// PostHooks, when set before the first turn, runs the PostToolUse
+	// hooks after each successful call; their feedback joins the result
+	// the model reads.
+	PostHooks tools.PostToolHooks
 }
 
 // NewExecutorTools adapts one Executor, for a process that serves one
@@ -74,6 +78,7 @@ func PerSessionTools(reg *tools.Registry, snapshots tools.SnapshotSaver, artifac
 			env.SetReadPolicy(et.ReadPolicy)
 		}
 		env.FetchPolicy = et.FetchPolicy
+		env.PostHooks = et.PostHooks
 		e, err := tools.NewExecutor(tools.ExecutorConfig{Registry: reg, Env: env, Artifacts: artifacts})
 		if err != nil {
 			_ = ws.Close()

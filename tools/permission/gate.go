@@ -63,6 +63,9 @@ type Options struct {
 	// list of programs whose every option is known; the zero value is
 	// none.
 	Enforcement Enforcement
+	// Hooks runs the person's PreToolUse hooks as the hook stage of Check
+	// and Judge; nil runs none.
+	Hooks PreToolHooks
 	// Network lets commands that run under the workspace-write profile
 	// (allowed by a rule, a grant, yolo or the person) reach the network:
 	// config `[sandbox] network`, true by default there. Read-only
@@ -180,7 +183,7 @@ func (r Report) Verdict() engine.Verdict {
 
 // Check implements engine.Gate.
 func (g *Gate) Check(ctx context.Context, q engine.GateQuery) engine.Verdict {
-	return g.Evaluate(ctx, q).Verdict()
+	return g.Judge(ctx, q).Verdict()
 }
 
 // target is a path with its resolution.
@@ -219,8 +222,16 @@ type eval struct {
 	hostsDone bool
 }
 
-// Evaluate runs the whole pipeline and reports every stage.
+// Evaluate runs the whole pipeline but the hooks, and reports every
+// stage. It starts no process: Remember and the patch applier's path
+// guard use it to ask what the rules and checks say.
 func (g *Gate) Evaluate(ctx context.Context, q engine.GateQuery) Report {
+	return g.evaluate(ctx, q, false)
+}
+
+// evaluate runs the pipeline, with the hook stage when hooks is set and
+// the gate has hooks.
+func (g *Gate) evaluate(ctx context.Context, q engine.GateQuery, hooks bool) Report {
 	e := g.prepare(q)
 	rep := Report{Tool: q.Request.Tool, Kind: e.kind, Subcommands: []string{}}
 	if e.an != nil {
@@ -240,6 +251,9 @@ func (g *Gate) Evaluate(ctx context.Context, q engine.GateQuery) Report {
 		e.modePolicy(),
 		e.capability(),
 		e.allowStage(),
+	}
+	if hooks && g.opts.Hooks != nil {
+		rep.Stages = withHook(rep.Stages, e.hookStage(ctx))
 	}
 	if err := ctx.Err(); err != nil {
 		rep.Stages = append(rep.Stages, StageResult{Stage: StageValidation, Decision: engine.DecisionDeny, Reason: "cancelled: " + err.Error()})

@@ -98,7 +98,7 @@ func (g *Gate) PolicyCheck(ctx context.Context, in PolicyInput) (Report, error) 
 	}
 	q := engine.GateQuery{Runtime: in.Runtime, Capabilities: in.Capabilities, Mode: in.Mode,
 		PermissionMode: in.PermissionMode, Workspace: in.Workspace, Request: req}
-	return g.Evaluate(ctx, q), nil
+	return g.Judge(ctx, q), nil
 }
 
 // Text renders the report for a terminal: the decision, the stage and rule
