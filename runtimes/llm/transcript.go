@@ -21,7 +21,7 @@ func FromTranscript(entries []engine.TranscriptEntry) []Message {
 		switch e.Kind {
 		case engine.EntryUser:
 			b.closeCalls()
-			b.addText(RoleUser, e.Text)
+			b.addText(RoleUser, e.Text, e.Images...)
 		case engine.EntryAssistant:
 			if e.Text == "" {
 				continue
@@ -61,15 +61,16 @@ func (b *historyBuilder) last() *Message {
 	return &b.msgs[len(b.msgs)-1]
 }
 
-func (b *historyBuilder) addText(role Role, text string) {
+func (b *historyBuilder) addText(role Role, text string, images ...engine.Image) {
 	if l := b.last(); l != nil && l.Role == role && len(l.ToolCalls) == 0 && len(l.ToolResults) == 0 {
 		if l.Text != "" {
 			l.Text += "\n\n"
 		}
 		l.Text += text
+		l.Images = append(l.Images, images...)
 		return
 	}
-	b.msgs = append(b.msgs, Message{Role: role, Text: text})
+	b.msgs = append(b.msgs, Message{Role: role, Text: text, Images: images})
 }
 
 func (b *historyBuilder) addCall(e engine.TranscriptEntry) {

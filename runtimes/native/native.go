@@ -246,7 +246,7 @@ func (r *Runtime) run(ctx context.Context, t *engine.Turn, h Host) (engine.Resul
 	// where the TUI and the headless printer show the model anyway.
 	h.Emit(engine.Event{Type: engine.EventSessionStarted, Model: model, Tools: names,
 		PermissionMode: string(t.PermissionMode), Text: warning})
-	l.msgs = append(llm.FromTranscript(t.History), llm.Message{Role: llm.RoleUser, Text: t.Prompt})
+	l.msgs = append(llm.FromTranscript(t.History), llm.Message{Role: llm.RoleUser, Text: t.Prompt, Images: t.Images})
 	return l.run(ctx)
 }
 
