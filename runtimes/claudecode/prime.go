@@ -20,21 +20,8 @@ func renderHistory(history []engine.TranscriptEntry, budget int) string {
 	return agentcli.RenderHistory(history, budget)
 }
 
-// primeImages adds to a primed first message the images the person sent
-// earlier in the history, which the rendered transcript can only name: a
-// fresh Claude session would otherwise be asked about images it never
-// saw. The newest ones are kept when there are more than a message may
-// carry.
+// primeImages is agentcli.PrimeImages: the history's images go with a
+// primed first message.
 func primeImages(history []engine.TranscriptEntry, current []engine.Image) []engine.Image {
-	var out []engine.Image
-	for _, e := range history {
-		if e.Kind == engine.EntryUser {
-			out = append(out, e.Images...)
-		}
-	}
-	out = append(out, current...)
-	if len(out) > engine.MaxImages {
-		out = out[len(out)-engine.MaxImages:]
-	}
-	return out
+	return agentcli.PrimeImages(history, current)
 }

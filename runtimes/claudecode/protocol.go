@@ -179,7 +179,7 @@ type userLine struct {
 }
 
 type userMessage struct {
-	Role    string         `json:"role"`
+	Role    string      `json:"role"`
 	Content []userBlock `json:"content"`
 }
 
