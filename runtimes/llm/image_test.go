@@ -143,3 +143,24 @@ func TestTextOnlyMessagesKeepTheirShape(t *testing.T) {
 		t.Fatalf("content %v", got)
 	}
 }
+
+// TestForVisionLabelsImagesForABlindModel: a model without vision gets
+// each image as its label after the message's text, and the caller's
+// messages are left as they were; a model with vision gets them as they
+// are.
+func TestForVisionLabelsImagesForABlindModel(t *testing.T) {
+	t.Parallel()
+	im := testPNG(t, 1)
+	msgs := imageRequest(im, im).Messages
+	if got := llm.ForVision(msgs, true); len(got[0].Images) != 1 || len(got[2].Images) != 1 {
+		t.Fatalf("with vision: %+v", got)
+	}
+	got := llm.ForVision(msgs, false)
+	want := "first look\n\n" + im.Label()
+	if got[0].Text != want || got[0].Images != nil || got[2].Text != "and this?\n\n"+im.Label() || got[1].Text != "a gray line" {
+		t.Fatalf("without vision: %+v", got)
+	}
+	if len(msgs[0].Images) != 1 || msgs[0].Text != "first look" {
+		t.Fatal("the caller's messages must not change")
+	}
+}

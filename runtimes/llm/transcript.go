@@ -2,6 +2,8 @@ package llm
 
 import (
 	"encoding/json"
+	"slices"
+	"strings"
 
 	"github.com/kaizen-code/kz/engine"
 )
@@ -113,4 +115,37 @@ func (b *historyBuilder) closeCalls() {
 	}
 	b.msgs = append(b.msgs, Message{Role: RoleTool, ToolResults: b.results})
 	b.results, b.open = nil, false
+}
+
+// ForVision returns msgs as a model with or without vision takes them:
+// unchanged with vision; without it, each image becomes its label in the
+// message's text ("[image: shot.png 120 KB]"), so a model the session
+// switched to after an image was sent knows that one was, rather than
+// having its provider reject the request.
+func ForVision(msgs []Message, vision bool) []Message {
+	if vision {
+		return msgs
+	}
+	var out []Message
+	for i, m := range msgs {
+		if len(m.Images) == 0 {
+			continue
+		}
+		if out == nil {
+			out = slices.Clone(msgs)
+		}
+		labels := make([]string, len(m.Images))
+		for j, im := range m.Images {
+			labels[j] = im.Label()
+		}
+		text := strings.Join(labels, " ")
+		if m.Text != "" {
+			text = m.Text + "\n\n" + text
+		}
+		out[i].Text, out[i].Images = text, nil
+	}
+	if out == nil {
+		return msgs
+	}
+	return out
 }
