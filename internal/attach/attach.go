@@ -47,7 +47,7 @@ func Image(workspace, name string) (engine.Image, error) {
 	if err != nil {
 		return engine.Image{}, fmt.Errorf("attach %s: %w", name, err)
 	}
-	defer root.Close()
+	defer func() { _ = root.Close() }()
 	data, err := readRegular(root, rel, engine.MaxImageBytes)
 	if err != nil {
 		return engine.Image{}, fmt.Errorf("attach %s: %w", name, err)
@@ -76,7 +76,7 @@ func readRegular(root *os.Root, rel string, limit int64) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	// The file may have been swapped since the Stat: check what was
 	// opened, and never read past the limit.
 	if fi, err = f.Stat(); err != nil {
