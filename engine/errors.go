@@ -82,5 +82,9 @@ func KindOf(err error) ErrorKind {
 	if errors.As(err, &ce) {
 		return ErrCapability
 	}
+	var ve *VisionError
+	if errors.As(err, &ve) {
+		return ErrCapability
+	}
 	return ErrInternal
 }

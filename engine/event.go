@@ -102,6 +102,10 @@ type Event struct {
 	// the output the call had shown in tool_call_progress events, which
 	// are not stored, up to ShownOutputMax bytes.
 	Text string `json:"text,omitempty"`
+	// Images, on a user_message, are the images attached to the prompt:
+	// their description and store reference, never their bytes (see
+	// Image).
+	Images []Image `json:"images,omitempty"`
 	// Partial marks an assistant_message assembled from deltas of a turn
 	// that ended before the runtime sent the whole message.
 	Partial bool `json:"partial,omitempty"`

@@ -50,9 +50,12 @@ type Limits struct {
 // Turn is one prompt being answered. The session builds it; a runtime reads
 // it and calls its methods, which are safe for concurrent use.
 type Turn struct {
-	ID             int64
-	SessionID      string
-	Prompt         string
+	ID        int64
+	SessionID string
+	Prompt    string
+	// Images are the images attached to Prompt. The session starts a turn
+	// with images only on a runtime that has CapVision.
+	Images         []Image
 	Runtime        string
 	Model          string
 	Mode           Mode

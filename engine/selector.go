@@ -59,7 +59,16 @@ var ErrNoCandidate = errors.New("no configured runtime can serve this mode")
 // for the preferred and auto strategies. Candidates keep configuration order,
 // which breaks every tie: sorting is stable.
 func Select(strategy Strategy, mode Mode, preferred string, cands []Candidate) (Candidate, error) {
+	return SelectFor(strategy, mode, 0, preferred, cands)
+}
+
+// SelectFor is Select for a turn that needs more than its mode: need is
+// added to the mode's required capabilities (CapVision for a message with
+// images), so every strategy routes the turn to a runtime that has them,
+// and a named runtime without them is refused with what it lacks.
+func SelectFor(strategy Strategy, mode Mode, need CapSet, preferred string, cands []Candidate) (Candidate, error) {
 	req := RequirementsFor(mode)
+	req.Required |= need
 	capable := func(c Candidate) bool { return c.Unavailable == "" && c.Capabilities.Set.Has(req.Required) }
 	named := func() (Candidate, error) {
 		for _, c := range cands {
@@ -72,6 +81,9 @@ func Select(strategy Strategy, mode Mode, preferred string, cands []Candidate) (
 			if err := CheckMode(mode, c.Runtime, c.Model, c.Capabilities); err != nil {
 				return c, err
 			}
+			if missing := c.Capabilities.Set.Missing(need); missing != 0 {
+				return c, needError(c, missing, cands)
+			}
 			return c, nil
 		}
 		return Candidate{}, fmt.Errorf("%w %q (configured: %s)", ErrNoRuntime, preferred, names(cands))
@@ -79,7 +91,7 @@ func Select(strategy Strategy, mode Mode, preferred string, cands []Candidate) (
 	switch strategy {
 	case StrategyPreferred:
 		if preferred == "" {
-			return Select(StrategyCapabilityMatch, mode, "", cands)
+			return SelectFor(StrategyCapabilityMatch, mode, need, "", cands)
 		}
 		return named()
 	case StrategyAuto:
@@ -88,7 +100,7 @@ func Select(strategy Strategy, mode Mode, preferred string, cands []Candidate) (
 				return c, nil
 			}
 		}
-		return Select(StrategyCapabilityMatch, mode, "", cands)
+		return SelectFor(StrategyCapabilityMatch, mode, need, "", cands)
 	case StrategyCapabilityMatch, StrategyCostOptimized, StrategyLatencyOptimized:
 	default:
 		return Candidate{}, fmt.Errorf("unknown selection strategy %q", strategy)
@@ -118,6 +130,22 @@ func Select(strategy Strategy, mode Mode, preferred string, cands []Candidate) (
 		})
 	}
 	return ok[0], nil
+}
+
+// needError says what a named runtime lacks of a turn's extra needs: a
+// *VisionError naming the runtimes that have vision when that is what is
+// missing, a *CapabilityError otherwise.
+func needError(c Candidate, missing CapSet, cands []Candidate) error {
+	if missing == NewCapSet(CapVision) {
+		var capable []string
+		for _, o := range cands {
+			if o.Runtime != c.Runtime && o.Unavailable == "" && o.Capabilities.Has(CapVision) && !slices.Contains(capable, o.Runtime) {
+				capable = append(capable, o.Runtime)
+			}
+		}
+		return &VisionError{Runtime: c.Runtime, Model: c.Model, Images: 1, Capable: capable}
+	}
+	return fmt.Errorf("runtime %s lacks %s (see kz runtimes): %w", c.Runtime, missing, ErrNoCandidate)
 }
 
 // price is a blended hint: output tokens weigh more in agent work, so a

@@ -504,8 +504,14 @@ func (s *Session) Interrupt(immediate bool) {
 // fast, before any event, when a turn is running or the runtime cannot serve
 // the mode. The outcome arrives as events ending with final_result.
 func (s *Session) Submit(prompt string) error {
+	return s.SubmitMessage(UserMessage{Text: prompt})
+}
+
+// SubmitMessage is Submit for a message with attached images; it fails
+// at once, starting nothing, when the runtime cannot see them.
+func (s *Session) SubmitMessage(msg UserMessage) error {
 	s.wg.Add(1)
-	ts, attempts, err := s.beginTurn(context.Background(), prompt)
+	ts, attempts, err := s.beginTurn(context.Background(), msg)
 	if err != nil {
 		s.wg.Done()
 		return err

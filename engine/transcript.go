@@ -52,6 +52,10 @@ type TranscriptEntry struct {
 	// Status is the tool call status, the decision, the patch outcome, the
 	// marker's event type or the turn's final status.
 	Status string `json:"status,omitempty"`
+	// Images are a user entry's attached images. The store fills their
+	// bytes back in when it loads a session, so a resumed session and the
+	// runtime a switch hands it to see them as the first runtime did.
+	Images []Image `json:"images,omitempty"`
 }
 
 // TranscriptBuilder folds events into transcript entries. The session keeps
@@ -88,7 +92,7 @@ func TranscriptOp(ev Event) (EntryOp, TranscriptEntry) {
 	e := TranscriptEntry{Seq: ev.Seq, TurnID: ev.TurnID, Runtime: ev.Runtime, Model: ev.Model}
 	switch ev.Type {
 	case EventUserMessage:
-		e.Kind, e.Text = EntryUser, ev.Text
+		e.Kind, e.Text, e.Images = EntryUser, ev.Text, ev.Images
 	case EventAssistantMessage:
 		e.Kind, e.Text = EntryAssistant, ev.Text
 		if ev.Partial {

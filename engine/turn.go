@@ -141,7 +141,7 @@ func (t *turnState) observe(ev *Event, lim Limits) {
 
 // preflight fails fast when a turn cannot start: one is running, or the
 // runtime cannot serve the mode. It emits nothing.
-func (s *Session) preflight() error {
+func (s *Session) preflight(images int) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.cur != nil {
@@ -151,10 +151,36 @@ func (s *Session) preflight() error {
 	if e.Unavailable != "" && len(s.failover) == 0 {
 		return &RuntimeError{Kind: ErrRuntimeMissing, Runtime: s.runtime, Message: e.Unavailable}
 	}
-	if err := CheckMode(s.mode, s.runtime, s.model, e.Runtime.Capabilities(s.model)); err != nil {
+	caps := e.Runtime.Capabilities(s.model)
+	if err := CheckMode(s.mode, s.runtime, s.model, caps); err != nil {
+		return err
+	}
+	if err := s.checkVisionLocked(images, s.runtime, s.model, caps); err != nil {
 		return err
 	}
 	return s.checkPriced(s.runtime, s.model)
+}
+
+// checkVisionLocked fails a message with images on a runtime without
+// vision, naming the configured runtimes that have it. The current
+// runtime is the one the person chose (or the selector picked): kz does
+// not silently move the turn elsewhere, the failover chain aside.
+func (s *Session) checkVisionLocked(images int, runtime, model string, caps Capabilities) error {
+	if images == 0 || caps.Has(CapVision) {
+		return nil
+	}
+	var capable []string
+	for _, name := range s.order {
+		e := s.runtimes[name]
+		m := ""
+		if len(e.Models) > 0 {
+			m = e.Models[0]
+		}
+		if name != runtime && e.Unavailable == "" && e.Runtime.Capabilities(m).Has(CapVision) {
+			capable = append(capable, name)
+		}
+	}
+	return &VisionError{Runtime: runtime, Model: model, Images: images, Capable: capable}
 }
 
 // attempt is one (runtime, model) of the failover chain.
@@ -166,8 +192,9 @@ type attempt struct {
 
 // chain lists the attempts for a turn: the current runtime's model first,
 // then its other models, then each failover runtime's models (runtime-outer,
-// model-inner). A runtime that cannot serve the mode is skipped.
-func (s *Session) chain() []attempt {
+// model-inner). A runtime that cannot serve the mode, or that cannot see
+// the message's images, is skipped.
+func (s *Session) chain(images int) []attempt {
 	var out []attempt
 	seen := map[string]bool{}
 	add := func(name string, models []string) {
@@ -183,7 +210,8 @@ func (s *Session) chain() []attempt {
 		}
 		for _, m := range models {
 			k := label(name, m)
-			if seen[k] || CheckMode(s.mode, name, m, e.Runtime.Capabilities(m)) != nil {
+			caps := e.Runtime.Capabilities(m)
+			if seen[k] || CheckMode(s.mode, name, m, caps) != nil || (images > 0 && !caps.Has(CapVision)) {
 				continue
 			}
 			seen[k] = true
@@ -209,7 +237,14 @@ func (s *Session) chain() []attempt {
 // could not be saved; a turn that started always ends with a final_result,
 // whatever happened.
 func (s *Session) RunTurn(ctx context.Context, prompt string) (Event, error) {
-	ts, attempts, err := s.beginTurn(ctx, prompt)
+	return s.RunMessage(ctx, UserMessage{Text: prompt})
+}
+
+// RunMessage is RunTurn for a message with attached images. A message with
+// images starts only on a runtime that has CapVision (a *VisionError
+// otherwise), and its failover chain skips the runtimes without it.
+func (s *Session) RunMessage(ctx context.Context, msg UserMessage) (Event, error) {
+	ts, attempts, err := s.beginTurn(ctx, msg)
 	if err != nil {
 		return Event{}, err
 	}
@@ -219,8 +254,12 @@ func (s *Session) RunTurn(ctx context.Context, prompt string) (Event, error) {
 // beginTurn checks that a turn can start, marks the session busy and emits
 // the user's message, all before returning, so a second Submit right after
 // the first finds the session busy.
-func (s *Session) beginTurn(ctx context.Context, prompt string) (*turnState, []attempt, error) {
-	if err := s.preflight(); err != nil {
+func (s *Session) beginTurn(ctx context.Context, msg UserMessage) (*turnState, []attempt, error) {
+	prompt := msg.Text
+	if len(msg.Images) > MaxImages {
+		return nil, nil, &RuntimeError{Kind: ErrInvalidArgument, Message: fmt.Sprintf("a message may carry at most %d images, this one has %d", MaxImages, len(msg.Images))}
+	}
+	if err := s.preflight(len(msg.Images)); err != nil {
 		return nil, nil, err
 	}
 	s.mu.Lock()
@@ -238,7 +277,7 @@ func (s *Session) beginTurn(ctx context.Context, prompt string) (*turnState, []a
 		s.resumedFrom = ""
 		s.emitLocked(Event{Type: EventRuntimeSwitched, From: from, To: label(s.runtime, s.model), Reason: "resume", Runtime: s.runtime, Model: s.model})
 	}
-	attempts := s.chain()
+	attempts := s.chain(len(msg.Images))
 	s.lastTurn++
 	tctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	stop := context.AfterFunc(ctx, func() { cancel(errInterrupted) })
@@ -251,7 +290,7 @@ func (s *Session) beginTurn(ctx context.Context, prompt string) (*turnState, []a
 		release := ts.release
 		ts.release = func() { stopTimer(); release() }
 	}
-	ts.turn = &Turn{ID: s.lastTurn, SessionID: s.id, Prompt: prompt, Workspace: s.workspace, Limits: s.limits, Graceful: ts.graceful, host: s}
+	ts.turn = &Turn{ID: s.lastTurn, SessionID: s.id, Prompt: prompt, Images: msg.Images, Workspace: s.workspace, Limits: s.limits, Graceful: ts.graceful, host: s}
 	s.cur = ts
 	// The history a runtime is primed with is the conversation before this
 	// turn; the prompt itself travels as Turn.Prompt.
@@ -261,7 +300,7 @@ func (s *Session) beginTurn(ctx context.Context, prompt string) (*turnState, []a
 	// from the summary instead of the entries it replaced.
 	n := len(s.transcript.Entries)
 	ts.history, ts.histLen = CompactedHistory(s.transcript.Entries[:n:n]), n
-	s.emitLocked(Event{Type: EventUserMessage, TurnID: ts.turn.ID, Text: prompt, Runtime: s.runtime, Model: s.model})
+	s.emitLocked(Event{Type: EventUserMessage, TurnID: ts.turn.ID, Text: prompt, Images: msg.Images, Runtime: s.runtime, Model: s.model})
 	return ts, attempts, nil
 }
 
@@ -320,7 +359,7 @@ func (s *Session) runAttempts(ctx context.Context, ts *turnState, attempts []att
 		return Result{}, err
 	}
 	var lastErr error
-	prompt := ts.turn.Prompt
+	prompt, images := ts.turn.Prompt, ts.turn.Images
 	for i, a := range attempts {
 		s.mu.Lock()
 		var carry *carryOver
@@ -334,11 +373,12 @@ func (s *Session) runAttempts(ctx context.Context, ts *turnState, attempts []att
 		s.runtime, s.model = a.name, a.model
 		t := ts.turn
 		t.Runtime, t.Model, t.Mode, t.PermissionMode = a.name, a.model, s.mode, s.pmode
-		t.History, t.Prompt = ts.history, prompt
+		t.History, t.Prompt, t.Images = ts.history, prompt, images
 		if carry != nil {
 			// The runtime taking over sees the turn so far as history,
-			// then a prompt to continue it (see carryOver).
-			t.History, t.Prompt = slices.Concat(ts.history, carry.entries), carry.prompt
+			// then a prompt to continue it (see carryOver). The images
+			// travel with the request's entry in that history.
+			t.History, t.Prompt, t.Images = slices.Concat(ts.history, carry.entries), carry.prompt, nil
 		}
 		t.NativeID = ""
 		if ref, ok := s.natives[a.name]; ok && s.lastRuntime == a.name {

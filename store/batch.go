@@ -113,6 +113,14 @@ func (bt *batchTx) write(ctx context.Context, batch []engine.Event, create []Ses
 		// The columns hold the envelope; the JSON holds the payload only.
 		payload := *ev
 		payload.SessionID, payload.Seq, payload.TurnID, payload.Runtime, payload.Time = "", 0, 0, "", time.Time{}
+		if len(ev.Images) > 0 {
+			// The bytes go to the artifacts table; the JSON names them.
+			ims, err := storeImages(ctx, bt, ev)
+			if err != nil {
+				return fmt.Errorf("event %d: %w", ev.Seq, err)
+			}
+			payload.Images = ims
+		}
 		data, err := json.Marshal(&payload)
 		if err != nil {
 			return fmt.Errorf("encode event %d: %w", ev.Seq, err)
@@ -221,13 +229,9 @@ func (b *batchTx) flushRows(ctx context.Context) error {
 }
 
 func (b *batchTx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	st, ok := b.stmts[query]
-	if !ok {
-		var err error
-		if st, err = b.prepare(ctx, query); err != nil {
-			return nil, err
-		}
-		b.stmts[query] = st
+	st, err := b.stmt(ctx, query)
+	if err != nil {
+		return nil, err
 	}
 	return st.ExecContext(ctx, args...)
 }

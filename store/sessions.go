@@ -215,6 +215,9 @@ func (s *Store) Transcript(ctx context.Context, id string) (_ []engine.Transcrip
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("read transcript %s: %w", id, err)
 	}
+	if err := s.imagesInto(ctx, id, out); err != nil {
+		return nil, err
+	}
 	return out, nil
 }
 

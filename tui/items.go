@@ -39,6 +39,8 @@ type item struct {
 	kind   itemKind
 	turnID int64
 	text   string // user prompt, divider, error, notice, decision text
+	// images labels a user prompt's attached images.
+	images []string
 	style  string // notice flavour: "warn", "error", "ok" or ""
 
 	md     *mdDoc           // assistant
@@ -98,6 +100,9 @@ func (it *item) lines(rc *renderCtx) []string {
 				mark = t.UserMark.Render("›") + " "
 			}
 			out = append(out, mark+t.User.Render(l))
+		}
+		for _, l := range it.images {
+			out = append(out, "  "+t.Muted.Render(truncateLine(sanitize(l), w-2)))
 		}
 	case kindReasoning:
 		out = renderReasoning(t, it.reason.String(), w, rc.reasoning, it.open)

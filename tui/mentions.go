@@ -305,7 +305,11 @@ func mentionedPaths(text string) []string {
 // the person both see what was not attached. It runs in a Cmd: reads
 // block.
 func expandMentions(ctx context.Context, r MentionReader, text string) string {
-	paths := mentionedPaths(text)
+	return expandPaths(ctx, r, text, mentionedPaths(text))
+}
+
+// expandPaths is expandMentions for the given mentioned paths.
+func expandPaths(ctx context.Context, r MentionReader, text string, paths []string) string {
 	if r == nil || len(paths) == 0 {
 		return text
 	}

@@ -48,6 +48,9 @@ type (
 	stateMsg        struct{ state engine.State }
 	submitMsg       struct {
 		prompt string
+		// images are the attachments sent with the prompt, given back
+		// to the input when the session refuses the message.
+		images []engine.Image
 		err    error
 	}
 	answerMsg struct {
@@ -170,6 +173,9 @@ type Model struct {
 	histPos int // len(history) when not browsing
 	draft   string
 	queue   []string
+	// attached are the images attached to the message being written
+	// (pasted paths), shown as chips above the input.
+	attached []engine.Image
 
 	// lastKeyAt is when the last key press that counts as typing came
 	// (every key but a prompt's navKey keys); a prompt takes answer keys
@@ -307,11 +313,12 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case submitMsg:
 		m.submitting = false
 		if msg.err != nil {
-			if errors.Is(msg.err, engine.ErrBusy) {
+			if errors.Is(msg.err, engine.ErrBusy) && len(msg.images) == 0 {
 				m.queue = append([]string{msg.prompt}, m.queue...)
 			} else {
 				m.tr.add(&item{kind: kindError, text: "could not send: " + msg.err.Error()})
 				m.restoreUnsent(msg.prompt)
+				m.restoreAttached(msg.images)
 			}
 		}
 	case commandMsg:
@@ -325,6 +332,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.tr.toBottom()
 	case filesMsg:
 		m.onFiles(msg)
+	case attachedMsg:
+		m.onAttached(msg)
 	case sessionsMsg:
 		m.onSessions(msg)
 	case editorDoneMsg:
@@ -571,6 +580,8 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 		return nil
 	case key.Matches(msg, k.Send):
 		return m.send()
+	case msg.String() == "backspace" && m.input.Value() == "" && m.detachLast():
+		return nil
 	case key.Matches(msg, k.HistoryPrev) && m.onFirstRow():
 		m.browseHistory(-1)
 		return nil
@@ -595,11 +606,18 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 // send submits the input, or queues it while a turn runs.
 func (m *Model) send() tea.Cmd {
 	text := strings.TrimSpace(m.input.Value())
-	if text == "" {
+	if text == "" && len(m.attached) == 0 {
+		return nil
+	}
+	busy := m.status.running || m.submitting || len(m.queue) > 0
+	if len(m.attached) > 0 && busy && !strings.HasPrefix(text, "/") {
+		// The queue holds text: a message with images waits in the
+		// input, whole, until the turn ends.
+		m.tr.notice("a message with images is sent when the turn ends: press enter then", "warn")
 		return nil
 	}
 	m.input.Reset()
-	if len(m.history) == 0 || m.history[len(m.history)-1] != text {
+	if text != "" && (len(m.history) == 0 || m.history[len(m.history)-1] != text) {
 		m.history = append(m.history, text)
 	}
 	m.histPos, m.draft = len(m.history), ""
@@ -612,17 +630,35 @@ func (m *Model) send() tea.Cmd {
 		// "# line" is for the project memory, never for the model.
 		return m.remember(strings.TrimSpace(text[1:]))
 	}
-	if m.status.running || m.submitting || len(m.queue) > 0 {
+	if busy {
 		m.queue = append(m.queue, text)
 		return nil
 	}
-	return m.submit(text)
+	images := m.attached
+	m.attached = nil
+	return m.submitMessage(text, images)
 }
 
-func (m *Model) submit(text string) tea.Cmd {
+func (m *Model) submit(text string) tea.Cmd { return m.submitMessage(text, nil) }
+
+// submitMessage sends text with the attached images and the images its
+// `@` mentions name. A session that takes no images, or whose runtime
+// cannot see them, refuses the message before a turn starts; submitMsg
+// then gives the text and the attachments back to the input.
+func (m *Model) submitMessage(text string, images []engine.Image) tea.Cmd {
 	m.submitting = true
 	sess, ctx, r := m.sess, m.ctx, m.ext.mentions
-	return func() tea.Msg { return submitMsg{prompt: text, err: sess.Submit(expandMentions(ctx, r, text))} }
+	return func() tea.Msg {
+		msg := expandMessage(ctx, r, text, images)
+		if len(msg.Images) == 0 {
+			return submitMsg{prompt: text, err: sess.Submit(msg.Text)}
+		}
+		ms, ok := sess.(MessageSubmitter)
+		if !ok {
+			return submitMsg{prompt: text, images: images, err: errors.New("this session takes no images")}
+		}
+		return submitMsg{prompt: text, images: images, err: ms.SubmitMessage(msg)}
+	}
 }
 
 func (m *Model) browseHistory(dir int) {

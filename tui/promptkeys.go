@@ -217,6 +217,11 @@ func (m *Model) onPaste(msg tea.PasteMsg) tea.Cmd {
 	case m.promptOpen() && m.promptDenying():
 		m.dialog.input, cmd = m.dialog.input.Update(msg)
 	case m.promptOpen() || !m.overlay():
+		if attach, ok := m.pasteImage(msg.Content); ok {
+			// A pasted path to an image file becomes an attachment
+			// (attachedMsg), or pasted text if it is no image.
+			return attach
+		}
 		before := m.input.Value()
 		m.input, cmd = m.input.Update(msg)
 		if m.input.Value() != before {

@@ -116,7 +116,7 @@ func (tr *transcript) apply(ev engine.Event) {
 			tr.add(&item{kind: kindNotice, turnID: ev.TurnID, text: "warning: " + ev.Text, style: "warn"})
 		}
 	case engine.EventUserMessage:
-		tr.add(&item{kind: kindUser, turnID: ev.TurnID, text: ev.Text})
+		tr.add(&item{kind: kindUser, turnID: ev.TurnID, text: ev.Text, images: imageLabels(ev.Images)})
 	case engine.EventTextDelta:
 		it := tr.openItem(kindAssistant)
 		if it == nil {

@@ -50,6 +50,9 @@ func (m *Model) bottomPanel() string {
 	} else if c := m.mentionView(&m.theme); c != "" {
 		b.WriteString(c + "\n")
 	}
+	if c := m.attachmentsView(&m.theme); c != "" {
+		b.WriteString(c + "\n")
+	}
 	in := m.inputMemo.get(fmt.Sprintf("%d|%d|%d|%d|%d|%s", m.width, m.input.Height(), m.input.ScrollYOffset(), m.input.Line(), m.input.Column(), m.input.Value()),
 		m.input.View)
 	b.WriteString(in)

@@ -56,6 +56,10 @@ type Options struct {
 	// Reasoning (--reasoning) replaces the reasoning setting of every
 	// native and completion runtime.
 	Reasoning string
+	// Needs are capabilities the first turn needs beyond its mode's
+	// (vision for kz -p --image): the selector picks a runtime that has
+	// them, and a named runtime without them is refused.
+	Needs engine.CapSet
 	// Script is a JSONL script for the scripted runtime (--script).
 	Script string
 	// Demo opens the scripted demo in a scratch folder.

@@ -108,7 +108,7 @@ func (e *Env) choose(entries []engine.RuntimeEntry, o Options, mode engine.Mode,
 	case resumed.Runtime != "":
 		strategy, preferred = engine.StrategyAuto, resumed.Runtime
 	}
-	c, err := engine.Select(strategy, mode, preferred, cands)
+	c, err := engine.SelectFor(strategy, mode, o.Needs, preferred, cands)
 	if err != nil {
 		var re *engine.RuntimeError
 		if errors.As(err, &re) && re.Kind == engine.ErrRuntimeMissing && len(cfg.Failover) > 0 {

@@ -3,6 +3,7 @@ package cli
 // Flag values and messages shared by kz's commands.
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"math"
@@ -89,6 +90,24 @@ func (f ruleFlag) Set(v string) error {
 	if _, err := permission.ParseRule(v, f.action, permission.SourceCLI); err != nil {
 		// The flag package prefixes this with the flag's name and value.
 		return err
+	}
+	*f.list = append(*f.list, v)
+	return nil
+}
+
+// listFlag collects every value of a repeatable flag, in order.
+type listFlag struct{ list *[]string }
+
+func (f listFlag) String() string {
+	if f.list == nil {
+		return ""
+	}
+	return strings.Join(*f.list, ", ")
+}
+
+func (f listFlag) Set(v string) error {
+	if v == "" {
+		return errors.New("needs a value")
 	}
 	*f.list = append(*f.list, v)
 	return nil

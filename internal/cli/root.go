@@ -11,6 +11,7 @@ import (
 
 	"github.com/kaizen-code/kz/engine"
 	"github.com/kaizen-code/kz/internal/app"
+	"github.com/kaizen-code/kz/internal/attach"
 	"github.com/kaizen-code/kz/internal/cliflag"
 	"github.com/kaizen-code/kz/internal/config"
 	"github.com/kaizen-code/kz/internal/headless"
@@ -32,6 +33,9 @@ var cmdRoot = &Command{
                            prompt from standard input (for long prompts)
   --runtime NAME           runtime to use, or auto (default: config, then auto)
   --model MODEL            model of the runtime
+  --image FILE             attach an image (PNG, JPEG, GIF or WebP, at most
+                           5 MB) to the -p prompt; repeatable. The turn runs
+                           on a runtime with the vision capability
   --reasoning R            off | low | medium | high | budget tokens (>= 1024):
                            how hard models that reason think (native and
                            completion runtimes; replaces the config's)
@@ -170,6 +174,8 @@ type rootFlags struct {
 	timeout                                                                                time.Duration
 	set                                                                                    map[string]bool
 	rules                                                                                  cliRules
+	// images are the --image files, in order.
+	images []string
 }
 
 func parseRoot(args []string) (*rootFlags, error) {
@@ -180,6 +186,7 @@ func parseRoot(args []string) (*rootFlags, error) {
 	fs.StringVar(&o.prompt, "print", "", "")
 	fs.StringVar(&o.runtime, "runtime", "", "")
 	fs.StringVar(&o.model, "model", "", "")
+	fs.Var(listFlag{&o.images}, "image", "")
 	fs.StringVar(&o.reasoning, "reasoning", "", "")
 	fs.StringVar(&o.mode, "mode", "", "")
 	fs.StringVar(&o.pmode, "permission-mode", "", "")
@@ -230,6 +237,10 @@ func parseRoot(args []string) (*rootFlags, error) {
 		return nil, usagef("--continue and --resume exclude each other")
 	case (o.set["p"] || o.set["print"]) && strings.TrimSpace(o.prompt) == "":
 		return nil, usagef("-p needs a prompt")
+	case len(o.images) > 0 && !o.set["p"] && !o.set["print"]:
+		return nil, usagef("--image attaches to a -p prompt (in the TUI, mention @shot.png or paste the path)")
+	case len(o.images) > engine.MaxImages:
+		return nil, usagef("--image: at most %d images per message", engine.MaxImages)
 	}
 	return o, nil
 }
@@ -240,6 +251,10 @@ func (o *rootFlags) options(warn io.Writer) (app.Options, error) {
 	opts := app.Options{Interactive: o.prompt == "", DataDir: o.dataDir, Runtime: o.runtime, Model: o.model,
 		Resume: o.resume, Continue: o.cont, Rules: o.rules.Rules, Script: o.script, Demo: o.demo, Warn: warn,
 		Reasoning: o.reasoning}
+	if len(o.images) > 0 {
+		// The selector routes the turn to a runtime that can see them.
+		opts.Needs = engine.NewCapSet(engine.CapVision)
+	}
 	var err error
 	if o.mode != "" {
 		if opts.Mode, err = engine.ParseMode(o.mode); err != nil {
@@ -324,8 +339,17 @@ func runSession(ctx context.Context, inv *Invocation, args []string, x sessionEx
 	if opts.Interactive {
 		return runTUI(ctx, inv, a, o.theme, !o.demo, x)
 	}
+	msg := engine.UserMessage{Text: o.prompt}
+	for _, f := range o.images {
+		im, err := attach.Image(a.Env.Workspace, f)
+		if err != nil {
+			return &app.NotStartedError{SessionID: a.Session.ID(), Runtime: a.Session.State().Runtime, Model: a.Session.State().Model,
+				Err: &engine.RuntimeError{Kind: engine.ErrInvalidArgument, Message: "--image: " + err.Error(), Err: err}}
+		}
+		msg.Images = append(msg.Images, im)
+	}
 	printed = true
-	return runHeadless(ctx, inv, a, o.prompt, format)
+	return runHeadless(ctx, inv, a, msg, format)
 }
 
 // notStarted prints the final_result of a turn of kz -p that could not
@@ -410,8 +434,8 @@ func printResumeHint(ctx context.Context, stdout io.Writer, a *app.App) {
 
 // runHeadless runs one turn of kz -p and maps its outcome to kz's exit
 // code.
-func runHeadless(ctx context.Context, inv *Invocation, a *app.App, prompt string, format headless.Format) error {
-	final, runErr := headless.Run(ctx, a.Session, prompt, format, inv.Stdout, inv.Stderr)
+func runHeadless(ctx context.Context, inv *Invocation, a *app.App, msg engine.UserMessage, format headless.Format) error {
+	final, runErr := headless.RunMessage(ctx, a.Session, msg, format, inv.Stdout, inv.Stderr)
 	cerr := a.CloseSession(ctx)
 	if errors.Is(context.Cause(ctx), errOutputClosed) && final.Type != "" {
 		// Whoever read the output stopped reading (kz -p … | head): the

@@ -80,6 +80,13 @@ func ExitCode(st engine.Status) int {
 // stored (a full disk) ends with a final_result without a sequence number,
 // which is in no history.
 func Run(ctx context.Context, s *engine.Session, prompt string, format Format, out, errOut io.Writer) (engine.Event, error) {
+	return RunMessage(ctx, s, engine.UserMessage{Text: prompt}, format, out, errOut)
+}
+
+// RunMessage is Run for a message with attached images (kz -p --image).
+// A runtime without vision refuses it before the turn starts: the result
+// is then a not-started final_result of error_kind capability.
+func RunMessage(ctx context.Context, s *engine.Session, msg engine.UserMessage, format Format, out, errOut io.Writer) (engine.Event, error) {
 	sub := s.SubscribeStored()
 	defer sub.Close()
 	// The printer does not stop with ctx: an interrupt cancels ctx, and
@@ -95,7 +102,7 @@ func Run(ctx context.Context, s *engine.Session, prompt string, format Format, o
 		defer wg.Done()
 		p.loop(pctx, sub)
 	}()
-	final, err := s.RunTurn(ctx, prompt)
+	final, err := s.RunMessage(ctx, msg)
 	if err != nil && final.Type == "" {
 		stop()
 		wg.Wait()

@@ -18,6 +18,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/kaizen-code/kz/engine"
@@ -135,6 +136,10 @@ type Runtime struct {
 	mu     sync.Mutex
 	closed bool
 	slots  map[string]*slot
+	// noImages records that the agent's initialize declared no image
+	// prompts: vision is declared until an agent says otherwise, since
+	// kz cannot know before it starts one.
+	noImages atomic.Bool
 }
 
 // New returns a runtime for cfg. It starts nothing.
@@ -173,11 +178,18 @@ func (r *Runtime) Name() string { return r.cfg.Name }
 // very file; see TestRealGeminiTextAndLoad). kz then primes a new session
 // with its transcript instead (nothing is lost, but it is not the agent's
 // own resume).
+//
+// Vision is declared until an agent's initialize says it takes no image
+// prompts (promptCapabilities.image false): Gemini CLI declares them, and
+// kz cannot ask an agent before starting it. A turn with images on an
+// agent that refuses them fails before anything is sent.
 func (r *Runtime) Capabilities(string) engine.Capabilities {
-	return engine.Capabilities{
-		Set: engine.NewCapSet(engine.CapTextCompletion, engine.CapStreamingText, engine.CapNativeToolLoop,
-			engine.CapFilesystemRead, engine.CapFilesystemEdit, engine.CapShell, engine.CapInterrupt),
+	set := engine.NewCapSet(engine.CapTextCompletion, engine.CapStreamingText, engine.CapNativeToolLoop,
+		engine.CapFilesystemRead, engine.CapFilesystemEdit, engine.CapShell, engine.CapInterrupt)
+	if !r.noImages.Load() {
+		set |= engine.NewCapSet(engine.CapVision)
 	}
+	return engine.Capabilities{Set: set}
 }
 
 // markerVar names the variable that marks every process descended from one

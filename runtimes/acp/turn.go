@@ -2,6 +2,7 @@ package acp
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"slices"
@@ -43,6 +44,9 @@ type turnRun struct {
 	nwrites int
 
 	sessionID string
+	// primed says the session is new and its first prompt renders kz's
+	// transcript, so the history's images go with it.
+	primed bool
 	// replaying is set while session/load runs: the agent then replays the
 	// old conversation as updates, which kz already has.
 	replaying bool
@@ -117,6 +121,11 @@ type initResult struct {
 	} `json:"agentInfo"`
 	AgentCapabilities struct {
 		LoadSession bool `json:"loadSession"`
+		// PromptCapabilities.Image says session/prompt takes image
+		// content blocks; without it kz sends none.
+		PromptCapabilities struct {
+			Image bool `json:"image"`
+		} `json:"promptCapabilities"`
 	} `json:"agentCapabilities"`
 }
 
@@ -299,6 +308,15 @@ func (tr *turnRun) run(ctx context.Context, s *slot) (engine.Result, error) {
 		tr.a, tr.c = s.a, s.a.c
 		tr.discardStale()
 	}
+	if len(tr.t.Images) > 0 && !tr.a.init.AgentCapabilities.PromptCapabilities.Image {
+		// Checked before a session is opened or anything sent. From now
+		// on the runtime declares no vision, so the next message with
+		// images fails before its turn starts.
+		tr.rt.noImages.Store(true)
+		tr.keep = true
+		return engine.Result{Status: engine.StatusError, Model: tr.model}, tr.rt.errorf(engine.ErrCapability, tr.model, nil,
+			"agent %s does not take images (its initialize result has no promptCapabilities.image): switch to a runtime with vision, or send the message without images", tr.rt.cfg.Name)
+	}
 	prompt, res, err := tr.openSession(ctx, hctx)
 	if err != nil {
 		return res, err
@@ -405,6 +423,7 @@ func (tr *turnRun) openSession(ctx, hctx context.Context) (string, engine.Result
 		return "", res, err
 	}
 	tr.opened(sess)
+	tr.primed = true
 	return tr.memoryPrefix() + agentcli.PrimePrompt(tr.t.History, tr.t.Prompt, agentcli.PrimeBudget), engine.Result{}, nil
 }
 
@@ -491,8 +510,7 @@ type promptResult struct {
 
 // prompt sends the prompt and maps what the agent sends until its result.
 func (tr *turnRun) prompt(ctx context.Context, text string) (engine.Result, error) {
-	_, ch, err := tr.c.Begin("session/prompt", map[string]any{"sessionId": tr.sessionID,
-		"prompt": []map[string]string{{"type": "text", "text": text}}})
+	_, ch, err := tr.c.Begin("session/prompt", map[string]any{"sessionId": tr.sessionID, "prompt": tr.promptBlocks(text)})
 	if err != nil {
 		return tr.stepFailed(ctx, "session/prompt", err)
 	}
@@ -630,4 +648,23 @@ func (tr *turnRun) handle(ctx context.Context, m jsonrpc.Message) {
 		return
 	}
 	tr.update(p.Update)
+}
+
+// promptBlocks is the session/prompt content: the text, then an ACP image
+// block per image, sent only to an agent whose initialize declared
+// promptCapabilities.image (run refuses images otherwise). A primed new
+// session also gets the images of the history it is told about.
+func (tr *turnRun) promptBlocks(text string) []map[string]string {
+	blocks := []map[string]string{{"type": "text", "text": text}}
+	if !tr.a.init.AgentCapabilities.PromptCapabilities.Image {
+		return blocks
+	}
+	images := tr.t.Images
+	if tr.primed {
+		images = agentcli.PrimeImages(tr.t.History, images)
+	}
+	for _, im := range images {
+		blocks = append(blocks, map[string]string{"type": "image", "mimeType": im.MediaType, "data": base64.StdEncoding.EncodeToString(im.Data)})
+	}
+	return blocks
 }

@@ -162,3 +162,22 @@ func renderEntry(e engine.TranscriptEntry) string {
 // clip trims an entry's text and bounds it (proc.Clip cuts on a rune
 // boundary).
 func clip(s string, n int) string { return proc.Clip(strings.TrimSpace(s), n) }
+
+// PrimeImages is what a primed first message carries besides its text:
+// the images the person sent earlier in the history, which the rendered
+// transcript can only name (a fresh agent session would otherwise be
+// asked about images it never saw), then the turn's own. The newest are
+// kept when there are more than a message may carry.
+func PrimeImages(history []engine.TranscriptEntry, current []engine.Image) []engine.Image {
+	var out []engine.Image
+	for _, e := range history {
+		if e.Kind == engine.EntryUser {
+			out = append(out, e.Images...)
+		}
+	}
+	out = append(out, current...)
+	if len(out) > engine.MaxImages {
+		out = out[len(out)-engine.MaxImages:]
+	}
+	return out
+}

@@ -132,12 +132,13 @@ func (r *Runtime) Name() string { return r.cfg.Name }
 
 // Capabilities implements engine.Runtime. Claude Code is a full agent: its
 // own tool loop, files, shell, MCP and subagents; it streams, can be
-// interrupted and resumes its own sessions.
+// interrupted and resumes its own sessions; its stream-json input takes
+// image blocks, which it passes to its (Claude, so vision) model.
 func (r *Runtime) Capabilities(string) engine.Capabilities {
 	return engine.Capabilities{
 		Set: engine.NewCapSet(engine.CapTextCompletion, engine.CapStreamingText, engine.CapNativeToolLoop,
 			engine.CapFilesystemRead, engine.CapFilesystemEdit, engine.CapShell, engine.CapMCP,
-			engine.CapSubagents, engine.CapInterrupt, engine.CapResume),
+			engine.CapSubagents, engine.CapInterrupt, engine.CapResume, engine.CapVision),
 		ContextWindow: 200000,
 		// Its result carries total_cost_usd, which kz turns into each
 		// turn's cost.

@@ -19,3 +19,9 @@ func primePrompt(history []engine.TranscriptEntry, prompt string, budget int) st
 func renderHistory(history []engine.TranscriptEntry, budget int) string {
 	return agentcli.RenderHistory(history, budget)
 }
+
+// primeImages is agentcli.PrimeImages: the history's images go with a
+// primed first message.
+func primeImages(history []engine.TranscriptEntry, current []engine.Image) []engine.Image {
+	return agentcli.PrimeImages(history, current)
+}

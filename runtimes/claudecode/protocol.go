@@ -1,9 +1,12 @@
 package claudecode
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"strings"
 	"time"
+
+	"github.com/kaizen-code/kz/engine"
 )
 
 // wireMsg is one line of the CLI's stdout, decoded as far as kz needs
@@ -177,16 +180,33 @@ type userLine struct {
 
 type userMessage struct {
 	Role    string      `json:"role"`
-	Content []textBlock `json:"content"`
+	Content []userBlock `json:"content"`
 }
 
-type textBlock struct {
-	Type string `json:"type"`
-	Text string `json:"text"`
+// userBlock is a text or an image block of a user message, in the
+// Messages API's form, which Claude Code's stream-json input takes as is.
+type userBlock struct {
+	Type   string       `json:"type"`
+	Text   string       `json:"text,omitempty"`
+	Source *imageSource `json:"source,omitempty"`
 }
 
-func newUserLine(text string) userLine {
-	return userLine{Type: "user", Message: userMessage{Role: "user", Content: []textBlock{{Type: "text", Text: text}}}}
+// imageSource is an inline base64 image.
+type imageSource struct {
+	Type      string `json:"type"`
+	MediaType string `json:"media_type"`
+	Data      string `json:"data"`
+}
+
+// newUserLine is a user message: the text, then each image as a base64
+// image block (Claude Code passes the blocks to the model unchanged).
+func newUserLine(text string, images ...engine.Image) userLine {
+	content := []userBlock{{Type: "text", Text: text}}
+	for _, im := range images {
+		content = append(content, userBlock{Type: "image", Source: &imageSource{Type: "base64", MediaType: im.MediaType,
+			Data: base64.StdEncoding.EncodeToString(im.Data)}})
+	}
+	return userLine{Type: "user", Message: userMessage{Role: "user", Content: content}}
 }
 
 // permissionResult is the decision kz sends back for can_use_tool (notes §7).

@@ -84,12 +84,13 @@ func (tr *turnRun) attempt(ctx context.Context, s *slot, noResume bool) (res eng
 	tr.perms = map[string]*pendingPerm{}
 	tr.denied = map[string]bool{}
 	tr.eof = false
-	prompt := tr.t.Prompt
+	prompt, images := tr.t.Prompt, tr.t.Images
 	if fresh && len(tr.t.History) > 0 {
 		prompt = primePrompt(tr.t.History, prompt, primeBudget)
+		images = primeImages(tr.t.History, images)
 	}
 	tr.resultsBefore = tr.p.results.Load()
-	if err := tr.p.send(newUserLine(prompt)); err != nil {
+	if err := tr.p.send(newUserLine(prompt, images...)); err != nil {
 		tr.p.kill(tr.rt.cfg.KillGrace)
 	}
 	res, err = tr.loop(ctx)

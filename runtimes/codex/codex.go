@@ -151,12 +151,13 @@ func (r *Runtime) threadSandbox() Sandbox {
 // resumes threads (thread/resume). Sandbox is not declared: a command kz
 // accepts may be re-run by Codex outside its sandbox without asking again
 // (protocol notes, appendix). MCP is left out: kz does not configure
-// Codex's MCP servers.
+// Codex's MCP servers. Vision: turn/start takes image inputs, which Codex
+// passes to its model.
 func (r *Runtime) Capabilities(string) engine.Capabilities {
 	return engine.Capabilities{
 		Set: engine.NewCapSet(engine.CapTextCompletion, engine.CapStreamingText, engine.CapNativeToolLoop,
 			engine.CapFilesystemRead, engine.CapFilesystemEdit, engine.CapShell, engine.CapApplyPatch,
-			engine.CapInterrupt, engine.CapResume),
+			engine.CapInterrupt, engine.CapResume, engine.CapVision),
 	}
 }
 

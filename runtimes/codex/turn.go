@@ -2,6 +2,7 @@ package codex
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -175,7 +176,7 @@ func (tr *turnRun) run(ctx context.Context) (engine.Result, error) {
 	if mem := memory.Render(engine.TurnContext{Memory: tr.t.Context.Memory}, "", memory.ReadBy("AGENTS.md", false)); mem != "" {
 		opts["developerInstructions"] = mem
 	}
-	prompt := tr.t.Prompt
+	prompt, images := tr.t.Prompt, tr.t.Images
 	resumed := false
 	if tr.t.NativeID != "" {
 		p := map[string]any{"threadId": tr.t.NativeID}
@@ -197,6 +198,7 @@ func (tr *turnRun) run(ctx context.Context) (engine.Result, error) {
 			return tr.handshakeFailed(ctx, "thread/start", err)
 		}
 		prompt = agentcli.PrimePrompt(tr.t.History, prompt, agentcli.PrimeBudget)
+		images = agentcli.PrimeImages(tr.t.History, images)
 	}
 	var th threadResult
 	if err := json.Unmarshal(res, &th); err != nil || th.Thread.ID == "" {
@@ -214,7 +216,7 @@ func (tr *turnRun) run(ctx context.Context) (engine.Result, error) {
 	if err := tr.t.StartCycle(); err != nil {
 		return engine.Result{Status: engine.StatusMaxCycles, Model: tr.model, NativeID: tr.threadID}, err
 	}
-	tp := map[string]any{"threadId": tr.threadID, "input": []map[string]any{{"type": "text", "text": prompt}}}
+	tp := map[string]any{"threadId": tr.threadID, "input": userInput(prompt, images)}
 	res, err = tr.c.Call(ctx, "turn/start", tp)
 	if err != nil {
 		return tr.handshakeFailed(ctx, "turn/start", err)
@@ -581,4 +583,16 @@ func renderDiff(rel string, ch fileChange) string {
 		f.Hunks = append(f.Hunks, p.Hunks...)
 	}
 	return diff.Format(f)
+}
+
+// userInput is turn/start's input: the text, then each image as an
+// "image" item with a data URL (app-server's ImageUserInput), which
+// Codex sends to the model as it is; kz never writes the image to a file
+// for a "localImage" item.
+func userInput(prompt string, images []engine.Image) []map[string]any {
+	in := []map[string]any{{"type": "text", "text": prompt}}
+	for _, im := range images {
+		in = append(in, map[string]any{"type": "image", "url": "data:" + im.MediaType + ";base64," + base64.StdEncoding.EncodeToString(im.Data)})
+	}
+	return in
 }

@@ -157,7 +157,7 @@ func (r *Runtime) run(ctx context.Context, t *engine.Turn, h Host) (engine.Resul
 		maxTokens = min(info.MaxOutput, 16384)
 	}
 	req := llm.Request{Model: model, System: memory.SystemPrompt(r.system(t, proposal, textFormat), t, nil), MaxTokens: maxTokens,
-		Messages: append(llm.FromTranscript(t.History), llm.Message{Role: llm.RoleUser, Text: t.Prompt})}
+		Messages: llm.ForVision(append(llm.FromTranscript(t.History), llm.Message{Role: llm.RoleUser, Text: t.Prompt, Images: t.Images}), info.Vision)}
 	if info.Reasoning {
 		req.Thinking = r.reasoning()
 	}

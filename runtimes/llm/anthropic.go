@@ -2,6 +2,7 @@ package llm
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -302,6 +303,9 @@ func anthropicMessage(m Message) (anthropic.MessageParam, bool) {
 		}
 		if m.Text != "" {
 			blocks = append(blocks, anthropic.NewTextBlock(m.Text))
+		}
+		for _, im := range m.Images {
+			blocks = append(blocks, anthropic.NewImageBlockBase64(im.MediaType, base64.StdEncoding.EncodeToString(im.Data)))
 		}
 		return anthropic.NewUserMessage(blocks...), len(blocks) > 0
 	}

@@ -237,6 +237,9 @@ func geminiContent(m Message) *genai.Content {
 		if m.Text != "" {
 			parts = append(parts, &genai.Part{Text: m.Text})
 		}
+		for _, im := range m.Images {
+			parts = append(parts, &genai.Part{InlineData: &genai.Blob{MIMEType: im.MediaType, Data: im.Data}})
+		}
 	}
 	if len(parts) == 0 {
 		return nil

@@ -10,6 +10,7 @@ package llm
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -74,6 +75,15 @@ type Message struct {
 	ToolCalls []ToolCall
 	// ToolResults answer the tool calls of the previous assistant message.
 	ToolResults []ToolResult
+	// Images are a user message's attached images, sent after its text
+	// as each provider's inline image part (base64 or a data URL).
+	Images []engine.Image
+}
+
+// dataURL renders an image as a data URL, the form OpenAI's APIs take
+// inline images in.
+func dataURL(im engine.Image) string {
+	return "data:" + im.MediaType + ";base64," + base64.StdEncoding.EncodeToString(im.Data)
 }
 
 // Reasoning is one reasoning block of an assistant message.

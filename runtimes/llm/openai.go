@@ -283,7 +283,20 @@ func openaiMessages(m Message) []openai.ChatCompletionMessageParamUnion {
 			}
 			out = append(out, openai.ToolMessage(content, r.CallID))
 		}
-		if m.Text != "" {
+		switch {
+		case len(m.Images) > 0:
+			// Text and images go in one message as content parts; the
+			// images as data URLs, which every OpenAI-compatible server
+			// with vision reads.
+			var parts []openai.ChatCompletionContentPartUnionParam
+			if m.Text != "" {
+				parts = append(parts, openai.TextContentPart(m.Text))
+			}
+			for _, im := range m.Images {
+				parts = append(parts, openai.ImageContentPart(openai.ChatCompletionContentPartImageImageURLParam{URL: dataURL(im)}))
+			}
+			out = append(out, openai.UserMessage(parts))
+		case m.Text != "":
 			out = append(out, openai.UserMessage(m.Text))
 		}
 	}

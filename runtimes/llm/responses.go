@@ -157,7 +157,19 @@ func responsesParams(req Request) (responses.ResponseNewParams, error) {
 				item.OfFunctionCallOutput.CallID = openai.String(r.CallID)
 				items = append(items, item)
 			}
-			if m.Text != "" {
+			switch {
+			case len(m.Images) > 0:
+				var parts responses.ResponseInputMessageContentListParam
+				if m.Text != "" {
+					parts = append(parts, responses.ResponseInputContentParamOfInputText(m.Text))
+				}
+				for _, im := range m.Images {
+					part := responses.ResponseInputContentParamOfInputImage(responses.ResponseInputImageDetailAuto)
+					part.OfInputImage.ImageURL = openai.String(dataURL(im))
+					parts = append(parts, part)
+				}
+				items = append(items, responses.ResponseInputItemParamOfMessage(parts, responses.EasyInputMessageRoleUser))
+			case m.Text != "":
 				items = append(items, responses.ResponseInputItemParamOfMessage(m.Text, responses.EasyInputMessageRoleUser))
 			}
 		}

@@ -2,6 +2,8 @@ package llm
 
 import (
 	"encoding/json"
+	"slices"
+	"strings"
 
 	"github.com/kaizen-code/kz/engine"
 )
@@ -21,7 +23,7 @@ func FromTranscript(entries []engine.TranscriptEntry) []Message {
 		switch e.Kind {
 		case engine.EntryUser:
 			b.closeCalls()
-			b.addText(RoleUser, e.Text)
+			b.addText(RoleUser, e.Text, e.Images...)
 		case engine.EntryAssistant:
 			if e.Text == "" {
 				continue
@@ -61,15 +63,16 @@ func (b *historyBuilder) last() *Message {
 	return &b.msgs[len(b.msgs)-1]
 }
 
-func (b *historyBuilder) addText(role Role, text string) {
+func (b *historyBuilder) addText(role Role, text string, images ...engine.Image) {
 	if l := b.last(); l != nil && l.Role == role && len(l.ToolCalls) == 0 && len(l.ToolResults) == 0 {
 		if l.Text != "" {
 			l.Text += "\n\n"
 		}
 		l.Text += text
+		l.Images = append(l.Images, images...)
 		return
 	}
-	b.msgs = append(b.msgs, Message{Role: role, Text: text})
+	b.msgs = append(b.msgs, Message{Role: role, Text: text, Images: images})
 }
 
 func (b *historyBuilder) addCall(e engine.TranscriptEntry) {
@@ -112,4 +115,37 @@ func (b *historyBuilder) closeCalls() {
 	}
 	b.msgs = append(b.msgs, Message{Role: RoleTool, ToolResults: b.results})
 	b.results, b.open = nil, false
+}
+
+// ForVision returns msgs as a model with or without vision takes them:
+// unchanged with vision; without it, each image becomes its label in the
+// message's text ("[image: shot.png 120 KB]"), so a model the session
+// switched to after an image was sent knows that one was, rather than
+// having its provider reject the request.
+func ForVision(msgs []Message, vision bool) []Message {
+	if vision {
+		return msgs
+	}
+	var out []Message
+	for i, m := range msgs {
+		if len(m.Images) == 0 {
+			continue
+		}
+		if out == nil {
+			out = slices.Clone(msgs)
+		}
+		labels := make([]string, len(m.Images))
+		for j, im := range m.Images {
+			labels[j] = im.Label()
+		}
+		text := strings.Join(labels, " ")
+		if m.Text != "" {
+			text = m.Text + "\n\n" + text
+		}
+		out[i].Text, out[i].Images = text, nil
+	}
+	if out == nil {
+		return msgs
+	}
+	return out
 }

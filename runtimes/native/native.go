@@ -253,7 +253,9 @@ func (r *Runtime) run(ctx context.Context, t *engine.Turn, h Host) (engine.Resul
 	// where the TUI and the headless printer show the model anyway.
 	h.Emit(engine.Event{Type: engine.EventSessionStarted, Model: model, Tools: names,
 		PermissionMode: string(t.PermissionMode), Text: warning})
-	l.msgs = append(llm.FromTranscript(t.History), llm.Message{Role: llm.RoleUser, Text: t.Prompt})
+	// A model without vision gets the history's images as their labels
+	// (a turn with images never starts on it: the session checks).
+	l.msgs = llm.ForVision(append(llm.FromTranscript(t.History), llm.Message{Role: llm.RoleUser, Text: t.Prompt, Images: t.Images}), info.Vision)
 	return l.run(ctx)
 }
 
