@@ -165,6 +165,8 @@ type File struct {
 	Sandbox SandboxFile `toml:"sandbox"`
 	// TUI is the [tui] table.
 	TUI TUIFile `toml:"tui"`
+	// MCP is the [mcp] table: the MCP servers of every runtime.
+	MCP MCPFile `toml:"mcp"`
 }
 
 // Config is the merged configuration.
@@ -208,6 +210,9 @@ type Config struct {
 	Untrusted []string
 	// Sources lists the files that were read.
 	Sources []string
+	// MCPServers are the [mcp.servers.*] of both files, sorted by name
+	// within each file, the user file's first.
+	MCPServers []MCPServer
 
 	// failoverLines locates the entries of Failover, and defaultLines the
 	// default_runtime key, for ValidateRuntimeNames.
@@ -391,6 +396,9 @@ func (cfg *Config) apply(f *File, lines keyLines, full, user bool) error {
 		return err
 	}
 	if err := cfg.applyTUI(f.TUI, lines); err != nil {
+		return err
+	}
+	if err := cfg.applyMCP(f.MCP, lines, full); err != nil {
 		return err
 	}
 	if f.PatchRetries != nil {
