@@ -18,6 +18,7 @@ import (
 	"github.com/kaizen-code/kz/runtimes/llm"
 	"github.com/kaizen-code/kz/store"
 	"github.com/kaizen-code/kz/tools"
+	"github.com/kaizen-code/kz/tools/mcp"
 	"github.com/kaizen-code/kz/tools/permission"
 	"github.com/kaizen-code/kz/tools/sandbox"
 	"github.com/kaizen-code/kz/tools/workspace"
@@ -88,6 +89,7 @@ type App struct {
 	removeDemo    func() error
 	sessionClosed bool
 	switches      *switchWatcher
+	mcp           *mcp.Manager
 }
 
 // NotStartedError is a failure of Open with what it knew by then: the
@@ -198,8 +200,9 @@ func (a *App) openParts(ctx context.Context, o Options) (err error) {
 		a.Runtimes, err = demoRuntimes()
 		return err
 	}
+	a.mcp = a.Env.MCP(a.Gate)
 	a.Runtimes, err = a.Env.Runtimes(RuntimesFor{Script: o.Script, Runtime: o.Runtime, Store: a.Store, Sandbox: a.sandbox, Gate: a.Gate,
-		Reasoning: o.Reasoning})
+		Reasoning: o.Reasoning, MCP: a.mcp})
 	if err != nil {
 		return err
 	}
@@ -355,6 +358,8 @@ func (a *App) Close() {
 		_ = a.journal.Close()
 	}
 	runtimes.Close(a.Runtimes)
+	// The MCP servers are the session's: none outlives it.
+	a.mcp.Close()
 	if a.ws != nil {
 		_ = a.ws.Close()
 	}
