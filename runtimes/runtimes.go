@@ -164,7 +164,7 @@ func build(name string, rc config.Runtime, opt Options) (engine.RuntimeEntry, er
 		return cliEntry(acp.New(cfg), rc, opt), nil
 	case config.KindClaudeCode:
 		rt := claudecode.New(claudecode.Config{Name: name, Command: rc.Command, Args: rc.Args, Env: childenv.FromMap(rc.Env),
-			Models: rc.Models, Workspace: opt.Workspace, ProposalPrompt: patch.PromptText(), Confiner: opt.Confiner})
+			Models: rc.Models, Workspace: opt.Workspace, ProposalPrompt: patch.PromptText(), Confiner: opt.Confiner, MCPServers: opt.MCPServers})
 		return cliEntry(rt, rc, opt), nil
 	}
 	u := &unavailable{name: name, kind: rc.Kind}
