@@ -2,8 +2,8 @@
 // (stdio programs and streamable HTTP endpoints) with the official MCP Go
 // SDK, lists their tools and offers each as a kz tool named
 // mcp__SERVER__TOOL, so that every call passes kz's permission gate and
-// its result is capped and stored like any tool's. It also renders the
-// same servers in the formats of the agent CLIs (Claude Code, Codex, ACP),
+// its result is capped and stored like any tool's. The agent CLIs get the
+// same Specs, which each runtime package renders in its CLI's own format,
 // so that one configuration serves every runtime.
 package mcp
 
