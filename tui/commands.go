@@ -40,6 +40,7 @@ var slashCommands = []slashCommand{
 	{"export", "[file]", "write the transcript as markdown", cmdExport},
 	{"permissions", "[revoke N]", "list the permission grants, or revoke one", cmdPermissions},
 	{"memory", "[N]", "list the memory files (N: edit one); # at the start of a message remembers a line", cmdMemory},
+	{"mcp", "", "the MCP servers: state, tools, errors", cmdMCP},
 	{"reasoning", "[off|low|medium|high|N]", "how hard the model thinks (no argument: the next level)", cmdReasoning},
 	{"quit", "", "quit kz", func(*Model, string) tea.Cmd { return tea.Quit }},
 }

@@ -47,4 +47,5 @@ type extensions struct {
 	mentions  MentionReader
 	memory    MemoryBook
 	reasoning ReasoningSetter
+	mcp       MCPLister
 }

@@ -97,6 +97,8 @@ type Options struct {
 	// it. ReasoningLevel is the level it starts at, for the cycle.
 	Reasoning      ReasoningSetter
 	ReasoningLevel string
+	// MCP lists the MCP servers (/mcp); nil when none is configured.
+	MCP MCPLister
 }
 
 // subscriber is implemented by *engine.Session.
@@ -143,7 +145,7 @@ func Run(ctx context.Context, opts Options) error {
 		m.custom = append(m.custom, c.asSlash())
 	}
 	m.ext = extensions{undo: opts.Undo, sessions: opts.Sessions, files: opts.Files, workspace: opts.Workspace, grants: opts.Grants,
-		mentions: opts.Mentions, memory: opts.Memory, reasoning: opts.Reasoning}
+		mentions: opts.Mentions, memory: opts.Memory, reasoning: opts.Reasoning, mcp: opts.MCP}
 	m.reasoning = opts.ReasoningLevel
 	// The renderer writes a frame only on its ticker, so the first frame
 	// and the echo of every key wait for the next tick: up to 16.7 ms at

@@ -389,6 +389,9 @@ func (a *App) TUI() tui.Options {
 		Grants:   grantManager{gate: a.Gate, file: config.NewGrantsFile(a.Env.Paths)},
 		Mentions: mentionReader{sess: a.Session, env: tools.NewEnv(a.ws, a.Session.ID(), nil)},
 		Memory:   memoryBook{a}, Reasoning: reasoningSetter{a}}
+	if a.mcp != nil {
+		o.MCP = mcpLister{a.mcp}
+	}
 	if a.Resumed.ID != "" {
 		// A reopened session is shown from its stored events, as it was
 		// shown live.
