@@ -27,6 +27,7 @@ import (
 	"github.com/kaizen-code/kz/runtimes/native"
 	"github.com/kaizen-code/kz/runtimes/scripted"
 	"github.com/kaizen-code/kz/tools"
+	"github.com/kaizen-code/kz/tools/mcp"
 	"github.com/kaizen-code/kz/tools/sandbox"
 )
 
@@ -84,6 +85,12 @@ type Options struct {
 	// under the OS sandbox; nil starts them unconfined, as kz runtimes
 	// then says (CLIConfinement).
 	Confiner agentcli.Confiner
+	// MCP is the session's MCP client: kz's own loop offers its servers'
+	// tools. MCPServers are the servers kz may start, which the agent
+	// CLIs get in their own formats. Both are empty when none is
+	// configured or trusted.
+	MCP        native.ToolSource
+	MCPServers []mcp.Spec
 }
 
 // GeminiHomes is the folder of kz's state directory that holds the
@@ -164,7 +171,7 @@ func build(name string, rc config.Runtime, opt Options) (engine.RuntimeEntry, er
 		return cliEntry(acp.New(cfg), rc, opt), nil
 	case config.KindClaudeCode:
 		rt := claudecode.New(claudecode.Config{Name: name, Command: rc.Command, Args: rc.Args, Env: childenv.FromMap(rc.Env),
-			Models: rc.Models, Workspace: opt.Workspace, ProposalPrompt: patch.PromptText(), Confiner: opt.Confiner})
+			Models: rc.Models, Workspace: opt.Workspace, ProposalPrompt: patch.PromptText(), Confiner: opt.Confiner, MCPServers: opt.MCPServers})
 		return cliEntry(rt, rc, opt), nil
 	}
 	u := &unavailable{name: name, kind: rc.Kind}
@@ -404,7 +411,7 @@ func (u *unavailable) Run(_ context.Context, t *engine.Turn) (engine.Result, err
 // runtimes that cannot run here so the person sees what they would get.
 var kindCapabilities = map[config.RuntimeKind]engine.CapSet{
 	config.KindNative: engine.NewCapSet(engine.CapTextCompletion, engine.CapStreamingText, engine.CapNativeToolLoop,
-		engine.CapFunctionTools, engine.CapFilesystemRead, engine.CapFilesystemEdit, engine.CapShell, engine.CapInterrupt),
+		engine.CapFunctionTools, engine.CapFilesystemRead, engine.CapFilesystemEdit, engine.CapShell, engine.CapMCP, engine.CapInterrupt),
 	config.KindCompletion: engine.NewCapSet(engine.CapTextCompletion, engine.CapStreamingText, engine.CapStructuredOutput),
 	config.KindClaudeCode: engine.NewCapSet(engine.CapTextCompletion, engine.CapStreamingText, engine.CapNativeToolLoop,
 		engine.CapFilesystemRead, engine.CapFilesystemEdit, engine.CapShell, engine.CapMCP, engine.CapSubagents,
@@ -430,6 +437,7 @@ func nativeTools(opt Options, extra ...tools.Tool) *native.ExecutorTools {
 	}
 	t := native.PerSessionTools(reg.Filter(opt.DenyTool), opt.Snapshots, opt.Artifacts, opt.Sandbox)
 	t.ReadPolicy, t.FetchPolicy, t.PostHooks = opt.ReadPolicy, opt.FetchPolicy, opt.PostHooks
+	t.Source, t.Deny = opt.MCP, opt.DenyTool
 	return t
 }
 

@@ -41,6 +41,7 @@ var slashCommands = []slashCommand{
 	{"permissions", "[revoke N]", "list the permission grants, or revoke one", cmdPermissions},
 	{"memory", "[N]", "list the memory files (N: edit one); # at the start of a message remembers a line", cmdMemory},
 	{"setup", "", "set up a provider, key and model, or an agent CLI, as the default runtime", func(m *Model, _ string) tea.Cmd { return m.openSetup() }},
+	{"mcp", "", "the MCP servers: state, tools, errors", cmdMCP},
 	{"reasoning", "[off|low|medium|high|N]", "how hard the model thinks (no argument: the next level)", cmdReasoning},
 	{"quit", "", "quit kz", func(*Model, string) tea.Cmd { return tea.Quit }},
 }

@@ -48,4 +48,5 @@ type extensions struct {
 	memory    MemoryBook
 	reasoning ReasoningSetter
 	setup     SetupService
+	mcp       MCPLister
 }

@@ -101,6 +101,8 @@ type Options struct {
 	// opens it at once: no runtime is available, or kz setup.
 	Setup     SetupService
 	OpenSetup bool
+	// MCP lists the MCP servers (/mcp); nil when none is configured.
+	MCP MCPLister
 }
 
 // subscriber is implemented by *engine.Session.
@@ -147,7 +149,7 @@ func Run(ctx context.Context, opts Options) error {
 		m.custom = append(m.custom, c.asSlash())
 	}
 	m.ext = extensions{undo: opts.Undo, sessions: opts.Sessions, files: opts.Files, workspace: opts.Workspace, grants: opts.Grants,
-		mentions: opts.Mentions, memory: opts.Memory, reasoning: opts.Reasoning, setup: opts.Setup}
+		mentions: opts.Mentions, memory: opts.Memory, reasoning: opts.Reasoning, setup: opts.Setup, mcp: opts.MCP}
 	m.reasoning = opts.ReasoningLevel
 	if opts.OpenSetup && opts.Setup != nil {
 		// Init starts the setup screen's first check (the agent CLIs).

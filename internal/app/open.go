@@ -19,6 +19,7 @@ import (
 	"github.com/kaizen-code/kz/runtimes/llm"
 	"github.com/kaizen-code/kz/store"
 	"github.com/kaizen-code/kz/tools"
+	"github.com/kaizen-code/kz/tools/mcp"
 	"github.com/kaizen-code/kz/tools/permission"
 	"github.com/kaizen-code/kz/tools/sandbox"
 	"github.com/kaizen-code/kz/tools/workspace"
@@ -105,6 +106,7 @@ type App struct {
 	// turn.
 	memory    memory.Cache
 	gitStatus memory.StatusCache
+	mcp       *mcp.Manager
 }
 
 // NotStartedError is a failure of Open with what it knew by then: the
@@ -215,8 +217,9 @@ func (a *App) openParts(ctx context.Context, o Options) (err error) {
 		a.Runtimes, err = demoRuntimes()
 		return err
 	}
+	a.mcp = a.Env.MCP(a.Gate)
 	a.Runtimes, err = a.Env.Runtimes(RuntimesFor{Script: o.Script, Runtime: o.Runtime, Store: a.Store, Sandbox: a.sandbox, Gate: a.Gate,
-		Reasoning: o.Reasoning})
+		Reasoning: o.Reasoning, MCP: a.mcp})
 	if err != nil {
 		return err
 	}
@@ -377,6 +380,8 @@ func (a *App) Close() {
 		_ = a.journal.Close()
 	}
 	runtimes.Close(a.Runtimes)
+	// The MCP servers are the session's: none outlives it.
+	a.mcp.Close()
 	if a.ws != nil {
 		_ = a.ws.Close()
 	}
@@ -406,6 +411,9 @@ func (a *App) TUI() tui.Options {
 		Grants:   grantManager{gate: a.Gate, file: config.NewGrantsFile(a.Env.Paths)},
 		Mentions: mentionReader{sess: a.Session, env: tools.NewEnv(a.ws, a.Session.ID(), nil)},
 		Memory:   memoryBook{a}, Reasoning: reasoningSetter{a}, ReasoningLevel: cycleLevel(a.reasoning)}
+	if a.mcp != nil {
+		o.MCP = mcpLister{a.mcp}
+	}
 	if a.Resumed.ID != "" {
 		// A reopened session is shown from its stored events, as it was
 		// shown live.

@@ -13,6 +13,7 @@ import (
 	"github.com/kaizen-code/kz/runtimes/agentcli"
 	"github.com/kaizen-code/kz/runtimes/scripted"
 	"github.com/kaizen-code/kz/store"
+	"github.com/kaizen-code/kz/tools/mcp"
 	"github.com/kaizen-code/kz/tools/permission"
 	"github.com/kaizen-code/kz/tools/sandbox"
 )
@@ -37,6 +38,9 @@ type RuntimesFor struct {
 	Gate    *permission.Gate
 	// Reasoning (--reasoning) replaces every LLM runtime's reasoning.
 	Reasoning string
+	// MCP is the session's MCP client (Env.MCP); nil when the runtimes
+	// are only listed.
+	MCP *mcp.Manager
 }
 
 // Runtimes builds every configured runtime and every preset.
@@ -56,6 +60,12 @@ func (e *Env) Runtimes(r RuntimesFor) ([]engine.RuntimeEntry, error) {
 	}
 	if r.Store != nil {
 		opt.Snapshots, opt.Artifacts = toolSnapshots{st: r.Store}, r.Store
+	}
+	if r.MCP != nil {
+		// kz's own loop gets the servers' tools from kz's client; the
+		// agent CLIs get the servers kz may start, to start themselves.
+		opt.MCP = r.MCP
+		opt.MCPServers = mcp.Runnable(mcp.FromConfig(e.Config.MCPServers))
 	}
 	entries, err := runtimes.BuildAll(e.Config, opt)
 	if err != nil {

@@ -55,7 +55,7 @@ type Invocation struct {
 var commands []*Command
 
 func init() {
-	commands = []*Command{cmdRoot, cmdSessions, cmdRuntimes, cmdDoctor, cmdSetup, cmdTrust, cmdUndo, cmdPolicy, cmdVersion}
+	commands = []*Command{cmdRoot, cmdSessions, cmdRuntimes, cmdDoctor, cmdSetup, cmdTrust, cmdUndo, cmdPolicy, cmdMCP, cmdVersion}
 }
 
 // Version is kz's version; main sets it from the build.

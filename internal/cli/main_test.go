@@ -22,6 +22,7 @@ import (
 	"github.com/kaizen-code/kz/engine"
 	"github.com/kaizen-code/kz/runtimes/llm"
 	"github.com/kaizen-code/kz/runtimes/llm/llmtest"
+	"github.com/kaizen-code/kz/tools/mcp/mcptest"
 )
 
 // TestMain doubles as the kz binary: with KZ_MAIN=1 the test binary runs
@@ -37,6 +38,7 @@ func TestMain(m *testing.M) {
 	if os.Getenv("KZ_FAKE_ACP") == "1" {
 		os.Exit(fakeACPMain())
 	}
+	mcptest.ServeIfChild()
 	goleak.VerifyTestMain(m)
 }
 

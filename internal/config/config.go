@@ -178,6 +178,8 @@ type File struct {
 	// Hooks is the [hooks] table, Claude Code's hooks setting in TOML
 	// ([[hooks.PreToolUse]] matcher = "Bash" with [[hooks.PreToolUse.hooks]]).
 	Hooks hooks.Config `toml:"hooks"`
+	// MCP is the [mcp] table: the MCP servers of every runtime.
+	MCP MCPFile `toml:"mcp"`
 }
 
 // Config is the merged configuration.
@@ -224,6 +226,9 @@ type Config struct {
 	Untrusted []string
 	// Sources lists the files that were read.
 	Sources []string
+	// MCPServers are the [mcp.servers.*] of both files, sorted by name
+	// within each file, the user file's first.
+	MCPServers []MCPServer
 
 	// failoverLines locates the entries of Failover, and defaultLines the
 	// default_runtime key, for ValidateRuntimeNames.
@@ -410,6 +415,9 @@ func (cfg *Config) apply(f *File, lines keyLines, full, user bool) error {
 		return err
 	}
 	if err := cfg.applyHooks(f.Hooks, lines, full, user); err != nil {
+		return err
+	}
+	if err := cfg.applyMCP(f.MCP, lines, full); err != nil {
 		return err
 	}
 	if f.PatchRetries != nil {

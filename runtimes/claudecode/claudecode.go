@@ -26,6 +26,7 @@ import (
 	"github.com/kaizen-code/kz/engine"
 	"github.com/kaizen-code/kz/internal/childenv"
 	"github.com/kaizen-code/kz/runtimes/agentcli"
+	"github.com/kaizen-code/kz/tools/mcp"
 )
 
 // Config configures one Claude Code runtime. The lead maps
@@ -60,6 +61,9 @@ type Config struct {
 	// approval cannot write outside the workspace or into .git. Nil
 	// starts it unconfined.
 	Confiner agentcli.Confiner
+	// MCPServers are kz's MCP servers that may start; Claude gets them
+	// with --mcp-config.
+	MCPServers []mcp.Spec
 	// Logger receives what kz skips (unknown message kinds, malformed
 	// lines). Nil means slog.Default().
 	Logger *slog.Logger

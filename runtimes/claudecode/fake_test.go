@@ -10,11 +10,16 @@ import (
 
 	"github.com/kaizen-code/kz/engine"
 	"github.com/kaizen-code/kz/runtimes/internal/clitest"
+	"github.com/kaizen-code/kz/tools/mcp/mcptest"
 )
 
 // The test binary doubles as a fake `claude` (clitest.Main), replaying a
 // stream-json script.
-func TestMain(m *testing.M) { clitest.Main(m, streamJSON) }
+// It also serves the test MCP server (mcptest) when Claude starts it.
+func TestMain(m *testing.M) {
+	mcptest.ServeIfChild()
+	clitest.Main(m, streamJSON)
+}
 
 // streamJSON is what the fake must know of Claude Code's protocol: kz's
 // control requests carry request ids of its own, which the CLI's control

@@ -52,6 +52,9 @@ type process struct {
 	// has its placeholder; nil when the CLI uses its own login. It is
 	// closed once the process has been reaped.
 	proxy *credproxy.Proxy
+	// cleanup removes what was made for this process only (its MCP
+	// configuration file) once it has been reaped; may be nil.
+	cleanup func()
 
 	wmu   sync.Mutex
 	stdin io.WriteCloser
@@ -124,7 +127,12 @@ var credSpec = credproxy.Spec{
 // start spawns the CLI in its own process group with a minimal
 // environment, in which every Anthropic credential is replaced by the
 // placeholder of a credential proxy of its own.
-func start(confiner agentcli.Confiner, command string, args []string, dir string, env []string, log *slog.Logger) (_ *process, err error) {
+func start(confiner agentcli.Confiner, command string, args []string, dir string, env []string, log *slog.Logger, cleanup func()) (_ *process, err error) {
+	defer func() {
+		if err != nil && cleanup != nil {
+			cleanup()
+		}
+	}()
 	path, err := exec.LookPath(command)
 	if err != nil {
 		return nil, err
@@ -163,7 +171,7 @@ func start(confiner agentcli.Confiner, command string, args []string, dir string
 	if err != nil {
 		return nil, fmt.Errorf("stdout pipe: %w", err)
 	}
-	p := &process{cmd: cmd, cancel: cancel, confined: confiner != nil, stdin: stdin, log: log, proxy: proxy, msgs: make(chan wireMsg, 256), done: make(chan struct{}),
+	p := &process{cmd: cmd, cancel: cancel, cleanup: cleanup, confined: confiner != nil, stdin: stdin, log: log, proxy: proxy, msgs: make(chan wireMsg, 256), done: make(chan struct{}),
 		quit: make(chan struct{}), stderr: proc.NewTail(16 << 10), ctlWait: map[string]chan ctlResult{}}
 	cmd.Stderr = p.stderr
 	if err := cmd.Start(); err != nil {
@@ -199,6 +207,9 @@ func (p *process) read(stdout io.Reader) {
 		p.cancel()
 		if p.proxy != nil {
 			_ = p.proxy.Close()
+		}
+		if p.cleanup != nil {
+			p.cleanup()
 		}
 		p.failControl("the CLI exited")
 		close(p.msgs)

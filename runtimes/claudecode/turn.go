@@ -160,8 +160,24 @@ func (tr *turnRun) ensure(ctx context.Context, s *slot, noResume bool) (fresh bo
 	if resume {
 		full = append(full, "--resume", tr.t.NativeID)
 	}
+	// kz's MCP servers are Claude's too, beside its own: its calls of
+	// their tools (mcp__NAME__tool) reach kz's gate like any other.
+	var cleanup func()
+	env := r.cfg.Env
+	if len(r.cfg.MCPServers) > 0 {
+		// Claude connects to the servers in the background unless told
+		// to wait: the first turn would not have their tools. A value
+		// the configuration gives wins.
+		env = append([]string{"MCP_CONNECTION_NONBLOCKING=false"}, env...)
+		path, remove, err := writeMCPConfig(r.cfg.MCPServers, r.log)
+		if err != nil {
+			return false, r.errorf(engine.ErrCrashed, tr.model, err, "starting %s: %v", r.cfg.Command, err)
+		}
+		full = append(full, "--mcp-config", path)
+		cleanup = remove
+	}
 	full = append(full, r.cfg.Args...)
-	p, err := start(r.cfg.Confiner, r.cfg.Command, full, key.workspace, buildEnv(r.cfg.Env), r.log)
+	p, err := start(r.cfg.Confiner, r.cfg.Command, full, key.workspace, buildEnv(env), r.log, cleanup)
 	if err != nil {
 		if isMissing(err) {
 			return false, r.missing(err)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/kaizen-code/kz/engine"
 	"github.com/kaizen-code/kz/runtimes/llm"
+	"github.com/kaizen-code/kz/tools/mcp/mcptest"
 	"github.com/kaizen-code/kz/tools/sandbox"
 )
 
@@ -23,6 +24,7 @@ func TestMain(m *testing.M) {
 	if sandbox.IsWrapperInvocation(os.Args) {
 		os.Exit(sandbox.WrapperMain(os.Args))
 	}
+	mcptest.ServeIfChild()
 	goleak.VerifyTestMain(m)
 }
 
@@ -183,6 +185,8 @@ type harnessOpts struct {
 	context func(ctx context.Context, workspace string) engine.TurnContext
 	// setup prepares the workspace before the session opens.
 	setup func(ws string)
+	// gate, when set, replaces the recording test gate (kz's real one).
+	gate engine.Gate
 }
 
 func newHarness(t *testing.T, o harnessOpts) *harness {
@@ -194,8 +198,12 @@ func newHarness(t *testing.T, o harnessOpts) *harness {
 	if o.setup != nil {
 		o.setup(h.ws)
 	}
+	var gate engine.Gate = h.gate
+	if o.gate != nil {
+		gate = o.gate
+	}
 	s, err := engine.NewSession(engine.Config{Workspace: h.ws, Journal: h.journal, Runtimes: o.runtimes, Runtime: o.runtime,
-		Mode: o.mode, Gate: h.gate, Interactive: true, Limits: o.limits, Failover: o.failover, Redact: o.redact, Context: o.context})
+		Mode: o.mode, Gate: gate, Interactive: true, Limits: o.limits, Failover: o.failover, Redact: o.redact, Context: o.context})
 	if err != nil {
 		t.Fatal(err)
 	}

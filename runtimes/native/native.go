@@ -40,6 +40,12 @@ type ToolRunner interface {
 	Run(ctx context.Context, host Host, turn *engine.Turn, calls []llm.ToolCall) []llm.ToolResult
 }
 
+// toolPreparer is a ToolRunner whose tools must be started before they
+// can be listed (ExecutorTools with MCP servers).
+type toolPreparer interface {
+	PrepareTools(ctx context.Context)
+}
+
 // Config configures a native runtime. The lead maps a TOML runtime entry
 // (kind = "native") onto it: provider, base_url, api_key_env and timeout go
 // to LLM; models to Models; [[models]] overrides to Catalog.
@@ -181,7 +187,7 @@ func capabilitiesOf(info llm.ModelInfo, haveTools bool) engine.Capabilities {
 	}
 	if info.Tools && haveTools {
 		caps = append(caps, engine.CapNativeToolLoop, engine.CapFunctionTools, engine.CapFilesystemRead,
-			engine.CapFilesystemEdit, engine.CapShell)
+			engine.CapFilesystemEdit, engine.CapShell, engine.CapMCP)
 		// kz's bash runs under the OS sandbox wherever the machine has
 		// one (bubblewrap, or Landlock for writes only).
 		if sandbox.Probe().Kind != sandbox.KindNone {
@@ -239,6 +245,11 @@ func (r *Runtime) run(ctx context.Context, t *engine.Turn, h Host) (engine.Resul
 	}
 	l := &loop{r: r, host: h, turn: t, client: client, info: info, model: model}
 	if info.Tools && r.cfg.Tools != nil {
+		if p, ok := r.cfg.Tools.(toolPreparer); ok {
+			// The MCP servers start on the first turn that needs
+			// their tools, not with kz, and within their own timeouts.
+			p.PrepareTools(ctx)
+		}
 		l.tools = r.cfg.Tools.Tools(t.Mode)
 	}
 	// The memory files and the environment follow kz's instructions, a

@@ -33,6 +33,39 @@ type ExecutorTools struct {
 	// hooks after each successful call; their feedback joins the result
 	// the model reads.
 	PostHooks tools.PostToolHooks
+	// Source, when set, adds tools that appear while kz runs (the MCP
+	// servers' tools): PrepareTools starts it before a turn lists its
+	// tools, and registers what it offers unless Deny removes it.
+	Source ToolSource
+	Deny   func(name string) bool
+}
+
+// ToolSource offers tools that become known only once something starts:
+// an MCP server's tools are listed after the server runs. Start returns
+// when every server is ready or has failed, or ctx ends; a server that
+// fails only offers nothing.
+type ToolSource interface {
+	Start(ctx context.Context)
+	Tools() []tools.Tool
+}
+
+// PrepareTools starts the Source and registers its tools, once each; a
+// tool whose server stopped stays registered, so a call of it gets the
+// server's error rather than "unknown tool".
+func (a *ExecutorTools) PrepareTools(ctx context.Context) {
+	if a.Source == nil {
+		return
+	}
+	a.Source.Start(ctx)
+	for _, t := range a.Source.Tools() {
+		name := t.Spec().Name
+		if _, ok := a.Registry.Lookup(name); ok || a.Deny != nil && a.Deny(name) {
+			continue
+		}
+		// A duplicate is impossible after the lookup but for a
+		// concurrent turn registering it first, which is as good.
+		_ = a.Registry.Register(t)
+	}
 }
 
 // NewExecutorTools adapts one Executor, for a process that serves one

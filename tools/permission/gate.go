@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/kaizen-code/kz/engine"
 	"github.com/kaizen-code/kz/tools/shell"
@@ -83,6 +84,9 @@ type Gate struct {
 	rules   []Rule
 	grants  map[string]bool
 	wsCache map[string]string
+	// mcpReadOnly says which MCP tools are read-only (SetMCPReadOnly). It
+	// is atomic, not under mu, because the stages ask it while holding mu.
+	mcpReadOnly atomic.Pointer[func(tool string) bool]
 }
 
 var _ engine.Gate = (*Gate)(nil)

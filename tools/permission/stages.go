@@ -42,6 +42,9 @@ func (e *eval) modePolicy() StageResult {
 	deny := func(reason string) StageResult {
 		return StageResult{Stage: StageMode, Decision: engine.DecisionDeny, Reason: reason}
 	}
+	if r, ok := e.mcpModePolicy(); ok {
+		return r
+	}
 	if e.spec != nil && e.q.Mode != engine.ModeFullAutonomous {
 		switch {
 		case e.spec.Class == ClassWrite || e.spec.Class == ClassExecute:
@@ -231,6 +234,9 @@ func (e *eval) allowStage() StageResult {
 	}
 	if e.spec != nil {
 		return e.specDecision()
+	}
+	if e.isMCP() {
+		return e.mcpDefault()
 	}
 	return ask("ask before running " + e.q.Request.Tool + ": kz does not know what this tool does")
 }

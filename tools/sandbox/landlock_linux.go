@@ -224,10 +224,12 @@ func wrapperExec(args []string) (statusFD int, err error) {
 }
 
 func landlockCreateRuleset(handled uint64) (int, error) {
-	attr := unix.LandlockRulesetAttr{Access_fs: handled}
-	// Only the first field exists before ABI 4; passing the size of the
-	// fields in use keeps older kernels happy.
-	size := unsafe.Sizeof(attr.Access_fs)
+	// The ruleset attribute's first field, handled_access_fs, is the only
+	// one kz sets, and the only one before ABI 4: passing that field alone
+	// keeps older kernels happy. It is a uint64 of kz's own because
+	// golang.org/x/sys renamed the struct's fields between versions.
+	attr := handled
+	size := unsafe.Sizeof(attr)
 	r, _, e := syscall.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, uintptr(unsafe.Pointer(&attr)), size, 0)
 	if e != 0 {
 		return -1, fmt.Errorf("landlock_create_ruleset: %w", e)
