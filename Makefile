@@ -34,9 +34,17 @@ bench: build
 	KZ_BIN=$(CURDIR)/$(BIN) $(GO) test -run '^$$' -bench . -benchmem -benchtime 2s ./...
 
 # Whole-process timings only: kz version, the scripted hello kz -p and the
-# TUI's first frame on a pty, each as the median of 50 runs.
+# TUI's first frame on a pty, each as the median of 50 runs; then
+# claude -p and codex exec alone against kz -p driving them, interleaved,
+# on a text turn and a turn with one shell call, 10 rounds each
+# (BenchmarkCLIOverhead says what each figure includes). The pinned CLIs
+# are installed first, as for test.
 bench-process: build
 	KZ_BIN=$(CURDIR)/$(BIN) $(GO) test -run '^$$' -bench '^BenchmarkProcess' -benchtime 50x ./internal/cli/
+	@claude="$$(sh runtimes/claudecode/install-cli.sh)" || exit 1; \
+	codex="$$(sh runtimes/codex/install-cli.sh $$HOME/.cache/kz/codex)" || exit 1; \
+	KZ_CLAUDE_BIN="$$claude" KZ_CODEX_BIN="$$codex" KZ_BIN=$(CURDIR)/$(BIN) \
+	$(GO) test -run '^$$' -bench '^BenchmarkCLIOverhead' -benchtime 10x -timeout 60m ./internal/cli/
 
 # What each fork in third_party/ saves at start: kz version and the first
 # frame, built with every fork and without each, the builds run in turn for

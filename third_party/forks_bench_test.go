@@ -62,6 +62,7 @@ func BenchmarkForks(b *testing.B) {
 var forks = []struct{ name, module string }{
 	{"chroma", "github.com/alecthomas/chroma/v2"},
 	{"glamour", "charm.land/glamour/v2"},
+	{"genai", "google.golang.org/genai"},
 }
 
 // variant is one build of kz: "forks" as go.mod says, "no-X" without fork X.

@@ -3,12 +3,15 @@ package cli
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -138,6 +141,7 @@ func timeProcess(b *testing.B, mk func() *exec.Cmd) {
 		b.Fatalf("%v\n%s", err, out)
 	}
 	var times []time.Duration
+	var rss []float64
 	for b.Loop() {
 		cmd := mk()
 		start := time.Now()
@@ -145,8 +149,89 @@ func timeProcess(b *testing.B, mk func() *exec.Cmd) {
 			b.Fatal(err)
 		}
 		times = append(times, time.Since(start))
+		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+			rss = append(rss, float64(ru.Maxrss)/1024)
+		}
 	}
 	reportMedian(b, times)
+	if len(rss) > 0 {
+		slices.Sort(rss)
+		b.ReportMetric(rss[len(rss)/2], "median-maxrss-MB")
+	}
+}
+
+// BenchmarkProcessIdleRSS is the resident memory of the TUI at rest: kz
+// --demo (its sessions in the benchmark's data dir) on a 120×40 pty, read
+// from /proc one second after its first frame. Reported: the median of
+// VmRSS in MB (target of issue 21: ≤ 35).
+func BenchmarkProcessIdleRSS(b *testing.B) {
+	bin := releaseBinary(b)
+	env := benchEnv(b)
+	dir := b.TempDir()
+	args := []string{"--demo", "--data-dir", filepath.Join(dir, "data")}
+	var rss []float64
+	for b.Loop() {
+		mb, err := idleRSS(bin, dir, env, args...)
+		if err != nil {
+			b.Fatal(err)
+		}
+		rss = append(rss, mb)
+	}
+	slices.Sort(rss)
+	b.ReportMetric(rss[len(rss)/2], "median-rss-MB")
+}
+
+// idleRSS starts kz on a pty, waits for its first frame and one second
+// more, and returns its VmRSS in MB. kz is then killed.
+func idleRSS(bin, dir string, env []string, args ...string) (float64, error) {
+	cmd := exec.Command(bin, args...)
+	cmd.Dir, cmd.Env = dir, env
+	ptmx, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 40, Cols: 120})
+	if err != nil {
+		return 0, err
+	}
+	defer func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		_ = ptmx.Close()
+	}()
+	seen := make(chan struct{})
+	go func() {
+		var out bytes.Buffer
+		buf := make([]byte, 32<<10)
+		for {
+			n, err := ptmx.Read(buf)
+			out.Write(buf[:n])
+			if strings.Contains(ansi.Strip(out.String()), "Ask kz") {
+				close(seen)
+				_, _ = io.Copy(io.Discard, ptmx)
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	select {
+	case <-seen:
+	case <-time.After(10 * time.Second):
+		return 0, errors.New("no first frame within 10 s")
+	}
+	time.Sleep(time.Second)
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", cmd.Process.Pid))
+	if err != nil {
+		return 0, fmt.Errorf("read kz's status: %w", err)
+	}
+	for line := range strings.Lines(string(status)) {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64)
+			if err != nil {
+				return 0, fmt.Errorf("VmRSS %q: %w", rest, err)
+			}
+			return kb / 1024, nil
+		}
+	}
+	return 0, errors.New("no VmRSS in kz's status")
 }
 
 func reportMedian(b *testing.B, times []time.Duration) {

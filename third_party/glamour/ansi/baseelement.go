@@ -1,11 +1,9 @@
 package ansi
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"strings"
-	"text/template"
 
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
@@ -21,19 +19,33 @@ type BaseElement struct {
 	Style  StylePrimitive
 }
 
+// formatToken fills a style's Format with the token.
+//
+// kz fork: upstream executes Format as a text/template with the token as
+// .text and a table of string helpers (TemplateFuncMap, removed). A
+// reachable text/template Execute makes the linker keep every exported
+// method of every type in the program, which was half of kz's binary; the
+// styles kz builds with use only {{.text}}, so that is the one action this
+// fork knows. Any other action is an error naming it, never printed as is.
 func formatToken(format string, token string) (string, error) {
-	var b bytes.Buffer
-
-	v := make(map[string]interface{})
-	v["text"] = token
-
-	tmpl, err := template.New(format).Funcs(TemplateFuncMap).Parse(format)
-	if err != nil {
-		return "", fmt.Errorf("glamour: error parsing template: %w", err)
+	var b strings.Builder
+	for {
+		i := strings.Index(format, "{{")
+		if i < 0 {
+			b.WriteString(format)
+			return b.String(), nil
+		}
+		j := strings.Index(format[i:], "}}")
+		if j < 0 {
+			return "", fmt.Errorf("glamour: error parsing format %q: unclosed action", format)
+		}
+		if action := strings.TrimSpace(format[i+2 : i+j]); action != ".text" {
+			return "", fmt.Errorf("glamour: format %q: only {{.text}} is supported, not {{%s}}", format, action)
+		}
+		b.WriteString(format[:i])
+		b.WriteString(token)
+		format = format[i+j+2:]
 	}
-
-	err = tmpl.Execute(&b, v)
-	return b.String(), err
 }
 
 func renderText(w io.Writer, rules StylePrimitive, s string) (int, error) { //nolint:unparam

@@ -1,0 +1,238 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// BenchmarkCLIOverhead is the figure of issue 21 item 3: what kz adds in
+// wall time over running an agent CLI alone on the same task. Each round
+// runs, whole-process and in alternating order,
+//
+//	claude -p PROMPT                    and  kz -p PROMPT --runtime claude
+//	codex exec PROMPT                   and  kz -p PROMPT --runtime codex
+//
+// for a text turn and a turn with one shell call, against the same fake
+// model server on 127.0.0.1 (fakeapis_bench_test.go). A figure is the time
+// from exec to the exit of the process with its stdout read to the end:
+// for the CLI alone its start, its requests to the fake and its exit; for
+// kz also kz's own start, configuration, store, credential proxy, the
+// CLI's protocol (Claude Code's stream-json, Codex's app-server), the
+// gate's decision on the shell call and its sandbox, persisting every
+// event, and kz's exit. Reported per case: min, median and max in ms of
+// each, and the ratio of the medians (target: kz ≤ 1.05× the CLI, or ≤
+// 20 ms more, whichever is larger).
+//
+//	make bench-process   (which runs it with -benchtime 10x)
+//
+// The real CLIs come from KZ_CLAUDE_BIN and KZ_CODEX_BIN (the Makefile
+// installs them); a case whose CLI is missing is skipped.
+func BenchmarkCLIOverhead(b *testing.B) {
+	b.Logf("load average: %s", loadAverage())
+	bin := releaseBinary(b)
+	for _, cli := range []struct {
+		name  string
+		setup func(b *testing.B, dir string) (alone []string, kzSection string, env []string)
+	}{
+		{"claude", claudeSetup},
+		{"codex", codexSetup},
+	} {
+		for _, turn := range []struct{ name, prompt string }{
+			{"text", "Say hello."},
+			{"shell", "Please " + shellMarker + " and report."},
+		} {
+			b.Run(cli.name+"/"+turn.name, func(b *testing.B) {
+				dir := b.TempDir()
+				ws := filepath.Join(dir, "ws")
+				mkdirs(b, ws, filepath.Join(dir, "home"), filepath.Join(dir, "config", "kz"))
+				if out, err := exec.Command("git", "init", "-q", ws).CombinedOutput(); err != nil {
+					b.Fatalf("git init: %v\n%s", err, out)
+				}
+				alone, section, env := cli.setup(b, dir)
+				cfg := fmt.Sprintf("default_runtime = %q\n\n[runtimes.%s]\n%s", cli.name, cli.name, section)
+				writeBenchFile(b, filepath.Join(dir, "config", "kz", "config.toml"), cfg)
+				env = append(env, "HOME="+filepath.Join(dir, "home"), "XDG_CONFIG_HOME="+filepath.Join(dir, "config"),
+					"XDG_DATA_HOME="+filepath.Join(dir, "data"), "XDG_STATE_HOME="+filepath.Join(dir, "state"),
+					"XDG_CACHE_HOME="+filepath.Join(dir, "cache"), "TMPDIR="+dir, "PATH="+os.Getenv("PATH"))
+				run := func(args []string) (time.Duration, error) {
+					cmd := exec.Command(args[0], args[1:]...)
+					cmd.Dir, cmd.Env = ws, env
+					var out bytes.Buffer
+					cmd.Stdout, cmd.Stderr = &out, &out
+					start := time.Now()
+					err := cmd.Run()
+					took := time.Since(start)
+					if err == nil && !strings.Contains(out.String(), benchAnswer) {
+						err = fmt.Errorf("no answer in the output")
+					}
+					if err != nil {
+						return 0, fmt.Errorf("%s: %w\n%s", strings.Join(args, " "), err, out.String())
+					}
+					return took, nil
+				}
+				viaKz := []string{bin, "-p", turn.prompt, "--runtime", cli.name, "--permission-mode", "yolo"}
+				alone = slices.Clone(alone)
+				alone[slices.Index(alone, promptArg)] = turn.prompt
+				pairs := [2][]string{alone, viaKz}
+				// One untimed run of each warms the page cache and
+				// makes kz's store.
+				for _, args := range pairs {
+					if _, err := run(args); err != nil {
+						b.Fatal(err)
+					}
+				}
+				var times [2][]time.Duration
+				round := 0
+				for b.Loop() {
+					for i := range 2 {
+						k := (round + i) % 2
+						d, err := run(pairs[k])
+						if err != nil {
+							b.Fatal(err)
+						}
+						times[k] = append(times[k], d)
+					}
+					round++
+				}
+				reportOverhead(b, cli.name, times[0], times[1])
+			})
+		}
+	}
+}
+
+// promptArg stands for the prompt in a CLI's command line.
+const promptArg = "{prompt}"
+
+// reportOverhead reports min, median and max of the CLI alone and of kz,
+// and the ratio of their medians.
+func reportOverhead(b *testing.B, name string, alone, kz []time.Duration) {
+	if len(alone) == 0 || len(kz) == 0 {
+		return
+	}
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	stats := func(ts []time.Duration) (lo, med, hi float64) {
+		s := slices.Clone(ts)
+		slices.Sort(s)
+		return ms(s[0]), ms(s[len(s)/2]), ms(s[len(s)-1])
+	}
+	aLo, aMed, aHi := stats(alone)
+	kLo, kMed, kHi := stats(kz)
+	b.ReportMetric(aLo, "alone-min-ms")
+	b.ReportMetric(aMed, "alone-median-ms")
+	b.ReportMetric(aHi, "alone-max-ms")
+	b.ReportMetric(kLo, "kz-min-ms")
+	b.ReportMetric(kMed, "kz-median-ms")
+	b.ReportMetric(kHi, "kz-max-ms")
+	b.ReportMetric(kMed/aMed, "ratio")
+	b.Logf("%s alone: min %.1f median %.1f max %.1f ms; via kz: min %.1f median %.1f max %.1f ms; kz/alone %.3f (+%.1f ms), %d rounds",
+		name, aLo, aMed, aHi, kLo, kMed, kHi, kMed/aMed, kMed-aMed, len(alone))
+}
+
+// claudeSetup starts the fake Messages API and returns claude -p's
+// command line, kz's section for the CLI and the environment both run
+// with: the offline settings of the protocol notes (§3).
+func claudeSetup(b *testing.B, dir string) ([]string, string, []string) {
+	bin := os.Getenv("KZ_CLAUDE_BIN")
+	if bin == "" {
+		b.Skip("KZ_CLAUDE_BIN is not set: make bench-process installs Claude Code")
+	}
+	url := anthropicFake(b)
+	env := []string{"ANTHROPIC_BASE_URL=" + url, "ANTHROPIC_API_KEY=sk-bench",
+		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_TELEMETRY=1", "DISABLE_AUTOUPDATER=1",
+		"DISABLE_ERROR_REPORTING=1", "CLAUDE_CODE_MAX_RETRIES=0",
+		"CLAUDE_CONFIG_DIR=" + filepath.Join(dir, "home", ".claude")}
+	// --allowedTools takes every word after it: the prompt comes first.
+	alone := []string{bin, "-p", promptArg, "--allowedTools", "Bash"}
+	return alone, fmt.Sprintf("kind = \"claude-code\"\ncommand = %q\n", bin), env
+}
+
+// codexSetup starts the fake Responses API, writes CODEX_HOME (a provider
+// pointing at the fake and a model catalog made from the bundled one, as
+// the Codex integration tests do) and returns codex exec's command line,
+// kz's section and the environment.
+func codexSetup(b *testing.B, dir string) ([]string, string, []string) {
+	bin := os.Getenv("KZ_CODEX_BIN")
+	if bin == "" {
+		b.Skip("KZ_CODEX_BIN is not set: make bench-process installs Codex")
+	}
+	url := responsesFake(b)
+	home := filepath.Join(dir, "home")
+	codexHome := filepath.Join(home, ".codex")
+	mkdirs(b, codexHome)
+	cmd := exec.Command(bin, "debug", "models", "--bundled")
+	cmd.Env = []string{"HOME=" + home, "CODEX_HOME=" + codexHome, "PATH=" + os.Getenv("PATH")}
+	out, err := cmd.Output()
+	if err != nil {
+		b.Fatalf("codex debug models: %v", err)
+	}
+	var cat struct {
+		Models []map[string]any `json:"models"`
+	}
+	if err := json.Unmarshal(out, &cat); err != nil || len(cat.Models) == 0 {
+		b.Fatalf("bundled model catalog: %v", err)
+	}
+	entry := cat.Models[0]
+	entry["slug"], entry["display_name"] = "fake-model", "fake-model"
+	catalog := filepath.Join(codexHome, "catalog.json")
+	raw, err := json.Marshal(map[string]any{"models": []any{entry}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	writeBenchFile(b, catalog, string(raw))
+	writeBenchFile(b, filepath.Join(codexHome, "config.toml"), fmt.Sprintf(`model = "fake-model"
+model_provider = "fake"
+approval_policy = "never"
+sandbox_mode = "workspace-write"
+check_for_update_on_startup = false
+model_catalog_json = %q
+
+[model_providers.fake]
+name = "fake"
+base_url = "%s/v1"
+env_key = "FAKE_OPENAI_API_KEY"
+wire_api = "responses"
+request_max_retries = 0
+stream_max_retries = 0
+
+[analytics]
+enabled = false
+
+[projects.%q]
+trust_level = "trusted"
+`, catalog, url, filepath.Join(dir, "ws")))
+	env := []string{"CODEX_HOME=" + codexHome, "FAKE_OPENAI_API_KEY=dummy"}
+	alone := []string{bin, "exec", promptArg}
+	section := fmt.Sprintf("kind = \"codex\"\ncommand = %q\nmodels = [\"fake-model\"]\nenv = { CODEX_HOME = %q, FAKE_OPENAI_API_KEY = \"dummy\" }\n", bin, codexHome)
+	return alone, section, env
+}
+
+func mkdirs(b *testing.B, dirs ...string) {
+	for _, d := range dirs {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func writeBenchFile(b *testing.B, path, content string) {
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// loadAverage is /proc/loadavg's first three figures, or "unknown".
+func loadAverage() string {
+	raw, err := os.ReadFile("/proc/loadavg")
+	if f := strings.Fields(string(raw)); err == nil && len(f) >= 3 {
+		return strings.Join(f[:3], " ")
+	}
+	return "unknown"
+}
