@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"regexp"
 	"strings"
 	"time"
 
@@ -41,7 +42,7 @@ func (r *mdRenderer) render(src string, width int) []string {
 		r.tr, r.width = tr, width
 	}
 	// Glamour drops tabs inside code blocks; indentation must survive.
-	parts := splitMetadata(strings.ReplaceAll(fenceEditBlocks(src), "\t", "    "))
+	parts := splitMetadata(strings.ReplaceAll(trimFenceTails(fenceEditBlocks(src)), "\t", "    "))
 	var all []string
 	for _, p := range parts {
 		out, err := r.tr.Render(p.text)
@@ -62,7 +63,7 @@ func (r *mdRenderer) render(src string, width int) []string {
 func finishLines(lines []string, width int) []string {
 	for i, l := range lines {
 		l = trimStyledRight(l)
-		if ansi.StringWidth(l) > width {
+		if textWidth(l) > width {
 			l = ansi.Truncate(l, width, "")
 		}
 		// A fresh string: the line must not keep glamour's whole output
@@ -172,8 +173,20 @@ func (d *mdDoc) Append(s string) {
 	d.scan()
 }
 
-// Finish marks the message complete.
-func (d *mdDoc) Finish() { d.done = true }
+// Finish marks the message complete. A message that defines a link
+// reference ("[id]: url") is then rendered whole: a reference may be
+// used in a chunk before the one that defines it, and glamour resolves
+// it only when both are in one render.
+func (d *mdDoc) Finish() {
+	d.done = true
+	if len(d.cuts) > 0 && refDefinition.MatchString(d.src.String()) {
+		d.cuts = nil
+		d.all, d.stableLen, d.chunksDone, d.rendered = d.all[:0], 0, 0, false
+	}
+}
+
+// refDefinition matches a line that defines a link reference.
+var refDefinition = regexp.MustCompile(`(?m)^ {0,3}\[[^\]\n]+\]:`)
 
 // Text returns the source so far.
 func (d *mdDoc) Text() string { return d.src.String() }
@@ -222,7 +235,9 @@ func (d *mdDoc) scan() {
 			}
 		default:
 			if d.pendingCut > 0 {
-				if indent == 0 && !strings.HasPrefix(line, "\t") {
+				// A list item after a blank line may continue a loose
+				// list, which glamour renders as one: no cut before it.
+				if indent == 0 && !strings.HasPrefix(line, "\t") && !listItem(line) {
 					d.cuts = append(d.cuts, d.pendingCut)
 				}
 				d.pendingCut = 0
@@ -257,6 +272,62 @@ func (d *mdDoc) countHunkLine(l string) {
 		// Not a hunk's line: the hunk was shorter than its header said.
 		d.hunkOld, d.hunkNew = 0, 0
 	}
+}
+
+// listItem reports whether an unindented line starts a list item: "-",
+// "*" or "+", or a number and "." or ")", then a blank or the line's end.
+func listItem(line string) bool {
+	line = strings.TrimRight(line, "\r")
+	i := 0
+	switch {
+	case line == "":
+		return false
+	case line[0] == '-' || line[0] == '*' || line[0] == '+':
+		i = 1
+	default:
+		for i < len(line) && i < 9 && line[i] >= '0' && line[i] <= '9' {
+			i++
+		}
+		if i == 0 || i == len(line) || (line[i] != '.' && line[i] != ')') {
+			return false
+		}
+		i++
+	}
+	return i == len(line) || line[i] == ' ' || line[i] == '\t'
+}
+
+// trimFenceTails drops the blank lines just before the end of each fenced
+// code block. Glamour shows them as empty lines of the block, but a block
+// at the end of a document loses them with the document's own trailing
+// blank lines, so a message rendered in chunks (see mdDoc) and the same
+// message rendered whole would differ. Without them both are the same.
+func trimFenceTails(src string) string {
+	if !strings.Contains(src, "\n\n") {
+		return src
+	}
+	lines := strings.SplitAfter(src, "\n")
+	out := make([]string, 0, len(lines))
+	fence, blanks := "", 0
+	for _, l := range lines {
+		line := strings.TrimRight(l, "\r\n")
+		trimmed := strings.TrimLeft(line, " ")
+		indent := len(line) - len(trimmed)
+		switch {
+		case fence == "":
+			if f := fenceOpener(trimmed); f != "" && indent <= 3 {
+				fence, blanks = f, 0
+			}
+		case closesFence(trimmed, indent, fence):
+			out = out[:len(out)-blanks]
+			fence = ""
+		case strings.TrimSpace(line) == "":
+			blanks++
+		default:
+			blanks = 0
+		}
+		out = append(out, l)
+	}
+	return strings.Join(out, "")
 }
 
 // closesFence reports whether a line (trimmed of its indent) closes a code
