@@ -148,6 +148,13 @@ type mdDoc struct {
 	// is ever cut, so that its lines are shown as one code block.
 	inEdit, inEnvelope bool
 	hunkOld, hunkNew   int
+	// htmlEnd is the text that ends the HTML block the scanner is in
+	// ("-->" or a closing tag): such a block may hold blank lines. lastJoin
+	// records whether the last non-blank line ends a block that glamour
+	// separates from the next one by exactly one blank line, the only
+	// separation a cut reproduces (see joinsCleanly).
+	htmlEnd  string
+	lastJoin bool
 
 	// Render cache for one width. all holds the rendered chunks (the first
 	// stableLen lines, append-only) followed by the rendered tail, which is
@@ -218,10 +225,17 @@ func (d *mdDoc) scan() {
 		d.scanPos = end
 		trimmed := strings.TrimLeft(line, " ")
 		indent := len(line) - len(trimmed)
+		if strings.TrimSpace(line) != "" {
+			d.lastJoin = joinsCleanly(line)
+		}
 		switch {
 		case d.inFence:
 			if closesFence(trimmed, indent, d.fence) {
 				d.inFence = false
+			}
+		case d.htmlEnd != "":
+			if strings.Contains(strings.ToLower(line), d.htmlEnd) {
+				d.htmlEnd = ""
 			}
 		case d.inEdit:
 			d.inEdit = !patch.IsReplaceMarker(strings.TrimRight(line, "\r"))
@@ -230,17 +244,20 @@ func (d *mdDoc) scan() {
 		case d.hunkOld > 0 || d.hunkNew > 0:
 			d.countHunkLine(strings.TrimRight(line, "\r"))
 		case strings.TrimSpace(line) == "":
-			if end-1 > d.lastCut() {
+			if end-1 > d.lastCut() && d.lastJoin {
 				d.pendingCut = end
 			}
 		default:
 			if d.pendingCut > 0 {
 				// A list item after a blank line may continue a loose
 				// list, which glamour renders as one: no cut before it.
-				if indent == 0 && !strings.HasPrefix(line, "\t") && !listItem(line) {
+				if indent == 0 && !strings.HasPrefix(line, "\t") && !listItem(line) && joinsCleanly(line) {
 					d.cuts = append(d.cuts, d.pendingCut)
 				}
 				d.pendingCut = 0
+			}
+			if indent <= 3 {
+				d.htmlEnd = htmlBlockEnd(trimmed)
 			}
 			if patch.IsSearchMarker(strings.TrimRight(line, "\r")) {
 				d.inEdit = true
@@ -253,6 +270,57 @@ func (d *mdDoc) scan() {
 			}
 		}
 	}
+}
+
+// joinsCleanly reports whether a line may end a chunk or begin the next
+// one. Glamour puts one blank line between most blocks, and a cut puts
+// one between chunks; a few blocks are joined otherwise: HTML blocks
+// (stripped, with no blank line around them), definitions (": text",
+// followed by two), and a code block inside a list item or a quote
+// (followed by two, or by the quote's own bar).
+func joinsCleanly(line string) bool {
+	body := strings.TrimLeft(line, " \t")
+	inner := strings.TrimLeft(body, "> \t")
+	nested := len(body) != len(line) || len(inner) != len(body)
+	switch {
+	case strings.HasPrefix(inner, "<"):
+		return false
+	case strings.HasPrefix(inner, ":") && (len(inner) == 1 || inner[1] == ' ' || inner[1] == '\t'):
+		return false
+	case nested && fenceOpener(inner) != "":
+		return false
+	}
+	return true
+}
+
+// htmlBlockEnd returns what ends an HTML block that starts on this line
+// and may hold blank lines (CommonMark's kinds 1 to 5: comments, <pre>,
+// <script>, <style>, <textarea>, processing instructions, declarations
+// and CDATA), or "" when the line starts none or ends it itself.
+func htmlBlockEnd(trimmed string) string {
+	low := strings.ToLower(trimmed)
+	var end string
+	switch {
+	case strings.HasPrefix(low, "<!--"):
+		end = "-->"
+	case strings.HasPrefix(low, "<?"):
+		end = "?>"
+	case strings.HasPrefix(low, "<![cdata["):
+		end = "]]>"
+	case strings.HasPrefix(low, "<!"):
+		end = ">"
+	default:
+		for _, tag := range []string{"pre", "script", "style", "textarea"} {
+			if rest, ok := strings.CutPrefix(low, "<"+tag); ok && (rest == "" || rest[0] == ' ' || rest[0] == '>' || rest[0] == '\t') {
+				end = "</" + tag + ">"
+				break
+			}
+		}
+	}
+	if end == "" || strings.Contains(low[1:], end) {
+		return ""
+	}
+	return end
 }
 
 // countHunkLine counts one line of a hunk the scanner is in; a new hunk
