@@ -5,7 +5,7 @@ VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev
 LDFLAGS  := -s -w -X main.version=$(VERSION)
 GOLANGCI := github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v2.15.0
 
-.PHONY: build run test bench bench-process bench-forks lint fuzz e2e clean
+.PHONY: build run test bench bench-process bench-stream bench-forks lint fuzz e2e clean
 
 build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) .
@@ -45,6 +45,15 @@ bench-process: build
 	codex="$$(sh runtimes/codex/install-cli.sh $$HOME/.cache/kz/codex)" || exit 1; \
 	KZ_CLAUDE_BIN="$$claude" KZ_CODEX_BIN="$$codex" KZ_BIN=$(CURDIR)/$(BIN) \
 	$(GO) test -run '^$$' -bench '^BenchmarkCLIOverhead' -benchtime 10x -timeout 60m ./internal/cli/
+
+# The TUI under load, as whole processes on a pty (terminal diffing
+# included): a 200 KB markdown answer streamed in 20,000 deltas 1 ms apart
+# against the same answer as one message (CPU seconds and peak RSS from
+# kz's rusage), and PgUp through a resumed 1,000-turn session (latency to
+# the screen settling, peak RSS). 10 runs each; see
+# internal/cli/process_stream_bench_test.go for how each figure is taken.
+bench-stream: build
+	KZ_BIN=$(CURDIR)/$(BIN) $(GO) test -run '^$$' -bench '^BenchmarkProcess(Stream|PageUp)$$' -benchtime 10x -timeout 60m ./internal/cli/
 
 # What each fork in third_party/ saves at start: kz version and the first
 # frame, built with every fork and without each, the builds run in turn for

@@ -87,10 +87,13 @@ type Writer struct {
 
 // batchDelay is how long after a write a queue of deltas alone waits for
 // company before it is written. It bounds the commits of a fast stream of
-// lines to about one per batchDelay, and is short enough that a line
-// reaches kz -p's output within it. Tests lengthen it to prove that other
-// events do not wait for it.
-var batchDelay = time.Millisecond
+// lines to about one per batchDelay: at one a millisecond, a model
+// streaming a delta a millisecond cost a commit per delta, a tenth of
+// kz's CPU while it streamed. One frame at 60 a second is as often as a
+// person can see a line arrive, in kz -p's output or the TUI (which
+// previews deltas before they are stored anyway). Tests lengthen it to
+// prove that other events do not wait for it.
+var batchDelay = time.Second / 60
 
 // busyRetries is how many times a batch is tried again when another
 // process keeps the database locked beyond the busy timeout.

@@ -155,10 +155,10 @@ func renderReasoning(t *themes.Theme, text string, w int, full, open bool) []str
 
 func divider(t *themes.Theme, text string, w int) string {
 	label := " " + oneLine(text) + " "
-	if ansi.StringWidth(label) > w-4 {
+	if textWidth(label) > w-4 {
 		label = ansi.Truncate(label, max(w-4, 1), "…")
 	}
-	side := max(w-ansi.StringWidth(label), 2)
+	side := max(w-textWidth(label), 2)
 	left := side / 2
 	return t.Divider.Render(strings.Repeat("─", left) + label + strings.Repeat("─", side-left))
 }
@@ -183,11 +183,11 @@ func wrapHanging(s string, width int) []string {
 		indent := len(line) - len(body)
 		for _, mark := range []string{"✗ ", "✓ ", "• ", "- "} {
 			if strings.HasPrefix(body, mark) {
-				indent += ansi.StringWidth(mark)
+				indent += textWidth(mark)
 				break
 			}
 		}
-		if indent > width/2 || ansi.StringWidth(line) <= width {
+		if indent > width/2 || textWidth(line) <= width {
 			out = append(out, wrapLines(line, width)...)
 			continue
 		}
@@ -241,12 +241,12 @@ func (c *toolCard) render(rc *renderCtx) []string {
 	if stat := diffStat(c.files); stat != "" {
 		meta = strings.TrimSpace(stat + "  " + meta)
 	}
-	room := w - ansi.StringWidth(head) - ansi.StringWidth(meta) - 3
+	room := w - textWidth(head) - textWidth(meta) - 3
 	if c.summary != "" && room > 3 {
 		head += " " + t.Text.Render(ansi.Truncate(oneLine(c.summary), room, "…"))
 	}
 	if meta != "" {
-		pad := max(w-ansi.StringWidth(head)-ansi.StringWidth(meta), 1)
+		pad := max(w-textWidth(head)-textWidth(meta), 1)
 		head += strings.Repeat(" ", pad) + t.Muted.Render(meta)
 	}
 	out := []string{head}

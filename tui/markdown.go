@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"regexp"
 	"strings"
 	"time"
 
@@ -41,7 +42,7 @@ func (r *mdRenderer) render(src string, width int) []string {
 		r.tr, r.width = tr, width
 	}
 	// Glamour drops tabs inside code blocks; indentation must survive.
-	parts := splitMetadata(strings.ReplaceAll(fenceEditBlocks(src), "\t", "    "))
+	parts := splitMetadata(strings.ReplaceAll(trimFenceTails(fenceEditBlocks(src)), "\t", "    "))
 	var all []string
 	for _, p := range parts {
 		out, err := r.tr.Render(p.text)
@@ -62,7 +63,7 @@ func (r *mdRenderer) render(src string, width int) []string {
 func finishLines(lines []string, width int) []string {
 	for i, l := range lines {
 		l = trimStyledRight(l)
-		if ansi.StringWidth(l) > width {
+		if textWidth(l) > width {
 			l = ansi.Truncate(l, width, "")
 		}
 		// A fresh string: the line must not keep glamour's whole output
@@ -147,6 +148,13 @@ type mdDoc struct {
 	// is ever cut, so that its lines are shown as one code block.
 	inEdit, inEnvelope bool
 	hunkOld, hunkNew   int
+	// htmlEnd is the text that ends the HTML block the scanner is in
+	// ("-->" or a closing tag): such a block may hold blank lines. lastJoin
+	// records whether the last non-blank line ends a block that glamour
+	// separates from the next one by exactly one blank line, the only
+	// separation a cut reproduces (see joinsCleanly).
+	htmlEnd  string
+	lastJoin bool
 
 	// Render cache for one width. all holds the rendered chunks (the first
 	// stableLen lines, append-only) followed by the rendered tail, which is
@@ -172,8 +180,20 @@ func (d *mdDoc) Append(s string) {
 	d.scan()
 }
 
-// Finish marks the message complete.
-func (d *mdDoc) Finish() { d.done = true }
+// Finish marks the message complete. A message that defines a link
+// reference ("[id]: url") is then rendered whole: a reference may be
+// used in a chunk before the one that defines it, and glamour resolves
+// it only when both are in one render.
+func (d *mdDoc) Finish() {
+	d.done = true
+	if len(d.cuts) > 0 && refDefinition.MatchString(d.src.String()) {
+		d.cuts = nil
+		d.all, d.stableLen, d.chunksDone, d.rendered = d.all[:0], 0, 0, false
+	}
+}
+
+// refDefinition matches a line that defines a link reference.
+var refDefinition = regexp.MustCompile(`(?m)^ {0,3}\[[^\]\n]+\]:`)
 
 // Text returns the source so far.
 func (d *mdDoc) Text() string { return d.src.String() }
@@ -205,10 +225,17 @@ func (d *mdDoc) scan() {
 		d.scanPos = end
 		trimmed := strings.TrimLeft(line, " ")
 		indent := len(line) - len(trimmed)
+		if strings.TrimSpace(line) != "" {
+			d.lastJoin = joinsCleanly(line)
+		}
 		switch {
 		case d.inFence:
 			if closesFence(trimmed, indent, d.fence) {
 				d.inFence = false
+			}
+		case d.htmlEnd != "":
+			if strings.Contains(strings.ToLower(line), d.htmlEnd) {
+				d.htmlEnd = ""
 			}
 		case d.inEdit:
 			d.inEdit = !patch.IsReplaceMarker(strings.TrimRight(line, "\r"))
@@ -217,15 +244,20 @@ func (d *mdDoc) scan() {
 		case d.hunkOld > 0 || d.hunkNew > 0:
 			d.countHunkLine(strings.TrimRight(line, "\r"))
 		case strings.TrimSpace(line) == "":
-			if end-1 > d.lastCut() {
+			if end-1 > d.lastCut() && d.lastJoin {
 				d.pendingCut = end
 			}
 		default:
 			if d.pendingCut > 0 {
-				if indent == 0 && !strings.HasPrefix(line, "\t") {
+				// A list item after a blank line may continue a loose
+				// list, which glamour renders as one: no cut before it.
+				if indent == 0 && !strings.HasPrefix(line, "\t") && !listItem(line) && joinsCleanly(line) {
 					d.cuts = append(d.cuts, d.pendingCut)
 				}
 				d.pendingCut = 0
+			}
+			if indent <= 3 {
+				d.htmlEnd = htmlBlockEnd(trimmed)
 			}
 			if patch.IsSearchMarker(strings.TrimRight(line, "\r")) {
 				d.inEdit = true
@@ -238,6 +270,57 @@ func (d *mdDoc) scan() {
 			}
 		}
 	}
+}
+
+// joinsCleanly reports whether a line may end a chunk or begin the next
+// one. Glamour puts one blank line between most blocks, and a cut puts
+// one between chunks; a few blocks are joined otherwise: HTML blocks
+// (stripped, with no blank line around them), definitions (": text",
+// followed by two), and a code block inside a list item or a quote
+// (followed by two, or by the quote's own bar).
+func joinsCleanly(line string) bool {
+	body := strings.TrimLeft(line, " \t")
+	inner := strings.TrimLeft(body, "> \t")
+	nested := len(body) != len(line) || len(inner) != len(body)
+	switch {
+	case strings.HasPrefix(inner, "<"):
+		return false
+	case strings.HasPrefix(inner, ":") && (len(inner) == 1 || inner[1] == ' ' || inner[1] == '\t'):
+		return false
+	case nested && fenceOpener(inner) != "":
+		return false
+	}
+	return true
+}
+
+// htmlBlockEnd returns what ends an HTML block that starts on this line
+// and may hold blank lines (CommonMark's kinds 1 to 5: comments, <pre>,
+// <script>, <style>, <textarea>, processing instructions, declarations
+// and CDATA), or "" when the line starts none or ends it itself.
+func htmlBlockEnd(trimmed string) string {
+	low := strings.ToLower(trimmed)
+	var end string
+	switch {
+	case strings.HasPrefix(low, "<!--"):
+		end = "-->"
+	case strings.HasPrefix(low, "<?"):
+		end = "?>"
+	case strings.HasPrefix(low, "<![cdata["):
+		end = "]]>"
+	case strings.HasPrefix(low, "<!"):
+		end = ">"
+	default:
+		for _, tag := range []string{"pre", "script", "style", "textarea"} {
+			if rest, ok := strings.CutPrefix(low, "<"+tag); ok && (rest == "" || rest[0] == ' ' || rest[0] == '>' || rest[0] == '\t') {
+				end = "</" + tag + ">"
+				break
+			}
+		}
+	}
+	if end == "" || strings.Contains(low[1:], end) {
+		return ""
+	}
+	return end
 }
 
 // countHunkLine counts one line of a hunk the scanner is in; a new hunk
@@ -257,6 +340,62 @@ func (d *mdDoc) countHunkLine(l string) {
 		// Not a hunk's line: the hunk was shorter than its header said.
 		d.hunkOld, d.hunkNew = 0, 0
 	}
+}
+
+// listItem reports whether an unindented line starts a list item: "-",
+// "*" or "+", or a number and "." or ")", then a blank or the line's end.
+func listItem(line string) bool {
+	line = strings.TrimRight(line, "\r")
+	i := 0
+	switch {
+	case line == "":
+		return false
+	case line[0] == '-' || line[0] == '*' || line[0] == '+':
+		i = 1
+	default:
+		for i < len(line) && i < 9 && line[i] >= '0' && line[i] <= '9' {
+			i++
+		}
+		if i == 0 || i == len(line) || (line[i] != '.' && line[i] != ')') {
+			return false
+		}
+		i++
+	}
+	return i == len(line) || line[i] == ' ' || line[i] == '\t'
+}
+
+// trimFenceTails drops the blank lines just before the end of each fenced
+// code block. Glamour shows them as empty lines of the block, but a block
+// at the end of a document loses them with the document's own trailing
+// blank lines, so a message rendered in chunks (see mdDoc) and the same
+// message rendered whole would differ. Without them both are the same.
+func trimFenceTails(src string) string {
+	if !strings.Contains(src, "\n\n") {
+		return src
+	}
+	lines := strings.SplitAfter(src, "\n")
+	out := make([]string, 0, len(lines))
+	fence, blanks := "", 0
+	for _, l := range lines {
+		line := strings.TrimRight(l, "\r\n")
+		trimmed := strings.TrimLeft(line, " ")
+		indent := len(line) - len(trimmed)
+		switch {
+		case fence == "":
+			if f := fenceOpener(trimmed); f != "" && indent <= 3 {
+				fence, blanks = f, 0
+			}
+		case closesFence(trimmed, indent, fence):
+			out = out[:len(out)-blanks]
+			fence = ""
+		case strings.TrimSpace(line) == "":
+			blanks++
+		default:
+			blanks = 0
+		}
+		out = append(out, l)
+	}
+	return strings.Join(out, "")
 }
 
 // closesFence reports whether a line (trimmed of its indent) closes a code

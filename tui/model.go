@@ -168,6 +168,8 @@ type Model struct {
 	// Memoized parts of the frame: they change far less often than the
 	// transcript, and rendering them costs more than comparing a key.
 	inputMemo, statusMemo, hintMemo memo
+	// pace keeps the last frame while only streamed text arrives.
+	pace framePacer
 
 	history []string
 	histPos int // len(history) when not browsing
@@ -259,6 +261,7 @@ func (m *Model) waitEvents() tea.Cmd {
 // session.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	var cmds []tea.Cmd
+	m.pace.note(msg, m.quiet)
 	switch msg := msg.(type) {
 	case tea.FocusMsg:
 		m.focused = true
@@ -430,6 +433,10 @@ func (m *Model) afterUpdate() tea.Cmd {
 		m.scrolled = false
 		m.frameDue = true
 		cmds = append(cmds, tea.Tick(frameInterval, func(time.Time) tea.Msg { return frameMsg{} }))
+	}
+	if wait, ok := m.pace.catchUp(m.now()); ok && !m.frameDue {
+		m.frameDue = true
+		cmds = append(cmds, tea.Tick(wait, func(time.Time) tea.Msg { return frameMsg{} }))
 	}
 	m.sizeInput()
 	return tea.Batch(cmds...)

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
-	"github.com/charmbracelet/x/ansi"
 )
 
 // Only y trusts; every other way out of the question leaves the folder
@@ -61,7 +60,7 @@ func TestTrustQuestionText(t *testing.T) {
 		t.Errorf("question carries a raw control character:\n%q", got)
 	}
 	for _, l := range strings.Split(got, "\n") {
-		if w := ansi.StringWidth(l); w > 60 {
+		if w := textWidth(l); w > 60 {
 			t.Errorf("line of %d columns in a 60-column window: %q", w, l)
 		}
 	}

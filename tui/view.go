@@ -105,6 +105,10 @@ func (m *Model) View() tea.View {
 		v.WindowTitle = "kz — setup"
 		return v
 	}
+	now := m.now()
+	if v, ok := m.pace.cached(now); ok && !m.quiet {
+		return v
+	}
 	bottom := m.bottomPanel()
 	hint := m.hintLine()
 	used := lineCount(bottom) + 2 // the status bar and a blank line above the panel
@@ -142,6 +146,7 @@ func (m *Model) View() tea.View {
 	// Focus reports tell whether a question needs a notification.
 	v.ReportFocus = m.notify != "" && m.notify != NotifyOff
 	v.WindowTitle = "kz — " + m.status.state.Runtime
+	m.pace.keep(v, now)
 	return v
 }
 

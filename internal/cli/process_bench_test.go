@@ -268,7 +268,7 @@ func benchEnv(b *testing.B) []string {
 		"TMPDIR=" + dir}
 	for _, kv := range os.Environ() {
 		switch k, _, _ := strings.Cut(kv, "="); k {
-		case "PATH", "LANG", "LC_ALL":
+		case "PATH", "LANG", "LC_ALL", "GOGC", "GOMEMLIMIT":
 			env = append(env, kv)
 		}
 	}

@@ -8,7 +8,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"time"
 	"unicode/utf8"
 
 	"github.com/dlclark/regexp2"
@@ -336,7 +335,17 @@ func (r *RegexLexer) maybeCompile() (err error) {
 				if err != nil {
 					return fmt.Errorf("failed to compile rule %s.%d: %s", state, i, err)
 				}
-				rule.Regexp.MatchTimeout = time.Millisecond * 250
+				// kz fork: upstream sets a 250 ms MatchTimeout here. regexp2
+				// enforces it with a shared clock goroutine that stops when
+				// idle and, when it starts again or is starved on a loaded
+				// machine, jumps forward in one step, so a match that has
+				// only just begun fails with a "match timeout". The rule is
+				// then skipped and the next one styles the text instead:
+				// the same code highlighted twice differs in colour, by
+				// timing alone. The timeout never bounded a highlight
+				// either (it is per match, and a block makes thousands),
+				// so the fork drops it: highlighting is a pure function of
+				// the text, and no clock goroutine is started.
 			}
 		}
 	}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
+	"sync"
 
 	"github.com/alecthomas/chroma/v2"
 )
@@ -11,6 +13,24 @@ import (
 type ttyTable struct {
 	foreground map[chroma.Colour]string
 	background map[chroma.Colour]string
+
+	// kz fork: the table's colours in increasing order, made on first use
+	// (see findClosest).
+	sortOnce sync.Once
+	sorted   []chroma.Colour
+}
+
+// colours returns the table's colours in a fixed order (kz fork).
+func (t *ttyTable) colours() []chroma.Colour {
+	t.sortOnce.Do(func() {
+		cs := make([]chroma.Colour, 0, len(t.foreground))
+		for c := range t.foreground {
+			cs = append(cs, c)
+		}
+		slices.Sort(cs)
+		t.sorted = cs
+	})
+	return t.sorted
 }
 
 var c = chroma.MustParseColour
@@ -200,10 +220,17 @@ func entryToEscapeSequence(table *ttyTable, entry chroma.StyleEntry) string {
 	return out
 }
 
+// findClosest returns the table's colour nearest to seeking.
+//
+// kz fork: upstream ranges over the table's map, so when two colours are
+// equally near (#676767 lies halfway between xterm 241 and 242) the
+// winner changed with Go's random map order and the same code was
+// highlighted in different colours from one render to the next. The
+// colours are walked in a fixed order and the first of equals wins.
 func findClosest(table *ttyTable, seeking chroma.Colour) chroma.Colour {
 	closestColour := chroma.Colour(0)
 	closest := float64(math.MaxFloat64)
-	for colour := range table.foreground {
+	for _, colour := range table.colours() {
 		distance := colour.Distance(seeking)
 		if distance < closest {
 			closest = distance

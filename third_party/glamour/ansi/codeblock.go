@@ -3,10 +3,13 @@ package ansi
 import (
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/alecthomas/chroma/v2"
-	"github.com/alecthomas/chroma/v2/quick"
+	"github.com/alecthomas/chroma/v2/formatters"
+	"github.com/alecthomas/chroma/v2/lexers"
 	"github.com/alecthomas/chroma/v2/styles"
 )
 
@@ -18,9 +21,9 @@ const (
 	chromaFormatter = "terminal256"
 )
 
-// mutex for synchronizing access to the chroma style registry.
-// Related https://github.com/alecthomas/chroma/pull/650
-var mutex = sync.Mutex{}
+// chromaStyles holds the chroma style made from each distinct Chroma rule
+// set, keyed by its entries (kz fork, see chromaStyleFor).
+var chromaStyles sync.Map
 
 // A CodeBlockElement is used to render code blocks.
 type CodeBlockElement struct {
@@ -79,50 +82,11 @@ func (e *CodeBlockElement) Render(w io.Writer, ctx RenderContext) error {
 	if len(ctx.options.ChromaFormatter) > 0 {
 		formatter = ctx.options.ChromaFormatter
 	}
-	theme := rules.Theme
-
+	var style *chroma.Style
 	if rules.Chroma != nil {
-		theme = chromaStyleTheme
-		mutex.Lock()
-		// Don't register the style if it's already registered.
-		_, ok := styles.Registry[theme]
-		if !ok {
-			styles.Register(chroma.MustNewStyle(theme,
-				chroma.StyleEntries{
-					chroma.Text:                chromaStyle(rules.Chroma.Text),
-					chroma.Error:               chromaStyle(rules.Chroma.Error),
-					chroma.Comment:             chromaStyle(rules.Chroma.Comment),
-					chroma.CommentPreproc:      chromaStyle(rules.Chroma.CommentPreproc),
-					chroma.Keyword:             chromaStyle(rules.Chroma.Keyword),
-					chroma.KeywordReserved:     chromaStyle(rules.Chroma.KeywordReserved),
-					chroma.KeywordNamespace:    chromaStyle(rules.Chroma.KeywordNamespace),
-					chroma.KeywordType:         chromaStyle(rules.Chroma.KeywordType),
-					chroma.Operator:            chromaStyle(rules.Chroma.Operator),
-					chroma.Punctuation:         chromaStyle(rules.Chroma.Punctuation),
-					chroma.Name:                chromaStyle(rules.Chroma.Name),
-					chroma.NameBuiltin:         chromaStyle(rules.Chroma.NameBuiltin),
-					chroma.NameTag:             chromaStyle(rules.Chroma.NameTag),
-					chroma.NameAttribute:       chromaStyle(rules.Chroma.NameAttribute),
-					chroma.NameClass:           chromaStyle(rules.Chroma.NameClass),
-					chroma.NameConstant:        chromaStyle(rules.Chroma.NameConstant),
-					chroma.NameDecorator:       chromaStyle(rules.Chroma.NameDecorator),
-					chroma.NameException:       chromaStyle(rules.Chroma.NameException),
-					chroma.NameFunction:        chromaStyle(rules.Chroma.NameFunction),
-					chroma.NameOther:           chromaStyle(rules.Chroma.NameOther),
-					chroma.Literal:             chromaStyle(rules.Chroma.Literal),
-					chroma.LiteralNumber:       chromaStyle(rules.Chroma.LiteralNumber),
-					chroma.LiteralDate:         chromaStyle(rules.Chroma.LiteralDate),
-					chroma.LiteralString:       chromaStyle(rules.Chroma.LiteralString),
-					chroma.LiteralStringEscape: chromaStyle(rules.Chroma.LiteralStringEscape),
-					chroma.GenericDeleted:      chromaStyle(rules.Chroma.GenericDeleted),
-					chroma.GenericEmph:         chromaStyle(rules.Chroma.GenericEmph),
-					chroma.GenericInserted:     chromaStyle(rules.Chroma.GenericInserted),
-					chroma.GenericStrong:       chromaStyle(rules.Chroma.GenericStrong),
-					chroma.GenericSubheading:   chromaStyle(rules.Chroma.GenericSubheading),
-					chroma.Background:          chromaStyle(rules.Chroma.Background),
-				}))
-		}
-		mutex.Unlock()
+		style = chromaStyleFor(rules.Chroma)
+	} else if rules.Theme != "" {
+		style = styles.Get(rules.Theme)
 	}
 
 	iw := NewIndentWriter(w, int(indentation+margin), func(_ io.Writer) {
@@ -130,11 +94,10 @@ func (e *CodeBlockElement) Render(w io.Writer, ctx RenderContext) error {
 	})
 	defer iw.Close() //nolint:errcheck
 
-	if len(theme) > 0 {
+	if style != nil {
 		_, _ = renderText(iw, bs.Current().Style.StylePrimitive, rules.BlockPrefix)
 
-		err := quick.Highlight(iw, e.Code, e.Language, formatter, theme)
-		if err != nil {
+		if err := highlight(iw, e.Code, e.Language, formatter, style); err != nil {
 			return fmt.Errorf("glamour: error highlighting code: %w", err)
 		}
 		_, _ = renderText(iw, bs.Current().Style.StylePrimitive, rules.BlockSuffix)
@@ -148,4 +111,86 @@ func (e *CodeBlockElement) Render(w io.Writer, ctx RenderContext) error {
 	}
 
 	return el.Render(iw, ctx)
+}
+
+// highlight is chroma's quick.Highlight with a style value instead of a
+// registry name (kz fork).
+func highlight(w io.Writer, source, lexer, formatter string, style *chroma.Style) error {
+	l := lexers.Get(lexer)
+	if l == nil {
+		l = lexers.Analyse(source)
+	}
+	if l == nil {
+		l = lexers.Fallback
+	}
+	f := formatters.Get(formatter)
+	if f == nil {
+		f = formatters.Fallback
+	}
+	it, err := chroma.Coalesce(l).Tokenise(nil, source)
+	if err != nil {
+		return fmt.Errorf("tokenise: %w", err)
+	}
+	if err := f.Format(w, style, it); err != nil {
+		return fmt.Errorf("format: %w", err)
+	}
+	return nil
+}
+
+// chromaStyleFor returns the chroma style of a Chroma rule set.
+//
+// kz fork: upstream registered the first rule set it saw in chroma's
+// global style registry under the fixed name "charm" and used that entry
+// from then on, so every theme's code blocks took the colours of whichever
+// theme rendered code first in the process, and registry reads raced with
+// the write. Styles are kept here instead, keyed by their entries, so each
+// rule set gets its own and the registry is only read.
+func chromaStyleFor(c *Chroma) *chroma.Style {
+	entries := chroma.StyleEntries{
+		chroma.Text:                chromaStyle(c.Text),
+		chroma.Error:               chromaStyle(c.Error),
+		chroma.Comment:             chromaStyle(c.Comment),
+		chroma.CommentPreproc:      chromaStyle(c.CommentPreproc),
+		chroma.Keyword:             chromaStyle(c.Keyword),
+		chroma.KeywordReserved:     chromaStyle(c.KeywordReserved),
+		chroma.KeywordNamespace:    chromaStyle(c.KeywordNamespace),
+		chroma.KeywordType:         chromaStyle(c.KeywordType),
+		chroma.Operator:            chromaStyle(c.Operator),
+		chroma.Punctuation:         chromaStyle(c.Punctuation),
+		chroma.Name:                chromaStyle(c.Name),
+		chroma.NameBuiltin:         chromaStyle(c.NameBuiltin),
+		chroma.NameTag:             chromaStyle(c.NameTag),
+		chroma.NameAttribute:       chromaStyle(c.NameAttribute),
+		chroma.NameClass:           chromaStyle(c.NameClass),
+		chroma.NameConstant:        chromaStyle(c.NameConstant),
+		chroma.NameDecorator:       chromaStyle(c.NameDecorator),
+		chroma.NameException:       chromaStyle(c.NameException),
+		chroma.NameFunction:        chromaStyle(c.NameFunction),
+		chroma.NameOther:           chromaStyle(c.NameOther),
+		chroma.Literal:             chromaStyle(c.Literal),
+		chroma.LiteralNumber:       chromaStyle(c.LiteralNumber),
+		chroma.LiteralDate:         chromaStyle(c.LiteralDate),
+		chroma.LiteralString:       chromaStyle(c.LiteralString),
+		chroma.LiteralStringEscape: chromaStyle(c.LiteralStringEscape),
+		chroma.GenericDeleted:      chromaStyle(c.GenericDeleted),
+		chroma.GenericEmph:         chromaStyle(c.GenericEmph),
+		chroma.GenericInserted:     chromaStyle(c.GenericInserted),
+		chroma.GenericStrong:       chromaStyle(c.GenericStrong),
+		chroma.GenericSubheading:   chromaStyle(c.GenericSubheading),
+		chroma.Background:          chromaStyle(c.Background),
+	}
+	types := make([]chroma.TokenType, 0, len(entries))
+	for t := range entries {
+		types = append(types, t)
+	}
+	slices.Sort(types)
+	var key strings.Builder
+	for _, t := range types {
+		fmt.Fprintf(&key, "%d=%s;", t, entries[t])
+	}
+	if s, ok := chromaStyles.Load(key.String()); ok {
+		return s.(*chroma.Style)
+	}
+	s, _ := chromaStyles.LoadOrStore(key.String(), chroma.MustNewStyle(chromaStyleTheme, entries))
+	return s.(*chroma.Style)
 }

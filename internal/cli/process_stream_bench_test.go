@@ -1,0 +1,461 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/charmbracelet/x/ansi"
+	"github.com/creack/pty"
+	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/store"
+)
+
+// The streaming and long-session benchmarks run the release binary in
+// its TUI on a 200×50 pseudo-terminal the benchmark owns, so they pay
+// what a person's terminal costs kz: Bubble Tea's frame diffing and the
+// writes to the terminal, the store, the engine. Every figure comes from
+// the kz process itself, not from the benchmark: CPU seconds are the user
+// and system time of the child's rusage once it has exited, and peak
+// memory is its ru_maxrss.
+//
+// BenchmarkProcessStream types a prompt into `kz --runtime scripted`
+// whose script streams a 200 KB markdown answer with code, lists, tables
+// and quotes as 20,000 text deltas 1 ms apart, then the final message;
+// "final" is the same answer delivered as one final message, no deltas.
+// A second prompt, queued at once, is answered by a short marker; kz is
+// asked to quit (ctrl+d) once the marker is on the screen and the terminal has been quiet for streamQuiet; the quit key is
+// handled after every event before it, so the CPU figure includes the
+// final render. The sub-benchmarks alternate run by run, so load on the
+// machine falls on both alike. Metrics: cpu-s (median), cpu-min-s,
+// maxrss-MB (median), maxrss-max-MB; ratio = median stream CPU / median
+// final CPU.
+//
+// BenchmarkProcessPageUp resumes a stored 1,000-turn session (written
+// through the store as kz writes one) and presses PgUp pageUps times. A
+// key's latency runs from the write of its escape sequence to the pty
+// until the screen settles: the last byte of the output burst that
+// follows, a burst ending when the pty has been silent for pageQuiet. So a
+// message first shown as a plain stand-in and then redrawn styled counts
+// until the styled redraw. first-p50/p90/p99-ms are the same up to the
+// first byte of the repaint. A latency thus includes the pty, kz's input
+// handling, Update and View, any background render it waits for, Bubble
+// Tea's diffing and the terminal write, and the benchmark's own read of
+// the output; the quiet time that ends a burst is not counted. maxrss-MB
+// is the peak resident memory of the whole kz process over its life:
+// start-up, opening the store and replaying the 1,000 turns, the first
+// frame, and all the paging (its ru_maxrss, as for the stream). GOGC and
+// GOMEMLIMIT are passed through to kz, to compare collector settings.
+
+const (
+	streamBytes  = 200 << 10
+	streamDeltas = 20000
+	streamQuiet  = 600 * time.Millisecond
+	pageQuiet    = 120 * time.Millisecond
+	pageUps      = 100
+	// streamMarker is the answer of a second prompt queued behind the
+	// streamed one: seeing it on the screen, styled, means the first
+	// answer has ended and been drawn (kz renders messages in the
+	// background one at a time, the earlier first).
+	streamMarker = "ZQXJ-**done**-mark"
+	// styledMarker is how glamour draws the marker, which its plain-text
+	// stand-in (shown while the message renders in the background) never
+	// shows: the end is only seen once the styled render is on screen.
+	styledMarker = "done-mark"
+)
+
+func BenchmarkProcessStream(b *testing.B) {
+	bin := releaseBinary(b)
+	env := benchEnv(b)
+	dir := b.TempDir()
+	src := benchMarkdown(streamBytes)
+	scripts := map[string]string{
+		"stream": writeScript(b, dir, "stream.jsonl", src, streamDeltas, 1),
+		"final":  writeScript(b, dir, "final.jsonl", src, 0, 0),
+	}
+	order := []string{"final", "stream"}
+	type sample struct{ cpu, rss float64 }
+	runs := map[string][]sample{}
+	for b.Loop() {
+		for _, name := range order {
+			data := filepath.Join(dir, "data-"+name)
+			cpu, rss, err := streamOnce(bin, dir, env, "--runtime", "scripted", "--script", scripts[name], "--data-dir", data)
+			if err != nil {
+				b.Fatalf("%s: %v", name, err)
+			}
+			runs[name] = append(runs[name], sample{cpu, rss})
+		}
+	}
+	med := map[string]float64{}
+	for _, name := range order {
+		s := runs[name]
+		cpus := make([]float64, len(s))
+		rsss := make([]float64, len(s))
+		for i, x := range s {
+			cpus[i], rsss[i] = x.cpu, x.rss
+		}
+		slices.Sort(cpus)
+		slices.Sort(rsss)
+		med[name] = cpus[len(cpus)/2]
+		b.ReportMetric(cpus[len(cpus)/2], name+"-cpu-s")
+		b.ReportMetric(cpus[0], name+"-cpu-min-s")
+		b.ReportMetric(rsss[len(rsss)/2], name+"-maxrss-MB")
+		b.ReportMetric(rsss[len(rsss)-1], name+"-maxrss-max-MB")
+	}
+	b.ReportMetric(med["stream"]/med["final"], "ratio")
+}
+
+// streamOnce runs one kz TUI, sends one prompt, waits for the answer to
+// be drawn and settle, quits, and returns kz's CPU seconds and peak RSS.
+func streamOnce(bin, dir string, env []string, args ...string) (cpu, rssMB float64, err error) {
+	s, err := startPTY(bin, dir, env, styledMarker, args...)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer s.kill()
+	if err := s.waitFor("Ask kz", 20*time.Second); err != nil {
+		return 0, 0, err
+	}
+	// The second prompt waits in kz's queue until the first turn has
+	// ended; its answer, the marker, comes on a fresh line, drawn whole.
+	if err := s.write("go\r"); err != nil {
+		return 0, 0, err
+	}
+	if err := s.write("done\r"); err != nil {
+		return 0, 0, err
+	}
+	if err := s.waitMarker(3 * time.Minute); err != nil {
+		return 0, 0, err
+	}
+	s.settle(streamQuiet, time.Minute)
+	return s.quit()
+}
+
+func BenchmarkProcessPageUp(b *testing.B) {
+	bin := releaseBinary(b)
+	env := benchEnv(b)
+	dir := b.TempDir()
+	data := filepath.Join(dir, "data")
+	id := writeLongSession(b, data, dir, 1000)
+	hello, err := filepath.Abs(filepath.Join("..", "..", "testdata", "scripts", "hello.jsonl"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	var settled, first, rss []float64
+	for b.Loop() {
+		s, err := startPTY(bin, dir, env, "", "--resume", id, "--runtime", "scripted", "--script", hello, "--data-dir", data)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := s.waitFor("Ask kz", 30*time.Second); err != nil {
+			s.kill()
+			b.Fatal(err)
+		}
+		s.settle(time.Second, 30*time.Second)
+		for range pageUps {
+			t0 := time.Now()
+			if err := s.write("\x1b[5~"); err != nil {
+				s.kill()
+				b.Fatal(err)
+			}
+			f, last := s.settleAfter(t0, pageQuiet, 30*time.Second)
+			first = append(first, ms(f.Sub(t0)))
+			settled = append(settled, ms(last.Sub(t0)))
+		}
+		_, r, err := s.quit()
+		s.kill()
+		if err != nil {
+			b.Fatal(err)
+		}
+		rss = append(rss, r)
+	}
+	pct := func(v []float64, p int) float64 {
+		v = slices.Clone(v)
+		slices.Sort(v)
+		return v[min(len(v)*p/100, len(v)-1)]
+	}
+	b.ReportMetric(pct(settled, 50), "settle-p50-ms")
+	b.ReportMetric(pct(settled, 90), "settle-p90-ms")
+	b.ReportMetric(pct(settled, 99), "settle-p99-ms")
+	b.ReportMetric(pct(settled, 100), "settle-max-ms")
+	b.ReportMetric(pct(first, 50), "first-p50-ms")
+	b.ReportMetric(pct(first, 90), "first-p90-ms")
+	b.ReportMetric(pct(first, 99), "first-p99-ms")
+	b.ReportMetric(pct(rss, 50), "maxrss-MB")
+	b.ReportMetric(pct(rss, 100), "maxrss-max-MB")
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// ptySession is kz on a pty with a goroutine draining its output, noting
+// when output last came and whether the marker has been drawn.
+type ptySession struct {
+	cmd  *exec.Cmd
+	ptmx *os.File
+	kick chan struct{}
+	done chan struct{}
+
+	mu     sync.Mutex
+	last   time.Time // when output last arrived
+	window string    // the tail of the output, escape sequences stripped
+	marked bool
+}
+
+func startPTY(bin, dir string, env []string, marker string, args ...string) (*ptySession, error) {
+	cmd := exec.Command(bin, args...)
+	cmd.Dir, cmd.Env = dir, env
+	ptmx, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 50, Cols: 200})
+	if err != nil {
+		return nil, fmt.Errorf("start kz: %w", err)
+	}
+	s := &ptySession{cmd: cmd, ptmx: ptmx, kick: make(chan struct{}, 1), done: make(chan struct{})}
+	go s.read(marker)
+	return s, nil
+}
+
+// read drains the pty. The marker is looked for in a sliding window of
+// the stripped output, so a long stream costs the benchmark linear work.
+func (s *ptySession) read(marker string) {
+	defer close(s.done)
+	buf := make([]byte, 64<<10)
+	var raw []byte
+	for {
+		n, err := s.ptmx.Read(buf)
+		if n > 0 {
+			raw = append(raw, buf[:n]...)
+			if len(raw) > 16<<10 {
+				raw = raw[len(raw)-16<<10:]
+			}
+			text := ansi.Strip(string(raw))
+			s.mu.Lock()
+			s.last = time.Now()
+			s.window = text
+			s.marked = s.marked || (marker != "" && strings.Contains(text, marker))
+			s.mu.Unlock()
+			select {
+			case s.kick <- struct{}{}:
+			default:
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+func (s *ptySession) write(keys string) error {
+	if _, err := s.ptmx.Write([]byte(keys)); err != nil {
+		return fmt.Errorf("write to kz: %w", err)
+	}
+	return nil
+}
+
+// waitFor waits until text is in the recent output.
+func (s *ptySession) waitFor(text string, limit time.Duration) error {
+	return s.wait(limit, func() bool { return strings.Contains(s.window, text) }, text)
+}
+
+func (s *ptySession) waitMarker(limit time.Duration) error {
+	return s.wait(limit, func() bool { return s.marked }, "the end of the answer")
+}
+
+func (s *ptySession) wait(limit time.Duration, ok func() bool, what string) error {
+	deadline := time.After(limit)
+	for {
+		s.mu.Lock()
+		good := ok()
+		s.mu.Unlock()
+		if good {
+			return nil
+		}
+		select {
+		case <-s.kick:
+		case <-s.done:
+			return fmt.Errorf("kz exited before showing %s", what)
+		case <-deadline:
+			s.mu.Lock()
+			tail := s.window[max(len(s.window)-600, 0):]
+			s.mu.Unlock()
+			return fmt.Errorf("%s not shown within %s; the screen's last output:\n%s", what, limit, tail)
+		}
+	}
+}
+
+// settle waits until no output has come for quiet.
+func (s *ptySession) settle(quiet, limit time.Duration) {
+	s.settleAfter(time.Now(), quiet, limit)
+}
+
+// settleAfter waits for the output burst after t0 to end (quiet with no
+// output) and returns the arrival of its first and its last read. With no
+// output at all, both are t0.
+func (s *ptySession) settleAfter(t0 time.Time, quiet, limit time.Duration) (first, last time.Time) {
+	deadline := time.Now().Add(limit)
+	for time.Now().Before(deadline) {
+		select {
+		case <-s.kick:
+			s.mu.Lock()
+			if first.IsZero() && s.last.After(t0) {
+				first = s.last
+			}
+			s.mu.Unlock()
+		case <-s.done:
+			return first, last
+		case <-time.After(quiet):
+			s.mu.Lock()
+			l := s.last
+			s.mu.Unlock()
+			if l.Before(t0) {
+				return t0, t0
+			}
+			if time.Since(l) >= quiet {
+				if first.IsZero() {
+					first = l
+				}
+				return first, l
+			}
+		}
+	}
+	return first, last
+}
+
+// quit presses ctrl+d until kz exits and returns its rusage figures.
+func (s *ptySession) quit() (cpu, rssMB float64, err error) {
+	exited := make(chan error, 1)
+	go func() { exited <- s.cmd.Wait() }()
+	for range 10 {
+		if err := s.write("\x04"); err != nil {
+			break
+		}
+		select {
+		case err := <-exited:
+			if err != nil {
+				return 0, 0, fmt.Errorf("kz: %w", err)
+			}
+			ru, ok := s.cmd.ProcessState.SysUsage().(*syscall.Rusage)
+			if !ok {
+				return 0, 0, errors.New("no rusage for kz")
+			}
+			cpu = time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
+			return cpu, float64(ru.Maxrss) / 1024, nil
+		case <-time.After(2 * time.Second):
+		}
+	}
+	return 0, 0, errors.New("kz did not quit on ctrl+d")
+}
+
+func (s *ptySession) kill() {
+	if s.cmd.ProcessState == nil {
+		_ = s.cmd.Process.Kill()
+	}
+	_ = s.ptmx.Close()
+	<-s.done
+}
+
+// writeScript writes a scripted-runtime script that streams src in n
+// deltas delayMS apart (none: only the final message) and ends with the
+// final message; a second turn answers with streamMarker alone.
+func writeScript(tb testing.TB, dir, name, src string, n, delayMS int) string {
+	tb.Helper()
+	var b strings.Builder
+	line := func(v any) {
+		data, err := json.Marshal(v)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		b.Write(data)
+		b.WriteByte('\n')
+	}
+	// No header: the runtime declares every capability, which kz's
+	// default mode needs.
+	line(map[string]any{"type": "session_started"})
+	line(map[string]any{"cycle": true})
+	if n > 0 {
+		size := max(len(src)/n, 1)
+		for i := 0; i < len(src); i += size {
+			line(map[string]any{"type": "text_delta", "text": src[i:min(i+size, len(src))], "delay_ms": delayMS})
+		}
+	}
+	line(map[string]any{"type": "assistant_message", "text": src})
+	line(map[string]any{"type": "usage_updated", "usage": map[string]int{"input_tokens": 1000, "output_tokens": 50000}})
+	line(map[string]any{"end_turn": true})
+	line(map[string]any{"type": "assistant_message", "text": streamMarker})
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
+		tb.Fatal(err)
+	}
+	return path
+}
+
+// writeLongSession stores a session of n turns in the database under
+// data, each a prompt, a tool call with 20 lines of output and a 1.5 KB
+// markdown answer, and returns its id.
+func writeLongSession(tb testing.TB, data, workspace string, n int) string {
+	tb.Helper()
+	ctx := context.Background()
+	if err := os.MkdirAll(data, 0o700); err != nil {
+		tb.Fatal(err)
+	}
+	st, err := store.Open(ctx, filepath.Join(data, "kz.db"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer func() { _ = st.Close() }()
+	const id = "bench-long-session"
+	w := st.NewWriter()
+	w.CreateLazily(engine.SessionInfo{ID: id, Workspace: workspace, Runtime: "scripted", Model: "scripted-1", Mode: engine.ModeFullAutonomous})
+	answer := benchMarkdown(1500)
+	seq := int64(0)
+	at := time.Now().Add(-time.Hour)
+	add := func(ev engine.Event) {
+		seq++
+		at = at.Add(time.Millisecond)
+		ev.SessionID, ev.Seq, ev.Time, ev.Runtime, ev.Model = id, seq, at, "scripted", "scripted-1"
+		if err := w.Append(ev); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	for i := 1; i <= n; i++ {
+		turn, call := int64(i), fmt.Sprintf("t%d", i)
+		add(engine.Event{Type: engine.EventUserMessage, TurnID: turn, Text: fmt.Sprintf("question number %d: what does this do?", i)})
+		add(engine.Event{Type: engine.EventToolCallStarted, TurnID: turn, ToolCallID: call, Tool: "read_file", Input: []byte(`{"path":"main.go"}`)})
+		add(engine.Event{Type: engine.EventToolCallFinished, TurnID: turn, ToolCallID: call, Tool: "read_file", Output: strings.Repeat("line of output\n", 20)})
+		add(engine.Event{Type: engine.EventAssistantMessage, TurnID: turn, Text: answer})
+		add(engine.Event{Type: engine.EventFinalResult, TurnID: turn, Status: string(engine.StatusComplete), Usage: &engine.Usage{InputTokens: 1000, OutputTokens: 200}})
+	}
+	if err := w.Close(); err != nil {
+		tb.Fatal(err)
+	}
+	return id
+}
+
+// benchMarkdown makes about size bytes of the markdown an assistant
+// writes: headings, paragraphs with inline code and emphasis, lists,
+// fenced Go code, tables and block quotes.
+func benchMarkdown(size int) string {
+	var b strings.Builder
+	for i := 0; b.Len() < size; i++ {
+		fmt.Fprintf(&b, "## Step %d: reading the handler\n\n", i)
+		fmt.Fprintf(&b, "The handler in `server/handler%d.go` parses the request, checks the **session** and writes the *reply*. "+
+			"It keeps the connection open while the client streams, and closes it when the context ends.\n\n", i)
+		b.WriteString("- it validates the input\n- it calls the store\n  - and retries once on a busy database\n- it writes the answer\n\n")
+		fmt.Fprintf(&b, "```go\nfunc handle%d(ctx context.Context, r *Request) (*Reply, error) {\n\tif err := r.Validate(); err != nil {\n\t\treturn nil, fmt.Errorf(\"validate: %%w\", err)\n\t}\n\treturn store.Save(ctx, r)\n}\n```\n\n", i)
+		if i%3 == 0 {
+			b.WriteString("| field | type | meaning |\n|---|---|---|\n| id | string | the request id |\n| body | []byte | what was sent |\n\n")
+		}
+		if i%4 == 1 {
+			b.WriteString("> Note: the retry is safe because the write is idempotent.\n> > A nested remark about the lock.\n\n")
+		}
+	}
+	return b.String()
+}

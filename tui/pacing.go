@@ -1,0 +1,84 @@
+package tui
+
+import (
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/kaizen-code/kz/engine"
+)
+
+// streamFrameInterval is the shortest time between two frames composed
+// while only streamed text arrives: 30 frames a second. Bubble Tea calls
+// View after every message, and a model streaming fast sends hundreds of
+// deltas a second; composing a frame for each, and having the renderer
+// diff it against the terminal, would cost far more than anyone can see.
+const streamFrameInterval = time.Second / 30
+
+// framePacer keeps the last composed frame and serves it again while
+// nothing but streamed text (and the frame ticks that catch up with it)
+// arrived since, for at most streamFrameInterval. The renderer compares a
+// served frame with the one on the terminal and, finding it equal, writes
+// nothing, so both the composition and the terminal diffing are paced.
+//
+// Invariant: any message other than a delta-only event batch or a frame
+// tick drops the kept frame, so keys, resizes, tool events and the final
+// message are drawn in the very next frame; and while a kept frame lags
+// (behind), a frame tick is scheduled (Model.afterUpdate), so the last
+// deltas of a stream are always drawn.
+type framePacer struct {
+	view   tea.View
+	at     time.Time
+	valid  bool
+	behind bool
+}
+
+// note records a message about to be handled. off turns pacing off (the
+// quiet mode of tests, which has no ticks to catch up with).
+func (p *framePacer) note(msg tea.Msg, off bool) {
+	if off || !paced(msg) {
+		p.valid, p.behind = false, false
+		return
+	}
+	if _, tick := msg.(frameMsg); !tick {
+		p.behind = true
+	}
+}
+
+// cached returns the kept frame when it may be shown again at now.
+func (p *framePacer) cached(now time.Time) (tea.View, bool) {
+	if p.valid && now.Sub(p.at) < streamFrameInterval {
+		return p.view, true
+	}
+	return tea.View{}, false
+}
+
+// keep stores a freshly composed frame.
+func (p *framePacer) keep(v tea.View, now time.Time) {
+	p.view, p.at, p.valid, p.behind = v, now, true, false
+}
+
+// catchUp is how long to wait before the frame that draws what the kept
+// frame lacks, or false when it lacks nothing.
+func (p *framePacer) catchUp(now time.Time) (time.Duration, bool) {
+	if !p.behind || !p.valid {
+		return 0, false
+	}
+	return max(p.at.Add(streamFrameInterval).Sub(now), time.Millisecond), true
+}
+
+// paced reports a message whose effect on the screen may wait for the
+// next paced frame: a batch of streamed text or reasoning, or a frame tick.
+func paced(msg tea.Msg) bool {
+	switch msg := msg.(type) {
+	case frameMsg:
+		return true
+	case eventsMsg:
+		for _, ev := range msg.events {
+			if ev.Type != engine.EventTextDelta && ev.Type != engine.EventReasoningDelta {
+				return false
+			}
+		}
+		return len(msg.events) > 0
+	}
+	return false
+}
