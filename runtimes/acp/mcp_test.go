@@ -164,3 +164,32 @@ func TestMCPServersAndToolNamesThroughAgent(t *testing.T) {
 		t.Errorf("tool cards %q", cards)
 	}
 }
+
+// A loaded session gets the servers too, and an agent that declares
+// mcpCapabilities.http gets the HTTP ones, typed "http", with their
+// headers expanded.
+func TestMCPServersOnLoadWithHTTPAgent(t *testing.T) {
+	t.Setenv("KZ_TEST_MCP_TOKEN", "tok-2")
+	f := newFake(t, []clitest.Line{
+		clitest.Host(`{"method":"initialize"}`),
+		clitest.CLI(`{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1,"agentCapabilities":{"loadSession":true,"mcpCapabilities":{"http":true,"sse":true}}}}`),
+		clitest.Host(`{"method":"authenticate"}`), clitest.CLI(`{"jsonrpc":"2.0","id":2,"result":{}}`),
+		clitest.Host(`{"method":"session/load","params":{"sessionId":"old-s","mcpServers":[{"name":"notes","command":"/bin/notes","args":["a"],"env":[]},{"type":"http","name":"web","url":"http://127.0.0.1:1/mcp","headers":[{"name":"Authorization","value":"Bearer tok-2"}]}]}}`),
+		clitest.CLI(`{"jsonrpc":"2.0","id":3,"result":{}}`),
+		clitest.Host(`{"method":"session/prompt","params":{"sessionId":"old-s"}}`),
+		clitest.CLI(`{"jsonrpc":"2.0","id":4,"result":{"stopReason":"end_turn"}}`),
+	})
+	f.rt.cfg.MCPServers = []mcp.Spec{
+		{Name: "notes", Transport: mcp.Stdio, Command: "/bin/notes", Args: []string{"a"}},
+		{Name: "web", Transport: mcp.HTTP, URL: "http://127.0.0.1:1/mcp", Headers: map[string]string{"Authorization": "Bearer ${KZ_TEST_MCP_TOKEN}"}},
+	}
+	prior := &engine.Prior{LastTurn: 1, LastRuntime: "gemini", Natives: map[string]engine.NativeRef{"gemini": {ID: "old-s", TurnID: 1}},
+		Transcript: []engine.TranscriptEntry{{Kind: engine.EntryUser, Text: "hi"}}}
+	h := clitest.NewHarness(t, f.WS, single(f), clitest.Options{Prior: prior})
+	if final := h.Run(t, context.Background(), "again"); final.Status != string(engine.StatusComplete) || final.NativeID != "old-s" {
+		t.Fatalf("final %+v", final)
+	}
+	if n := f.CheckReport(); n != 4 {
+		t.Errorf("fake checked %d host lines, want 4", n)
+	}
+}
