@@ -149,6 +149,7 @@ func build(name string, rc config.Runtime, opt Options) (engine.RuntimeEntry, er
 			cfg = acp.GeminiPreset()
 		}
 		cfg.Name, cfg.Workspace, cfg.Confiner = name, opt.Workspace, opt.Confiner
+		cfg.MCPServers = opt.MCPServers
 		// The agent's writes go through kz's write_file tool, which
 		// snapshots first so that they can be undone.
 		cfg.Snapshots = opt.Snapshots

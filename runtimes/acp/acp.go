@@ -27,6 +27,7 @@ import (
 	"github.com/kaizen-code/kz/runtimes/credproxy"
 	"github.com/kaizen-code/kz/runtimes/jsonrpc"
 	"github.com/kaizen-code/kz/tools"
+	"github.com/kaizen-code/kz/tools/mcp"
 )
 
 // Config configures one ACP runtime. The lead maps
@@ -103,6 +104,11 @@ type Config struct {
 	// temporary overlay per kz session instead, removed when its agent is
 	// closed.
 	HomesDir string
+	// MCPServers are kz's MCP servers that may start. Every session the
+	// agent opens gets them (mcpServers of session/new and session/load),
+	// and the agent's calls of their tools reach kz's gate as
+	// mcp__NAME__tool (mcp.go).
+	MCPServers []mcp.Spec
 	// Logger receives what kz skips. Nil means slog.Default().
 	Logger *slog.Logger
 }
@@ -179,13 +185,16 @@ func (r *Runtime) Name() string { return r.cfg.Name }
 // with its transcript instead (nothing is lost, but it is not the agent's
 // own resume).
 //
+// MCP is declared: every ACP agent takes stdio MCP servers in
+// session/new (the schema requires it), and their calls pass kz's gate.
+//
 // Vision is declared until an agent's initialize says it takes no image
 // prompts (promptCapabilities.image false): Gemini CLI declares them, and
 // kz cannot ask an agent before starting it. A turn with images on an
 // agent that refuses them fails before anything is sent.
 func (r *Runtime) Capabilities(string) engine.Capabilities {
 	set := engine.NewCapSet(engine.CapTextCompletion, engine.CapStreamingText, engine.CapNativeToolLoop,
-		engine.CapFilesystemRead, engine.CapFilesystemEdit, engine.CapShell, engine.CapInterrupt)
+		engine.CapFilesystemRead, engine.CapFilesystemEdit, engine.CapShell, engine.CapMCP, engine.CapInterrupt)
 	if !r.noImages.Load() {
 		set |= engine.NewCapSet(engine.CapVision)
 	}

@@ -9,11 +9,14 @@ import (
 
 	"github.com/kaizen-code/kz/runtimes/internal/clitest"
 	"github.com/kaizen-code/kz/tools"
+	"github.com/kaizen-code/kz/tools/mcp/mcptest"
 )
 
 // The test binary doubles as the fake agent (clitest.Main), replaying a
-// JSON-RPC script; the stream action writes message chunks.
+// JSON-RPC script; the stream action writes message chunks. It is also
+// the MCP test server the real agent starts (mcptest.StdioSpec).
 func TestMain(m *testing.M) {
+	mcptest.ServeIfChild()
 	p := clitest.JSONRPC
 	p.StreamLine = `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s-1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"%d;"}}}}`
 	clitest.Main(m, p)

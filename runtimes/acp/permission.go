@@ -81,7 +81,7 @@ func (tr *turnRun) permission(ctx context.Context, m jsonrpc.Message) error {
 	st := tr.tool(p.ToolCall)
 	tr.start(st)
 	c := st.call
-	req := engine.PermissionRequest{ToolCallID: c.ToolCallID, Tool: toolName(c), Input: tr.input(c), Paths: tr.paths(c)}
+	req := engine.PermissionRequest{ToolCallID: c.ToolCallID, Tool: tr.toolName(c), Input: tr.input(c), Paths: tr.paths(c)}
 	switch c.Kind {
 	case "execute":
 		req.Command = command(c)

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -126,6 +127,11 @@ type initResult struct {
 		PromptCapabilities struct {
 			Image bool `json:"image"`
 		} `json:"promptCapabilities"`
+		// MCPCapabilities.HTTP says session/new and session/load take
+		// HTTP MCP servers; stdio ones every agent must take.
+		MCPCapabilities struct {
+			HTTP bool `json:"http"`
+		} `json:"mcpCapabilities"`
 	} `json:"agentCapabilities"`
 }
 
@@ -395,7 +401,7 @@ func (tr *turnRun) openSession(ctx, hctx context.Context) (string, engine.Result
 	var sess sessionResult
 	if id != "" && a.init.AgentCapabilities.LoadSession {
 		tr.replaying = true
-		res, err := tr.await(hctx, "session/load", map[string]any{"sessionId": id, "cwd": tr.dir, "mcpServers": []any{}})
+		res, err := tr.await(hctx, "session/load", map[string]any{"sessionId": id, "cwd": tr.dir, "mcpServers": tr.mcpServers()})
 		if err == nil {
 			tr.awaitReplayEnd(hctx)
 		}
@@ -413,7 +419,7 @@ func (tr *turnRun) openSession(ctx, hctx context.Context) (string, engine.Result
 			tr.rt.log.Info("acp: session/load failed, starting a new session primed with kz's transcript", "session", id, "err", err)
 		}
 	}
-	res, err := tr.await(hctx, "session/new", map[string]any{"cwd": tr.dir, "mcpServers": []any{}})
+	res, err := tr.await(hctx, "session/new", map[string]any{"cwd": tr.dir, "mcpServers": tr.mcpServers()})
 	if err != nil {
 		res, err := tr.stepFailed(ctx, "session/new", err)
 		return "", res, err
@@ -425,6 +431,12 @@ func (tr *turnRun) openSession(ctx, hctx context.Context) (string, engine.Result
 	tr.opened(sess)
 	tr.primed = true
 	return tr.memoryPrefix() + agentcli.PrimePrompt(tr.t.History, tr.t.Prompt, agentcli.PrimeBudget), engine.Result{}, nil
+}
+
+// mcpServers is the mcpServers parameter of a session this turn opens:
+// kz's MCP servers, rendered for this agent's capabilities.
+func (tr *turnRun) mcpServers() []mcpServer {
+	return acpMCPServers(tr.rt.cfg.MCPServers, os.Environ(), tr.a.init.AgentCapabilities.MCPCapabilities.HTTP, tr.rt.log)
 }
 
 // memoryPrefix is what a new session's first prompt starts with: the

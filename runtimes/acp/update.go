@@ -110,10 +110,15 @@ func (tr *turnRun) tool(tc toolCall) *toolState {
 	return st
 }
 
-// toolName is the agent's name of a tool call: Gemini's ids start with
-// it ("run_shell_command__run_shell_command_…"), else the call's kind.
-func toolName(c toolCall) string {
+// toolName is kz's name of a tool call: the agent's name, which
+// Gemini's ids start with ("run_shell_command__run_shell_command_…"),
+// else the call's kind. An MCP tool's name is kz's, mcp__SERVER__TOOL
+// (kzMCPName), so that kz's rules for it hold on this runtime too.
+func (tr *turnRun) toolName(c toolCall) string {
 	if name, _, ok := strings.Cut(c.ToolCallID, "__"); ok && name != "" {
+		if kz, ok := kzMCPName(name, tr.rt.cfg.MCPServers); ok {
+			return kz
+		}
 		return name
 	}
 	if c.Kind != "" {
@@ -160,10 +165,10 @@ func (tr *turnRun) start(st *toolState) {
 	st.started = true
 	tr.flush(false)
 	c := st.call
-	tr.t.Emit(engine.Event{Type: engine.EventToolCallStarted, ToolCallID: c.ToolCallID, Tool: toolName(c), Input: tr.input(c),
+	tr.t.Emit(engine.Event{Type: engine.EventToolCallStarted, ToolCallID: c.ToolCallID, Tool: tr.toolName(c), Input: tr.input(c),
 		Paths: tr.paths(c)})
 	if c.Kind == "execute" {
-		tr.t.Emit(engine.Event{Type: engine.EventCommandStarted, ToolCallID: c.ToolCallID, Tool: toolName(c), Command: command(c)})
+		tr.t.Emit(engine.Event{Type: engine.EventCommandStarted, ToolCallID: c.ToolCallID, Tool: tr.toolName(c), Command: command(c)})
 	}
 }
 
@@ -178,14 +183,14 @@ func (tr *turnRun) finishTool(st *toolState, failed bool, output string) {
 	if output == "" {
 		output = contentText(c.Content)
 	}
-	ev := engine.Event{Type: engine.EventToolCallFinished, ToolCallID: c.ToolCallID, Tool: toolName(c), Output: output, IsError: failed}
+	ev := engine.Event{Type: engine.EventToolCallFinished, ToolCallID: c.ToolCallID, Tool: tr.toolName(c), Output: output, IsError: failed}
 	if tr.stopping {
 		ev.Status = engine.ToolStatusInterrupted
 	}
 	tr.t.Emit(ev)
 	if c.Kind == "execute" {
 		// ACP carries no exit code (protocol notes §5): ExitCode stays nil.
-		tr.t.Emit(engine.Event{Type: engine.EventCommandFinished, ToolCallID: c.ToolCallID, Tool: toolName(c),
+		tr.t.Emit(engine.Event{Type: engine.EventCommandFinished, ToolCallID: c.ToolCallID, Tool: tr.toolName(c),
 			Command: command(c), Output: output, IsError: failed})
 	}
 	if failed {
@@ -201,7 +206,7 @@ func (tr *turnRun) finishTool(st *toolState, failed bool, output string) {
 			delete(tr.written, rel)
 			continue
 		}
-		tr.t.Emit(engine.Event{Type: engine.EventFileEdited, ToolCallID: c.ToolCallID, Tool: toolName(c), Path: rel,
+		tr.t.Emit(engine.Event{Type: engine.EventFileEdited, ToolCallID: c.ToolCallID, Tool: tr.toolName(c), Path: rel,
 			Diff: unifiedDiff(rel, d.OldText, d.NewText)})
 	}
 }
