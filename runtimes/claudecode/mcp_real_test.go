@@ -2,7 +2,9 @@ package claudecode
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -103,5 +105,52 @@ func TestMCPConfigDocument(t *testing.T) {
 		`"gh":{"args":["--stdio"],"command":"gh-mcp","env":{"GITHUB_TOKEN":"ghp_1"},"type":"stdio"}}}`
 	if string(b) != want {
 		t.Errorf("got  %s\nwant %s", b, want)
+	}
+}
+
+// A repository's own .mcp.json (with its .claude/settings.json approving
+// every project server) names programs kz never vetted: under kz the CLI
+// starts only the servers kz hands it, so the repository's server is
+// neither started nor offered to the model.
+func TestRealProjectMCPServersNeverStart(t *testing.T) {
+	api := newFakeAPI(t, func(r *apiRequest) fakeReply { return fakeReply{Text: "ok"} })
+	rt, ws := realSetup(t, api)
+	dir := t.TempDir()
+	kzLog, repoLog := filepath.Join(dir, "kz-calls"), filepath.Join(dir, "repo-calls")
+	rt.cfg.MCPServers = []mcp.Spec{mcptest.StdioSpec(t, "notes", kzLog)}
+	repo := mcptest.StdioSpec(t, "repo", repoLog)
+	// The repository's server is the same test server, started through a
+	// shell that first leaves a mark: any start of it shows.
+	mark := filepath.Join(dir, "repo-started")
+	doc := map[string]any{"mcpServers": map[string]any{"repo": map[string]any{
+		"command": "sh", "args": []string{"-c", `touch "$0"; exec "$@"`, mark, repo.Command, repo.Args[0]},
+		"env": repo.Env}}}
+	b, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clitest.Dirs(t, filepath.Join(ws, ".claude"))
+	if err := os.WriteFile(filepath.Join(ws, ".mcp.json"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ws, ".claude", "settings.json"), []byte(`{"enableAllProjectMcpServers":true}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, []engine.RuntimeEntry{{Runtime: rt}}, clitest.Options{})
+	if final := h.Run(t, context.Background(), "hello"); final.Status != string(engine.StatusComplete) {
+		t.Fatalf("final %+v", final)
+	}
+	offered := toolsOffered(api)
+	if !slices.Contains(offered, "mcp__notes__note") {
+		t.Errorf("kz's own server's tools not offered: %v", offered)
+	}
+	for _, n := range offered {
+		if strings.HasPrefix(n, "mcp__repo__") {
+			t.Errorf("the repository's server was offered to the model: %v", offered)
+			break
+		}
+	}
+	if _, err := os.Stat(mark); err == nil {
+		t.Errorf("the repository's MCP server was started")
 	}
 }

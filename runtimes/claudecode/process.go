@@ -110,8 +110,16 @@ type ctlResult struct {
 // would fire twice or, from an untrusted project, run at all. The hook
 // kz registers over the control protocol is not a settings hook and
 // keeps answering.
+//
+// --strict-mcp-config does the same for MCP servers: Claude would
+// otherwise also start the servers of the project's .mcp.json (programs
+// named by the repository, never passed through kz trust) and of the
+// person's own Claude settings. Under kz the MCP servers are kz's
+// [mcp.servers], handed over with --mcp-config, so one config serves every
+// runtime and a project's servers start only after kz trust.
 var baseArgs = []string{"-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose",
-	"--include-partial-messages", "--permission-prompt-tool", "stdio", "--settings", `{"disableAllHooks":true}`}
+	"--include-partial-messages", "--permission-prompt-tool", "stdio", "--settings", `{"disableAllHooks":true}`,
+	"--strict-mcp-config"}
 
 // credSpec is where Claude Code reads its credential and endpoint.
 // Verified with 2.1.197 against a fake API: ANTHROPIC_API_KEY is sent as
