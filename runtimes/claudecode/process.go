@@ -78,7 +78,7 @@ type process struct {
 
 	ctlMu   sync.Mutex
 	ctlWait map[string]chan ctlResult
-	nextID atomic.Int64
+	nextID  atomic.Int64
 
 	// Owned by the goroutine running the session's turns.
 	sessionID string
