@@ -557,15 +557,6 @@ func (tr *turnRun) controlRequest(ctx context.Context, m wireMsg) {
 	}()
 }
 
-// hookInput is the input of a PreToolUse hook callback.
-type hookInput struct {
-	Input struct {
-		ToolName  string          `json:"tool_name"`
-		ToolInput json.RawMessage `json:"tool_input"`
-		ToolUseID string          `json:"tool_use_id"`
-	} `json:"input"`
-}
-
 // preToolUse answers kz's PreToolUse hook: "ask" for every call, so that
 // each one reaches kz as can_use_tool and passes kz's gate, PreToolUse
 // hooks included. That holds for a Bash command the person allowed for

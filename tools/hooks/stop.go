@@ -7,7 +7,12 @@ import (
 	"github.com/kaizen-code/kz/engine"
 )
 
-var _ engine.StopHooks = (*Runner)(nil)
+// The session runs the Stop hooks and, for the CLI runtimes, the
+// PostToolUse hooks through these engine interfaces.
+var (
+	_ engine.StopHooks       = (*Runner)(nil)
+	_ engine.ToolResultHooks = (*Runner)(nil)
+)
 
 // Stop runs the Stop hooks when the agent would end its turn, as Claude
 // Code does:
