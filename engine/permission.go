@@ -21,6 +21,12 @@ func (s *Session) requestPermission(ctx context.Context, t *Turn, req Permission
 	q := GateQuery{SessionID: s.id, Runtime: t.Runtime, Capabilities: e.Runtime.Capabilities(t.Model),
 		Mode: s.mode, PermissionMode: s.pmode, Workspace: s.workspace, Request: req}
 	interactive := s.interactive
+	if ts := s.cur; ts != nil && ts.turn == t && req.ToolCallID != "" {
+		if ts.requests == nil {
+			ts.requests = map[string]PermissionRequest{}
+		}
+		ts.requests[req.ToolCallID] = req
+	}
 	s.mu.Unlock()
 	if req.Internal {
 		q.Capabilities = Capabilities{}

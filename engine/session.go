@@ -600,10 +600,23 @@ func changesWorkspace(t EventType) bool {
 	return false
 }
 
+// emit publishes one event. A CLI runtime's tool call that finished
+// without error then runs the PostToolUse hooks, after the event is
+// published and outside the lock, in the runtime's own goroutine as
+// Claude Code runs them: the runtime's next events wait for them.
 func (s *Session) emit(ev Event) Event {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.emitLocked(ev)
+	q, post := s.postToolQueryLocked(ev)
+	var ctx context.Context
+	if post {
+		ctx = s.cur.ctx
+	}
+	out := s.emitLocked(ev)
+	s.mu.Unlock()
+	if post {
+		s.postToolHooks(ctx, out.TurnID, q, ev.Output)
+	}
+	return out
 }
 
 func label(runtime, model string) string {

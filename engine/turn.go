@@ -52,6 +52,10 @@ type turnState struct {
 	// showed (see Event.Text), and a reopened session shows it as the
 	// person saw it.
 	shown map[string]*strings.Builder
+	// requests are the permission requests of the open calls, by tool
+	// call id: the PostToolUse hooks of a CLI runtime's call read the
+	// command and paths the gate judged.
+	requests map[string]PermissionRequest
 	// denials are the turn's denied tool calls in order, one per tool call
 	// id, from every permission_decided deny the session sees: that covers
 	// every runtime, since all decisions pass through the session.
@@ -104,6 +108,7 @@ func (t *turnState) observe(ev *Event, lim Limits) {
 	case EventToolCallFinished:
 		delete(t.open, ev.ToolCallID)
 		delete(t.shown, ev.ToolCallID)
+		delete(t.requests, ev.ToolCallID)
 	case EventCommandStarted:
 		if ev.ToolCallID != "" {
 			if t.commands == nil {
@@ -320,6 +325,7 @@ func (s *Session) completeTurn(ctx context.Context, ts *turnState, attempts []at
 	err := s.runPromptHooks(ts.ctx, ts)
 	if err == nil {
 		res, err = s.runAttempts(ts.ctx, ts, attempts)
+		s.stopHooksAfterTurn(ts.ctx, ts, res, err)
 	}
 	if err == nil && s.patcher != nil && ts.turn.Mode == ModePatchProposal {
 		res, err = s.proposalLoop(ts.ctx, ts, attempts, res)

@@ -148,12 +148,13 @@ func TestAllowForSessionScopesToCommand(t *testing.T) {
 		}
 	}
 	lines := bashTurn("make test", `{"type":"control_response","response":{"subtype":"success","request_id":"req-1","response":{"behavior":"allow","updatedInput":{"command":"make test"},"toolUseID":"toolu_1","updatedPermissions":[{"type":"addRules","rules":[{"toolName":"Bash","ruleContent":"make test"}],"behavior":"allow","destination":"session"}]}}}`)
-	// Before the grant the hook asks; after it the same command is allowed
-	// and another one still asks.
+	// kz's hook asks before the grant and after it alike: the granted
+	// command reaches kz's gate (and the person's PreToolUse hooks) every
+	// time, and the gate's grant, not a shortcut here, allows it again.
 	script := append([]clitest.Line{}, lines[:3]...)
 	script = append(script, hook("h1", "make test", "ask")...)
 	script = append(script, lines[3:5]...)
-	script = append(script, hook("h2", "make test", "allow")...)
+	script = append(script, hook("h2", "make test", "ask")...)
 	script = append(script, hook("h3", "make test && curl evil", "ask")...)
 	script = append(script, lines[5:]...)
 	f := newFake(t, script)

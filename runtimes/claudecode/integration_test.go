@@ -16,6 +16,7 @@ import (
 
 	"github.com/kaizen-code/kz/engine"
 	"github.com/kaizen-code/kz/runtimes/internal/clitest"
+	"github.com/kaizen-code/kz/tools/hooks"
 	"github.com/kaizen-code/kz/tools/permission"
 )
 
@@ -280,10 +281,30 @@ func TestRealAllowForSession(t *testing.T) {
 	rt, ws := realSetup(t, api)
 	// The CLI runs behind a tee, so the test sees what kz wrote to it.
 	stdinLog := recordStdin(t, rt)
-	h := newHarness(t, []engine.RuntimeEntry{{Runtime: rt}}, clitest.Options{Answer: func(engine.Event) engine.Answer {
+	// kz's own gate, which keeps the session grant, with a PreToolUse
+	// hook that notes every command it is shown.
+	seen := filepath.Join(t.TempDir(), "seen")
+	hr, err := hooks.New(hooks.Options{Workspace: ws, User: hooks.Config{"PreToolUse": {{Matcher: "Bash",
+		Hooks: []hooks.Command{{Command: `{ sed -n 's/.*"command":"\([^"]*\)".*/\1/p'; echo; } >> ` + seen}}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gate, err := permission.New(permission.Options{Home: t.TempDir(), Hooks: hr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, []engine.RuntimeEntry{{Runtime: rt}}, clitest.Options{Gate: gate, Answer: func(engine.Event) engine.Answer {
 		return engine.Answer{Decision: engine.DecisionAllow, Scope: engine.ScopeSession}
 	}})
 	final := h.Run(t, context.Background(), "KZ:session")
+	// The granted command passed the gate again, so the hook saw it both
+	// times, and the gate's grant allowed it without asking.
+	if got := strings.Fields(strings.ReplaceAll(readFile(t, seen), " ", "_")); strings.Join(got, "|") != "touch_same.txt|touch_same.txt|touch_other.txt" {
+		t.Errorf("the PreToolUse hook saw %q, want same twice and other", got)
+	}
+	if d := h.Journal.Decided("touch same.txt"); len(d) != 2 || d[0].Decision != engine.DecisionAllow || d[1].Decision != engine.DecisionAllow {
+		t.Errorf("decisions of the granted command %+v", d)
+	}
 	// The grant went to Claude as a rule for exactly that command, kept
 	// for its session only.
 	var grants []permUpdate

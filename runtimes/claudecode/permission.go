@@ -151,9 +151,10 @@ func (tr *turnRun) decide(ctx context.Context, req canUseTool) permissionResult 
 	if (a.Scope == engine.ScopeSession || a.Scope == engine.ScopeAlways) && req.ToolName == "Bash" {
 		// Scoped to this exact command and to Claude's session only:
 		// nothing is written to Claude's settings files. kz's gate keeps
-		// its own grant (and the "always" part) for other runtimes.
+		// its own grant (and the "always" part), which is what allows
+		// the command again: kz's PreToolUse answer ("ask") still sends
+		// every later call of it through the gate and its hooks.
 		if cmd := decodeInput(input).Command; cmd != "" {
-			tr.p.grant(cmd)
 			res.UpdatedPermissions = []permUpdate{{Type: "addRules", Behavior: "allow", Destination: "session",
 				Rules: []permRule{{ToolName: "Bash", RuleContent: cmd}}}}
 		}

@@ -78,10 +78,7 @@ type process struct {
 
 	ctlMu   sync.Mutex
 	ctlWait map[string]chan ctlResult
-	// grants are the Bash commands the person allowed for the session,
-	// exactly as allowed; guarded by ctlMu.
-	grants map[string]bool
-	nextID atomic.Int64
+	nextID  atomic.Int64
 
 	// Owned by the goroutine running the session's turns.
 	sessionID string
@@ -320,21 +317,6 @@ func (p *process) control(req map[string]any) (string, <-chan ctlResult, error) 
 		return id, nil, err
 	}
 	return id, ch, nil
-}
-
-func (p *process) grant(cmd string) {
-	p.ctlMu.Lock()
-	defer p.ctlMu.Unlock()
-	if p.grants == nil {
-		p.grants = map[string]bool{}
-	}
-	p.grants[cmd] = true
-}
-
-func (p *process) granted(cmd string) bool {
-	p.ctlMu.Lock()
-	defer p.ctlMu.Unlock()
-	return p.grants[cmd]
 }
 
 func (p *process) forget(id string) {

@@ -557,32 +557,16 @@ func (tr *turnRun) controlRequest(ctx context.Context, m wireMsg) {
 	}()
 }
 
-// hookInput is the input of a PreToolUse hook callback.
-type hookInput struct {
-	Input struct {
-		ToolName  string          `json:"tool_name"`
-		ToolInput json.RawMessage `json:"tool_input"`
-		ToolUseID string          `json:"tool_use_id"`
-	} `json:"input"`
-}
-
-// preToolUse answers kz's PreToolUse hook: "ask" for every call, so that it
-// reaches kz as can_use_tool, except a Bash command the person allowed for
-// the session, which runs without asking again.
+// preToolUse answers kz's PreToolUse hook: "ask" for every call, so that
+// each one reaches kz as can_use_tool and passes kz's gate, PreToolUse
+// hooks included. That holds for a Bash command the person allowed for
+// the session too: the gate keeps that grant and allows the command again
+// without asking, unless a hook (or a rule added since) says otherwise.
+// Answering "allow" here would run it with no hook seeing it.
 func (tr *turnRun) preToolUse(m wireMsg) {
-	var h hookInput
-	_ = json.Unmarshal(m.Request, &h)
-	decision, reason := "ask", "kz decides every tool call"
-	if h.Input.ToolName == "Bash" {
-		if cmd := decodeInput(h.Input.ToolInput).Command; cmd != "" && tr.p.granted(cmd) {
-			decision, reason = "allow", "allowed for this session in kz"
-			tr.t.Emit(engine.Event{Type: engine.EventPermissionDecided, ToolCallID: h.Input.ToolUseID, Tool: "Bash",
-				Command: cmd, Decision: engine.DecisionAllow, Scope: engine.ScopeSession, Stage: "session", Reason: reason})
-		}
-	}
 	err := tr.p.send(map[string]any{"type": "control_response", "response": map[string]any{"subtype": "success",
 		"request_id": m.RequestID, "response": map[string]any{"continue": true, "hookSpecificOutput": map[string]any{
-			"hookEventName": "PreToolUse", "permissionDecision": decision, "permissionDecisionReason": reason}}}})
+			"hookEventName": "PreToolUse", "permissionDecision": "ask", "permissionDecisionReason": "kz decides every tool call"}}}})
 	if err != nil {
 		tr.rt.log.Warn("claude: answering a hook failed", "err", err)
 	}

@@ -187,6 +187,8 @@ type harnessOpts struct {
 	setup func(ws string)
 	// gate, when set, replaces the recording test gate (kz's real one).
 	gate engine.Gate
+	// hooks are the session's hooks (the person's Stop hooks).
+	hooks engine.TurnHooks
 }
 
 func newHarness(t *testing.T, o harnessOpts) *harness {
@@ -203,7 +205,7 @@ func newHarness(t *testing.T, o harnessOpts) *harness {
 		gate = o.gate
 	}
 	s, err := engine.NewSession(engine.Config{Workspace: h.ws, Journal: h.journal, Runtimes: o.runtimes, Runtime: o.runtime,
-		Mode: o.mode, Gate: gate, Interactive: true, Limits: o.limits, Failover: o.failover, Redact: o.redact, Context: o.context})
+		Mode: o.mode, Gate: gate, Interactive: true, Limits: o.limits, Failover: o.failover, Redact: o.redact, Context: o.context, Hooks: o.hooks})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -200,6 +200,11 @@ func capabilitiesOf(info llm.ModelInfo, haveTools bool) engine.Capabilities {
 	}
 }
 
+// RunsOwnHooks says the loop runs the PostToolUse hooks (its Executor,
+// into each result) and the Stop hooks (stophooks.go) itself, feeding
+// their answers to the model; the session must not run them again.
+func (r *Runtime) RunsOwnHooks() bool { return true }
+
 // Run runs one turn.
 func (r *Runtime) Run(ctx context.Context, t *engine.Turn) (engine.Result, error) {
 	return r.run(ctx, t, t)
@@ -234,6 +239,8 @@ type loop struct {
 	// counted is len(msgs) when contextTokens was measured.
 	counted  int
 	lastText string
+	// stopBlocks counts the times Stop hooks sent this turn back to work.
+	stopBlocks int
 }
 
 func (r *Runtime) run(ctx context.Context, t *engine.Turn, h Host) (engine.Result, error) {
@@ -336,6 +343,9 @@ func (l *loop) cycles(ctx context.Context) (engine.Result, error) {
 		l.msgs = append(l.msgs, resp.Message())
 		l.counted = len(l.msgs)
 		if len(resp.ToolCalls) == 0 {
+			if l.stopBlocked(ctx) {
+				continue
+			}
 			return l.result(engine.StatusComplete), nil
 		}
 		if err := ctx.Err(); err != nil {
