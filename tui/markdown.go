@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"fmt"
 	"regexp"
 	"strings"
 	"time"
@@ -23,43 +24,110 @@ type mdRenderer struct {
 	style gansi.StyleConfig
 	width int
 	tr    *glamour.TermRenderer
+	// lead is glamour's output for chunkLead alone at width: the prefix
+	// that renderChunk cuts off.
+	lead string
 }
 
 func newMDRenderer(style gansi.StyleConfig) *mdRenderer { return &mdRenderer{style: style} }
 
+// chunkLead is the paragraph renderChunk puts before a chunk so that the
+// chunk's first block renders as it does after other blocks. One
+// character never wraps, at any width.
+const chunkLead = "S"
+
 // render returns the rendered lines of src at width, without the blank
-// lines glamour adds around a document. It never fails: text glamour
-// cannot render is shown wrapped as it is.
+// lines at either end. It never fails: text glamour cannot render is
+// shown wrapped as it is.
 func (r *mdRenderer) render(src string, width int) []string {
+	return trimBlankLines(r.renderChunk(src, width))
+}
+
+// renderChunk returns the lines src adds when it follows other blocks of
+// a document: the blank line(s) glamour puts before its first block, then
+// its blocks, blank-looking ones included (a code span of spaces, an empty
+// heading or quote), and nothing trimmed at either end. The lines of
+// consecutive chunks, joined as they are, are the lines of the whole
+// document (see mdDoc); only the document's own ends are trimmed.
+//
+// Glamour renders a top-level block the same wherever it is, except that
+// a paragraph or a heading that comes first gets no blank line before it.
+// So the chunk is rendered after a one-character paragraph, and glamour's
+// output for that paragraph alone is cut off the front.
+func (r *mdRenderer) renderChunk(src string, width int) []string {
 	if width < 1 {
 		width = 1
 	}
 	if r.tr == nil || r.width != width {
 		tr, err := glamour.NewTermRenderer(glamour.WithStyles(r.style), glamour.WithWordWrap(width))
 		if err != nil {
-			return plainLines(src, width)
+			return chunkFallback(src, width)
 		}
-		r.tr, r.width = tr, width
+		lead, err := tr.Render(chunkLead)
+		if err != nil {
+			return chunkFallback(src, width)
+		}
+		r.tr, r.width, r.lead = tr, width, lead
 	}
 	// Glamour drops tabs inside code blocks; indentation must survive.
 	parts := splitMetadata(strings.ReplaceAll(trimFenceTails(fenceEditBlocks(src)), "\t", "    "))
 	var all []string
-	for _, p := range parts {
-		out, err := r.tr.Render(p.text)
+	for i, p := range parts {
+		lines, err := r.follow(p.text)
 		if err != nil {
-			return plainLines(src, width)
+			return chunkFallback(src, width)
 		}
-		lines := trimBlankLines(strings.Split(out, "\n"))
-		if p.gap && len(all) > 0 && len(lines) > 0 {
-			all = append(all, "")
+		// A metadata line right under the text before it keeps no blank
+		// line between them. A part after a blank line is joined as a
+		// chunk is. The first part of a chunk always follows a blank line:
+		// mdDoc cuts only after one.
+		if i > 0 && !p.gap {
+			all = trimTrailingBlank(all)
+			lines = trimBlankLines(lines)
 		}
 		all = append(all, lines...)
 	}
 	return finishLines(all, width)
 }
 
+// follow renders text after the chunk lead and returns the lines of what
+// follows the lead's own output.
+func (r *mdRenderer) follow(text string) ([]string, error) {
+	if strings.TrimSpace(text) == "" {
+		return nil, nil
+	}
+	out, err := r.tr.Render(chunkLead + "\n\n" + text)
+	if err != nil {
+		return nil, fmt.Errorf("render markdown: %w", err)
+	}
+	rest, ok := strings.CutPrefix(out, r.lead)
+	if !ok {
+		// The lead did not render as it does alone: the text changed it.
+		// Render the text alone, with the blank line a chunk starts with.
+		out, err = r.tr.Render(text)
+		if err != nil {
+			return nil, fmt.Errorf("render markdown: %w", err)
+		}
+		return append([]string{""}, trimBlankLines(strings.Split(out, "\n"))...), nil
+	}
+	lines := strings.Split(rest, "\n")
+	// What follows the last newline is no line of its own: nothing, or
+	// padding (a code block's margin) that the next chunk's first line,
+	// the blank line before its first block, would end.
+	if isBlank(lines[len(lines)-1]) {
+		lines = lines[:len(lines)-1]
+	}
+	return lines, nil
+}
+
+// chunkFallback is a chunk glamour cannot render: its text wrapped as it
+// is, after the blank line a chunk starts with.
+func chunkFallback(src string, width int) []string {
+	return append([]string{""}, plainLines(src, width)...)
+}
+
 // finishLines trims glamour's padding off rendered lines and cuts them to
-// width.
+// width. It keeps blank lines: only the whole document's ends are trimmed.
 func finishLines(lines []string, width int) []string {
 	for i, l := range lines {
 		l = trimStyledRight(l)
@@ -70,7 +138,7 @@ func finishLines(lines []string, width int) []string {
 		// alive through a substring.
 		lines[i] = strings.Clone(l)
 	}
-	return trimBlankLines(lines)
+	return lines
 }
 
 // trimStyledRight drops the padding glamour adds to every line: trailing
@@ -117,6 +185,14 @@ func trimBlankLines(lines []string) []string {
 		end--
 	}
 	return lines[start:end]
+}
+
+func trimTrailingBlank(lines []string) []string {
+	end := len(lines)
+	for end > 0 && isBlank(lines[end-1]) {
+		end--
+	}
+	return lines[:end]
 }
 
 func isBlank(l string) bool { return strings.TrimSpace(ansi.Strip(l)) == "" }
@@ -448,7 +524,9 @@ func (d *mdDoc) Lines(r *mdRenderer, width int, now time.Time, force, deferCold 
 	if d.stale() && (force || d.done || now.Sub(d.lastRender) >= frameInterval) {
 		d.refresh(r, now)
 	}
-	return d.all
+	// The chunks keep the blank lines at their ends (see renderChunk);
+	// the message's own ends are trimmed here, as a whole render's are.
+	return trimBlankLines(d.all)
 }
 
 func (d *mdDoc) refresh(r *mdRenderer, now time.Time) {
@@ -462,18 +540,15 @@ func (d *mdDoc) refresh(r *mdRenderer, now time.Time) {
 }
 
 // appendChunks renders the stable chunks from index `from` on and appends
-// their lines, a blank line between chunks.
+// their lines. Each chunk's lines begin with the blank line(s) glamour
+// puts before it, so they are joined as they are.
 func appendChunks(all []string, r *mdRenderer, src string, cuts []int, from, width int) []string {
 	for i := from; i < len(cuts); i++ {
 		start := 0
 		if i > 0 {
 			start = cuts[i-1]
 		}
-		lines := r.render(src[start:cuts[i]], width)
-		if len(all) > 0 && len(lines) > 0 {
-			all = append(all, "")
-		}
-		all = append(all, lines...)
+		all = append(all, r.renderChunk(src[start:cuts[i]], width)...)
 	}
 	return all
 }
@@ -484,16 +559,13 @@ func appendTail(all []string, r *mdRenderer, rest string, width int, done bool) 
 	if strings.TrimSpace(rest) == "" {
 		return all
 	}
-	var tail []string
 	if done {
-		tail = r.render(rest, width)
-	} else {
-		tail = plainLines(strings.TrimRight(rest, "\n"), width)
+		return append(all, r.renderChunk(rest, width)...)
 	}
-	if len(all) > 0 && len(tail) > 0 {
+	if len(all) > 0 && !isBlank(all[len(all)-1]) {
 		all = append(all, "")
 	}
-	return append(all, tail...)
+	return append(all, plainLines(strings.TrimRight(rest, "\n"), width)...)
 }
 
 // prerendered is a complete message rendered away from the UI goroutine.

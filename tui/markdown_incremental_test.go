@@ -41,6 +41,11 @@ var incrementalCorpus = map[string]string{
 	"tasks-defs":   "- [ ] todo\n- [x] done\n\nTerm\n: definition\n\nOther\n: more\n\nend\n",
 	"code-mixed":   "```python\n# comment\ndef f(x):\n    return x * 2  # twice\n```\n\n```\nno language\n\nat all\n```\n\n```bash\nfor i in 1 2; do echo \"$i\"; done\n```\n",
 	"autolinks":    "See https://example.com and <https://x.y/z>.\n\nmail me@example.com\n",
+	// Blocks that render blank or whitespace-only: a chunk made of one
+	// must keep its lines and the blank lines around it.
+	"blank-blocks": "0\n\n` `\n\n00\n\n`  `\n\n&#32;\n\n&nbsp;\n\n#\n\n>\n\n```\n```\n\n##\n\n` ` ` `\n\nend\n",
+	"blank-first":  "` `\n\n#\n\ntext\n\n>\n\n```\n\n```\n",
+	"code-ends":    "```\nx\n```\n\n` `\n\n    indented\n\n&#32;\n\n---\n\n#\n",
 }
 
 // TestIncrementalRenderEqualsFullRender streams each document in deltas of
