@@ -6,11 +6,15 @@ import (
 	"time"
 
 	"github.com/kaizen-code/kz/runtimes/internal/clitest"
+	"github.com/kaizen-code/kz/tools/mcp/mcptest"
 )
 
 // The test binary doubles as the fake CLI (clitest.Main), replaying a
 // JSON-RPC script; the stream action writes agent-message deltas.
 func TestMain(m *testing.M) {
+	// The test binary also serves tools/mcp's test server to the real
+	// Codex (mcp_test.go).
+	mcptest.ServeIfChild()
 	p := clitest.JSONRPC
 	p.StreamLine = `{"method":"item/agentMessage/delta","params":{"threadId":"th-1","turnId":"tu-1","itemId":"m","delta":"%d;"}}`
 	clitest.Main(m, p)
@@ -30,5 +34,7 @@ func newFake(t testing.TB, lines []clitest.Line, more ...[]clitest.Line) *fake {
 	// real-CLI tests run the default.
 	f.rt = New(Config{Name: "codex", Command: os.Args[0], Workspace: f.WS, KillGrace: 300 * time.Millisecond, Sandbox: SandboxReadOnly,
 		HandshakeTimeout: 10 * time.Second, Env: f.Env()})
+	// Finished turns' processes stop in the background until Close.
+	t.Cleanup(func() { _ = f.rt.Close() })
 	return f
 }
