@@ -37,15 +37,11 @@ func realCodex(t testing.TB) string {
 
 // ---- fake Responses API ----
 
-// step is what the fake model answers: text, a shell command, a patch or
-// a call of the function tool Call (an MCP tool) with the JSON arguments
-// Args.
+// step is what the fake model answers: text, a shell command or a patch.
 type step struct {
 	Text  string
 	Shell string
 	Patch string
-	Call  string
-	Args  string
 }
 
 // respAPI is a scripted OpenAI Responses API on 127.0.0.1. Its traffic's
@@ -115,9 +111,6 @@ func (a *respAPI) serve(w http.ResponseWriter, r *http.Request) {
 		args, _ := json.Marshal(map[string]any{"cmd": st.Shell, "yield_time_ms": 60000})
 		item = map[string]any{"type": "function_call", "id": "fc_1", "call_id": fmt.Sprintf("call_%d", outputs), "name": shellTool(body),
 			"arguments": string(args), "status": "completed"}
-	case st.Call != "":
-		item = map[string]any{"type": "function_call", "id": "fc_1", "call_id": fmt.Sprintf("call_%d", outputs), "name": st.Call,
-			"arguments": st.Args, "status": "completed"}
 	case st.Patch != "":
 		item = map[string]any{"type": "custom_tool_call", "id": "ctc_1", "call_id": fmt.Sprintf("call_%d", outputs), "name": "apply_patch",
 			"input": st.Patch, "status": "completed"}
@@ -128,7 +121,7 @@ func (a *respAPI) serve(w http.ResponseWriter, r *http.Request) {
 		item = map[string]any{"type": "message", "id": "msg_1", "role": "assistant", "status": "completed",
 			"content": []any{map[string]any{"type": "output_text", "text": st.Text, "annotations": []any{}}}}
 	}
-	if st.Shell != "" || st.Patch != "" || st.Call != "" {
+	if st.Shell != "" || st.Patch != "" {
 		send("response.output_item.added", map[string]any{"output_index": 0, "item": item})
 	}
 	send("response.output_item.done", map[string]any{"output_index": 0, "item": item})
