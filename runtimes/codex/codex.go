@@ -98,6 +98,8 @@ const (
 type Runtime struct {
 	cfg Config
 	log *slog.Logger
+	// stops are the CLI processes of finished turns still shutting down.
+	stops stopper
 }
 
 // New returns a runtime for cfg. It starts nothing.
@@ -226,30 +228,62 @@ func (r *Runtime) Run(ctx context.Context, t *engine.Turn) (engine.Result, error
 	if _, err := exec.LookPath(r.cfg.Command); err != nil {
 		return engine.Result{Status: engine.StatusError, Model: model}, r.missing(err)
 	}
+	// A turn that resumes a thread whose previous process is still
+	// shutting down waits for it (see stopper).
+	if err := r.stops.await(ctx, t.NativeID); err != nil {
+		return engine.Result{Status: engine.StatusInterrupted, Model: model}, r.errorf(engine.ErrInterrupted, model, err, "interrupted")
+	}
 	sh, err := shield(buildEnv(r.cfg.Env), r.cfg.Args, r.log)
 	if err != nil {
 		return engine.Result{Status: engine.StatusError, Model: model},
 			&engine.RuntimeError{Kind: engine.ErrCrashed, Runtime: r.cfg.Name, Model: model, Message: "start codex: " + err.Error(), Err: err}
 	}
-	if sh.proxy != nil {
-		// The proxy outlives the process: closed after Stop or KillNow
-		// below, which return once Codex has been reaped.
-		defer func() { _ = sh.proxy.Close() }()
+	// The proxy outlives the process: closed once Codex has been reaped.
+	closeProxy := func() {
+		if sh.proxy != nil {
+			_ = sh.proxy.Close()
+		}
 	}
 	args := append(append(append([]string(nil), r.cfg.Args...), sh.args...), "app-server")
 	c, err := jsonrpc.Start(r.cfg.Confiner, []string{codexHome(sh.env)}, r.cfg.Command, args, dir, sh.env, markerVar, r.log)
 	if err != nil {
+		closeProxy()
 		return engine.Result{Status: engine.StatusError, Model: model},
 			&engine.RuntimeError{Kind: engine.ErrCrashed, Runtime: r.cfg.Name, Model: model, Message: "start codex: " + err.Error(), Err: err}
 	}
 	tr := &turnRun{rt: r, t: t, c: c, model: model, dir: dir, items: map[string]*item{}}
 	res, err := tr.run(ctx)
-	if ctx.Err() != nil {
+	switch {
+	case ctx.Err() != nil:
+		// An immediate interrupt kills at once: nothing of the turn may
+		// run on once it is reported interrupted.
 		c.KillNow()
-	} else {
+		closeProxy()
+		return res, err
+	case c.Exited(), tr.stopping:
+		// A CLI that died has nothing to shut down, and what it left
+		// behind is killed before the crash is reported. A turn kz asked
+		// to stop (a graceful interrupt, too many retries) may leave
+		// commands Codex did not kill: they are killed with the group
+		// before the turn is reported interrupted.
 		c.Stop(r.cfg.KillGrace)
+		closeProxy()
+		return res, err
 	}
+	// The turn completed on its own and Codex has reported everything of
+	// it, so its result does not wait for Codex's shutdown: the process
+	// is stopped in the background, and Close waits for it.
+	r.stops.stop(c, tr.threadID, r.cfg.KillGrace, closeProxy)
 	return res, err
+}
+
+// Close waits for the CLI processes of finished turns to stop (each
+// bounded by the kill grace, then killed), so that none outlives kz. It
+// is safe to call more than once; turns that end afterwards stop their
+// process before returning.
+func (r *Runtime) Close() error {
+	r.stops.close(r.cfg.KillGrace + time.Second)
+	return nil
 }
 
 func (r *Runtime) errorf(kind engine.ErrorKind, model string, err error, format string, args ...any) *engine.RuntimeError {

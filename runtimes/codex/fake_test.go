@@ -30,5 +30,7 @@ func newFake(t testing.TB, lines []clitest.Line, more ...[]clitest.Line) *fake {
 	// real-CLI tests run the default.
 	f.rt = New(Config{Name: "codex", Command: os.Args[0], Workspace: f.WS, KillGrace: 300 * time.Millisecond, Sandbox: SandboxReadOnly,
 		HandshakeTimeout: 10 * time.Second, Env: f.Env()})
+	// Finished turns' processes stop in the background until Close.
+	t.Cleanup(func() { _ = f.rt.Close() })
 	return f
 }

@@ -266,6 +266,8 @@ trust_level = "trusted"
 		t.Fatal(err)
 	}
 	rt := New(Config{Name: "codex", Command: bin, Workspace: ws, Env: env, KillGrace: time.Second})
+	// Finished turns' processes stop in the background until Close.
+	t.Cleanup(func() { _ = rt.Close() })
 	return rt, ws
 }
 
