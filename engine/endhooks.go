@@ -51,10 +51,11 @@ type StopVerdict struct {
 	Problems []string
 }
 
-// ErrHook is the kind of the error events that carry what a hook said
-// and nobody could act on: a CLI runtime's Stop block, the feedback of
-// its PostToolUse hooks, the end of the continuations a Stop hook asked.
-const ErrHook ErrorKind = "hook"
+// StageHook is the Stage of the notices that carry what a hook said and
+// nobody could act on (a CLI runtime's Stop block, the feedback of its
+// PostToolUse hooks, the end of the continuations a Stop hook asked) or
+// a hook that failed.
+const StageHook = "hook"
 
 // MaxStopContinuations bounds how often Stop hooks may make one turn go
 // on: a hook that always blocks must not keep a turn running for ever.
@@ -63,7 +64,7 @@ const MaxStopContinuations = 3
 // StopHooks runs the session's Stop hooks for this turn. A runtime that
 // runs them itself (OwnHooks) calls it when the model ends its reply
 // without a tool call; active is true once a block already continued the
-// turn. The hooks' problems are emitted as error events here. Without
+// turn. The hooks' problems are emitted as notices here. Without
 // Stop hooks the verdict is empty.
 func (t *Turn) StopHooks(ctx context.Context, active bool) StopVerdict {
 	s, ok := t.host.(*Session)
@@ -83,7 +84,7 @@ func (s *Session) runStopHooks(ctx context.Context, t *Turn, active bool) StopVe
 	s.mu.Unlock()
 	v := sh.Stop(ctx, q)
 	for _, p := range v.Problems {
-		s.emit(Event{Type: EventError, TurnID: t.ID, Text: p, ErrorKind: ErrHook})
+		s.emit(Event{Type: EventNotice, TurnID: t.ID, Text: p, Stage: StageHook})
 	}
 	return v
 }
@@ -115,7 +116,7 @@ func (s *Session) stopHooksAfterTurn(ctx context.Context, ts *turnState, res Res
 	}
 	v := s.runStopHooks(ctx, ts.turn, false)
 	if v.Block {
-		s.emit(Event{Type: EventError, TurnID: ts.turn.ID, ErrorKind: ErrHook, Text: fmt.Sprintf(
+		s.emit(Event{Type: EventNotice, TurnID: ts.turn.ID, Stage: StageHook, Text: fmt.Sprintf(
 			"the Stop hook `%s` asked the agent to continue (%s), but %s has ended its turn and cannot be made to continue it; send the request yourself if it should",
 			v.Hook, v.Reason, ts.turn.Runtime)})
 	}
@@ -135,7 +136,7 @@ func (s *Session) postToolHooks(ctx context.Context, turnID int64, q GateQuery, 
 	if fb == "" {
 		return
 	}
-	s.emit(Event{Type: EventError, TurnID: turnID, ToolCallID: q.Request.ToolCallID, Tool: q.Request.Tool, ErrorKind: ErrHook,
+	s.emit(Event{Type: EventNotice, TurnID: turnID, ToolCallID: q.Request.ToolCallID, Tool: q.Request.Tool, Stage: StageHook,
 		Text: fmt.Sprintf("PostToolUse hooks on %s's %s call (shown, not sent: the agent cannot be told mid-turn):\n%s", q.Runtime, q.Request.Tool, fb)})
 }
 

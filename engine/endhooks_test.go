@@ -36,7 +36,7 @@ func hookRunner(t *testing.T, dir string, c hooks.Config) *hooks.Runner {
 func hookNotices(evs []engine.Event) []engine.Event {
 	var out []engine.Event
 	for _, ev := range evs {
-		if ev.Type == engine.EventError && ev.ErrorKind == engine.ErrHook {
+		if ev.Type == engine.EventNotice && ev.Stage == engine.StageHook {
 			out = append(out, ev)
 		}
 	}

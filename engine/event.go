@@ -36,7 +36,13 @@ const (
 	EventRuntimeSwitched     EventType = "runtime_switched"
 	EventModeChanged         EventType = "mode_changed"
 	EventError               EventType = "error"
-	EventFinalResult         EventType = "final_result"
+	// EventNotice is something kz tells the person that is neither an
+	// error nor part of the model's reply: what a hook said that nobody
+	// could act on, or why a turn went on after the model ended it. Stage
+	// names who speaks ("hook"); Feedback, when set, is what the model
+	// was told because of it, which the conversation keeps.
+	EventNotice      EventType = "notice"
+	EventFinalResult EventType = "final_result"
 )
 
 // AllEventTypes lists every known event type in a stable order.
@@ -46,7 +52,7 @@ var AllEventTypes = []EventType{
 	EventToolCallFinished, EventPermissionRequested, EventPermissionDecided,
 	EventFileEdited, EventCommandStarted, EventCommandFinished, EventPatchProposed,
 	EventPatchApplied, EventPatchRejected, EventUsageUpdated, EventCompactBoundary,
-	EventRuntimeSwitched, EventModeChanged, EventError, EventFinalResult,
+	EventRuntimeSwitched, EventModeChanged, EventError, EventNotice, EventFinalResult,
 }
 
 // Valid reports whether t is a known event type.

@@ -18,7 +18,10 @@ const (
 	EntryPatch     EntryKind = "patch"
 	EntryMarker    EntryKind = "marker"
 	EntryError     EntryKind = "error"
-	EntryTurnEnd   EntryKind = "turn_end"
+	// EntryNotice is a notice (see EventNotice): Status names who gave it
+	// and Output is what the model was told because of it, if anything.
+	EntryNotice  EntryKind = "notice"
+	EntryTurnEnd EntryKind = "turn_end"
 )
 
 // Tool call statuses in the transcript.
@@ -131,6 +134,8 @@ func TranscriptOp(ev Event) (EntryOp, TranscriptEntry) {
 		e.Kind, e.Status, e.Text, e.Output = EntryMarker, string(ev.Type), markerText(ev), ev.Output
 	case EventError:
 		e.Kind, e.Text, e.Status = EntryError, ev.Text, string(ev.ErrorKind)
+	case EventNotice:
+		e.Kind, e.Text, e.Status, e.Output = EntryNotice, ev.Text, ev.Stage, ev.Feedback
 	case EventFinalResult:
 		e.Kind, e.Status, e.Text = EntryTurnEnd, ev.Status, ev.Output
 	default:

@@ -111,6 +111,11 @@ func (x *Export) WriteMarkdown(w io.Writer) error {
 			_, _ = fmt.Fprintf(&b, "\n---\n*%s*\n\n---\n", e.Text)
 		case engine.EntryError:
 			_, _ = fmt.Fprintf(&b, "\n> **error** (%s): %s\n", e.Status, e.Text)
+		case engine.EntryNotice:
+			_, _ = fmt.Fprintf(&b, "\n> **%s**: %s\n", e.Status, strings.ReplaceAll(e.Text, "\n", "\n> "))
+			if e.Output != "" {
+				_, _ = fmt.Fprintf(&b, ">\n> told the model: %s\n", strings.ReplaceAll(e.Output, "\n", "\n> "))
+			}
 		case engine.EntryTurnEnd:
 			_, _ = fmt.Fprintf(&b, "\n*turn %d: %s*\n", e.TurnID, e.Status)
 		}

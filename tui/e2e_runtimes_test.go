@@ -243,12 +243,13 @@ func runScenario(t *testing.T, rt e2eRuntime) {
 		t.Fatal(err)
 	}
 	env = append(env, "HOME="+home, "XDG_CONFIG_HOME="+config, "XDG_DATA_HOME="+data,
-		"XDG_STATE_HOME="+filepath.Join(tmp, "state"), "XDG_CACHE_HOME="+filepath.Join(tmp, "cache"), "TERM=xterm-256color")
+		"XDG_STATE_HOME="+filepath.Join(tmp, "state"), "XDG_CACHE_HOME="+filepath.Join(tmp, "cache"), "TERM=xterm-256color", "KZ_LOG=debug")
 	start := func(p *pane, flags string) {
 		p.tmux("new-session", "-d", "-s", p.name, "-x", "120", "-y", "40", fmt.Sprintf(
 			"cd %q && env %s %q --data-dir %q %s; echo KZ-EXITED-$?; sleep 60", ws, shellQuote(env), bin, data, flags))
 	}
-	p := &pane{t: t, socket: fmt.Sprintf("kz-e2e-%s-%d", rt.name, os.Getpid()), name: "kz", timeout: 90 * time.Second}
+	p := &pane{t: t, socket: fmt.Sprintf("kz-e2e-%s-%d", rt.name, os.Getpid()), name: "kz", timeout: 90 * time.Second,
+		log: filepath.Join(tmp, "state", "kz", "kz.log")}
 	t.Cleanup(func() { _ = exec.Command("tmux", "-L", p.socket, "kill-server").Run() })
 	start(p, "")
 	p.waitFor("the status bar", rt.name)
@@ -274,7 +275,7 @@ func runScenario(t *testing.T, rt e2eRuntime) {
 	if len(sessions) != 1 {
 		t.Fatalf("sessions = %+v; want one", sessions)
 	}
-	q := &pane{t: t, socket: p.socket, name: "resumed", timeout: p.timeout}
+	q := &pane{t: t, socket: p.socket, name: "resumed", timeout: p.timeout, log: p.log}
 	start(q, "--resume "+sessions[0].ID)
 	q.waitFor("the resumed transcript", otherAnswer)
 	// The first frames can come before kz knows the window's size; the

@@ -271,6 +271,8 @@ type pane struct {
 	// timeout bounds each wait; zero is 15 seconds. The real CLIs on a
 	// loaded machine need more.
 	timeout time.Duration
+	// log is kz's log file, whose tail a failed wait prints; may be empty.
+	log string
 }
 
 func (p *pane) tmux(args ...string) string {
@@ -324,8 +326,25 @@ func (p *pane) wait(what string, cond func(string) bool) {
 			return
 		}
 		if time.Now().After(deadline) {
-			p.t.Fatalf("timed out waiting for %s; screen:\n%s", what, s)
+			p.t.Fatalf("timed out waiting for %s; screen:\n%s%s", what, s, p.logTail())
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// logTail is the end of kz's log file, for a failed wait's message: what
+// kz was doing when the screen stopped changing.
+func (p *pane) logTail() string {
+	if p.log == "" {
+		return ""
+	}
+	b, err := os.ReadFile(p.log)
+	if err != nil {
+		return "\nkz.log: " + err.Error()
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(lines) > 80 {
+		lines = lines[len(lines)-80:]
+	}
+	return "\nkz.log (last lines):\n" + strings.Join(lines, "\n")
 }

@@ -709,3 +709,14 @@ func TestOverlaysFitEveryScreen(t *testing.T) {
 		}
 	}
 }
+
+// A notice is shown as what it is, with who gave it, not as an error.
+func TestNoticeShownWithItsStage(t *testing.T) {
+	m := testModel(t, newFake(), 80, 24)
+	m.feed(engine.Event{Type: engine.EventUserMessage, TurnID: 1, Text: "fix it"},
+		engine.Event{Type: engine.EventNotice, TurnID: 1, Stage: engine.StageHook, Text: "the Stop hook `fmt` asked the agent to continue"})
+	sc := m.screen()
+	if !strings.Contains(sc, "hook: the Stop hook `fmt` asked the agent to continue") || strings.Contains(sc, "error") {
+		t.Fatalf("screen:\n%s", sc)
+	}
+}

@@ -261,6 +261,8 @@ func (p *printer) printProblems(ev engine.Event) {
 	switch {
 	case ev.Type == engine.EventError:
 		s = "kz: error: " + ev.Text + "\n"
+	case ev.Type == engine.EventNotice:
+		s = "kz: " + ev.Stage + ": " + ev.Text + "\n"
 	case ev.Type == engine.EventSessionStarted && ev.Text != "":
 		// kz's own runtimes put the model catalog's warning here (an
 		// unknown model gets conservative limits and no price).

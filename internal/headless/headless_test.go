@@ -33,6 +33,7 @@ const turn = `{"kz_script":1,"model":"m","capabilities":["text_completion","nati
 {"type":"assistant_message","text":"Hello"}
 {"type":"permission_requested","tool":"bash","command":"rm -rf build","tool_call_id":"t1"}
 {"type":"error","text":"disk almost full","error_kind":"internal"}
+{"type":"notice","text":"the Stop hook ran the formatter","stage":"hook"}
 {"type":"assistant_message","text":"Bye"}
 `
 
@@ -64,7 +65,7 @@ func TestFormats(t *testing.T) {
 		if out.String() != "HelloBye\n" {
 			t.Fatalf("stdout %q", out.String())
 		}
-		for _, want := range []string{"kz: denied bash rm -rf build (headless:", "kz: error: disk almost full"} {
+		for _, want := range []string{"kz: denied bash rm -rf build (headless:", "kz: error: disk almost full", "kz: hook: the Stop hook ran the formatter"} {
 			if !strings.Contains(errOut.String(), want) {
 				t.Errorf("stderr %q lacks %q", errOut.String(), want)
 			}
@@ -110,7 +111,7 @@ func TestFormats(t *testing.T) {
 			}
 		}
 		got := strings.Join(types, ",")
-		want := "session_started,text_delta,assistant_message,permission_decided,error,assistant_message,final_result"
+		want := "session_started,text_delta,assistant_message,permission_decided,error,notice,assistant_message,final_result"
 		if got != want || text != "Hello" {
 			t.Fatalf("stream %s (text %q), want %s", got, text, want)
 		}

@@ -149,6 +149,12 @@ func renderEntry(e engine.TranscriptEntry) string {
 		return fmt.Sprintf("[patch %s] %s\n", strings.TrimPrefix(e.Status, "patch_"), clip(e.Text, maxToolOutput))
 	case engine.EntryMarker:
 		return "[note] " + clip(e.Text, maxToolInput) + "\n"
+	case engine.EntryNotice:
+		s := "[note " + e.Status + "] " + clip(e.Text, maxToolInput)
+		if e.Output != "" {
+			s += "\n[user, from the " + e.Status + "] " + clip(e.Output, maxEntryText)
+		}
+		return s + "\n"
 	case engine.EntryError:
 		return fmt.Sprintf("[error %s] %s\n", e.Status, clip(e.Text, maxToolInput))
 	case engine.EntryTurnEnd:

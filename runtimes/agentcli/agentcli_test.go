@@ -46,3 +46,25 @@ func TestEnv(t *testing.T) {
 		t.Errorf("Pass = %q", Pass)
 	}
 }
+
+// A notice reaches a primed agent CLI as a note, and what the model was
+// told because of it (a Stop hook's feedback) as the user-side line it
+// was, so the agent knows why the earlier reply went on.
+func TestRenderHistoryCarriesNotices(t *testing.T) {
+	h := []engine.TranscriptEntry{
+		{Kind: engine.EntryUser, Text: "fix it"},
+		{Kind: engine.EntryAssistant, Text: "All done."},
+		{Kind: engine.EntryNotice, Status: engine.StageHook, Text: "the Stop hook `check` blocked the end of the turn", Output: "Stop hook feedback: run the tests first"},
+		{Kind: engine.EntryAssistant, Text: "Tests pass."},
+		{Kind: engine.EntryNotice, Status: engine.StageHook, Text: "PostToolUse hooks said: formatted"},
+	}
+	out := RenderHistory(h, 10_000)
+	for _, want := range []string{"[note hook] the Stop hook `check` blocked", "[user, from the hook] Stop hook feedback: run the tests first", "[note hook] PostToolUse hooks said: formatted"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("history lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Index(out, "All done.") > strings.Index(out, "run the tests first") || strings.Index(out, "run the tests first") > strings.Index(out, "Tests pass.") {
+		t.Errorf("the feedback is out of place:\n%s", out)
+	}
+}

@@ -32,6 +32,13 @@ func FromTranscript(entries []engine.TranscriptEntry) []Message {
 			b.addText(RoleAssistant, e.Text)
 		case engine.EntryToolCall:
 			b.addCall(e)
+		case engine.EntryNotice:
+			// What the model was told because of a notice (a Stop
+			// hook's feedback) was a user-side message of the turn.
+			if e.Output != "" {
+				b.closeCalls()
+				b.addText(RoleUser, e.Output)
+			}
 		case engine.EntryPatch:
 			// A patch outcome is something the person did; the model learns
 			// of it as a note on the user side.
@@ -41,7 +48,7 @@ func FromTranscript(entries []engine.TranscriptEntry) []Message {
 			}
 		}
 		// Reasoning has no provider signature in the neutral history, and
-		// decisions, markers, errors and turn ends are already reflected in
+		// decisions, markers, errors, other notices and turn ends are already reflected in
 		// the tool results and texts: none of them becomes a message.
 	}
 	b.closeCalls()

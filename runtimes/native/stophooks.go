@@ -33,15 +33,19 @@ func (l *loop) stopBlocked(ctx context.Context) bool {
 		return false
 	}
 	if l.stopBlocks >= engine.MaxStopContinuations {
-		l.host.Emit(engine.Event{Type: engine.EventError, ErrorKind: engine.ErrHook, Text: fmt.Sprintf(
+		l.host.Emit(engine.Event{Type: engine.EventNotice, Stage: engine.StageHook, Text: fmt.Sprintf(
 			"the Stop hook `%s` blocked the end of the turn again (%s); after %d continuations the turn ends",
 			v.Hook, v.Reason, engine.MaxStopContinuations)})
 		return false
 	}
 	l.stopBlocks++
-	l.host.Emit(engine.Event{Type: engine.EventError, ErrorKind: engine.ErrHook, Text: fmt.Sprintf(
+	// The notice carries what the model is told as its Feedback, so the
+	// conversation keeps it: a later turn, on this runtime or another,
+	// sees why the reply went on.
+	told := "Stop hook feedback (your turn is not over; address this, then finish):\n" + v.Reason
+	l.host.Emit(engine.Event{Type: engine.EventNotice, Stage: engine.StageHook, Feedback: told, Text: fmt.Sprintf(
 		"the Stop hook `%s` blocked the end of the turn (continuation %d of at most %d): %s",
 		v.Hook, l.stopBlocks, engine.MaxStopContinuations, v.Reason)})
-	l.msgs = append(l.msgs, llm.Message{Role: llm.RoleUser, Text: "Stop hook feedback (your turn is not over; address this, then finish):\n" + v.Reason})
+	l.msgs = append(l.msgs, llm.Message{Role: llm.RoleUser, Text: told})
 	return true
 }

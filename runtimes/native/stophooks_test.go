@@ -24,7 +24,7 @@ func stopRunner(t *testing.T, ws, command string) *hooks.Runner {
 func hookNotices(evs []engine.Event) []string {
 	var out []string
 	for _, ev := range evs {
-		if ev.Type == engine.EventError && ev.ErrorKind == engine.ErrHook {
+		if ev.Type == engine.EventNotice && ev.Stage == engine.StageHook {
 			out = append(out, ev.Text)
 		}
 	}
@@ -66,6 +66,40 @@ func TestStopHookBlockContinuesTheTurn(t *testing.T) {
 			}
 			if n := hookNotices(h.journal.Events()); len(n) != 1 || !strings.Contains(n[0], "run the tests first") || !strings.Contains(n[0], "continuation 1") {
 				t.Errorf("notices %q", n)
+			}
+		})
+	}
+}
+
+// What a blocking Stop hook told the model stays in the conversation: the
+// next turn's request (which the native runtime builds from kz's
+// transcript, as any runtime a switch hands the session to does) carries
+// the feedback between the two replies of the continued turn, on the
+// user side.
+func TestStopHookFeedbackStaysInTheConversation(t *testing.T) {
+	t.Parallel()
+	for _, pc := range cases {
+		t.Run(pc.name(), func(t *testing.T) {
+			fake := newFake(t, pc, llmtest.Reply{Text: "All done."}, llmtest.Reply{Text: "Tests pass. Done."}, llmtest.Reply{Text: "Nothing else."})
+			rt := nativeFor(t, fake, pc.model, &fsTools{})
+			log := filepath.Join(t.TempDir(), "stops")
+			hook := `cat >> ` + log + `; echo >> ` + log + `; [ "$(wc -l < ` + log + `)" -ge 2 ] || echo '{"decision":"block","reason":"run the tests first"}'`
+			h := newHarness(t, harnessOpts{runtimes: []engine.RuntimeEntry{{Runtime: rt, Models: []string{pc.model}}}, runtime: "native",
+				hooks: stopRunner(t, t.TempDir(), hook)})
+			if final := h.run("fix it"); final.Output != "Tests pass. Done." {
+				t.Fatalf("first turn %+v", final)
+			}
+			if final := h.run("anything else?"); final.Output != "Nothing else." {
+				t.Fatalf("second turn %+v", final)
+			}
+			reqs := fake.Requests()
+			if len(reqs) != 3 {
+				t.Fatalf("%d requests, want 3", len(reqs))
+			}
+			raw := string(reqs[2].Raw)
+			first, told, second := strings.Index(raw, "All done."), strings.Index(raw, "Stop hook feedback"), strings.Index(raw, "Tests pass. Done.")
+			if first < 0 || told < 0 || second < 0 || !(first < told && told < second) || !reqs[2].Contains("run the tests first") {
+				t.Errorf("the next turn's history lacks the hook's feedback between the two replies: %s", raw)
 			}
 		})
 	}
