@@ -68,7 +68,12 @@ var claudeRuntime = e2eRuntime{name: "claude", setup: func(t *testing.T, ws, _ s
 	bin := e2eCLI(t, "KZ_CLAUDE_BIN", "claude", "runtimes/claudecode/install-cli.sh")
 	api := newAnthropicFake(t, ws)
 	return fmt.Sprintf("kind = \"claude-code\"\ncommand = %q\n", bin),
-		[]string{"ANTHROPIC_API_KEY=sk-e2e-test", "ANTHROPIC_BASE_URL=" + api.srv.URL}
+		// Tests talk only to 127.0.0.1: Claude Code's own traffic
+		// (telemetry, error reports, update checks, feature flags) is
+		// turned off, as the runtime's integration tests do, so that an
+		// unreachable host can never hold a turn's end.
+		[]string{"ANTHROPIC_API_KEY=sk-e2e-test", "ANTHROPIC_BASE_URL=" + api.srv.URL,
+			"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_TELEMETRY=1", "DISABLE_AUTOUPDATER=1", "DISABLE_ERROR_REPORTING=1"}
 }}
 
 // codexRuntime is the real Codex app-server over the fake Responses API,
