@@ -127,6 +127,67 @@ func TestInterruptGracefulAndImmediate(t *testing.T) {
 	}
 }
 
+// An interrupt that names a turn stops only that turn: one meant for a
+// turn that has ended (the person pressed esc as it finished, and a
+// queued message started the next) leaves the next turn alone, while one
+// naming the running turn stops it.
+func TestInterruptTurnStopsOnlyTheTurnNamed(t *testing.T) {
+	t.Parallel()
+	body := `{"type":"text_delta","text":"a"}` + "\n" + `{"type":"text_delta","text":"late","delay_ms":60000}` + "\n"
+	s, _ := newSession(t, engine.Config{Runtimes: []engine.RuntimeEntry{entry(script(t, "s", body))}})
+	sub := s.Subscribe()
+	defer sub.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	runUntilDelta := func() int64 {
+		t.Helper()
+		if err := s.Submit("go"); err != nil {
+			t.Fatal(err)
+		}
+		for {
+			ev, err := sub.Next(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ev.Type == engine.EventTextDelta {
+				return ev.TurnID
+			}
+		}
+	}
+	waitEnd := func() engine.Event {
+		t.Helper()
+		for {
+			ev, err := sub.Next(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ev.Type == engine.EventFinalResult {
+				return ev
+			}
+		}
+	}
+	first := runUntilDelta()
+	s.InterruptTurn(first, true)
+	if ev := waitEnd(); ev.Status != "interrupted" {
+		t.Fatalf("first turn %s", ev.Status)
+	}
+	second := runUntilDelta()
+	if second == first {
+		t.Fatalf("the second turn has the first one's id %d", first)
+	}
+	// The stale stop, for the first turn, arrives late.
+	s.InterruptTurn(first, true)
+	s.InterruptTurn(first, false)
+	time.Sleep(50 * time.Millisecond)
+	if !s.State().Running {
+		t.Fatal("a stop for an ended turn stopped the next one")
+	}
+	s.InterruptTurn(second, true)
+	if ev := waitEnd(); ev.Status != "interrupted" || ev.TurnID != second {
+		t.Fatalf("second turn %+v", ev)
+	}
+}
+
 func TestSlowSubscriberNeverStallsAndLosesNothing(t *testing.T) {
 	t.Parallel()
 	var b strings.Builder

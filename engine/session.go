@@ -487,10 +487,16 @@ func (s *Session) SwitchRuntime(name, model string) error {
 
 // Interrupt stops the running turn: gracefully at the runtime's next safe
 // point, or immediately (the runtime's context is cancelled).
-func (s *Session) Interrupt(immediate bool) {
+func (s *Session) Interrupt(immediate bool) { s.InterruptTurn(0, immediate) }
+
+// InterruptTurn is Interrupt for turn id only: a front end that saw turn
+// id running names it, so that a stop meant for a turn that ended in the
+// meantime never lands on the next one (a queued message starts it at
+// once). Zero means whatever turn runs.
+func (s *Session) InterruptTurn(id int64, immediate bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.cur == nil {
+	if s.cur == nil || (id != 0 && s.cur.turn.ID != id) {
 		return
 	}
 	if immediate {

@@ -71,7 +71,7 @@ func (f *fakeSession) Answer(id string, a engine.Answer) error {
 	f.record("Answer", id, a)
 	return nil
 }
-func (f *fakeSession) Interrupt(immediate bool) { f.record("Interrupt", immediate) }
+func (f *fakeSession) InterruptTurn(id int64, immediate bool) { f.record("Interrupt", immediate, id) }
 func (f *fakeSession) SetMode(m engine.Mode) error {
 	f.record("SetMode", m)
 	return f.modeErr[m]

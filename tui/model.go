@@ -23,7 +23,9 @@ import (
 type Session interface {
 	Submit(prompt string) error
 	Answer(requestID string, a engine.Answer) error
-	Interrupt(immediate bool)
+	// InterruptTurn stops turn id, and nothing if another turn runs by
+	// then (see engine.Session.InterruptTurn).
+	InterruptTurn(id int64, immediate bool)
 	SetMode(m engine.Mode) error
 	SwitchRuntime(name, model string) error
 	State() engine.State
@@ -727,9 +729,9 @@ func (m *Model) interrupt(now time.Time) tea.Cmd {
 	} else {
 		m.status.flash = "stopping… (esc again at once: kill)"
 	}
-	sess := m.sess
+	sess, turn := m.sess, m.status.turnID
 	return func() tea.Msg {
-		sess.Interrupt(immediate)
+		sess.InterruptTurn(turn, immediate)
 		return nil
 	}
 }

@@ -185,8 +185,8 @@ func TestSendQueueAndInterrupt(t *testing.T) {
 	m.press("esc")
 	m.press("esc")
 	c := f.Calls()
-	if len(c) != 3 || c[1].method != "Interrupt" || c[1].args[0] != false || c[2].args[0] != true {
-		t.Fatalf("calls = %+v, want graceful then immediate interrupt", c)
+	if len(c) != 3 || c[1].method != "Interrupt" || c[1].args[0] != false || c[2].args[0] != true || c[1].args[1] != int64(1) || c[2].args[1] != int64(1) {
+		t.Fatalf("calls = %+v, want graceful then immediate interrupt of turn 1", c)
 	}
 	m.feed(engine.Event{Type: engine.EventFinalResult, TurnID: 1, Status: "interrupted"})
 	// Stopping the agent stops it: the queued message is not sent but put

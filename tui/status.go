@@ -20,8 +20,10 @@ type statusBar struct {
 	turn      engine.Usage
 	turnCost  float64
 	running   bool
-	queued    int
-	flash     string // a short message, e.g. "interrupting…"
+	// turnID is the turn that runs (or ran last): an interrupt names it.
+	turnID int64
+	queued int
+	flash  string // a short message, e.g. "interrupting…"
 	// notice is a one-line request to the person, e.g. "press ctrl+c
 	// again to quit"; it is never dropped for room.
 	notice string
@@ -31,7 +33,7 @@ type statusBar struct {
 func (s *statusBar) apply(ev engine.Event) {
 	switch ev.Type {
 	case engine.EventUserMessage:
-		s.running = true
+		s.running, s.turnID = true, ev.TurnID
 		s.turn, s.turnCost = engine.Usage{}, 0
 	case engine.EventUsageUpdated:
 		if ev.Usage != nil {
