@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -16,6 +15,7 @@ import (
 
 	"github.com/kaizen-code/kz/engine"
 	"github.com/kaizen-code/kz/internal/config"
+	"github.com/kaizen-code/kz/runtimes/internal/clitest"
 	"github.com/kaizen-code/kz/runtimes/llm"
 	"github.com/kaizen-code/kz/runtimes/llm/llmtest"
 	"github.com/kaizen-code/kz/runtimes/native"
@@ -55,33 +55,6 @@ func TestWebSearchConfig(t *testing.T) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
-}
-
-// testJournal keeps a session's events in memory.
-type testJournal struct {
-	mu  sync.Mutex
-	evs []engine.Event
-}
-
-func (j *testJournal) Append(ev engine.Event) error {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	j.evs = append(j.evs, ev)
-	return nil
-}
-
-func (j *testJournal) Flush(context.Context) error { return nil }
-
-func (j *testJournal) ofType(t engine.EventType) []engine.Event {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	var out []engine.Event
-	for _, e := range j.evs {
-		if e.Type == t {
-			out = append(out, e)
-		}
-	}
-	return out
 }
 
 // TestEndToEndWebSearch drives web_search through the native loop (the
@@ -139,38 +112,16 @@ func TestEndToEndWebSearch(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			j := &testJournal{}
-			s, err := engine.NewSession(engine.Config{Workspace: t.TempDir(), Journal: j, Gate: gate, Interactive: true,
-				Runtimes: []engine.RuntimeEntry{{Runtime: rt}}, Runtime: "native", Mode: engine.ModeAnalysisOnly})
-			if err != nil {
-				t.Fatal(err)
-			}
-			sub := s.Subscribe()
-			ctx, cancel := context.WithCancel(context.Background())
-			done := make(chan struct{})
-			go func() {
-				defer close(done)
-				for {
-					ev, err := sub.Next(ctx)
-					if err != nil {
-						return
-					}
-					if ev.Type == engine.EventPermissionRequested {
-						_ = s.Answer(ev.RequestID, engine.Answer{Decision: engine.DecisionDeny, Reason: "no"})
-					}
-				}
-			}()
-			defer func() {
-				cancel()
-				<-done
-				sub.Close()
-				_ = s.Close(context.Background())
-			}()
-			final, err := s.RunTurn(context.Background(), "what is new in go 1.26?")
+			h := clitest.NewHarness(t, t.TempDir(), []engine.RuntimeEntry{{Runtime: rt}},
+				clitest.Options{Gate: gate, Mode: engine.ModeAnalysisOnly, Answer: func(engine.Event) engine.Answer {
+					return engine.Answer{Decision: engine.DecisionDeny, Reason: "no"}
+				}})
+			j := h.Journal
+			final, err := h.Session.RunTurn(context.Background(), "what is new in go 1.26?")
 			if err != nil || final.Status != "complete" {
 				t.Fatalf("turn: %v %+v", err, final)
 			}
-			fin := j.ofType(engine.EventToolCallFinished)
+			fin := j.OfType(engine.EventToolCallFinished)
 			if len(fin) != 1 {
 				t.Fatalf("tool_call_finished: %+v", fin)
 			}

@@ -3,15 +3,15 @@ package tui
 import (
 	"bytes"
 	"context"
-	"image"
-	"image/png"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	tea "charm.land/bubbletea/v2"
+
 	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/engine/enginetest"
 	"github.com/kaizen-code/kz/internal/attach"
 )
 
@@ -50,17 +50,14 @@ func (r wsReader) ReadImage(_ context.Context, path string) (engine.Image, error
 func imageWorkspace(t *testing.T) (ws, outside string, img []byte) {
 	t.Helper()
 	ws, dir := t.TempDir(), t.TempDir()
-	var b bytes.Buffer
-	if err := png.Encode(&b, image.NewGray(image.Rect(0, 0, 40, 30))); err != nil {
-		t.Fatal(err)
-	}
+	img = enginetest.PNG(t, 40, 30)
 	outside = filepath.Join(dir, "my shot.png")
-	for p, data := range map[string][]byte{filepath.Join(ws, "shot.png"): b.Bytes(), filepath.Join(ws, "notes.txt"): []byte("remember\n"), outside: b.Bytes()} {
+	for p, data := range map[string][]byte{filepath.Join(ws, "shot.png"): img, filepath.Join(ws, "notes.txt"): []byte("remember\n"), outside: img} {
 		if err := os.WriteFile(p, data, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	return ws, outside, b.Bytes()
+	return ws, outside, img
 }
 
 func imageModel(t *testing.T, ws string, s Session) *Model {

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"image"
-	"image/png"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -13,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/engine/enginetest"
 	"github.com/kaizen-code/kz/runtimes/scripted"
 	"github.com/kaizen-code/kz/tools"
 	"github.com/kaizen-code/kz/tools/permission"
@@ -26,12 +25,9 @@ import (
 // missing file is missing, so the TUI treats them as text mentions.
 func TestReadImageUsesTheGateInTheWorkspace(t *testing.T) {
 	dir, outside := t.TempDir(), t.TempDir()
-	var b bytes.Buffer
-	if err := png.Encode(&b, image.NewGray(image.Rect(0, 0, 5, 5))); err != nil {
-		t.Fatal(err)
-	}
-	for p, body := range map[string][]byte{filepath.Join(dir, "shot.png"): b.Bytes(), filepath.Join(dir, "secret.png"): b.Bytes(),
-		filepath.Join(dir, "notes.txt"): []byte("text"), filepath.Join(outside, "screen.png"): b.Bytes()} {
+	img := enginetest.PNG(t, 5, 5)
+	for p, body := range map[string][]byte{filepath.Join(dir, "shot.png"): img, filepath.Join(dir, "secret.png"): img,
+		filepath.Join(dir, "notes.txt"): []byte("text"), filepath.Join(outside, "screen.png"): img} {
 		if err := os.WriteFile(p, body, 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -60,7 +56,7 @@ func TestReadImageUsesTheGateInTheWorkspace(t *testing.T) {
 	r := mentionReader{sess: sess, env: tools.NewEnv(ws, sess.ID(), nil)}
 	for _, p := range []string{"shot.png", filepath.Join(ws.Dir(), "shot.png"), filepath.Join(outside, "screen.png")} {
 		im, err := r.ReadImage(ctx, p)
-		if err != nil || im.MediaType != "image/png" || !bytes.Equal(im.Data, b.Bytes()) {
+		if err != nil || im.MediaType != "image/png" || !bytes.Equal(im.Data, img) {
 			t.Errorf("%s: %+v, %v", p, im, err)
 		}
 	}

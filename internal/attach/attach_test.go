@@ -3,8 +3,6 @@ package attach_test
 import (
 	"bytes"
 	"errors"
-	"image"
-	"image/png"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,17 +10,9 @@ import (
 	"testing"
 
 	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/engine/enginetest"
 	"github.com/kaizen-code/kz/internal/attach"
 )
-
-func pngBytes(t *testing.T) []byte {
-	t.Helper()
-	var b bytes.Buffer
-	if err := png.Encode(&b, image.NewGray(image.Rect(0, 0, 3, 3))); err != nil {
-		t.Fatal(err)
-	}
-	return b.Bytes()
-}
 
 func write(t *testing.T, path string, data []byte) {
 	t.Helper()
@@ -36,7 +26,7 @@ func write(t *testing.T, path string, data []byte) {
 
 func TestImageReadsWorkspaceAndNamedAbsolutePaths(t *testing.T) {
 	ws, outside := t.TempDir(), t.TempDir()
-	data := pngBytes(t)
+	data := enginetest.PNG(t, 3, 3)
 	write(t, filepath.Join(ws, "docs", "shot.jpg"), data) // a PNG with a JPEG name
 	write(t, filepath.Join(outside, "screen.png"), data)
 	for _, name := range []string{"docs/shot.jpg", filepath.Join(ws, "docs", "shot.jpg"), filepath.Join(outside, "screen.png")} {
@@ -52,9 +42,9 @@ func TestImageReadsWorkspaceAndNamedAbsolutePaths(t *testing.T) {
 
 func TestImageRefusesWhatItMustNotRead(t *testing.T) {
 	ws, outside := t.TempDir(), t.TempDir()
-	write(t, filepath.Join(outside, "secret.png"), pngBytes(t))
+	write(t, filepath.Join(outside, "secret.png"), enginetest.PNG(t, 3, 3))
 	write(t, filepath.Join(ws, "notes.png"), []byte("plain text, named like an image"))
-	write(t, filepath.Join(ws, "big.png"), append(pngBytes(t), make([]byte, engine.MaxImageBytes)...))
+	write(t, filepath.Join(ws, "big.png"), append(enginetest.PNG(t, 3, 3), make([]byte, engine.MaxImageBytes)...))
 	if err := os.Symlink(filepath.Join(outside, "secret.png"), filepath.Join(ws, "link.png")); err != nil {
 		t.Fatal(err)
 	}

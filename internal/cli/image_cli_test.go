@@ -1,18 +1,16 @@
 package cli
 
 import (
-	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"image"
-	"image/png"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/engine/enginetest"
 	"github.com/kaizen-code/kz/runtimes/llm"
 	"github.com/kaizen-code/kz/runtimes/llm/llmtest"
 )
@@ -76,19 +74,16 @@ func TestImageFlagRoutesToVisionAndFailsFastElsewhere(t *testing.T) {
 		llmtest.Reply{Text: "A gray bar.", Usage: engine.Usage{InputTokens: 10, OutputTokens: 3}},
 		llmtest.Reply{Text: "Still gray.", Usage: engine.Usage{InputTokens: 10, OutputTokens: 3}})
 	imageConfig(sb, blind.URL, eyes.URL)
-	var b bytes.Buffer
-	if err := png.Encode(&b, image.NewGray(image.Rect(0, 0, 4, 1))); err != nil {
-		t.Fatal(err)
-	}
+	img := enginetest.PNG(t, 4, 1)
 	// The name says JPEG; the content, which decides, is PNG.
-	if err := os.WriteFile(filepath.Join(sb.workspace, "shot.jpg"), b.Bytes(), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(sb.workspace, "shot.jpg"), img, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(sb.workspace, "notes.png"), []byte("just text"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	env := []string{"KZ_IMG_KEY=sk-test"}
-	b64 := base64.StdEncoding.EncodeToString(b.Bytes())
+	b64 := base64.StdEncoding.EncodeToString(img)
 
 	// An explicit runtime without vision: refused before the turn.
 	out, errOut, code := sb.kzProcess(env, "-p", "what is this?", "--image", "shot.jpg", "--runtime", "blind", "--output-format", "json")

@@ -1,33 +1,18 @@
 package acp
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"image"
-	"image/png"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/engine/enginetest"
 	"github.com/kaizen-code/kz/runtimes/internal/clitest"
 )
-
-func pngImage(t *testing.T, w int) engine.Image {
-	t.Helper()
-	var b bytes.Buffer
-	if err := png.Encode(&b, image.NewGray(image.Rect(0, 0, w, 1))); err != nil {
-		t.Fatal(err)
-	}
-	im, err := engine.NewImage("shot.png", b.Bytes())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return im
-}
 
 func line(dir, msg string) clitest.Line { return clitest.Line{Dir: dir, Msg: json.RawMessage(msg)} }
 
@@ -49,7 +34,7 @@ func TestImagesRefusedByAnAgentWithoutImagePrompts(t *testing.T) {
 	h := clitest.NewHarness(t, f.WS, single(f), clitest.Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	msg := engine.UserMessage{Text: "what is this?", Images: []engine.Image{pngImage(t, 2)}}
+	msg := engine.UserMessage{Text: "what is this?", Images: []engine.Image{enginetest.Image(t, 2)}}
 	final, err := h.Session.RunMessage(ctx, msg)
 	if err != nil {
 		t.Fatal(err)
@@ -74,7 +59,7 @@ func TestImagesRefusedByAnAgentWithoutImagePrompts(t *testing.T) {
 // TestPromptBlocksFollowTheAgentsCapability: image blocks in ACP's form
 // (mimeType, base64 data) go only to an agent that declared image prompts.
 func TestPromptBlocksFollowTheAgentsCapability(t *testing.T) {
-	im := pngImage(t, 1)
+	im := enginetest.Image(t, 1)
 	tr := &turnRun{t: &engine.Turn{Images: []engine.Image{im}}, a: &agent{}}
 	if got := tr.promptBlocks("hi"); len(got) != 1 || got[0]["type"] != "text" {
 		t.Fatalf("without the capability: %v", got)
@@ -108,7 +93,7 @@ func TestRealGeminiImageReachesTheModel(t *testing.T) {
 	h := clitest.NewHarness(t, ws, []engine.RuntimeEntry{{Runtime: rt}}, clitest.Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), 180*time.Second)
 	defer cancel()
-	im := pngImage(t, 3)
+	im := enginetest.Image(t, 3)
 	final, err := h.Session.RunMessage(ctx, engine.UserMessage{Text: "What is in this picture?", Images: []engine.Image{im}})
 	if err != nil || final.Status != string(engine.StatusComplete) || final.Output != "A gray bar." {
 		t.Fatalf("final %+v err %v", final, err)

@@ -1,31 +1,16 @@
 package claudecode
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"image"
-	"image/png"
 	"strings"
 	"testing"
 
 	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/engine/enginetest"
 	"github.com/kaizen-code/kz/runtimes/internal/clitest"
 )
-
-func pngImage(t *testing.T, w int) engine.Image {
-	t.Helper()
-	var b bytes.Buffer
-	if err := png.Encode(&b, image.NewGray(image.Rect(0, 0, w, 1))); err != nil {
-		t.Fatal(err)
-	}
-	im, err := engine.NewImage("shot.png", b.Bytes())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return im
-}
 
 // imageBlocks returns the base64 data of the image blocks of a message
 // content, keyed by media type, as the model API received them.
@@ -50,7 +35,7 @@ func imageBlocks(t *testing.T, raw json.RawMessage) []map[string]string {
 // TestUserLineCarriesImageBlocks: kz's stream-json user line is the text
 // block followed by one base64 image block per image.
 func TestUserLineCarriesImageBlocks(t *testing.T) {
-	im := pngImage(t, 2)
+	im := enginetest.Image(t, 2)
 	b, err := json.Marshal(newUserLine("look", im))
 	if err != nil {
 		t.Fatal(err)
@@ -76,7 +61,7 @@ func TestRealImageReachesTheModel(t *testing.T) {
 		t.Fatal("claude declares vision")
 	}
 	h := newHarness(t, []engine.RuntimeEntry{{Runtime: rt}}, clitest.Options{})
-	im := pngImage(t, 3)
+	im := enginetest.Image(t, 3)
 	final, err := h.Session.RunMessage(context.Background(), engine.UserMessage{Text: "What is in this picture?", Images: []engine.Image{im}})
 	if err != nil || final.Status != string(engine.StatusComplete) || final.Output != "A gray bar." {
 		t.Fatalf("final %+v err %v", final, err)
@@ -105,7 +90,7 @@ func TestRealImageReachesTheModel(t *testing.T) {
 // TestPrimeImagesKeepsTheNewest: a primed message carries the history's
 // images before the turn's own, at most engine.MaxImages, newest kept.
 func TestPrimeImagesKeepsTheNewest(t *testing.T) {
-	a, b := pngImage(t, 1), pngImage(t, 2)
+	a, b := enginetest.Image(t, 1), enginetest.Image(t, 2)
 	hist := []engine.TranscriptEntry{{Kind: engine.EntryUser, Images: []engine.Image{a}}, {Kind: engine.EntryAssistant, Text: "x"}}
 	got := primeImages(hist, []engine.Image{b})
 	if len(got) != 2 || got[0].SHA256 != a.SHA256 || got[1].SHA256 != b.SHA256 {

@@ -1,37 +1,22 @@
 package codex
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"image"
-	"image/png"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/engine/enginetest"
 	"github.com/kaizen-code/kz/runtimes/internal/clitest"
 )
-
-func pngImage(t *testing.T, w int) engine.Image {
-	t.Helper()
-	var b bytes.Buffer
-	if err := png.Encode(&b, image.NewGray(image.Rect(0, 0, w, 1))); err != nil {
-		t.Fatal(err)
-	}
-	im, err := engine.NewImage("shot.png", b.Bytes())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return im
-}
 
 // TestUserInputCarriesImages: turn/start's input is the text item, then
 // one "image" item with a data URL per image.
 func TestUserInputCarriesImages(t *testing.T) {
-	im := pngImage(t, 2)
+	im := enginetest.Image(t, 2)
 	b, err := json.Marshal(userInput("look", []engine.Image{im}))
 	if err != nil {
 		t.Fatal(err)
@@ -51,7 +36,7 @@ func TestRealImageReachesTheModel(t *testing.T) {
 	h := clitest.NewHarness(t, ws, []engine.RuntimeEntry{{Runtime: rt}}, clitest.Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	im := pngImage(t, 3)
+	im := enginetest.Image(t, 3)
 	final, err := h.Session.RunMessage(ctx, engine.UserMessage{Text: "What is in this picture?", Images: []engine.Image{im}})
 	if err != nil || final.Status != string(engine.StatusComplete) || final.Output != "A gray bar." {
 		t.Fatalf("final %+v err %v", final, err)

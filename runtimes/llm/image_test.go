@@ -1,32 +1,17 @@
 package llm_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"image"
-	"image/png"
 	"reflect"
 	"testing"
 
 	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/engine/enginetest"
 	"github.com/kaizen-code/kz/runtimes/llm"
 	"github.com/kaizen-code/kz/runtimes/llm/llmtest"
 )
-
-func testPNG(t *testing.T, w int) engine.Image {
-	t.Helper()
-	var b bytes.Buffer
-	if err := png.Encode(&b, image.NewGray(image.Rect(0, 0, w, 1))); err != nil {
-		t.Fatal(err)
-	}
-	im, err := engine.NewImage("shot.png", b.Bytes())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return im
-}
 
 // imageRequest is a conversation whose history holds an image (as a
 // resumed or switched session primes it) and whose new message carries
@@ -76,7 +61,7 @@ func decode(t *testing.T, s string) any {
 // after the text, in history and in the new message alike.
 func TestImagesRequestShapePerProvider(t *testing.T) {
 	t.Parallel()
-	old, cur := testPNG(t, 1), testPNG(t, 2)
+	old, cur := enginetest.Image(t, 1), enginetest.Image(t, 2)
 	b64 := func(im engine.Image) string { return base64.StdEncoding.EncodeToString(im.Data) }
 	cases := []struct {
 		name string
@@ -150,7 +135,7 @@ func TestTextOnlyMessagesKeepTheirShape(t *testing.T) {
 // are.
 func TestForVisionLabelsImagesForABlindModel(t *testing.T) {
 	t.Parallel()
-	im := testPNG(t, 1)
+	im := enginetest.Image(t, 1)
 	msgs := imageRequest(im, im).Messages
 	if got := llm.ForVision(msgs, true); len(got[0].Images) != 1 || len(got[2].Images) != 1 {
 		t.Fatalf("with vision: %+v", got)

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/runtimes/internal/clitest"
 	"github.com/kaizen-code/kz/runtimes/llm"
 	"github.com/kaizen-code/kz/tools/mcp/mcptest"
 	"github.com/kaizen-code/kz/tools/sandbox"
@@ -101,37 +102,6 @@ func (f *fsTools) exec(ws, tool, path, old, new string) llm.ToolResult {
 	return llm.ToolResult{Content: "edited " + path}
 }
 
-// memJournal keeps a session's events in memory.
-type memJournal struct {
-	mu     sync.Mutex
-	events []engine.Event
-}
-
-func (j *memJournal) Append(ev engine.Event) error {
-	j.mu.Lock()
-	j.events = append(j.events, ev)
-	j.mu.Unlock()
-	return nil
-}
-
-func (j *memJournal) Flush(context.Context) error { return nil }
-
-func (j *memJournal) Events() []engine.Event {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	return append([]engine.Event(nil), j.events...)
-}
-
-func (j *memJournal) OfType(t engine.EventType) []engine.Event {
-	var out []engine.Event
-	for _, ev := range j.Events() {
-		if ev.Type == t {
-			out = append(out, ev)
-		}
-	}
-	return out
-}
-
 // testGate allows reads, asks for writes, and records every query.
 type testGate struct {
 	mu      sync.Mutex
@@ -164,7 +134,7 @@ func (g *testGate) Queries() []engine.GateQuery {
 type harness struct {
 	t       *testing.T
 	s       *engine.Session
-	journal *memJournal
+	journal *clitest.Journal
 	gate    *testGate
 	tools   *fsTools
 	ws      string
@@ -193,7 +163,7 @@ type harnessOpts struct {
 
 func newHarness(t *testing.T, o harnessOpts) *harness {
 	t.Helper()
-	h := &harness{t: t, journal: &memJournal{}, gate: &testGate{}, tools: o.tools, ws: t.TempDir()}
+	h := &harness{t: t, journal: &clitest.Journal{}, gate: &testGate{}, tools: o.tools, ws: t.TempDir()}
 	if o.mode == "" {
 		o.mode = engine.ModeFullAutonomous
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/runtimes/internal/clitest"
 	"github.com/kaizen-code/kz/runtimes/llm/llmtest"
 	"github.com/kaizen-code/kz/tools"
 	"github.com/kaizen-code/kz/tools/permission"
@@ -49,35 +50,11 @@ func TestEndToEndWebFetch(t *testing.T) {
 				et := PerSessionTools(tools.NewBuiltinRegistry(), &memSnapshots{}, nil, nil)
 				et.FetchPolicy = gate
 				rt := mustNative(t, Config{LLM: fake.Config(), Models: []string{pc.model}, Tools: et})
-				journal := &memJournal{}
-				s, err := engine.NewSession(engine.Config{Workspace: t.TempDir(), Journal: journal, Gate: gate, Interactive: true,
-					Runtimes: []engine.RuntimeEntry{{Runtime: rt}}, Runtime: "native", Mode: engine.ModeAnalysisOnly})
-				if err != nil {
-					t.Fatal(err)
-				}
 				// The person answers yes to every question.
-				sub := s.Subscribe()
-				ctx, cancel := context.WithCancel(context.Background())
-				done := make(chan struct{})
-				go func() {
-					defer close(done)
-					for {
-						ev, err := sub.Next(ctx)
-						if err != nil {
-							return
-						}
-						if ev.Type == engine.EventPermissionRequested {
-							_ = s.Answer(ev.RequestID, engine.Answer{Decision: engine.DecisionAllow})
-						}
-					}
-				}()
-				t.Cleanup(func() {
-					cancel()
-					<-done
-					sub.Close()
-					_ = s.Close(context.Background())
-				})
-				final, err := s.RunTurn(context.Background(), "what changed in 2.0?")
+				h := clitest.NewHarness(t, t.TempDir(), []engine.RuntimeEntry{{Runtime: rt}},
+					clitest.Options{Gate: gate, Mode: engine.ModeAnalysisOnly, Answer: clitest.AllowOnce})
+				journal := h.Journal
+				final, err := h.Session.RunTurn(context.Background(), "what changed in 2.0?")
 				if err != nil || final.Status != "complete" {
 					t.Fatalf("turn: %v %+v\n%s", err, final, dump(journal.Events()))
 				}
