@@ -3,6 +3,7 @@ package tui
 import (
 	"strings"
 	"sync"
+	"time"
 
 	gansi "charm.land/glamour/v2/ansi"
 )
@@ -16,13 +17,16 @@ import (
 // The model therefore keeps one render running on another goroutine at a
 // time, for the nearest message that lacks one: those on screen first,
 // then those within aheadPages screens above the view, then those within
-// belowPages screens below it. Each render is kept per message and width
-// (mdDoc), so a message is rendered once per width however often it is
-// paged past, and a width change renders again only what comes near the
-// view.
+// belowPages screens below it; a render off screen starts aheadDelay
+// late. Each render is kept per message and width (mdDoc), so a message
+// is rendered once per width however often it is paged past, and a width
+// change renders again only what comes near the view.
 const (
 	aheadPages = 2
 	belowPages = 1
+	// aheadDelay is how long a render of a message off screen waits
+	// before it starts: a little more than a frame at 60 frames a second.
+	aheadDelay = 20 * time.Millisecond
 )
 
 // bgRenderer is the glamour renderer that background renders share.
@@ -65,13 +69,22 @@ func (tr *transcript) nextPrerender(bg *bgRenderer, width, height int) func() pr
 		return nil
 	})
 	end, j := tr.walkDown(top, height, width, job)
-	if j == nil {
-		j = tr.walkUp(top-1, aheadPages*height, width, job)
+	if j != nil {
+		return j
 	}
-	if j == nil {
+	if j = tr.walkUp(top-1, aheadPages*height, width, job); j == nil {
 		_, j = tr.walkDown(end, belowPages*height, width, job)
 	}
-	return j
+	if j == nil {
+		return nil
+	}
+	// Off screen, nobody waits for it: it starts once the frame of the
+	// key that moved the view is on the terminal, instead of taking a
+	// core from it.
+	return func() prerendered {
+		time.Sleep(aheadDelay)
+		return j()
+	}
 }
 
 // visitor looks at item i and returns its render job, or nil.
