@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // kzRule is one of kz's own rules: what gitleaks' rule set does not
@@ -169,10 +170,17 @@ func kzRules() ([]*secretRule, error) {
 
 // keyHeader is the first line of a private key block of any kind: RSA,
 // EC, DSA, OPENSSH, PGP ("PGP PRIVATE KEY BLOCK"), ENCRYPTED and PKCS#8
-// ("PRIVATE KEY"), and the SSH2 format's "---- BEGIN … ----".
-var keyHeader = regexp.MustCompile(`^(?i)-{4,5} ?BEGIN ([A-Z0-9 _-]{0,60}PRIVATE KEY(?: BLOCK)?) ?-{4,5}`)
+// ("PRIVATE KEY"), and the SSH2 format's "---- BEGIN … ----". Both
+// expressions are compiled on first use, with the redactor: their bounded
+// repetition compiles to some 80 KB each, which every start of kz (kz
+// version too) would otherwise pay.
+var keyHeader = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(?i)-{4,5} ?BEGIN ([A-Z0-9 _-]{0,60}PRIVATE KEY(?: BLOCK)?) ?-{4,5}`)
+})
 
-var keyFooter = regexp.MustCompile(`^(?i)-{4,5} ?END ([A-Z0-9 _-]{0,60}PRIVATE KEY(?: BLOCK)?) ?-{4,5}`)
+var keyFooter = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(?i)-{4,5} ?END ([A-Z0-9 _-]{0,60}PRIVATE KEY(?: BLOCK)?) ?-{4,5}`)
+})
 
 // maxKeyBlock bounds how far a block's END line is looked for: the
 // largest PGP keys with their subkeys stay well below it.
@@ -193,7 +201,7 @@ func scanKeyBlocks(v string, starts []int, add func(int, int)) {
 		if p < covered {
 			continue
 		}
-		m := keyHeader.FindStringSubmatchIndex(v[p:min(len(v), p+128)])
+		m := keyHeader().FindStringSubmatchIndex(v[p:min(len(v), p+128)])
 		if m == nil {
 			continue
 		}
@@ -212,7 +220,7 @@ func scanKeyBlocks(v string, starts []int, add func(int, int)) {
 			continue
 		}
 		if end >= 0 && end-h <= maxKeyBlock {
-			if f := keyFooter.FindStringSubmatchIndex(v[end:min(len(v), end+128)]); f != nil && strings.EqualFold(v[end+f[2]:end+f[3]], label) {
+			if f := keyFooter().FindStringSubmatchIndex(v[end:min(len(v), end+128)]); f != nil && strings.EqualFold(v[end+f[2]:end+f[3]], label) {
 				add(p, end+f[1])
 				covered = end + f[1]
 				continue

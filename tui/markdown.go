@@ -579,20 +579,17 @@ type prerendered struct {
 
 // prerender returns a function that renders a complete, not yet rendered
 // message at width on another goroutine. It captures only immutable
-// values (the source string, a copy of the cuts, the style), so it can run
+// values (the source string, a copy of the cuts) and the shared background
+// renderer, so it can run
 // while the UI goroutine keeps using d. It returns nil when d needs no
 // rendering.
-func (d *mdDoc) prerender(style *mdRenderer, width int) func() prerendered {
+func (d *mdDoc) prerender(bg *bgRenderer, width int) func() prerendered {
 	if !d.done || (d.rendered && d.width == width) {
 		return nil
 	}
 	src, cuts := d.src.String(), append([]int(nil), d.cuts...)
-	cfg := style.style
 	return func() prerendered {
-		r := newMDRenderer(cfg)
-		all := appendChunks(nil, r, src, cuts, 0, width)
-		stable := len(all)
-		all = appendTail(all, r, src[lastOf(cuts):], width, true)
+		all, stable := bg.renderDoc(src, cuts, width)
 		return prerendered{doc: d, width: width, srcLen: len(src), all: all, stableLen: stable}
 	}
 }

@@ -146,6 +146,9 @@ type Model struct {
 	// prerendering is set while a message above the view is being rendered
 	// on another goroutine (one at a time).
 	prerendering bool
+	// bg renders messages ahead of the view on another goroutine (see
+	// prerender.go).
+	bg *bgRenderer
 	// scrolled marks an update that moved the transcript, whose next frame
 	// may show plain stand-ins to replace.
 	scrolled   bool
@@ -225,7 +228,7 @@ func newModel(ctx context.Context, sess Session, events EventSource, theme theme
 		ctx: ctx, sess: sess, events: events, theme: theme, now: time.Now, focused: true, getenv: os.Getenv,
 		keys: defaultKeys(), help: h, input: ta,
 		spin: spinner.New(spinner.WithSpinner(spinner.MiniDot), spinner.WithStyle(theme.Accent)),
-		tr:   newTranscript(), md: newMDRenderer(theme.Markdown),
+		tr:   newTranscript(), md: newMDRenderer(theme.Markdown), bg: newBGRenderer(theme.Markdown),
 		width: 80, height: 24, drawn: make(chan struct{}),
 	}
 	m.dialog = newPermissionDialog(&m.theme)
@@ -424,14 +427,16 @@ func (m *Model) afterUpdate() tea.Cmd {
 		cmds = append(cmds, m.spin.Tick)
 	}
 	if !m.prerendering {
-		if job := m.tr.nextPrerender(m.md, m.width); job != nil {
+		// The terminal height bounds the transcript's: near enough to
+		// decide what to render ahead, without laying out the panel below.
+		if job := m.tr.nextPrerender(m.bg, m.width, m.height); job != nil {
 			m.prerendering = true
 			cmds = append(cmds, func() tea.Msg { return prerenderedMsg{job()} })
 		}
 	}
 	// A frame follows every scroll and every background render, so plain
 	// stand-ins on screen are replaced as soon as their render is ready.
-	if !m.frameDue && (m.tr.streaming() || m.tr.coldNear(m.width) || m.scrolled) {
+	if !m.frameDue && (m.tr.streaming() || m.tr.coldNear(m.width, m.height) || m.scrolled) {
 		m.scrolled = false
 		m.frameDue = true
 		cmds = append(cmds, tea.Tick(frameInterval, func(time.Time) tea.Msg { return frameMsg{} }))

@@ -326,46 +326,6 @@ func (tr *transcript) scroll(rc *renderCtx, height, delta int) {
 	}
 }
 
-// prerenderAhead is how many items above the view are rendered ahead, and
-// prerenderVisible how many from the top of the view are checked for
-// plain stand-ins to replace.
-const (
-	prerenderAhead   = 4
-	prerenderVisible = 12
-)
-
-// coldNear reports a message on or just above the screen still waiting
-// for its styled render.
-func (tr *transcript) coldNear(width int) bool {
-	for i := max(tr.top-prerenderAhead, 0); i < len(tr.items) && i < tr.top+prerenderVisible; i++ {
-		if it := tr.items[i]; it.kind == kindAssistant && !it.open && it.md.cold(width) {
-			return true
-		}
-	}
-	return false
-}
-
-// nextPrerender returns a render job for the nearest complete message just
-// above the view that is not rendered at width yet, or nil.
-func (tr *transcript) nextPrerender(r *mdRenderer, width int) func() prerendered {
-	// Messages on screen shown as plain stand-ins come first.
-	for i := tr.top; i < len(tr.items) && i < tr.top+prerenderVisible; i++ {
-		if it := tr.items[i]; it.kind == kindAssistant && !it.open {
-			if job := it.md.prerender(r, width); job != nil {
-				return job
-			}
-		}
-	}
-	for i := min(tr.top, len(tr.items)) - 1; i >= 0 && i >= tr.top-prerenderAhead; i-- {
-		if it := tr.items[i]; it.kind == kindAssistant && !it.open {
-			if job := it.md.prerender(r, width); job != nil {
-				return job
-			}
-		}
-	}
-	return nil
-}
-
 // atTop reports whether the view is scrolled back to the very first line.
 func (tr *transcript) atTop() bool { return !tr.follow && tr.anchor == 0 && tr.anchorLine == 0 }
 
