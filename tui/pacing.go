@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"context"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -81,4 +82,46 @@ func paced(msg tea.Msg) bool {
 		return len(msg.events) > 0
 	}
 	return false
+}
+
+// gatherUntil is when the frame after the one about to be drawn is due:
+// streamed text that arrives before then cannot be shown earlier, so it
+// may wait and come in one message (see gatherDeltas). A message handled
+// now is drawn at once unless a kept frame is still fresh, so the next
+// frame is due a frame interval after the kept one, or after now.
+func (p *framePacer) gatherUntil(now time.Time) time.Time {
+	if p.valid && now.Sub(p.at) < streamFrameInterval {
+		return p.at.Add(streamFrameInterval)
+	}
+	return now.Add(streamFrameInterval)
+}
+
+// eventSource is the part of an engine subscription gatherDeltas needs.
+type eventSource interface {
+	NextBatch(ctx context.Context) ([]engine.Event, error)
+}
+
+// gatherDeltas appends to evs, a batch just received, the batches that
+// arrive until deadline, as long as everything is streamed text: any other
+// event (a tool call, a question, the final message) ends the wait at
+// once, so nothing but streamed text is ever delayed, and streamed text
+// by no more than it would wait for its frame. The subscription merges
+// queued deltas, so a gathered batch stays short. Cancelling ctx ends the
+// wait too; the next wait reports it.
+func gatherDeltas(ctx context.Context, src eventSource, evs []engine.Event, deadline time.Time) []engine.Event {
+	if !paced(eventsMsg{events: evs}) {
+		return evs
+	}
+	wctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	for {
+		more, err := src.NextBatch(wctx)
+		if err != nil {
+			return evs
+		}
+		evs = append(evs, more...)
+		if !paced(eventsMsg{events: more}) {
+			return evs
+		}
+	}
 }
