@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"charm.land/bubbles/v2/spinner"
 	tea "charm.land/bubbletea/v2"
 	"github.com/kaizen-code/kz/engine"
 )
@@ -21,9 +22,9 @@ const streamFrameInterval = time.Second / 30
 // served frame with the one on the terminal and, finding it equal, writes
 // nothing, so both the composition and the terminal diffing are paced.
 //
-// Invariant: any message other than a delta-only event batch or a frame
-// tick drops the kept frame, so keys, resizes, tool events and the final
-// message are drawn in the very next frame; and while a kept frame lags
+// Invariant: any message other than a delta-only event batch, a frame
+// tick or a spinner tick drops the kept frame, so keys, resizes, tool
+// events and the final message are drawn in the very next frame; and while a kept frame lags
 // (behind), a frame tick is scheduled (Model.afterUpdate), so the last
 // deltas of a stream are always drawn.
 type framePacer struct {
@@ -68,10 +69,15 @@ func (p *framePacer) catchUp(now time.Time) (time.Duration, bool) {
 }
 
 // paced reports a message whose effect on the screen may wait for the
-// next paced frame: a batch of streamed text or reasoning, or a frame tick.
+// next paced frame: a batch of streamed text or reasoning, a frame tick,
+// or a spinner tick. The spinner turns about 12 times a second; were its
+// ticks drawn at once, each would add a whole frame (the transcript
+// composed, the terminal diffed) to the 30 a stream already takes, when
+// its turn can as well be drawn with the next one, at most a frame
+// interval later.
 func paced(msg tea.Msg) bool {
 	switch msg := msg.(type) {
-	case frameMsg:
+	case frameMsg, spinner.TickMsg:
 		return true
 	case eventsMsg:
 		for _, ev := range msg.events {

@@ -215,3 +215,26 @@ func TestGatherUntilIsTheNextFrame(t *testing.T) {
 		t.Errorf("stale kept frame: %v", got)
 	}
 }
+
+// A spinner tick within a frame interval of the last frame is drawn with
+// the next paced frame, not in a frame of its own, and that frame comes:
+// a catch-up tick is scheduled for it.
+func TestPacingDrawsSpinnerTicksWithTheNextFrame(t *testing.T) {
+	m, clock := pacedModel(t)
+	m.status.running = true
+	first := shown(m)
+	*clock = clock.Add(time.Millisecond)
+	m.Update(m.spin.Tick())
+	if got := shown(m); got != first {
+		t.Fatalf("a spinner tick 1 ms after a frame was drawn at once:\n%s", got)
+	}
+	wait, ok := m.pace.catchUp(m.now())
+	if !ok || wait <= 0 || wait > streamFrameInterval {
+		t.Fatalf("catchUp = %v, %v; want a wait within one frame interval", wait, ok)
+	}
+	*clock = clock.Add(wait)
+	m.Update(frameMsg{})
+	if got := shown(m); got == first {
+		t.Fatalf("the frame after the catch-up tick does not show the spinner's turn:\n%s", got)
+	}
+}
