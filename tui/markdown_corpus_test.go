@@ -156,12 +156,11 @@ func writeGzip(t *testing.T, path string, data []byte) {
 
 func readGzip(t *testing.T, path string) []byte {
 	t.Helper()
-	f, err := os.Open(path)
+	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatalf("%v (run go test ./tui -run MarkdownCorpus -update-mdcorpus, only for a deliberate change of output)", err)
 	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
+	zr, err := gzip.NewReader(bytes.NewReader(data))
 	if err != nil {
 		t.Fatal(err)
 	}
