@@ -100,3 +100,7 @@ replace github.com/alecthomas/chroma/v2 => ./third_party/chroma
 replace charm.land/glamour/v2 => ./third_party/glamour
 
 replace google.golang.org/genai => ./third_party/genai
+
+// The terminal renderer skips its width-drift check for printable ASCII
+// cells (see third_party/README.md).
+replace github.com/charmbracelet/ultraviolet => ./third_party/ultraviolet

@@ -248,15 +248,27 @@ func (m *Model) Init() tea.Cmd {
 	return tea.Batch(m.waitEvents(), m.initCmd)
 }
 
+// waitEvents returns a Cmd that waits for the next events. Streamed text
+// that arrives while the frame on screen may not yet be replaced is
+// gathered until the next frame is due (see framePacer.gatherUntil): one
+// message then carries what would otherwise be dozens, each handled,
+// viewed and scheduled for nothing.
 func (m *Model) waitEvents() tea.Cmd {
 	if m.events == nil {
 		return nil
 	}
 	ctx, src, sess := m.ctx, m.events, m.sess
+	var gather time.Duration
+	if !m.quiet {
+		gather = m.pace.gatherUntil(m.now()).Sub(m.now())
+	}
 	return func() tea.Msg {
 		evs, err := src.NextBatch(ctx)
 		if err != nil {
 			return eventsClosedMsg{err}
+		}
+		if gather > 0 {
+			evs = gatherDeltas(ctx, src, evs, time.Now().Add(gather))
 		}
 		return eventsMsg{events: evs, state: sess.State()}
 	}

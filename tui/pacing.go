@@ -1,8 +1,10 @@
 package tui
 
 import (
+	"context"
 	"time"
 
+	"charm.land/bubbles/v2/spinner"
 	tea "charm.land/bubbletea/v2"
 	"github.com/kaizen-code/kz/engine"
 )
@@ -20,9 +22,9 @@ const streamFrameInterval = time.Second / 30
 // served frame with the one on the terminal and, finding it equal, writes
 // nothing, so both the composition and the terminal diffing are paced.
 //
-// Invariant: any message other than a delta-only event batch or a frame
-// tick drops the kept frame, so keys, resizes, tool events and the final
-// message are drawn in the very next frame; and while a kept frame lags
+// Invariant: any message other than a delta-only event batch, a frame
+// tick or a spinner tick drops the kept frame, so keys, resizes, tool
+// events and the final message are drawn in the very next frame; and while a kept frame lags
 // (behind), a frame tick is scheduled (Model.afterUpdate), so the last
 // deltas of a stream are always drawn.
 type framePacer struct {
@@ -67,10 +69,15 @@ func (p *framePacer) catchUp(now time.Time) (time.Duration, bool) {
 }
 
 // paced reports a message whose effect on the screen may wait for the
-// next paced frame: a batch of streamed text or reasoning, or a frame tick.
+// next paced frame: a batch of streamed text or reasoning, a frame tick,
+// or a spinner tick. The spinner turns about 12 times a second; were its
+// ticks drawn at once, each would add a whole frame (the transcript
+// composed, the terminal diffed) to the 30 a stream already takes, when
+// its turn can as well be drawn with the next one, at most a frame
+// interval later.
 func paced(msg tea.Msg) bool {
 	switch msg := msg.(type) {
-	case frameMsg:
+	case frameMsg, spinner.TickMsg:
 		return true
 	case eventsMsg:
 		for _, ev := range msg.events {
@@ -81,4 +88,46 @@ func paced(msg tea.Msg) bool {
 		return len(msg.events) > 0
 	}
 	return false
+}
+
+// gatherUntil is when the frame after the one about to be drawn is due:
+// streamed text that arrives before then cannot be shown earlier, so it
+// may wait and come in one message (see gatherDeltas). A message handled
+// now is drawn at once unless a kept frame is still fresh, so the next
+// frame is due a frame interval after the kept one, or after now.
+func (p *framePacer) gatherUntil(now time.Time) time.Time {
+	if p.valid && now.Sub(p.at) < streamFrameInterval {
+		return p.at.Add(streamFrameInterval)
+	}
+	return now.Add(streamFrameInterval)
+}
+
+// eventSource is the part of an engine subscription gatherDeltas needs.
+type eventSource interface {
+	NextBatch(ctx context.Context) ([]engine.Event, error)
+}
+
+// gatherDeltas appends to evs, a batch just received, the batches that
+// arrive until deadline, as long as everything is streamed text: any other
+// event (a tool call, a question, the final message) ends the wait at
+// once, so nothing but streamed text is ever delayed, and streamed text
+// by no more than it would wait for its frame. The subscription merges
+// queued deltas, so a gathered batch stays short. Cancelling ctx ends the
+// wait too; the next wait reports it.
+func gatherDeltas(ctx context.Context, src eventSource, evs []engine.Event, deadline time.Time) []engine.Event {
+	if !paced(eventsMsg{events: evs}) {
+		return evs
+	}
+	wctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	for {
+		more, err := src.NextBatch(wctx)
+		if err != nil {
+			return evs
+		}
+		evs = append(evs, more...)
+		if !paced(eventsMsg{events: more}) {
+			return evs
+		}
+	}
 }

@@ -1,6 +1,9 @@
 package tui
 
 import (
+	"context"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -86,5 +89,152 @@ func TestPacingIsOffWhenQuiet(t *testing.T) {
 	m.Update(delta("visible at once"))
 	if got := shown(m); !strings.Contains(got, "visible at once") {
 		t.Fatalf("a quiet model held a delta back:\n%s", got)
+	}
+}
+
+// gatherScript streams 40 deltas 2 ms apart, then, after a pause of 1 s,
+// the final message. The pause lets a test tell a wait that ends at its
+// deadline from one that ends on the final message.
+func gatherScript() string {
+	var b strings.Builder
+	b.WriteString(`{"type": "session_started"}` + "\n" + `{"cycle": true}` + "\n")
+	for i := range 40 {
+		fmt.Fprintf(&b, `{"type": "text_delta", "text": "w%02d ", "delay_ms": 2}`+"\n", i)
+	}
+	b.WriteString(`{"type": "assistant_message", "text": "end", "delay_ms": 1000}` + "\n")
+	return b.String()
+}
+
+// firstDeltas submits a prompt and returns the first batch that holds
+// nothing but streamed text, and the text seen before it.
+func firstDeltas(t *testing.T, sess *engine.Session, sub *engine.Subscription) (batch []engine.Event, before string) {
+	t.Helper()
+	if err := sess.Submit("go"); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+		evs, err := sub.NextBatch(ctx)
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if paced(eventsMsg{events: evs}) {
+			return evs, before
+		}
+		before += deltaText(evs)
+	}
+}
+
+func deltaText(evs []engine.Event) string {
+	var b strings.Builder
+	for _, ev := range evs {
+		if ev.Type == engine.EventTextDelta {
+			b.WriteString(ev.Text)
+		}
+	}
+	return b.String()
+}
+
+// Streamed text is gathered until the deadline: the wait never ends early
+// while only text comes, and every delta is kept, in order.
+func TestGatherDeltasWaitsForTheFrameWhileOnlyTextComes(t *testing.T) {
+	sess, sub := realSession(t, gatherScript())
+	evs, before := firstDeltas(t, sess, sub)
+	start := time.Now()
+	deadline := start.Add(40 * time.Millisecond)
+	evs = gatherDeltas(t.Context(), sub, evs, deadline)
+	if time.Now().Before(deadline) {
+		t.Errorf("the wait ended %v before its deadline with only text in it", time.Until(deadline))
+	}
+	if !paced(eventsMsg{events: evs}) {
+		t.Fatalf("the gathered batch holds more than text: %+v", evs)
+	}
+	// The rest, read without gathering, completes the text exactly.
+	text := before + deltaText(evs)
+	for !strings.Contains(text, "w39 ") {
+		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+		more, err := sub.NextBatch(ctx)
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		text += deltaText(more)
+	}
+	var want strings.Builder
+	for i := range 40 {
+		fmt.Fprintf(&want, "w%02d ", i)
+	}
+	if text != want.String() {
+		t.Errorf("streamed text\n got  %q\n want %q", text, want.String())
+	}
+}
+
+// Any event other than streamed text ends the wait at once: the final
+// message is not held back until the deadline.
+func TestGatherDeltasStopsAtOtherEvents(t *testing.T) {
+	sess, sub := realSession(t, gatherScript())
+	evs, _ := firstDeltas(t, sess, sub)
+	deadline := time.Now().Add(time.Minute)
+	evs = gatherDeltas(t.Context(), sub, evs, deadline)
+	i := slices.IndexFunc(evs, func(ev engine.Event) bool { return !paced(eventsMsg{events: []engine.Event{ev}}) })
+	if i < 0 || evs[i].Type != engine.EventAssistantMessage || evs[i].Text != "end" {
+		t.Fatalf("the wait did not end on the final message: %+v", evs)
+	}
+	if left := time.Until(deadline); left < 30*time.Second {
+		t.Errorf("the final message waited for the deadline (%v left)", left)
+	}
+}
+
+// A cancelled context ends the wait with what was gathered.
+func TestGatherDeltasEndsWithItsContext(t *testing.T) {
+	sess, sub := realSession(t, gatherScript())
+	evs, _ := firstDeltas(t, sess, sub)
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	got := gatherDeltas(ctx, sub, evs, time.Now().Add(time.Minute))
+	if len(got) < len(evs) || !paced(eventsMsg{events: got}) {
+		t.Errorf("after cancel: %d events (had %d), text only %v", len(got), len(evs), paced(eventsMsg{events: got}))
+	}
+}
+
+// The frame a gathered batch is for: one interval after a fresh kept
+// frame, or after now when the next message will be drawn at once.
+func TestGatherUntilIsTheNextFrame(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	var p framePacer
+	if got := p.gatherUntil(now); !got.Equal(now.Add(streamFrameInterval)) {
+		t.Errorf("no kept frame: %v, want %v", got, now.Add(streamFrameInterval))
+	}
+	p.keep(tea.NewView("x"), now.Add(-10*time.Millisecond))
+	if got := p.gatherUntil(now); !got.Equal(now.Add(streamFrameInterval - 10*time.Millisecond)) {
+		t.Errorf("fresh kept frame: %v", got)
+	}
+	p.keep(tea.NewView("x"), now.Add(-time.Second))
+	if got := p.gatherUntil(now); !got.Equal(now.Add(streamFrameInterval)) {
+		t.Errorf("stale kept frame: %v", got)
+	}
+}
+
+// A spinner tick within a frame interval of the last frame is drawn with
+// the next paced frame, not in a frame of its own, and that frame comes:
+// a catch-up tick is scheduled for it.
+func TestPacingDrawsSpinnerTicksWithTheNextFrame(t *testing.T) {
+	m, clock := pacedModel(t)
+	m.status.running = true
+	first := shown(m)
+	*clock = clock.Add(time.Millisecond)
+	m.Update(m.spin.Tick())
+	if got := shown(m); got != first {
+		t.Fatalf("a spinner tick 1 ms after a frame was drawn at once:\n%s", got)
+	}
+	wait, ok := m.pace.catchUp(m.now())
+	if !ok || wait <= 0 || wait > streamFrameInterval {
+		t.Fatalf("catchUp = %v, %v; want a wait within one frame interval", wait, ok)
+	}
+	*clock = clock.Add(wait)
+	m.Update(frameMsg{})
+	if got := shown(m); got == first {
+		t.Fatalf("the frame after the catch-up tick does not show the spinner's turn:\n%s", got)
 	}
 }

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-
-	"charm.land/lipgloss/v2"
 )
 
 // BlockElement provides a render buffer for children of a block element.
@@ -33,7 +31,7 @@ func (e *BlockElement) Finish(w io.Writer, ctx RenderContext) error {
 	bs := ctx.blockStack
 
 	if e.Margin { //nolint: nestif
-		s := lipgloss.Wrap(
+		s := wrapText(
 			bs.Current().Block.String(),
 			int(bs.Width(ctx)),
 			" ,.;-+|",

@@ -6,20 +6,23 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"unicode/utf8"
 
-	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 )
 
 // MarginWriter is a Writer that applies indentation and padding around
 // whatever you write to it.
 type MarginWriter struct {
-	w  io.Writer
 	iw *IndentWriter
 }
 
 // NewMarginWriter returns a new MarginWriter.
+//
+// The padding and the indentation are one styled string repeated, so each
+// is rendered once, on first use, instead of once per column of every
+// line. The writer lives within one Finish call, while the block stack
+// does not change, so the parent style read on first use is the one every
+// later use would read.
 func NewMarginWriter(ctx RenderContext, w io.Writer, rules StyleBlock) *MarginWriter {
 	bs := ctx.blockStack
 
@@ -32,21 +35,35 @@ func NewMarginWriter(ctx RenderContext, w io.Writer, rules StyleBlock) *MarginWr
 		margin = *rules.Margin
 	}
 
+	pad := onceText(func(b *bytes.Buffer) { _, _ = renderText(b, rules.StylePrimitive, " ") })
 	pw := NewPaddingWriter(w, int(bs.Width(ctx)), func(_ io.Writer) {
-		_, _ = renderText(w, rules.StylePrimitive, " ")
+		_, _ = io.WriteString(w, pad())
 	})
 
 	ic := " "
 	if rules.IndentToken != nil {
 		ic = *rules.IndentToken
 	}
+	indent := onceText(func(b *bytes.Buffer) { _, _ = renderText(b, bs.Parent().Style.StylePrimitive, ic) })
 	iw := NewIndentWriter(pw, int(indentation+margin), func(_ io.Writer) {
-		_, _ = renderText(w, bs.Parent().Style.StylePrimitive, ic)
+		_, _ = io.WriteString(w, indent())
 	})
 
-	return &MarginWriter{
-		w:  lipgloss.NewWrapWriter(w),
-		iw: iw,
+	return &MarginWriter{iw: iw}
+}
+
+// onceText returns a function that renders text with render on its first
+// call and returns the same text on every call.
+func onceText(render func(*bytes.Buffer)) func() string {
+	var s string
+	done := false
+	return func() string {
+		if !done {
+			var b bytes.Buffer
+			render(&b)
+			s, done = b.String(), true
+		}
+		return s
 	}
 }
 
@@ -61,24 +78,21 @@ func (w *MarginWriter) Write(b []byte) (int, error) {
 
 // Close closes the [MarginWriter].
 func (w *MarginWriter) Close() error {
-	var werr error
-	if c, ok := w.w.(io.WriteCloser); ok {
-		werr = c.Close()
-	}
-
-	return errors.Join(werr, w.iw.Close())
+	return w.iw.Close()
 }
 
 // PaddingFunc is a function that applies padding around whatever you write to it.
 type PaddingFunc = func(w io.Writer)
 
 // PaddingWriter is a writer that applies padding around whatever you write to
-// it.
+// it: each line narrower than Padding columns is filled up to it, the
+// padding written before the line's newline.
 type PaddingWriter struct {
 	Padding int
 	PadFunc PaddingFunc
-	w       *lipgloss.WrapWriter
-	cache   bytes.Buffer
+	w       *wrapWriter
+	// cache holds the current line so far, to measure its width.
+	cache bytes.Buffer
 }
 
 // NewPaddingWriter returns a new PaddingWriter.
@@ -86,50 +100,74 @@ func NewPaddingWriter(w io.Writer, padding int, padFunc PaddingFunc) *PaddingWri
 	return &PaddingWriter{
 		Padding: padding,
 		PadFunc: padFunc,
-		w:       lipgloss.NewWrapWriter(w),
+		w:       newWrapWriter(w),
 	}
 }
 
-// Write writes to the padding writer.
+// Write writes to the padding writer. It writes each run of bytes up to a
+// newline in one call: the output is the same as writing rune by rune.
 func (w *PaddingWriter) Write(p []byte) (int, error) {
-	// Use UTF-8 aware iteration to properly handle multi-byte characters (e.g., CJK)
-	for i := 0; i < len(p); {
-		r, size := utf8.DecodeRune(p[i:])
-		if r == '\n' { //nolint:nestif
-			line := w.cache.String()
-			linew := ansi.StringWidth(line)
-			if w.Padding > 0 && linew < w.Padding {
-				if w.PadFunc != nil {
-					for n := 0; n < w.Padding-linew; n++ {
-						w.PadFunc(w.w)
-					}
-				} else {
-					_, err := io.WriteString(w.w, strings.Repeat(" ", w.Padding-linew))
-					if err != nil {
-						return 0, fmt.Errorf("glamour: error writing padding: %w", err)
-					}
-				}
+	n := len(p)
+	for len(p) > 0 {
+		end := bytes.IndexByte(p, '\n')
+		if end < 0 {
+			w.cache.Write(p)
+			if _, err := w.w.Write(p); err != nil {
+				return 0, fmt.Errorf("glamour: error writing bytes: %w", err)
 			}
-			w.cache.Reset()
-		} else {
-			// Write complete UTF-8 character bytes to cache
-			w.cache.Write(p[i : i+size])
+			break
 		}
-
-		// Write complete UTF-8 character bytes to output
-		_, err := w.w.Write(p[i : i+size])
-		if err != nil {
+		w.cache.Write(p[:end])
+		if _, err := w.w.Write(p[:end]); err != nil {
 			return 0, fmt.Errorf("glamour: error writing bytes: %w", err)
 		}
-		i += size
+		if err := w.pad(); err != nil {
+			return 0, err
+		}
+		w.cache.Reset()
+		if _, err := w.w.Write(p[end : end+1]); err != nil {
+			return 0, fmt.Errorf("glamour: error writing bytes: %w", err)
+		}
+		p = p[end+1:]
 	}
+	return n, nil
+}
 
-	return len(p), nil
+// pad fills the current line up to Padding columns.
+func (w *PaddingWriter) pad() error {
+	if w.Padding <= 0 {
+		return nil
+	}
+	linew := lineWidth(w.cache.Bytes())
+	if linew >= w.Padding {
+		return nil
+	}
+	if w.PadFunc != nil {
+		for n := 0; n < w.Padding-linew; n++ {
+			w.PadFunc(w.w)
+		}
+		return nil
+	}
+	if _, err := io.WriteString(w.w, strings.Repeat(" ", w.Padding-linew)); err != nil {
+		return fmt.Errorf("glamour: error writing padding: %w", err)
+	}
+	return nil
+}
+
+// lineWidth is ansi.StringWidth of a line, without a copy of the line
+// when it is printable ASCII (one column a byte, no escape sequences).
+func lineWidth(b []byte) int {
+	for _, c := range b {
+		if c < 0x20 || c >= 0x7f {
+			return ansi.StringWidth(string(b))
+		}
+	}
+	return len(b)
 }
 
 // Close closes the [PaddingWriter].
 func (w *PaddingWriter) Close() error {
-	return w.w.Close() //nolint:wrapcheck
+	return w.w.Close()
 }
 
 // IndentFunc is a function that applies indentation around whatever you write to
@@ -137,12 +175,13 @@ func (w *PaddingWriter) Close() error {
 type IndentFunc = func(w io.Writer)
 
 // IndentWriter is a writer that applies indentation around whatever you write to
-// it.
+// it: before the first byte of each line, the pen is reset, the indentation
+// written, and the pen set again.
 type IndentWriter struct {
 	Indent     int
 	IndentFunc PaddingFunc
 	w          io.Writer
-	pw         *lipgloss.WrapWriter
+	pw         *wrapWriter
 	skipIndent bool
 }
 
@@ -151,7 +190,7 @@ func NewIndentWriter(w io.Writer, indent int, indentFunc IndentFunc) *IndentWrit
 	return &IndentWriter{
 		Indent:     indent,
 		IndentFunc: indentFunc,
-		pw:         lipgloss.NewWrapWriter(w),
+		pw:         newWrapWriter(w),
 		w:          w,
 	}
 }
@@ -178,41 +217,45 @@ func (w *IndentWriter) restorePen() {
 	}
 }
 
-// Write writes to the indentation writer.
+// Write writes to the indentation writer. It writes each line, newline
+// included, in one call: the output is the same as writing rune by rune.
 func (w *IndentWriter) Write(p []byte) (int, error) {
-	// Use UTF-8 aware iteration to properly handle multi-byte characters (e.g., CJK)
-	for i := 0; i < len(p); {
-		r, size := utf8.DecodeRune(p[i:])
+	n := len(p)
+	for len(p) > 0 {
 		if !w.skipIndent {
-			w.resetPen()
-			if w.IndentFunc != nil {
-				for j := 0; j < w.Indent; j++ {
-					w.IndentFunc(w.pw)
-				}
-			} else {
-				_, err := io.WriteString(w.pw, strings.Repeat(" ", w.Indent))
-				if err != nil {
-					return 0, fmt.Errorf("glamour: error writing indentation: %w", err)
-				}
+			if err := w.indent(); err != nil {
+				return 0, err
 			}
-
-			w.skipIndent = true
-			w.restorePen()
 		}
-
-		if r == '\n' {
+		end := bytes.IndexByte(p, '\n')
+		if end < 0 {
+			end = len(p)
+		} else {
+			end++
 			w.skipIndent = false
 		}
-
-		// Write complete UTF-8 character bytes to output
-		_, err := w.pw.Write(p[i : i+size])
-		if err != nil {
+		if _, err := w.pw.Write(p[:end]); err != nil {
 			return 0, fmt.Errorf("glamour: error writing bytes: %w", err)
 		}
-		i += size
+		p = p[end:]
 	}
+	return n, nil
+}
 
-	return len(p), nil
+// indent writes the indentation of a new line between a reset and a
+// restore of the pen.
+func (w *IndentWriter) indent() error {
+	w.resetPen()
+	if w.IndentFunc != nil {
+		for j := 0; j < w.Indent; j++ {
+			w.IndentFunc(w.pw)
+		}
+	} else if _, err := io.WriteString(w.pw, strings.Repeat(" ", w.Indent)); err != nil {
+		return fmt.Errorf("glamour: error writing indentation: %w", err)
+	}
+	w.skipIndent = true
+	w.restorePen()
+	return nil
 }
 
 // Close closes the [IndentWriter].
