@@ -191,7 +191,7 @@ func (s *Session) spawnChild(ctx context.Context, t *Turn, req ChildRequest) (Ch
 
 	sub := child.Subscribe()
 	forwarded := make(chan int)
-	go s.forwardChild(sub, child, req.ToolCallID, forwarded)
+	go s.forwardChild(sub, child, t.ID, req.ToolCallID, forwarded)
 
 	// The parent's graceful stop asks the child to stop at its next safe
 	// point too; the watcher ends with the call.
@@ -376,9 +376,10 @@ func (s *Session) addChildCost(t *Turn, u Usage, usd float64) {
 
 // forwardChild hands every event of a child session to the parent's live
 // subscribers, wrapped as EventChild, until the child's subscription ends
-// (the child session closed). It reports on done how many tool calls the
-// child started.
-func (s *Session) forwardChild(sub *Subscription, child *Session, toolCallID string, done chan<- int) {
+// (the child session closed). The wrappers carry the parent's turn and
+// tool call, so a front end folds them into that call's card. It reports
+// on done how many tool calls the child started.
+func (s *Session) forwardChild(sub *Subscription, child *Session, turnID int64, toolCallID string, done chan<- int) {
 	calls := 0
 	defer func() { done <- calls }()
 	defer sub.Close()
@@ -392,7 +393,7 @@ func (s *Session) forwardChild(sub *Subscription, child *Session, toolCallID str
 			if ev.Type == EventToolCallStarted {
 				calls++
 			}
-			out[i] = Event{Type: EventChild, SessionID: s.id, Time: ev.Time, Runtime: ev.Runtime, ToolCallID: toolCallID,
+			out[i] = Event{Type: EventChild, SessionID: s.id, Time: ev.Time, Runtime: ev.Runtime, TurnID: turnID, ToolCallID: toolCallID,
 				Child: &ChildEvent{SessionID: child.id, Description: child.description, ReadOnly: child.readOnly, Event: ev}}
 		}
 		s.bus.forward(out...)

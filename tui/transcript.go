@@ -170,6 +170,8 @@ func (tr *transcript) apply(ev engine.Event) {
 			text += " (retrying elsewhere)"
 		}
 		tr.add(&item{kind: kindError, turnID: ev.TurnID, text: text})
+	case engine.EventChild:
+		tr.applyChild(ev)
 	case engine.EventFinalResult:
 		tr.closeStreams("")
 		tr.closeTurn(ev.TurnID)
