@@ -94,12 +94,19 @@ func (s *Session) SubmitTask(req ChildRequest) error {
 	// The turn runs on the delegation alone, under the current runtime's
 	// name: the session's runtime does not change, and the turn's own
 	// pricing and limits stay those of the session.
+	s.mu.Lock()
+	model := s.model
+	cur := s.runtimes[name]
+	s.mu.Unlock()
 	for _, a := range attempts {
 		if a.name == name {
-			attempts = []attempt{{entry: RuntimeEntry{Runtime: delegation{req: req, caps: a.entry.Runtime.Capabilities(a.model)}}, name: a.name, model: a.model}}
+			model = a.model
 			break
 		}
 	}
+	// Never the chain itself: the turn's prompt is the /task line, not
+	// something for a runtime to answer.
+	attempts = []attempt{{entry: RuntimeEntry{Runtime: delegation{req: req, caps: cur.Runtime.Capabilities(model)}}, name: name, model: model}}
 	go func() {
 		defer s.wg.Done()
 		_, _ = s.completeTurn(context.Background(), ts, attempts)

@@ -614,3 +614,36 @@ func TestSubmitTaskRecordsATaskCall(t *testing.T) {
 func stPrior(st *store.Store, id string) (*engine.Prior, error) {
 	return st.Prior(context.Background(), id)
 }
+
+// TestRuntimeSwitchCarriesTheTaskCall: after a turn that delegated, the
+// runtime switched to is primed with the task call and its result, like
+// any tool call.
+func TestRuntimeSwitchCarriesTheTaskCall(t *testing.T) {
+	parent := script(t, "parent", parentScript(`{"prompt":"look around","runtime":"child","read_only":true}`))
+	next := &historyRuntime{name: "next"}
+	s, _ := newSession(t, engine.Config{Runtimes: []engine.RuntimeEntry{entry(parent), entry(script(t, "child", childScript)), entry(next)}})
+	if _, err := s.RunTurn(context.Background(), "delegate"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SwitchRuntime("next", ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.RunTurn(context.Background(), "and now?"); err != nil {
+		t.Fatal(err)
+	}
+	var call *engine.TranscriptEntry
+	for i, e := range next.history {
+		if e.ToolCallID == "call-1" {
+			call = &next.history[i]
+		}
+	}
+	if call == nil || call.Tool != engine.TaskToolName || !strings.Contains(call.Output, "child answer") || !strings.Contains(string(call.Input), "look around") {
+		t.Fatalf("history given to the next runtime lacks the task call: %+v", next.history)
+	}
+	// The child's own events are not the parent's conversation.
+	for _, e := range next.history {
+		if e.Kind == engine.EntryAssistant && e.Text == "child answer" {
+			t.Errorf("the child's message leaked into the parent's history: %+v", e)
+		}
+	}
+}
