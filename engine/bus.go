@@ -283,6 +283,28 @@ func (b *bus) publish(ev Event) {
 	}
 }
 
+// forward hands live subscribers events that another session already
+// stored (a child's, wrapped as EventChild). They carry no sequence number
+// of this session: they queue behind the events held for their commit and
+// go out as soon as those do, so a subscriber sees a child's events after
+// the parent's tool call that spawned it. Stored subscribers get only the
+// journal's rows, so forwarded events never reach them.
+func (b *bus) forward(evs ...Event) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	switch {
+	case len(b.live) == 0:
+	case !b.gated || b.failed != nil:
+		deliverAll(b.live, evs...)
+	default:
+		for _, ev := range evs {
+			ev.Seq = 0
+			b.held = append(b.held, ev)
+		}
+		b.releaseLocked()
+	}
+}
+
 // maxHeld is how many events wait in the bus before the publisher
 // releases them itself.
 const maxHeld = 4096

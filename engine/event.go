@@ -186,6 +186,10 @@ type Event struct {
 	// error, and final_result of a turn that ended with one
 	ErrorKind ErrorKind `json:"error_kind,omitempty"`
 	Retryable bool      `json:"retryable,omitempty"`
+
+	// Child, on an EventChild, is the child session's event it wraps;
+	// ToolCallID is then the parent's tool call that spawned the child.
+	Child *ChildEvent `json:"child,omitempty"`
 }
 
 // PermissionDenial is one tool call denied during a turn, as final_result

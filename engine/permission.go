@@ -18,7 +18,7 @@ type pendingRequest struct {
 func (s *Session) requestPermission(ctx context.Context, t *Turn, req PermissionRequest) Answer {
 	s.mu.Lock()
 	e := s.runtimes[t.Runtime]
-	q := GateQuery{SessionID: s.id, Runtime: t.Runtime, Capabilities: e.Runtime.Capabilities(t.Model),
+	q := GateQuery{SessionID: s.gateSessionID(), Runtime: t.Runtime, Capabilities: e.Runtime.Capabilities(t.Model),
 		Mode: s.mode, PermissionMode: s.pmode, Workspace: s.workspace, Request: req}
 	interactive := s.interactive
 	if ts := s.cur; ts != nil && ts.turn == t && req.ToolCallID != "" {
@@ -111,7 +111,7 @@ func (s *Session) requestPermission(ctx context.Context, t *Turn, req Permission
 // writes or runs a command is no read: it is refused without the gate.
 func (s *Session) CheckRead(ctx context.Context, req PermissionRequest) Verdict {
 	s.mu.Lock()
-	q := GateQuery{SessionID: s.id, Runtime: s.runtime, Mode: s.mode, PermissionMode: s.pmode, Workspace: s.workspace, Request: req}
+	q := GateQuery{SessionID: s.gateSessionID(), Runtime: s.runtime, Mode: s.mode, PermissionMode: s.pmode, Workspace: s.workspace, Request: req}
 	s.mu.Unlock()
 	var v Verdict
 	switch {
@@ -163,6 +163,14 @@ func (s *Session) Answer(requestID string, a Answer) error {
 	}
 	s.mu.Unlock()
 	if !ok {
+		// A request of a running child reaches the person through the
+		// parent's subscribers, and the answer comes back through the
+		// parent.
+		for _, c := range s.kids.list() {
+			if c.Answer(requestID, a) == nil {
+				return nil
+			}
+		}
 		return fmt.Errorf("answer %s: %w", requestID, ErrUnknownRequest)
 	}
 	p.answer <- a
@@ -172,10 +180,14 @@ func (s *Session) Answer(requestID string, a Answer) error {
 // Pending lists the ids of permission requests waiting for an answer.
 func (s *Session) Pending() []string {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	out := make([]string, 0, len(s.pending))
 	for id := range s.pending {
 		out = append(out, id)
+	}
+	s.mu.Unlock()
+	// A running child's requests wait on the same person.
+	for _, c := range s.kids.list() {
+		out = append(out, c.Pending()...)
 	}
 	return out
 }

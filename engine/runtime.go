@@ -87,6 +87,7 @@ type turnHost interface {
 	emit(ev Event) Event
 	requestPermission(ctx context.Context, t *Turn, req PermissionRequest) Answer
 	startCycle(t *Turn) error
+	spawnChild(ctx context.Context, t *Turn, req ChildRequest) (ChildResult, error)
 }
 
 // Emit publishes an event of this turn. The session fills in the session

@@ -75,6 +75,17 @@ type Session struct {
 	// changes counts the events that may have changed the workspace (see
 	// WorkspaceChanges).
 	changes uint64
+
+	// subagents configures the children this session's turns spawn, and
+	// kids tracks the running ones (see SpawnChild).
+	subagents SubagentConfig
+	kids      children
+	// parent is set on a child session: its root for the gate, and the
+	// session a child may not spawn from again. description and readOnly
+	// are the child's, for the wrapper events its parent forwards.
+	parent      *Session
+	description string
+	readOnly    bool
 }
 
 // Journal persists a session's events in order. Append is called under the
@@ -165,6 +176,13 @@ type SessionInfo struct {
 	Turns    int       `json:"turns"`
 	CostUSD  float64   `json:"cost_usd"`
 	LastSeq  int64     `json:"last_seq"`
+	// Parent is the session that spawned this one as a subagent, and
+	// ParentToolCallID the parent's tool call that did; both are empty
+	// for a session the person started.
+	Parent           string `json:"parent_session_id,omitempty"`
+	ParentToolCallID string `json:"parent_tool_call_id,omitempty"`
+	// Children counts the subagent sessions this session spawned.
+	Children int `json:"children,omitempty"`
 }
 
 // Prior is the persisted state of a session being resumed.
@@ -221,6 +239,9 @@ type Config struct {
 	// Hooks runs the person's SessionStart, UserPromptSubmit and
 	// Notification hooks; nil runs none.
 	Hooks TurnHooks
+	// Subagents configures the child turns this session's turns may
+	// spawn (Turn.SpawnChild).
+	Subagents SubagentConfig
 }
 
 // Errors of the session API.
@@ -257,6 +278,7 @@ func NewSession(cfg Config) (*Session, error) {
 		mode: cfg.Mode, pmode: cfg.PermissionMode, natives: map[string]NativeRef{},
 		pending: map[string]*pendingRequest{}, patcher: cfg.Patcher, patchRetries: cfg.PatchRetries,
 		pricer: cfg.Pricer, redactor: cfg.Redact, turnContext: cfg.Context, hooks: cfg.Hooks, resumed: cfg.Prior != nil,
+		subagents: cfg.Subagents,
 	}
 	switch {
 	case s.patchRetries == 0:

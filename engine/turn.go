@@ -65,6 +65,10 @@ type turnState struct {
 	// pricing prices the current attempt's tokens when its runtime
 	// reports none.
 	pricing pricing
+	// childUsage and childCost sum the turn's finished subagents, which
+	// the turn's budget and final_result include.
+	childUsage Usage
+	childCost  float64
 }
 
 // addDenial records a denial unless its tool call is already listed.
@@ -138,7 +142,7 @@ func (t *turnState) observe(ev *Event, lim Limits) {
 			t.usage.Add(*ev.Usage)
 		}
 		t.cost += ev.CostUSD
-		if lim.BudgetUSD > 0 && t.cost > lim.BudgetUSD {
+		if lim.BudgetUSD > 0 && t.cost+t.childCost > lim.BudgetUSD {
 			t.cancel(errBudget)
 		}
 	}
@@ -521,6 +525,8 @@ func (s *Session) finishLocked(ctx context.Context, ts *turnState, res Result, e
 			cost = usd
 		}
 	}
+	usage.Add(ts.childUsage)
+	cost += ts.childCost
 	cycles := ts.cycles
 	if res.Cycles > 0 {
 		cycles = res.Cycles

@@ -428,6 +428,9 @@ var kindCapabilities = map[config.RuntimeKind]engine.CapSet{
 // runtime's own extra ones (web_search).
 func nativeTools(opt Options, extra ...tools.Tool) *native.ExecutorTools {
 	reg := tools.NewBuiltinRegistry()
+	// The task tool delegates to a subagent on any configured runtime;
+	// the session runs it (engine.Turn.SpawnChild).
+	_ = reg.Register(tools.Task{})
 	for _, t := range extra {
 		_ = reg.Register(t)
 	}

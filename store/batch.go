@@ -102,8 +102,8 @@ func (c *connStmts) writeBatch(ctx context.Context, batch []engine.Event, create
 func (bt *batchTx) write(ctx context.Context, batch []engine.Event, create []SessionInfo) error {
 	for _, si := range create {
 		now := time.Now().UnixMilli()
-		if _, err := exec(ctx, bt, `INSERT OR IGNORE INTO sessions(id, created_at, updated_at, workspace, runtime, model, mode) VALUES (?,?,?,?,?,?,?)`,
-			si.ID, now, now, si.Workspace, si.Runtime, si.Model, string(si.Mode)); err != nil {
+		if _, err := exec(ctx, bt, `INSERT OR IGNORE INTO sessions(id, created_at, updated_at, workspace, runtime, model, mode, title, parent_id, parent_tool_call_id) VALUES (?,?,?,?,?,?,?,?,?,?)`,
+			si.ID, now, now, si.Workspace, si.Runtime, si.Model, string(si.Mode), si.Title, si.Parent, si.ParentToolCallID); err != nil {
 			return fmt.Errorf("create session %s: %w", si.ID, err)
 		}
 	}

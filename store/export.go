@@ -21,6 +21,9 @@ type Export struct {
 	// --output-format stream-json printed is here, with the same sequence
 	// number (deltas as they were stored, which is how they were printed).
 	Events []engine.Event `json:"events"`
+	// Children are the subagent sessions the session spawned, oldest
+	// first; each is a session of its own (kz sessions show ID).
+	Children []SessionInfo `json:"children,omitempty"`
 }
 
 // LoadExport reads everything an export shows.
@@ -40,6 +43,9 @@ func (s *Store) LoadExport(ctx context.Context, idOrPrefix string) (_ *Export, e
 	}
 	x := &Export{Session: si, Turns: turns, Transcript: tr, Events: []engine.Event{}}
 	if err := s.Events(ctx, si.ID, func(ev engine.Event) error { x.Events = append(x.Events, ev); return nil }); err != nil {
+		return nil, err
+	}
+	if x.Children, err = s.ListChildren(ctx, si.ID); err != nil {
 		return nil, err
 	}
 	return x, nil
@@ -142,8 +148,13 @@ func WriteSessionList(w io.Writer, list []SessionInfo) error {
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 	_, _ = fmt.Fprintln(tw, "ID\tUPDATED\tTURNS\tRUNTIME\tCOST\tTITLE")
 	for _, s := range list {
+		title := s.Title
+		if s.Children > 0 {
+			// Subagent sessions are not listed; their parent counts them.
+			title = strings.TrimSpace(fmt.Sprintf("%s (+%d subagent%s)", title, s.Children, map[bool]string{true: "", false: "s"}[s.Children == 1]))
+		}
 		_, _ = fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t$%.4f\t%s\n", s.ID, s.Updated.Local().Format(listLayout), s.Turns,
-			label(s.Runtime, s.Model), s.CostUSD, s.Title)
+			label(s.Runtime, s.Model), s.CostUSD, title)
 	}
 	return tw.Flush()
 }
@@ -155,6 +166,9 @@ func (x *Export) WriteSummary(w io.Writer) error {
 	_, _ = fmt.Fprintf(w, "session   %s\ntitle     %s\nworkspace %s\nruntime   %s\nmode      %s\ncreated   %s\nupdated   %s\nevents    %d\ncost      $%.4f\n",
 		s.ID, s.Title, s.Workspace, label(s.Runtime, s.Model), s.Mode,
 		s.Created.Local().Format(listLayout), s.Updated.Local().Format(listLayout), s.LastSeq, s.CostUSD)
+	if s.Parent != "" {
+		_, _ = fmt.Fprintf(w, "parent    %s (tool call %s)\n", s.Parent, s.ParentToolCallID)
+	}
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 	_, _ = fmt.Fprintln(tw, "\nTURN\tSTATUS\tRUNTIME\tCYCLES\tCOST\tPROMPT")
 	for _, t := range x.Turns {
@@ -163,6 +177,12 @@ func (x *Export) WriteSummary(w io.Writer) error {
 			status = "running"
 		}
 		_, _ = fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t$%.4f\t%s\n", t.TurnID, status, label(t.Runtime, t.Model), t.Cycles, t.CostUSD, firstLine(t.Prompt, 60))
+	}
+	if len(x.Children) > 0 {
+		_, _ = fmt.Fprintln(tw, "\nSUBAGENT\tTOOL CALL\tRUNTIME\tMODE\tCOST\tDESCRIPTION")
+		for _, c := range x.Children {
+			_, _ = fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t$%.4f\t%s\n", c.ID, c.ParentToolCallID, label(c.Runtime, c.Model), c.Mode, c.CostUSD, firstLine(c.Title, 60))
+		}
 	}
 	return tw.Flush()
 }

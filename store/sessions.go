@@ -18,14 +18,19 @@ import (
 // importing the store.
 type SessionInfo = engine.SessionInfo
 
-const sessionCols = `id, title, workspace, runtime, runtimes, model, mode, created_at, updated_at, turns, cost_usd, last_seq`
+// sessionCols are the columns scanSession reads from the sessions table,
+// which every query naming them selects FROM without an alias: the
+// children count is a correlated subquery on sessions.id.
+const sessionCols = `id, title, workspace, runtime, runtimes, model, mode, created_at, updated_at, turns, cost_usd, last_seq,
+	parent_id, parent_tool_call_id, (SELECT COUNT(*) FROM sessions AS c WHERE c.parent_id = sessions.id)`
 
 func scanSession(sc interface{ Scan(...any) error }) (SessionInfo, error) {
 	var si SessionInfo
 	var mode string
 	var created, updated int64
 	var runtimes string
-	if err := sc.Scan(&si.ID, &si.Title, &si.Workspace, &si.Runtime, &runtimes, &si.Model, &mode, &created, &updated, &si.Turns, &si.CostUSD, &si.LastSeq); err != nil {
+	if err := sc.Scan(&si.ID, &si.Title, &si.Workspace, &si.Runtime, &runtimes, &si.Model, &mode, &created, &updated, &si.Turns, &si.CostUSD, &si.LastSeq,
+		&si.Parent, &si.ParentToolCallID, &si.Children); err != nil {
 		return si, err
 	}
 	si.Mode, si.Created, si.Updated = engine.Mode(mode), time.UnixMilli(created), time.UnixMilli(updated)
@@ -35,35 +40,49 @@ func scanSession(sc interface{ Scan(...any) error }) (SessionInfo, error) {
 	return si, nil
 }
 
-// ListSessions returns sessions, newest first; workspace filters when set.
+// ListSessions returns the sessions the person started, newest first;
+// workspace filters when set. Subagent sessions are not listed: each
+// session's Children counts them, and ListChildren lists them.
 func (s *Store) ListSessions(ctx context.Context, workspace string, limit int) (_ []SessionInfo, err error) {
 	defer s.noteDamage(&err)
 	if limit <= 0 {
 		limit = 1000
 	}
-	q := `SELECT ` + sessionCols + ` FROM sessions`
+	q := `SELECT ` + sessionCols + ` FROM sessions WHERE parent_id = ''`
 	args := []any{}
 	if workspace != "" {
-		q += ` WHERE workspace = ?`
+		q += ` AND workspace = ?`
 		args = append(args, workspace)
 	}
 	q += ` ORDER BY updated_at DESC, id DESC LIMIT ?`
 	args = append(args, limit)
+	return s.querySessions(ctx, "list sessions", q, args...)
+}
+
+// ListChildren returns the subagent sessions a session spawned, oldest
+// first.
+func (s *Store) ListChildren(ctx context.Context, parent string) (_ []SessionInfo, err error) {
+	defer s.noteDamage(&err)
+	return s.querySessions(ctx, "list child sessions", `SELECT `+sessionCols+` FROM sessions WHERE parent_id = ? ORDER BY created_at, id`, parent)
+}
+
+// querySessions runs a query selecting sessionCols.
+func (s *Store) querySessions(ctx context.Context, what, q string, args ...any) ([]SessionInfo, error) {
 	rows, err := s.db.QueryContext(ctx, q, args...)
 	if err != nil {
-		return nil, fmt.Errorf("list sessions: %w", err)
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	defer func() { _ = rows.Close() }()
 	var out []SessionInfo
 	for rows.Next() {
 		si, err := scanSession(rows)
 		if err != nil {
-			return nil, fmt.Errorf("list sessions: %w", err)
+			return nil, fmt.Errorf("%s: %w", what, err)
 		}
 		out = append(out, si)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("list sessions: %w", err)
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	return out, nil
 }
@@ -153,18 +172,39 @@ func (s *Store) deleteSession(ctx context.Context, id string) error {
 	// Events, turns, the transcript, usage, native ids and session grants
 	// go with the session row (ON DELETE CASCADE); snapshots and artifacts
 	// name their session without a foreign key and go explicitly.
-	r, err := exec(ctx, tx, `DELETE FROM sessions WHERE id = ?`, id)
+	// A session's subagent sessions go with it: they are part of its
+	// history, and no list shows them on their own.
+	var ids []string
+	rows, err := tx.QueryContext(ctx, `SELECT id FROM sessions WHERE parent_id = ?`, id)
 	if err != nil {
 		return fmt.Errorf("delete session %s: %w", id, err)
 	}
-	if n, _ := r.RowsAffected(); n == 0 {
-		return fmt.Errorf("delete session: %w: %s", ErrNotFound, id)
+	for rows.Next() {
+		var c string
+		if err := rows.Scan(&c); err != nil {
+			_ = rows.Close()
+			return fmt.Errorf("delete session %s: %w", id, err)
+		}
+		ids = append(ids, c)
 	}
-	if _, err := exec(ctx, tx, `DELETE FROM snapshots WHERE session_id = ?`, id); err != nil {
+	_ = rows.Close()
+	if err := rows.Err(); err != nil {
 		return fmt.Errorf("delete session %s: %w", id, err)
 	}
-	if _, err := exec(ctx, tx, `DELETE FROM artifacts WHERE session_id = ?`, id); err != nil {
-		return fmt.Errorf("delete session %s: %w", id, err)
+	for i, sid := range append([]string{id}, ids...) {
+		r, err := exec(ctx, tx, `DELETE FROM sessions WHERE id = ?`, sid)
+		if err != nil {
+			return fmt.Errorf("delete session %s: %w", sid, err)
+		}
+		if n, _ := r.RowsAffected(); n == 0 && i == 0 {
+			return fmt.Errorf("delete session: %w: %s", ErrNotFound, id)
+		}
+		if _, err := exec(ctx, tx, `DELETE FROM snapshots WHERE session_id = ?`, sid); err != nil {
+			return fmt.Errorf("delete session %s: %w", sid, err)
+		}
+		if _, err := exec(ctx, tx, `DELETE FROM artifacts WHERE session_id = ?`, sid); err != nil {
+			return fmt.Errorf("delete session %s: %w", sid, err)
+		}
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("delete session %s: %w", id, err)

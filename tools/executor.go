@@ -281,6 +281,9 @@ func (e *Executor) run(ctx context.Context, p Permitter, em Emitter, c ToolCall,
 		req.ToolCallID, req.Tool, req.Input = c.ID, c.Name, eventInput(req.Input)
 		return p.RequestPermission(ctx, req)
 	}
+	if sp, ok := p.(Spawner); ok {
+		rc.Spawn = sp.SpawnChild
+	}
 	if e.artifacts != nil {
 		rc.SaveArtifact = func(ctx context.Context, content []byte) (string, error) {
 			return e.artifacts.SaveArtifact(ctx, e.env.SessionID, c.ID, content)

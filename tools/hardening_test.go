@@ -192,8 +192,9 @@ func TestDescriptionsAreTheEmbeddedFiles(t *testing.T) {
 	}
 	seen := map[string]bool{}
 	// read_artifact is registered where a session stores artifacts,
-	// web_search where a runtime's configuration enables it.
-	for _, tl := range append(Builtins(), ReadArtifact{}, WebSearch{}) {
+	// web_search where a runtime's configuration enables it, task for
+	// the native runtimes (which can spawn subagents).
+	for _, tl := range append(Builtins(), ReadArtifact{}, WebSearch{}, Task{}) {
 		s := tl.Spec()
 		b, err := descriptionFS.ReadFile("descriptions/" + s.Name + ".md")
 		if err != nil {

@@ -118,6 +118,9 @@ type RunContext struct {
 	// its reference, for a tool that keeps its whole output while showing
 	// the model a part; nil when the session keeps no artifacts.
 	SaveArtifact func(ctx context.Context, content []byte) (string, error)
+	// Spawn runs a child turn (the task tool); nil when the caller
+	// cannot spawn one.
+	Spawn func(ctx context.Context, req engine.ChildRequest) (engine.ChildResult, error)
 }
 
 //go:embed descriptions/*.md

@@ -49,6 +49,8 @@ type toolCard struct {
 	decision string // the permission answer for this call, if one was asked
 	allowed  bool
 	outcome  string // how a proposal ended: applied, or why it was rejected
+	// child is the subagent a task call spawned (subagents.go).
+	child *childView
 
 	// The call as the runtime named it; the title is computed from these.
 	rawTool string

@@ -31,6 +31,7 @@ var slashCommands = []slashCommand{
 	{"runtime", "[name]", "switch runtime (no name: the picker)", cmdRuntime},
 	{"model", "[name]", "switch model (no name: the picker)", cmdModel},
 	{"mode", "[mode]", "set the mode (no mode: the next one)", cmdMode},
+	{"task", "RUNTIME PROMPT", "a subagent on RUNTIME answers PROMPT (shown as a card)", cmdTask},
 	{"sessions", "", "open the session picker", cmdSessions},
 	{"undo", "", "undo the last applied change", cmdUndo},
 	{"changes", "", "the changes applied in this session, with their diffs", cmdChanges},

@@ -80,7 +80,7 @@ func (it *item) lines(rc *renderCtx) []string {
 	case kindAssistant:
 		return it.md.Lines(rc.md, rc.width, rc.now, rc.force, rc.deferCold)
 	case kindTool:
-		if it.card.status == cardRunning {
+		if it.card.status == cardRunning || (it.card.child != nil && it.card.child.state == childRunning) {
 			return it.card.render(rc)
 		}
 	}
@@ -251,6 +251,9 @@ func (c *toolCard) render(rc *renderCtx) []string {
 	}
 	out := []string{head}
 	gutter := t.Muted.Render("│ ")
+	if c.child != nil {
+		out = append(out, c.child.lines(rc)...)
+	}
 	if c.decision != "" {
 		st := t.Warn
 		if c.allowed {

@@ -499,6 +499,7 @@ func (m *Model) syncReview() {
 	}
 	m.review = newReview(head, prop, &m.theme, m.hunkSelect)
 	m.review.workspace = m.ext.workspace
+	m.review.who = m.dialog.children[head.RequestID]
 }
 
 func (m *Model) overlay() bool {
@@ -817,6 +818,24 @@ func (m *Model) onEvents(msg eventsMsg) tea.Cmd {
 		case engine.EventPermissionDecided:
 			if ev.RequestID != "" {
 				m.dialog.remove(ev.RequestID)
+			}
+		case engine.EventChild:
+			// A subagent's question reaches the person as the parent's
+			// do; the dialog names the subagent, and the answer goes
+			// through the parent session, which routes it.
+			if c := ev.Child; c != nil {
+				switch c.Event.Type {
+				case engine.EventPermissionRequested:
+					m.dialog.pushChild(c.Event, childLabel(c))
+					if notify == nil {
+						notify = m.notifyWaiting(permissionNote(c.Event))
+					}
+					m.showHelp = false
+				case engine.EventPermissionDecided:
+					if c.Event.RequestID != "" {
+						m.dialog.remove(c.Event.RequestID)
+					}
+				}
 			}
 		case engine.EventModeChanged:
 			m.modeCursor = ev.Mode

@@ -33,6 +33,9 @@ type permissionDialog struct {
 	// went to it after the pause): from then on its keys go to it at any
 	// pace, so ] ] to skip two hunks is not taken for typing.
 	engaged bool
+	// children names the subagent behind a request, by request id, for
+	// the requests of child sessions.
+	children map[string]string
 }
 
 // answerAction is what the dialog asks the root model to send.
@@ -74,6 +77,17 @@ func (d *permissionDialog) push(ev engine.Event) {
 		}
 	}
 	d.queue = append(d.queue, ev)
+}
+
+// pushChild queues a subagent's request; the title names the subagent.
+func (d *permissionDialog) pushChild(ev engine.Event, label string) {
+	if d.children == nil {
+		d.children = map[string]string{}
+	}
+	d.children[ev.RequestID] = label
+	// The child's turn id means nothing to the parent's dropTurn.
+	ev.TurnID = -1
+	d.push(ev)
 }
 
 // remove drops a request answered elsewhere (the turn ended, or another
@@ -328,6 +342,9 @@ func (d *permissionDialog) view(t *themes.Theme, width, maxHeight int) string {
 	ev := d.current()
 	inner := max(width-4, 10)
 	title := t.Warn.Bold(true).Render("⚠ Permission needed: ") + t.Accent.Render(requestName(ev))
+	if who := d.children[ev.RequestID]; who != "" {
+		title += t.Muted.Render(" · " + who)
+	}
 	if n := len(d.queue) - 1; n > 0 {
 		title += t.Muted.Render(fmt.Sprintf("  (%d more waiting)", n))
 	}

@@ -30,7 +30,9 @@ import (
 // only when the caller says so (Options.HunkSelection). A mark the
 // runtime cannot carry out is refused with a message rather than ignored.
 type review struct {
-	ev    engine.Event
+	ev engine.Event
+	// who names the subagent that asks, for a child session's request.
+	who   string
 	patch bool // a patch proposal: applied once, and editable
 	// marks says files and hunks can be marked: the runtime (or kz's
 	// patcher) takes part of the change.
@@ -359,6 +361,9 @@ func (r *review) view(t *themes.Theme, width, maxHeight, waiting int) string {
 func (r *review) lines(t *themes.Theme, width, maxHeight, waiting int) []string {
 	inner := max(width-4, 10)
 	title := t.Warn.Bold(true).Render("⚠ Permission needed: ") + t.Accent.Render(oneLine(r.ev.Tool))
+	if r.who != "" {
+		title += t.Muted.Render(" · " + r.who)
+	}
 	if waiting > 0 {
 		title += t.Muted.Render(fmt.Sprintf("  (%d more waiting)", waiting))
 	}

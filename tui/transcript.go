@@ -172,6 +172,8 @@ func (tr *transcript) apply(ev engine.Event) {
 		tr.add(&item{kind: kindError, turnID: ev.TurnID, text: text})
 	case engine.EventNotice:
 		tr.add(&item{kind: kindNotice, turnID: ev.TurnID, text: ev.Stage + ": " + ev.Text, style: "warn"})
+	case engine.EventChild:
+		tr.applyChild(ev)
 	case engine.EventFinalResult:
 		tr.closeStreams("")
 		tr.closeTurn(ev.TurnID)

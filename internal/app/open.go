@@ -326,6 +326,7 @@ func (a *App) newSession(o Options, c engine.Config) error {
 	a.journal = a.Store.NewWriter()
 	c.Workspace, c.Journal, c.Runtimes, c.Gate = a.Env.Workspace, a.journal, a.Runtimes, a.Gate
 	c.Interactive, c.Limits, c.PatchRetries = o.Interactive, limits, config.EnginePatchRetries(patchRetries)
+	c.Subagents = cfg.Subagents.Engine()
 	c.Failover = runtimes.Failover(cfg.Failover, a.Runtimes, c.Runtime)
 	// Every runtime's tokens are priced from the same catalog the native
 	// runtime uses, [[models]] entries included, so that the budget and the

@@ -182,6 +182,7 @@ func safeSessions(list []store.SessionInfo) []store.SessionInfo {
 	out := make([]store.SessionInfo, len(list))
 	for i, s := range list {
 		s.ID, s.Title, s.Workspace = termsafe.Line(s.ID), termsafe.Line(s.Title), termsafe.Line(s.Workspace)
+		s.Parent, s.ParentToolCallID = termsafe.Line(s.Parent), termsafe.Line(s.ParentToolCallID)
 		s.Runtime, s.Model, s.Mode = termsafe.Line(s.Runtime), termsafe.Line(s.Model), engine.Mode(termsafe.Line(string(s.Mode)))
 		out[i] = s
 	}
@@ -195,6 +196,7 @@ func safeSessions(list []store.SessionInfo) []store.SessionInfo {
 func safeExport(x *store.Export) *store.Export {
 	y := *x
 	y.Session = safeSessions([]store.SessionInfo{x.Session})[0]
+	y.Children = safeSessions(x.Children)
 	y.Turns = make([]store.TurnInfo, len(x.Turns))
 	for i, t := range x.Turns {
 		first, _, more := strings.Cut(t.Prompt, "\n")

@@ -180,6 +180,8 @@ type File struct {
 	Hooks hooks.Config `toml:"hooks"`
 	// MCP is the [mcp] table: the MCP servers of every runtime.
 	MCP MCPFile `toml:"mcp"`
+	// Subagents is the [subagents] table: child turn defaults.
+	Subagents SubagentsFile `toml:"subagents"`
 }
 
 // Config is the merged configuration.
@@ -194,6 +196,8 @@ type Config struct {
 	// Notify is the merged [tui] notify ("auto" unless set).
 	Notify string
 	Limits Limits
+	// Subagents is the merged [subagents] table.
+	Subagents Subagents
 	// PatchRetries is the merged patch_retries; nil means not configured
 	// (the engine's default).
 	PatchRetries *int
@@ -406,6 +410,9 @@ func (cfg *Config) apply(f *File, lines keyLines, full, user bool) error {
 		cfg.Theme = f.Theme
 	}
 	if err := cfg.applyLimits(f.Limits, lines, full); err != nil {
+		return err
+	}
+	if err := cfg.applySubagents(f.Subagents, lines, full); err != nil {
 		return err
 	}
 	if err := cfg.applySandbox(f.Sandbox, lines, full, user); err != nil {

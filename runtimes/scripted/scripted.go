@@ -17,7 +17,11 @@
 //     enforces --max-cycles there); {"fail": {"kind": "rate_limit",
 //     "message": "..."}} fails the turn with a classified error;
 //     {"sleep_ms": N} waits; {"end_turn": true} separates turns: turn k of a
-//     runtime plays segment k modulo the number of segments.
+//     runtime plays segment k modulo the number of segments;
+//     {"task": {"prompt": "...", "runtime": "r", "read_only": true, ...},
+//     "tool_call_id": "t1"} delegates to a subagent as the native runtime's
+//     task tool does (tool_call_started, the child turn, tool_call_finished
+//     with its answer).
 //
 // Any line may carry "delay_ms" (wait before it), "repeat" (play it N
 // times) and "when": "allow" or "deny" (play it only if the last permission
@@ -66,6 +70,8 @@ type line struct {
 	Fail    *failure `json:"fail,omitempty"`
 	SleepMS int      `json:"sleep_ms,omitempty"`
 	EndTurn bool     `json:"end_turn,omitempty"`
+	// Task spawns a child turn (see Turn.SpawnChild).
+	Task *engine.TaskInput `json:"task,omitempty"`
 
 	where string
 }
@@ -182,14 +188,14 @@ func parseLine(raw []byte) (line, error) {
 		return l, err
 	}
 	directives := 0
-	for _, set := range []bool{l.Cycle, l.Fail != nil, l.SleepMS > 0, l.EndTurn} {
+	for _, set := range []bool{l.Cycle, l.Fail != nil, l.SleepMS > 0, l.EndTurn, l.Task != nil} {
 		if set {
 			directives++
 		}
 	}
 	switch {
 	case l.Type == "" && directives == 0:
-		return l, errors.New(`line has neither an event "type" nor a directive (cycle, fail, sleep_ms, end_turn)`)
+		return l, errors.New(`line has neither an event "type" nor a directive (cycle, fail, sleep_ms, end_turn, task)`)
 	case l.Type != "" && directives > 0, directives > 1:
 		return l, errors.New("a line is one event or one directive, not several")
 	case l.Type != "" && !l.Type.Valid():
@@ -369,6 +375,8 @@ func (rt *Runtime) Run(ctx context.Context, t *engine.Turn) (engine.Result, erro
 				return res, &engine.RuntimeError{Kind: l.Fail.Kind, Runtime: rt.name, Model: model,
 					Message: l.Fail.Message, RetryAfter: time.Duration(l.Fail.RetryAfterMS) * time.Millisecond}
 			case l.SleepMS > 0:
+			case l.Task != nil:
+				last = runTask(ctx, t, l)
 			case l.Type == engine.EventPermissionRequested:
 				a := t.RequestPermission(ctx, engine.PermissionRequest{ToolCallID: l.ToolCallID, Tool: l.Tool,
 					Input: l.Input, Command: l.Command, Paths: l.Paths, Diff: l.Diff, Write: isWrite(l.Event)})
@@ -392,6 +400,37 @@ func (rt *Runtime) Run(ctx context.Context, t *engine.Turn) (engine.Result, erro
 		}
 	}
 	return res, nil
+}
+
+// runTask plays a task line: the call, the child turn, the result. A
+// child that could not start or did not complete is an error result, and
+// the line's "when" followers see it as a deny.
+func runTask(ctx context.Context, t *engine.Turn, l line) engine.Decision {
+	in := *l.Task
+	id := l.ToolCallID
+	if id == "" {
+		id = "task-" + engine.NewID()
+	}
+	input, _ := json.Marshal(in)
+	t.Emit(engine.Event{Type: engine.EventToolCallStarted, ToolCallID: id, Tool: engine.TaskToolName, Input: input})
+	res, err := t.SpawnChild(ctx, engine.ChildRequest{ToolCallID: id, Prompt: in.Prompt, Runtime: in.Runtime, Model: in.Model,
+		Description: in.Description, ReadOnly: in.ReadOnly, Limits: engine.Limits{MaxCycles: in.MaxCycles, BudgetUSD: in.BudgetUSD,
+			Timeout: time.Duration(in.TimeoutSeconds * float64(time.Second))}})
+	out, failed := "", true
+	if err != nil {
+		out = err.Error()
+	} else {
+		out, failed = engine.TaskResultText(res)
+	}
+	status := engine.ToolStatusOK
+	if failed {
+		status = engine.ToolStatusError
+	}
+	t.Emit(engine.Event{Type: engine.EventToolCallFinished, ToolCallID: id, Tool: engine.TaskToolName, Status: status, Output: out, IsError: failed})
+	if failed {
+		return engine.DecisionDeny
+	}
+	return engine.DecisionAllow
 }
 
 // wait sleeps for ms milliseconds; it reports stop when the turn was asked
