@@ -343,6 +343,11 @@ func (a *App) newSession(o Options, c engine.Config) error {
 		// The prompt and notification hooks; PreToolUse runs in the gate.
 		c.Hooks = a.Env.hooks
 	}
+	if a.ws != nil {
+		// Every tool call of every runtime is checkpointed, so that kz
+		// undo and /rewind can put back what it changed.
+		c.Checkpoints = newTracker(a.Store, a.ws)
+	}
 	sess, err := engine.NewSession(c)
 	if err != nil {
 		return err

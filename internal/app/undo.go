@@ -34,9 +34,10 @@ type undoer struct {
 	sessionID string
 }
 
-// UndoLast implements tui.Undoer.
+// UndoLast implements tui.Undoer: the newest change of any kind, as kz
+// undo.
 func (u undoer) UndoLast(ctx context.Context) (string, error) {
-	return u.e.Undo(ctx, u.st, u.ws, u.sessionID)
+	return u.e.UndoAny(ctx, u.st, u.ws, u.sessionID)
 }
 
 // RevertChange undoes an older change of this session from the change log
