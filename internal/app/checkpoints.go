@@ -57,7 +57,9 @@ func (c checkpointStore) Commit(ctx context.Context, sc checkpoint.Commit) error
 }
 
 // Blob implements checkpoint.BlobReader.
-func (c checkpointStore) Blob(ctx context.Context, sha string) ([]byte, error) { return c.st.Blob(ctx, sha) }
+func (c checkpointStore) Blob(ctx context.Context, sha string) ([]byte, error) {
+	return c.st.Blob(ctx, sha)
+}
 
 // newTracker is the checkpointer of a session in ws.
 func newTracker(st *store.Store, ws *workspace.Workspace) *checkpoint.Tracker {

@@ -284,4 +284,3 @@ func (t *Tracker) read(rel string) (state, error) {
 	t.pending[sha] = data
 	return state{exists: true, kept: true, sha: sha, mode: info.Mode().Perm(), size: int64(len(data))}, nil
 }
-
