@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -231,7 +230,3 @@ func (e *Env) restore(ctx context.Context, st *store.Store, ws *workspace.Worksp
 	}
 	return msg, nil
 }
-
-// ErrNothingToRewind means no turn of the session changed a file since
-// the turn asked for, and no conversation is to be rewound.
-var ErrNothingToRewind = errors.New("nothing to rewind")

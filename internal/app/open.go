@@ -411,7 +411,7 @@ func (a *App) Close() {
 func (a *App) TUI() tui.Options {
 	o := tui.Options{Session: a.Session, Welcome: a.Welcome, Workspace: a.Env.Workspace, HunkSelection: true,
 		Notify:   tui.NotifyMode(a.Env.Config.Notify),
-		Undo:     undoer{e: a.Env, st: a.Store, ws: a.ws, sessionID: a.Session.ID()},
+		Undo:     undoer{e: a.Env, st: a.Store, ws: a.ws, sessionID: a.Session.ID(), sess: a.Session},
 		Sessions: a.Store,
 		Grants:   grantManager{gate: a.Gate, file: config.NewGrantsFile(a.Env.Paths)},
 		Mentions: mentionReader{sess: a.Session, env: tools.NewEnv(a.ws, a.Session.ID(), nil)},

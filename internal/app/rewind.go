@@ -11,6 +11,7 @@ import (
 	"github.com/kaizen-code/kz/store"
 	"github.com/kaizen-code/kz/tools/checkpoint"
 	"github.com/kaizen-code/kz/tools/workspace"
+	"github.com/kaizen-code/kz/tui"
 )
 
 // RewindPoint is one turn /rewind can go back to before.
@@ -115,9 +116,33 @@ func (u undoer) RewindFiles(ctx context.Context, turn int64) (string, error) {
 	return u.e.RewindFiles(ctx, u.st, u.ws, u.sessionID, turn)
 }
 
+// RewindPoints implements tui.Rewinder.
+func (u undoer) RewindPoints(ctx context.Context) ([]tui.RewindPoint, error) {
+	pts, err := u.e.RewindPoints(ctx, u.st, u.ws, u.sessionID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]tui.RewindPoint, len(pts))
+	for i, p := range pts {
+		out[i] = tui.RewindPoint{Turn: p.Turn, Prompt: p.Prompt, Started: p.Started, Files: p.Files}
+	}
+	return out, nil
+}
+
+// RewindConversation implements tui.Rewinder.
+func (u undoer) RewindConversation(ctx context.Context, turn int64) error {
+	if u.sess == nil {
+		return errors.New("this session cannot rewind its conversation")
+	}
+	return u.sess.RewindConversation(ctx, turn)
+}
+
 // rewindSession is the conversation side of /rewind.
 type rewindSession interface {
 	RewindConversation(ctx context.Context, turn int64) error
 }
 
-var _ rewindSession = (*engine.Session)(nil)
+var (
+	_ rewindSession = (*engine.Session)(nil)
+	_ tui.Rewinder  = undoer{}
+)

@@ -32,6 +32,9 @@ type undoer struct {
 	st        *store.Store
 	ws        *workspace.Workspace
 	sessionID string
+	// sess takes the conversation back for /rewind; nil offers no
+	// conversation rewind.
+	sess rewindSession
 }
 
 // UndoLast implements tui.Undoer: the newest change of any kind, as kz
