@@ -18,7 +18,9 @@ type recordingRewinder struct {
 	filesErr error
 }
 
-func (r *recordingRewinder) RewindPoints(context.Context) ([]RewindPoint, error) { return r.points, nil }
+func (r *recordingRewinder) RewindPoints(context.Context) ([]RewindPoint, error) {
+	return r.points, nil
+}
 
 func (r *recordingRewinder) RewindFiles(_ context.Context, turn int64) (string, error) {
 	r.files = append(r.files, turn)
