@@ -1,15 +1,19 @@
 package cli
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/internal/app"
 	"github.com/kaizen-code/kz/runtimes/llm"
 	"github.com/kaizen-code/kz/runtimes/llm/llmtest"
+	"github.com/kaizen-code/kz/tools/workspace"
 )
 
 // nativeCalls configures a native runtime on a fake Anthropic API that
@@ -133,4 +137,59 @@ func TestUndoRefusesAfterAnOutsideEdit(t *testing.T) {
 		t.Fatalf("undo after an outside edit: exit %d %s", code, errOut)
 	}
 	wantFiles(t, sb.workspace, map[string]string{"a.txt": "changed\n", "b.txt": "my own edit\n"})
+}
+
+// TestRewindFilesAcrossTwoTurns: two turns change the same file (a
+// write_file, then a shell command that also creates and deletes files);
+// a rewind to before turn 2 restores turn 1's result, and a rewind to
+// before turn 1 the files as they were, all from the store.
+func TestRewindFilesAcrossTwoTurns(t *testing.T) {
+	sb := newSandbox(t)
+	writeFiles(t, sb.workspace, map[string]string{"a.txt": "v0\n", "gone.txt": "old\n"})
+	u := engine.Usage{InputTokens: 10, OutputTokens: 5}
+	fake := llmtest.New(t, llm.ProviderAnthropic,
+		llmtest.Reply{Calls: []llmtest.Call{{ID: "w1", Name: "write_file", Args: `{"path":"a.txt","content":"v1\n"}`}}, Usage: u},
+		llmtest.Reply{Text: "turn one done", Usage: u},
+		llmtest.Reply{Calls: []llmtest.Call{{ID: "b2", Name: "bash", Args: `{"command":"echo v2 > a.txt; echo n > b.txt; rm gone.txt"}`}}, Usage: u},
+		llmtest.Reply{Text: "turn two done", Usage: u})
+	t.Setenv("KZ_FAKE_KEY", "sk-test")
+	sb.userConfig(fmt.Sprintf("[runtimes.fake]\nkind = \"native\"\nprovider = \"anthropic\"\nbase_url = %q\napi_key_env = \"KZ_FAKE_KEY\"\nmodels = [\"claude-sonnet-4-5\"]\n", fake.URL))
+	sb.turn("first")
+	_, _, code := sb.kz("-p", "second", "--continue", "--runtime", "fake", "--model", "claude-sonnet-4-5", "--permission-mode", "yolo")
+	if code != 0 {
+		t.Fatalf("second turn: exit %d", code)
+	}
+	wantFiles(t, sb.workspace, map[string]string{"a.txt": "v2\n", "b.txt": "n\n", "gone.txt": ""})
+
+	ctx := context.Background()
+	e, err := app.Load("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := e.OpenStore(ctx, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = st.Close() }()
+	si, err := st.LatestSession(ctx, e.Workspace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, err := workspace.Open(e.Workspace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = ws.Close() }()
+	pts, err := e.RewindPoints(ctx, st, ws, si.ID)
+	if err != nil || len(pts) != 2 || strings.Join(pts[0].Files, ",") != "a.txt" || strings.Join(pts[1].Files, ",") != "a.txt,b.txt,gone.txt" {
+		t.Fatalf("rewind points %+v %v", pts, err)
+	}
+	if _, err := e.RewindFiles(ctx, st, ws, si.ID, 2); err != nil {
+		t.Fatal(err)
+	}
+	wantFiles(t, sb.workspace, map[string]string{"a.txt": "v1\n", "b.txt": "", "gone.txt": "old\n"})
+	if _, err := e.RewindFiles(ctx, st, ws, si.ID, 1); err != nil {
+		t.Fatal(err)
+	}
+	wantFiles(t, sb.workspace, map[string]string{"a.txt": "v0\n", "b.txt": "", "gone.txt": "old\n"})
 }
