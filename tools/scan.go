@@ -5,6 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
+	"runtime"
+	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -41,6 +45,10 @@ var ErrScanTruncated = errors.New("the workspace holds more files than the scan 
 // scan after every tool call stays cheap. After maxFiles files (when
 // positive) it stops and returns ErrScanTruncated.
 //
+// The scan is one stat per file, which is all its cost: directories are
+// scanned by up to GOMAXPROCS workers at once. visit is called from those
+// workers, one call at a time, in no particular order.
+//
 // Confinement is the walk's: the scan starts from the workspace's os.Root
 // and every later open is an openat of one listed name with O_NOFOLLOW.
 func ScanWorkspace(ctx context.Context, ws *workspace.Workspace, maxFiles int, visit func(rel string, st FileStat)) error {
@@ -48,80 +56,146 @@ func ScanWorkspace(ctx context.Context, ws *workspace.Workspace, maxFiles int, v
 	if err != nil {
 		return fmt.Errorf("scan %s: %w", ws.Dir(), err)
 	}
-	s := &scanner{ctx: ctx, visit: visit, max: maxFiles}
-	s.dir(top, int(top.Fd()), "", nil, 0)
-	_ = top.Close()
+	s := &scanner{ctx: ctx, visit: visit, max: int64(maxFiles)}
+	s.cond = sync.NewCond(&s.mu)
+	s.jobs = []scanJob{{dir: top, fd: int(top.Fd())}}
+	workers := min(runtime.GOMAXPROCS(0), maxScanWorkers)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(s.work)
+	}
+	wg.Wait()
 	switch {
 	case ctx.Err() != nil:
 		return fmt.Errorf("scan %s: %w", ws.Dir(), ctx.Err())
-	case s.truncated:
+	case s.truncated.Load():
 		return fmt.Errorf("scan %s: %w (%d)", ws.Dir(), ErrScanTruncated, maxFiles)
 	}
 	return nil
 }
 
-// scanner is one ScanWorkspace.
+// maxScanWorkers bounds the goroutines of one scan.
+const maxScanWorkers = 4
+
+// scanner is one ScanWorkspace: a queue of directories to scan, shared
+// by its workers. A worker that finds the queue empty waits while another
+// is still scanning (it may queue more), and all stop once none is.
 type scanner struct {
-	ctx       context.Context
-	visit     func(string, FileStat)
-	max, n    int
-	truncated bool
+	ctx   context.Context
+	visit func(string, FileStat)
+	max   int64
+	n     atomic.Int64
+	// truncated is set once the cap is reached, and stops every worker.
+	truncated atomic.Bool
+
+	mu     sync.Mutex
+	cond   *sync.Cond
+	jobs   []scanJob
+	active int
+	// visitMu makes the calls of visit one at a time.
+	visitMu sync.Mutex
 }
 
-// dirReader is the directory listing ScanWorkspace needs.
-type dirReader interface {
-	ReadDir(n int) ([]fs.DirEntry, error)
+// scanJob is one open directory to scan; the worker that scans it closes
+// it.
+type scanJob struct {
+	dir    *os.File
+	fd     int
+	prefix string
+	rules  []ignoreRule
+	depth  int
 }
 
-// dir scans one open directory (fd is its descriptor); it reports false
-// once the scan must stop.
-func (s *scanner) dir(d dirReader, fd int, prefix string, rules []ignoreRule, depth int) bool {
-	if s.ctx.Err() != nil {
-		return false
+// work scans directories from the queue until it is empty and no worker
+// is scanning one.
+func (s *scanner) work() {
+	for {
+		s.mu.Lock()
+		for len(s.jobs) == 0 && s.active > 0 {
+			s.cond.Wait()
+		}
+		if len(s.jobs) == 0 {
+			s.mu.Unlock()
+			return
+		}
+		j := s.jobs[len(s.jobs)-1]
+		s.jobs = s.jobs[:len(s.jobs)-1]
+		s.active++
+		s.mu.Unlock()
+
+		s.dir(j)
+		_ = j.dir.Close()
+
+		s.mu.Lock()
+		s.active--
+		s.cond.Broadcast()
+		s.mu.Unlock()
 	}
-	ents, err := d.ReadDir(-1)
+}
+
+// stopped reports whether the scan must stop.
+func (s *scanner) stopped() bool { return s.truncated.Load() || s.ctx.Err() != nil }
+
+// dir scans one open directory: its files are visited, its directories
+// queued (or, once the scan stops, closed unscanned).
+func (s *scanner) dir(j scanJob) {
+	if s.stopped() {
+		return
+	}
+	ents, err := j.dir.ReadDir(-1)
 	if err != nil && len(ents) == 0 {
-		return true
+		return
 	}
-	rules = append(rules[:len(rules):len(rules)], readIgnore(fd, prefix)...)
+	rules := append(j.rules[:len(j.rules):len(j.rules)], readIgnore(j.fd, j.prefix)...)
 	var st unix.Stat_t
+	var subs []scanJob
 	for _, e := range ents {
 		name := e.Name()
 		rel := name
-		if prefix != "" {
-			rel = prefix + "/" + name
+		if j.prefix != "" {
+			rel = j.prefix + "/" + name
 		}
 		t := e.Type()
 		switch {
 		case t.IsDir():
-			if name == ".git" || depth >= maxWalkDepth || ignored(rules, rel, true) {
+			if name == ".git" || j.depth >= maxWalkDepth || ignored(rules, rel, true) {
 				continue
 			}
-			sub, err := openat(fd, name, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW|syscall.O_NOCTTY)
+			fd, err := openat(j.fd, name, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW|syscall.O_NOCTTY)
 			if err != nil {
 				continue
 			}
-			h := newDirHandleFD(sub, rel)
-			ok := s.dir(h.file, sub, rel, rules, depth+1)
-			_ = h.file.Close()
-			if !ok {
-				return false
-			}
+			subs = append(subs, scanJob{dir: newDirHandleFD(fd, rel).file, fd: fd, prefix: rel, rules: rules, depth: j.depth + 1})
 		case t.IsRegular():
 			if ignored(rules, rel, false) {
 				continue
 			}
-			if err := unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+			if err := unix.Fstatat(j.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
 				continue
 			}
-			if s.max > 0 && s.n >= s.max {
-				s.truncated = true
-				return false
+			if s.max > 0 && s.n.Add(1) > s.max {
+				s.truncated.Store(true)
+				break
 			}
-			s.n++
-			s.visit(rel, FileStat{Size: st.Size, MtimeNs: st.Mtim.Nano(), CtimeNs: st.Ctim.Nano(), Ino: st.Ino,
-				Mode: fs.FileMode(st.Mode & 0o777)})
+			fst := FileStat{Size: st.Size, MtimeNs: st.Mtim.Nano(), CtimeNs: st.Ctim.Nano(), Ino: st.Ino, Mode: fs.FileMode(st.Mode & 0o777)}
+			s.visitMu.Lock()
+			s.visit(rel, fst)
+			s.visitMu.Unlock()
+		}
+		if s.stopped() {
+			break
 		}
 	}
-	return true
+	if s.stopped() {
+		for _, sub := range subs {
+			_ = sub.dir.Close()
+		}
+		return
+	}
+	if len(subs) > 0 {
+		s.mu.Lock()
+		s.jobs = append(s.jobs, subs...)
+		s.cond.Broadcast()
+		s.mu.Unlock()
+	}
 }
