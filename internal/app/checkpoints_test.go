@@ -106,3 +106,34 @@ func TestCheckpointIgnoresTouchesAndRecordsModes(t *testing.T) {
 		t.Fatalf("mode after undo: %v %v", fi.Mode(), err)
 	}
 }
+
+// TestCheckpointSkipsTheScanOfAReadOnlyCommand: a command the shell
+// analysis proves read-only is not followed by a scan; what changed
+// meanwhile is found by the next scan, the turn's end, under the turn.
+func TestCheckpointSkipsTheScanOfAReadOnlyCommand(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"a.txt": "a0\n"})
+	e, tr, ws, st := trackerIn(t, dir, 0)
+	ctx := context.Background()
+	call := engine.CheckpointCall{SessionID: "s1", TurnID: 1, ToolCallID: "r1", Tool: "bash", Command: "cat a.txt | grep a"}
+	if err := tr.Refresh(ctx, call); err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.BeforeCall(ctx, call); err != nil {
+		t.Fatal(err)
+	}
+	writeFiles(t, dir, map[string]string{"a.txt": "a1\n"})
+	if err := tr.AfterCall(ctx, call); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := e.FindLastChange(ctx, st, ws, "s1"); ok || err != nil {
+		t.Fatalf("a read-only command got a checkpoint: %v %v", ok, err)
+	}
+	if err := tr.AfterCall(ctx, engine.CheckpointCall{SessionID: "s1", TurnID: 1}); err != nil {
+		t.Fatal(err)
+	}
+	lc, ok, err := e.FindLastChange(ctx, st, ws, "s1")
+	if err != nil || !ok || lc.Kind != KindTurn || strings.Join(lc.Files, "|") != "a.txt (restore its previous content)" {
+		t.Fatalf("the turn's end: %+v %v %v", lc, ok, err)
+	}
+}

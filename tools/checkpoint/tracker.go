@@ -61,6 +61,9 @@ type Tracker struct {
 	// pre holds, per tool call, the state of its predicted paths before
 	// it ran.
 	pre map[string]map[string]state
+	// readOnly marks the calls whose command the shell analysis proves
+	// read-only: their end needs no scan (the turn's end scans anyway).
+	readOnly map[string]bool
 	// pending is content read since the last commit, by SHA-256.
 	pending map[string][]byte
 }
@@ -160,7 +163,7 @@ func New(opt Options) *Tracker {
 	if opt.Now == nil {
 		opt.Now = time.Now
 	}
-	return &Tracker{opt: opt, pre: map[string]map[string]state{}, pending: map[string][]byte{}}
+	return &Tracker{opt: opt, pre: map[string]map[string]state{}, readOnly: map[string]bool{}, pending: map[string][]byte{}}
 }
 
 // Refresh implements engine.Checkpointer.
@@ -181,6 +184,9 @@ func (t *Tracker) BeforeCall(ctx context.Context, c engine.CheckpointCall) error
 	if _, done := t.pre[c.ToolCallID]; done {
 		return nil
 	}
+	if c.Command != "" && len(c.Paths) == 0 && shell.Analyze(c.Command).ReadOnly() {
+		t.readOnly[c.ToolCallID] = true
+	}
 	pre := map[string]state{}
 	for _, p := range t.predict(c) {
 		st, err := t.read(p)
@@ -199,6 +205,10 @@ func (t *Tracker) AfterCall(ctx context.Context, c engine.CheckpointCall) error 
 	defer t.mu.Unlock()
 	pre := t.pre[c.ToolCallID]
 	delete(t.pre, c.ToolCallID)
+	if t.readOnly[c.ToolCallID] {
+		delete(t.readOnly, c.ToolCallID)
+		return nil
+	}
 	cp := &Checkpoint{SessionID: c.SessionID, TurnID: c.TurnID, ToolCallID: c.ToolCallID, Tool: c.Tool, Runtime: c.Runtime}
 	if c.ToolCallID == "" {
 		// The turn's end also closes the calls whose end never came.
@@ -213,6 +223,7 @@ func (t *Tracker) AfterCall(ctx context.Context, c engine.CheckpointCall) error 
 			}
 			delete(t.pre, id)
 		}
+		clear(t.readOnly)
 	}
 	_, err := t.scanInto(ctx, pre, cp)
 	return err
