@@ -46,6 +46,8 @@ func benchWorkspace(b *testing.B, n int) string {
 // SQLite store): with nothing changed, and with a call that edited two
 // files, created one and deleted one (each iteration makes those changes
 // outside the timer and records the checkpoint inside it).
+//
+//	go test -run XXX -bench ShellChangeScan -benchtime 20x -count 5 ./internal/app/
 func BenchmarkShellChangeScan(b *testing.B) {
 	dir := benchWorkspace(b, 10_000)
 	ctx := context.Background()
@@ -86,7 +88,13 @@ func BenchmarkShellChangeScan(b *testing.B) {
 			if err := os.WriteFile(filepath.Join(dir, "pkg07", fmt.Sprintf("new%d.go", i)), []byte("package p\n"), 0o644); err != nil {
 				b.Fatal(err)
 			}
-			if err := os.Remove(filepath.Join(dir, "pkg07", fmt.Sprintf("f%05d.go", 7+100*i))); err != nil {
+			// The file the previous iteration created is deleted (the
+			// first iteration deletes a file of the fixture).
+			gone := filepath.Join(dir, "pkg07", fmt.Sprintf("new%d.go", i-1))
+			if i == 1 {
+				gone = filepath.Join(dir, "pkg07", "f00007.go")
+			}
+			if err := os.Remove(gone); err != nil {
 				b.Fatal(err)
 			}
 			b.StartTimer()
