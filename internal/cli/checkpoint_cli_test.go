@@ -193,3 +193,40 @@ func TestRewindFilesAcrossTwoTurns(t *testing.T) {
 	}
 	wantFiles(t, sb.workspace, map[string]string{"a.txt": "v0\n", "b.txt": "", "gone.txt": "old\n"})
 }
+
+// TestUndoOfANamedSession: --session takes a session other than the one
+// of the newest change here; an unknown one is an error that names it.
+func TestUndoOfANamedSession(t *testing.T) {
+	sb := newSandbox(t)
+	writeFiles(t, sb.workspace, map[string]string{"a.txt": "a0\n", "b.txt": "b0\n"})
+	u := engine.Usage{InputTokens: 10, OutputTokens: 5}
+	fake := llmtest.New(t, llm.ProviderAnthropic,
+		llmtest.Reply{Calls: []llmtest.Call{{ID: "w1", Name: "write_file", Args: `{"path":"a.txt","content":"a1\n"}`}}, Usage: u},
+		llmtest.Reply{Text: "one", Usage: u},
+		llmtest.Reply{Calls: []llmtest.Call{{ID: "w2", Name: "write_file", Args: `{"path":"b.txt","content":"b1\n"}`}}, Usage: u},
+		llmtest.Reply{Text: "two", Usage: u})
+	t.Setenv("KZ_FAKE_KEY", "sk-test")
+	sb.userConfig(fmt.Sprintf("[runtimes.fake]\nkind = \"native\"\nprovider = \"anthropic\"\nbase_url = %q\napi_key_env = \"KZ_FAKE_KEY\"\nmodels = [\"claude-sonnet-4-5\"]\n", fake.URL))
+	run := func(prompt string) string {
+		out, errOut, code := sb.kz("-p", prompt, "--runtime", "fake", "--model", "claude-sonnet-4-5", "--permission-mode", "yolo", "--output-format", "stream-json")
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errOut)
+		}
+		return streamEvents(t, out)[0].SessionID
+	}
+	first := run("first session")
+	run("second session")
+	if out, errOut, code := sb.kz("undo", "--list", "--session", first); code != 0 || !strings.Contains(out, "a.txt") || strings.Contains(out, "b.txt") {
+		t.Fatalf("undo --list --session: %d %s %s", code, out, errOut)
+	}
+	if _, errOut, code := sb.kz("undo", "--session", first); code != 0 {
+		t.Fatalf("undo --session: %d %s", code, errOut)
+	}
+	wantFiles(t, sb.workspace, map[string]string{"a.txt": "a0\n", "b.txt": "b1\n"})
+	if _, errOut, code := sb.kz("undo", "--session", "no-such-session"); code == 0 || !strings.Contains(errOut, "no-such-session") {
+		t.Fatalf("unknown session: %d %s", code, errOut)
+	}
+	if _, errOut, code := sb.kz("undo", "--session", first, first); code != 2 {
+		t.Fatalf("an id and --session: %d %s", code, errOut)
+	}
+}
