@@ -106,7 +106,7 @@ func (s *Session) beginCompact(ctx context.Context) (*turnState, Compacter, erro
 	n := len(s.transcript.Entries)
 	// A second compaction summarises the first one's summary and what
 	// came after it.
-	ts.history = CompactedHistory(s.transcript.Entries[:n:n])
+	ts.history = CompactedHistory(RewoundHistory(s.transcript.Entries[:n:n]))
 	ts.turn = &Turn{SessionID: s.id, Runtime: s.runtime, Model: s.model, Mode: s.mode, PermissionMode: s.pmode,
 		Workspace: s.workspace, Limits: s.limits, History: ts.history, Graceful: ts.graceful, host: s}
 	s.cur = ts

@@ -35,6 +35,10 @@ const (
 	EventCompactBoundary     EventType = "compact_boundary"
 	EventRuntimeSwitched     EventType = "runtime_switched"
 	EventModeChanged         EventType = "mode_changed"
+	// EventConversationRewound marks, append-only, that the conversation
+	// goes back to before a turn (/rewind): later turns are primed as if
+	// the turns from that one on had not happened.
+	EventConversationRewound EventType = "conversation_rewound"
 	EventError               EventType = "error"
 	// EventNotice is something kz tells the person that is neither an
 	// error nor part of the model's reply: what a hook said that nobody
@@ -53,6 +57,7 @@ var AllEventTypes = []EventType{
 	EventFileEdited, EventCommandStarted, EventCommandFinished, EventPatchProposed,
 	EventPatchApplied, EventPatchRejected, EventUsageUpdated, EventCompactBoundary,
 	EventRuntimeSwitched, EventModeChanged, EventError, EventNotice, EventFinalResult,
+	EventConversationRewound,
 }
 
 // Valid reports whether t is a known event type.
@@ -177,6 +182,11 @@ type Event struct {
 	// compact_boundary
 	TokensBefore int `json:"tokens_before,omitempty"`
 	TokensAfter  int `json:"tokens_after,omitempty"`
+
+	// conversation_rewound: the conversation goes back to before turn
+	// RewindTurn; LastTurn was the session's last turn then.
+	RewindTurn int64 `json:"rewind_turn,omitempty"`
+	LastTurn   int64 `json:"last_turn,omitempty"`
 
 	// runtime_switched and mode_changed
 	From string `json:"from,omitempty"`

@@ -215,7 +215,7 @@ func (s *Session) proposalLoop(ctx context.Context, ts *turnState, attempts []at
 		ts.turn.Prompt = fb
 		s.mu.Lock()
 		n := len(s.transcript.Entries)
-		ts.history, ts.histLen = CompactedHistory(s.transcript.Entries[:n:n]), n
+		ts.history, ts.histLen = CompactedHistory(RewoundHistory(s.transcript.Entries[:n:n])), n
 		s.mu.Unlock()
 		next, err := s.runAttempts(ctx, ts, attempts[:1])
 		if err != nil {

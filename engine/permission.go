@@ -45,6 +45,9 @@ func (s *Session) requestPermission(ctx context.Context, t *Turn, req Permission
 			a.Confinement = v.Confinement
 		}
 		s.emitDecision(base, "", a)
+		if a.Allowed() && (req.Write || req.Command != "") {
+			s.checkpointBefore(ctx, t, req)
+		}
 		return a
 	}
 	if !interactive || q.PermissionMode == PermissionDeny {
@@ -95,6 +98,9 @@ func (s *Session) requestPermission(ctx context.Context, t *Turn, req Permission
 		}
 	}
 	s.emitDecision(base, id, a)
+	if a.Allowed() && (req.Write || req.Command != "") {
+		s.checkpointBefore(ctx, t, req)
+	}
 	return a
 }
 

@@ -63,7 +63,8 @@ func TestEventJSONNamesAreStable(t *testing.T) {
 	want := []string{"session_started", "user_message", "text_delta", "reasoning_delta", "assistant_message",
 		"tool_call_started", "tool_call_progress", "tool_call_finished", "permission_requested", "permission_decided",
 		"file_edited", "command_started", "command_finished", "patch_proposed", "patch_applied", "patch_rejected",
-		"usage_updated", "compact_boundary", "runtime_switched", "mode_changed", "error", "notice", "final_result"}
+		"usage_updated", "compact_boundary", "runtime_switched", "mode_changed", "error", "notice", "final_result",
+		"conversation_rewound"}
 	if len(want) != len(engine.AllEventTypes) {
 		t.Fatalf("%d types, want %d", len(engine.AllEventTypes), len(want))
 	}

@@ -39,6 +39,8 @@ type Session struct {
 	// waits for.
 	hooks  TurnHooks
 	hookWG sync.WaitGroup
+	// checkpoints records what tool calls change (Config.Checkpoints).
+	checkpoints Checkpointer
 	// resumed says the session continues a stored one (Config.Prior), and
 	// hooksStarted that the SessionStart hooks ran in this process.
 	resumed, hooksStarted bool
@@ -242,6 +244,9 @@ type Config struct {
 	// Subagents configures the child turns this session's turns may
 	// spawn (Turn.SpawnChild).
 	Subagents SubagentConfig
+	// Checkpoints records what every tool call changes in the workspace,
+	// for undo and /rewind; nil records nothing.
+	Checkpoints Checkpointer
 }
 
 // Errors of the session API.
@@ -278,7 +283,8 @@ func NewSession(cfg Config) (*Session, error) {
 		mode: cfg.Mode, pmode: cfg.PermissionMode, natives: map[string]NativeRef{},
 		pending: map[string]*pendingRequest{}, patcher: cfg.Patcher, patchRetries: cfg.PatchRetries,
 		pricer: cfg.Pricer, redactor: cfg.Redact, turnContext: cfg.Context, hooks: cfg.Hooks, resumed: cfg.Prior != nil,
-		subagents: cfg.Subagents,
+		subagents:   cfg.Subagents,
+		checkpoints: cfg.Checkpoints,
 	}
 	switch {
 	case s.patchRetries == 0:
@@ -319,6 +325,7 @@ func NewSession(cfg Config) (*Session, error) {
 		for k, v := range p.Natives {
 			s.natives[k] = v
 		}
+		invalidNatives(p.Transcript, s.natives)
 	}
 	return s, nil
 }
@@ -632,15 +639,31 @@ func changesWorkspace(t EventType) bool {
 // without error then runs the PostToolUse hooks, after the event is
 // published and outside the lock, in the runtime's own goroutine as
 // Claude Code runs them: the runtime's next events wait for them.
+//
+// A shell call's start and the end of a call that may have written go to
+// the checkpointer the same way: the snapshot before the call is taken
+// before the runtime hears back, and the checkpoint after it is stored
+// before the runtime's next event.
 func (s *Session) emit(ev Event) Event {
 	s.mu.Lock()
 	q, post := s.postToolQueryLocked(ev)
+	cc, before, after := s.checkpointQueryLocked(ev)
 	var ctx context.Context
-	if post {
+	if post || before || after {
 		ctx = s.cur.ctx
 	}
 	out := s.emitLocked(ev)
 	s.mu.Unlock()
+	if before {
+		if err := s.checkpoints.BeforeCall(ctx, cc); err != nil {
+			s.checkpointError(cc.TurnID, cc.ToolCallID, err)
+		}
+	}
+	if after {
+		if err := s.checkpoints.AfterCall(ctx, cc); err != nil {
+			s.checkpointError(cc.TurnID, cc.ToolCallID, err)
+		}
+	}
 	if post {
 		s.postToolHooks(ctx, out.TurnID, q, ev.Output)
 	}

@@ -132,6 +132,11 @@ func TranscriptOp(ev Event) (EntryOp, TranscriptEntry) {
 		// marker for later turns (see CompactedHistory); empty when the
 		// compaction lasted only for the turn that made it.
 		e.Kind, e.Status, e.Text, e.Output = EntryMarker, string(ev.Type), markerText(ev), ev.Output
+	case EventConversationRewound:
+		// Input keeps the rewind's target and the last turn before it,
+		// which RewoundHistory and a resumed session read.
+		e.Kind, e.Status, e.Text = EntryMarker, string(ev.Type), ev.Text
+		e.Input, _ = json.Marshal(rewindMark{Turn: ev.RewindTurn, Last: ev.LastTurn})
 	case EventError:
 		e.Kind, e.Text, e.Status = EntryError, ev.Text, string(ev.ErrorKind)
 	case EventNotice:
@@ -155,7 +160,7 @@ func (b *TranscriptBuilder) Apply(ev Event) {
 		return
 	case EventUserMessage, EventAssistantMessage:
 		b.pending.Reset()
-	case EventToolCallStarted, EventRuntimeSwitched, EventModeChanged, EventCompactBoundary:
+	case EventToolCallStarted, EventRuntimeSwitched, EventModeChanged, EventCompactBoundary, EventConversationRewound:
 		b.flushPending()
 	case EventFinalResult:
 		b.flushPending()

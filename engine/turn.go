@@ -56,6 +56,9 @@ type turnState struct {
 	// call id: the PostToolUse hooks of a CLI runtime's call read the
 	// command and paths the gate judged.
 	requests map[string]PermissionRequest
+	// mayWrite marks the open calls the checkpointer took a snapshot
+	// before, whose end it must checkpoint.
+	mayWrite map[string]bool
 	// denials are the turn's denied tool calls in order, one per tool call
 	// id, from every permission_decided deny the session sees: that covers
 	// every runtime, since all decisions pass through the session.
@@ -308,7 +311,7 @@ func (s *Session) beginTurn(ctx context.Context, msg UserMessage) (*turnState, [
 	// that appends never reach it. After a /compact the history starts
 	// from the summary instead of the entries it replaced.
 	n := len(s.transcript.Entries)
-	ts.history, ts.histLen = CompactedHistory(s.transcript.Entries[:n:n]), n
+	ts.history, ts.histLen = CompactedHistory(RewoundHistory(s.transcript.Entries[:n:n])), n
 	s.emitLocked(Event{Type: EventUserMessage, TurnID: ts.turn.ID, Text: prompt, Images: msg.Images, Runtime: s.runtime, Model: s.model})
 	return ts, attempts, nil
 }
@@ -328,12 +331,16 @@ func (s *Session) completeTurn(ctx context.Context, ts *turnState, attempts []at
 	var res Result
 	err := s.runPromptHooks(ts.ctx, ts)
 	if err == nil {
+		s.checkpointRefresh(ts.ctx, ts)
 		res, err = s.runAttempts(ts.ctx, ts, attempts)
 		s.stopHooksAfterTurn(ts.ctx, ts, res, err)
 	}
 	if err == nil && s.patcher != nil && ts.turn.Mode == ModePatchProposal {
 		res, err = s.proposalLoop(ts.ctx, ts, attempts, res)
 	}
+	// Whatever the turn changed is checkpointed before its result, even
+	// when it was interrupted: its calls may have written.
+	s.checkpointEnd(context.WithoutCancel(ts.ctx), ts)
 
 	s.mu.Lock()
 	final := s.finishLocked(ts.ctx, ts, res, err)

@@ -36,6 +36,7 @@ var slashCommands = []slashCommand{
 	{"undo", "", "undo the last applied change", cmdUndo},
 	{"changes", "", "the changes applied in this session, with their diffs", cmdChanges},
 	{"compact", "", "compact the conversation", cmdCompact},
+	{"rewind", "", "go back to before a turn: its files, and the conversation if asked", cmdRewind},
 	{"clear", "", "clear the screen's transcript (the session keeps it)", cmdClear},
 	{"cost", "", "tokens and cost of this session", cmdCost},
 	{"export", "[file]", "write the transcript as markdown", cmdExport},

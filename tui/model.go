@@ -133,6 +133,8 @@ type Model struct {
 	// its viewer, when open.
 	changes   []appliedChange
 	changeLog *changeLog
+	// rewind is the open /rewind dialog.
+	rewind *rewindDialog
 	// custom are the custom commands (Options.Commands).
 	custom []slashCommand
 
@@ -350,6 +352,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		m.tr.notice(msg.text, msg.style)
 		m.tr.toBottom()
+	case rewindPointsMsg:
+		m.onRewindPoints(msg)
 	case filesMsg:
 		m.onFiles(msg)
 	case attachedMsg:
@@ -503,7 +507,7 @@ func (m *Model) syncReview() {
 }
 
 func (m *Model) overlay() bool {
-	return m.setup != nil || m.showHelp || m.picker != nil || m.sessions != nil || m.changeLog != nil || m.dialog.active()
+	return m.setup != nil || m.showHelp || m.picker != nil || m.sessions != nil || m.changeLog != nil || m.rewind != nil || m.dialog.active()
 }
 
 func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
@@ -521,6 +525,9 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 	}
 	if m.sessions != nil && !m.dialog.active() {
 		return m.onSessionKey(msg)
+	}
+	if m.rewind != nil && !m.dialog.active() {
+		return m.onRewindKey(msg)
 	}
 	if m.changeLog != nil && !m.dialog.active() {
 		closed, cmd := m.changeLog.update(msg, m.width)

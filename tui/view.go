@@ -36,6 +36,8 @@ func (m *Model) bottomPanel() string {
 		return m.sessions.view(&m.theme, m.width, maxH, m.now())
 	case m.changeLog != nil:
 		return m.changeLog.view(&m.theme, m.width, maxH)
+	case m.rewind != nil:
+		return m.rewind.view(&m.theme, m.width, maxH)
 	}
 	var b strings.Builder
 	for i, q := range m.queue {

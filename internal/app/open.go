@@ -344,6 +344,11 @@ func (a *App) newSession(o Options, c engine.Config) error {
 		// The prompt and notification hooks; PreToolUse runs in the gate.
 		c.Hooks = a.Env.hooks
 	}
+	if a.ws != nil {
+		// Every tool call of every runtime is checkpointed, so that kz
+		// undo and /rewind can put back what it changed.
+		c.Checkpoints = newTracker(a.Store, a.ws)
+	}
 	sess, err := engine.NewSession(c)
 	if err != nil {
 		return err
@@ -407,7 +412,7 @@ func (a *App) Close() {
 func (a *App) TUI() tui.Options {
 	o := tui.Options{Session: a.Session, Welcome: a.Welcome, Workspace: a.Env.Workspace, HunkSelection: true,
 		Notify:   tui.NotifyMode(a.Env.Config.Notify),
-		Undo:     undoer{e: a.Env, st: a.Store, ws: a.ws, sessionID: a.Session.ID()},
+		Undo:     undoer{e: a.Env, st: a.Store, ws: a.ws, sessionID: a.Session.ID(), sess: a.Session},
 		Sessions: a.Store,
 		Grants:   grantManager{gate: a.Gate, file: config.NewGrantsFile(a.Env.Paths)},
 		Mentions: mentionReader{sess: a.Session, env: tools.NewEnv(a.ws, a.Session.ID(), nil)},

@@ -32,11 +32,15 @@ type undoer struct {
 	st        *store.Store
 	ws        *workspace.Workspace
 	sessionID string
+	// sess takes the conversation back for /rewind; nil offers no
+	// conversation rewind.
+	sess rewindSession
 }
 
-// UndoLast implements tui.Undoer.
+// UndoLast implements tui.Undoer: the newest change of any kind, as kz
+// undo.
 func (u undoer) UndoLast(ctx context.Context) (string, error) {
-	return u.e.Undo(ctx, u.st, u.ws, u.sessionID)
+	return u.e.UndoAny(ctx, u.st, u.ws, u.sessionID)
 }
 
 // RevertChange undoes an older change of this session from the change log

@@ -86,6 +86,10 @@ type Options struct {
 	OnEvent func(h *Harness, ev engine.Event)
 	// Context is the session's Config.Context (memory and environment).
 	Context func(ctx context.Context, workspace string) engine.TurnContext
+	// Checkpoints records what each tool call changes (Config.Checkpoints).
+	Checkpoints engine.Checkpointer
+	// ID is the session's id; a new one when empty.
+	ID string
 }
 
 // NewHarness starts a session in workspace ws over runtimes; it is closed
@@ -95,7 +99,7 @@ func NewHarness(t testing.TB, ws string, runtimes []engine.RuntimeEntry, o Optio
 	j := &Journal{}
 	s, err := engine.NewSession(engine.Config{Workspace: ws, Journal: j, Runtimes: runtimes, Gate: o.Gate,
 		Interactive: true, PermissionMode: o.PermissionMode, Mode: o.Mode, Failover: o.Failover, Prior: o.Prior, Patcher: o.Patcher,
-		Limits: o.Limits, Pricer: o.Pricer, Context: o.Context})
+		Limits: o.Limits, Pricer: o.Pricer, Context: o.Context, Checkpoints: o.Checkpoints, ID: o.ID})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,232 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/kaizen-code/kz/patch"
+	"github.com/kaizen-code/kz/store"
+	"github.com/kaizen-code/kz/tools"
+	"github.com/kaizen-code/kz/tools/checkpoint"
+	"github.com/kaizen-code/kz/tools/workspace"
+)
+
+// checkpointStore keeps the checkpoints of tools/checkpoint in kz's store.
+type checkpointStore struct{ st *store.Store }
+
+var (
+	_ checkpoint.Store      = checkpointStore{}
+	_ checkpoint.BlobReader = checkpointStore{}
+)
+
+// Baseline implements checkpoint.Store.
+func (c checkpointStore) Baseline(ctx context.Context, ws string) ([]checkpoint.BaselineEntry, error) {
+	rows, err := c.st.Baseline(ctx, ws)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]checkpoint.BaselineEntry, len(rows))
+	for i, r := range rows {
+		out[i] = checkpoint.BaselineEntry{Path: r.Path, SHA256: r.SHA256,
+			Stat: tools.FileStat{Size: r.Size, MtimeNs: r.MtimeNs, CtimeNs: r.CtimeNs, Ino: r.Ino, Mode: r.Mode}}
+	}
+	return out, nil
+}
+
+// Commit implements checkpoint.Store.
+func (c checkpointStore) Commit(ctx context.Context, sc checkpoint.Commit) error {
+	out := store.ScanCommit{Workspace: sc.Workspace, Blobs: sc.Blobs, Deletes: sc.Deletes}
+	for _, u := range sc.Upserts {
+		out.Upserts = append(out.Upserts, store.BaselineEntry{Path: u.Path, Size: u.Stat.Size, MtimeNs: u.Stat.MtimeNs,
+			CtimeNs: u.Stat.CtimeNs, Ino: u.Stat.Ino, Mode: u.Stat.Mode, SHA256: u.SHA256})
+	}
+	if cp := sc.Checkpoint; cp != nil {
+		rec := &store.Checkpoint{SessionID: cp.SessionID, TurnID: cp.TurnID, ToolCallID: cp.ToolCallID, Tool: cp.Tool,
+			Runtime: cp.Runtime, Workspace: sc.Workspace}
+		for _, f := range cp.Files {
+			rec.Files = append(rec.Files, store.CheckpointFile{Path: f.Path, BeforeExists: f.BeforeExists, BeforeSHA256: f.BeforeSHA256,
+				BeforeMode: f.BeforeMode, AfterExists: f.AfterExists, AfterSHA256: f.AfterSHA256, AfterSize: f.AfterSize, Restorable: f.Restorable})
+		}
+		out.Checkpoint = rec
+	}
+	_, err := c.st.CommitScan(ctx, out)
+	return err
+}
+
+// Blob implements checkpoint.BlobReader.
+func (c checkpointStore) Blob(ctx context.Context, sha string) ([]byte, error) {
+	return c.st.Blob(ctx, sha)
+}
+
+// newTracker is the checkpointer of a session in ws.
+func newTracker(st *store.Store, ws *workspace.Workspace) *checkpoint.Tracker {
+	return checkpoint.New(checkpoint.Options{WS: ws, Store: checkpointStore{st: st}})
+}
+
+// records reads a session's standing checkpoints in ws, oldest first.
+func records(ctx context.Context, st *store.Store, ws *workspace.Workspace, sessionID string) ([]checkpoint.Record, error) {
+	rows, err := st.Checkpoints(ctx, sessionID, ws.Dir(), false)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]checkpoint.Record, len(rows))
+	for i, r := range rows {
+		rec := checkpoint.Record{ID: r.ID, TurnID: r.TurnID, ToolCallID: r.ToolCallID, Tool: r.Tool, Runtime: r.Runtime, Created: r.Created}
+		for _, f := range r.Files {
+			rec.Files = append(rec.Files, checkpoint.FileChange{Path: f.Path, BeforeExists: f.BeforeExists, BeforeSHA256: f.BeforeSHA256,
+				BeforeMode: f.BeforeMode, AfterExists: f.AfterExists, AfterSHA256: f.AfterSHA256, AfterSize: f.AfterSize, Restorable: f.Restorable})
+		}
+		out[i] = rec
+	}
+	return out, nil
+}
+
+// ChangeKind names what made the change undo takes back.
+type ChangeKind string
+
+// Kinds of change.
+const (
+	// KindProposal is a patch proposal applied as a whole.
+	KindProposal ChangeKind = "patch proposal"
+	// KindToolCall is what one tool call of any runtime changed (kz's
+	// write_file, Claude Code's Edit, a shell command, ...).
+	KindToolCall ChangeKind = "tool call"
+	// KindTurn is what a turn changed that no tool call accounts for.
+	KindTurn ChangeKind = "turn"
+)
+
+// LastChange is what kz undo would take back next.
+type LastChange struct {
+	Kind ChangeKind
+	// ID names the proposal (chg_…) or the checkpoint (checkpoint N).
+	ID      string
+	TurnID  int64
+	Tool    string
+	Runtime string
+	When    time.Time
+	// Files are the files it restores, each with what undo does to it.
+	Files []string
+	// Unrestorable are the files it changed and cannot restore.
+	Unrestorable []checkpoint.Unrestorable
+
+	checkpoint *checkpoint.Record
+}
+
+// FindLastChange returns the newest change of any kind a session made in
+// ws that still stands: an applied proposal or a tool call's checkpoint,
+// whichever came last. ok is false when there is none.
+func (e *Env) FindLastChange(ctx context.Context, st *store.Store, ws *workspace.Workspace, sessionID string) (_ LastChange, ok bool, _ error) {
+	recs, err := records(ctx, st, ws, sessionID)
+	if err != nil {
+		return LastChange{}, false, err
+	}
+	log := changeLog{st: st, sessionID: sessionID, workspace: ws.Dir()}
+	chg, err := log.LastChangeIn(ctx, ws.Dir())
+	if err != nil {
+		return LastChange{}, false, err
+	}
+	var lc LastChange
+	if chg != "" {
+		when, err := st.ChangeTime(ctx, chg)
+		if err != nil {
+			return LastChange{}, false, err
+		}
+		lc = LastChange{Kind: KindProposal, ID: chg, When: when}
+		snaps, err := log.LoadSnapshots(ctx, chg)
+		if err != nil {
+			return LastChange{}, false, err
+		}
+		for _, s := range snaps {
+			lc.Files = append(lc.Files, describe(s))
+		}
+		ok = true
+	}
+	if n := len(recs); n > 0 && (!ok || !recs[n-1].Created.Before(lc.When)) {
+		r := recs[n-1]
+		kind := KindToolCall
+		if r.ToolCallID == "" {
+			kind = KindTurn
+		}
+		lc = LastChange{Kind: kind, ID: fmt.Sprintf("checkpoint %d", r.ID), TurnID: r.TurnID, Tool: r.Tool, Runtime: r.Runtime,
+			When: r.Created, checkpoint: &r}
+		plan, err := checkpoint.Compose(ctx, []checkpoint.Record{r}, checkpointStore{st: st})
+		if err != nil {
+			return LastChange{}, false, err
+		}
+		for _, s := range plan.Snapshots {
+			lc.Files = append(lc.Files, describe(s))
+		}
+		lc.Unrestorable = plan.Unrestorable
+		ok = true
+	}
+	return lc, ok, nil
+}
+
+// describe says what restoring a snapshot does to its file.
+func describe(s patch.Snapshot) string {
+	switch {
+	case !s.Existed && s.AfterExists:
+		return s.Path + " (remove: the change created it)"
+	case s.Existed && !s.AfterExists:
+		return s.Path + " (put back: the change deleted it)"
+	}
+	return s.Path + " (restore its previous content)"
+}
+
+// UndoAny takes back the newest change of any kind a session made in ws
+// (kz undo): a proposal through the patch applier's undo, a checkpoint by
+// restoring its files' previous content atomically, refusing, naming the
+// file, when one changed since outside kz. It says what it did.
+func (e *Env) UndoAny(ctx context.Context, st *store.Store, ws *workspace.Workspace, sessionID string) (string, error) {
+	lc, ok, err := e.FindLastChange(ctx, st, ws, sessionID)
+	if err != nil {
+		return "", err
+	}
+	if !ok || lc.Kind == KindProposal {
+		// The proposal path also explains why there is nothing to undo
+		// here (the session's changes may be in another folder).
+		return e.Undo(ctx, st, ws, sessionID)
+	}
+	n, err := e.restore(ctx, st, ws, sessionID, []checkpoint.Record{*lc.checkpoint})
+	if err != nil {
+		return "", err
+	}
+	by := string(lc.Kind) + " of turn " + fmt.Sprint(lc.TurnID)
+	if lc.Tool != "" {
+		by = fmt.Sprintf("%s call of turn %d (%s)", lc.Tool, lc.TurnID, lc.Runtime)
+	}
+	return fmt.Sprintf("undid the %s: restored %s", by, n), nil
+}
+
+// restore puts the files of recs (oldest first) back as they were before
+// the first, all or none, and marks the checkpoints undone. It returns a
+// summary of what it restored and what it could not.
+func (e *Env) restore(ctx context.Context, st *store.Store, ws *workspace.Workspace, sessionID string, recs []checkpoint.Record) (string, error) {
+	plan, err := checkpoint.Compose(ctx, recs, checkpointStore{st: st})
+	if err != nil {
+		return "", err
+	}
+	id := fmt.Sprintf("checkpoint_%d", plan.IDs[len(plan.IDs)-1])
+	if len(plan.Snapshots) > 0 {
+		if err := e.applier(ws, st, sessionID).Undo(ctx, checkpoint.Loader(plan.Snapshots), id); err != nil {
+			return "", err
+		}
+	}
+	if err := st.MarkCheckpointsUndone(ctx, plan.IDs); err != nil {
+		return "", err
+	}
+	paths := make([]string, 0, len(plan.Snapshots))
+	for _, s := range plan.Snapshots {
+		paths = append(paths, s.Path)
+	}
+	msg := fmt.Sprintf("%d file(s): %s", len(paths), strings.Join(paths, ", "))
+	if len(paths) == 0 {
+		msg = "no file"
+	}
+	for _, u := range plan.Unrestorable {
+		msg += fmt.Sprintf("; %s left as it is: %s", u.Path, u.Reason)
+	}
+	return msg, nil
+}

@@ -1,0 +1,159 @@
+package checkpoint
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+
+	"github.com/kaizen-code/kz/tools"
+)
+
+// candidate is a file the stat scan saw differ from the baseline.
+type candidate struct {
+	rel  string
+	stat tools.FileStat
+}
+
+// scan brings the baseline up to date without recording a checkpoint.
+func (t *Tracker) scan(ctx context.Context, pre map[string]state) (int, error) {
+	return t.scanInto(ctx, pre, nil)
+}
+
+// scanInto scans the workspace, reads the files whose stat differs from
+// the baseline, and commits, in one transaction, the content it read, the
+// baseline's new state and (when cp is set and something changed) cp with
+// every file whose content, existence or mode changed. pre is the state
+// before the call of the paths predicted for it; it takes precedence over
+// the baseline, and it is the only record of an ignored file. The
+// in-memory baseline moves only once the commit succeeded, so a failed
+// commit is found again by the next scan.
+func (t *Tracker) scanInto(ctx context.Context, pre map[string]state, cp *Checkpoint) (int, error) {
+	if err := t.load(ctx); err != nil {
+		return 0, err
+	}
+	start := t.opt.Now().UnixNano()
+	var cands []candidate
+	seen := make(map[string]bool, len(t.base)+8)
+	err := tools.ScanWorkspace(ctx, t.opt.WS, t.opt.MaxFiles, func(rel string, st tools.FileStat) {
+		seen[rel] = true
+		if e, ok := t.base[rel]; ok && !e.racy && e.stat.SameAs(st) {
+			return
+		}
+		cands = append(cands, candidate{rel: rel, stat: st})
+	})
+	truncated := errors.Is(err, tools.ErrScanTruncated)
+	if err != nil && !truncated {
+		return 0, fmt.Errorf("checkpoint: %w", err)
+	}
+	var files []FileChange
+	upserts := map[string]entry{}
+	var deletes []string
+	for _, c := range cands {
+		after, err := t.read(c.rel)
+		if err != nil {
+			return 0, err
+		}
+		before := t.before(c.rel, pre)
+		if changed(before, after) {
+			files = append(files, change(c.rel, before, after))
+		}
+		upserts[c.rel] = entry{stat: c.stat, sha: after.sha, racy: c.stat.MtimeNs >= start-racyWindow.Nanoseconds()}
+	}
+	if !truncated {
+		// A truncated scan did not see every file: one it missed is not
+		// gone.
+		for rel := range t.base {
+			if seen[rel] {
+				continue
+			}
+			before := t.before(rel, pre)
+			if before.exists {
+				files = append(files, change(rel, before, state{kept: true}))
+			}
+			deletes = append(deletes, rel)
+		}
+	}
+	// Predicted paths the scan cannot see (ignored files) are compared
+	// directly; they never join the baseline.
+	for rel, before := range pre {
+		if _, inBase := t.base[rel]; inBase || seen[rel] {
+			continue
+		}
+		after, err := t.read(rel)
+		if err != nil {
+			return 0, err
+		}
+		if changed(before, after) {
+			files = append(files, change(rel, before, after))
+		}
+	}
+	if err := t.commit(ctx, cp, files, upserts, deletes); err != nil {
+		return 0, err
+	}
+	return len(files), nil
+}
+
+// commit stores what a scan learnt and then moves the in-memory baseline.
+func (t *Tracker) commit(ctx context.Context, cp *Checkpoint, files []FileChange, upserts map[string]entry, deletes []string) error {
+	c := Commit{Workspace: t.opt.WS.Dir(), Deletes: deletes}
+	if len(t.pending) > 0 {
+		c.Blobs = t.pending
+	}
+	for rel, e := range upserts {
+		c.Upserts = append(c.Upserts, BaselineEntry{Path: rel, Stat: e.stat, SHA256: e.sha})
+	}
+	if cp != nil && len(files) > 0 {
+		sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
+		cp.Files = files
+		c.Checkpoint = cp
+	}
+	if c.Blobs == nil && len(c.Upserts) == 0 && len(c.Deletes) == 0 && c.Checkpoint == nil {
+		return nil
+	}
+	if err := t.opt.Store.Commit(ctx, c); err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	t.pending = map[string][]byte{}
+	for rel, e := range upserts {
+		t.base[rel] = e
+	}
+	for _, rel := range deletes {
+		delete(t.base, rel)
+	}
+	return nil
+}
+
+// before is a file's state before the call: the prediction's, else the
+// baseline's, else absent.
+func (t *Tracker) before(rel string, pre map[string]state) state {
+	if s, ok := pre[rel]; ok {
+		return s
+	}
+	e, ok := t.base[rel]
+	if !ok {
+		return state{kept: true}
+	}
+	return state{exists: true, kept: e.sha != "", sha: e.sha, mode: e.stat.Mode, size: e.stat.Size}
+}
+
+// changed reports whether a file's content, existence or mode differ; a
+// file whose content is not kept on either side counts as changed when
+// anything known differs or nothing can be compared.
+func changed(a, b state) bool {
+	if a.exists != b.exists {
+		return true
+	}
+	if !a.exists {
+		return false
+	}
+	if !a.kept || !b.kept {
+		return true
+	}
+	return a.sha != b.sha || a.mode != b.mode
+}
+
+func change(rel string, before, after state) FileChange {
+	return FileChange{Path: rel, BeforeExists: before.exists, BeforeSHA256: before.sha, BeforeMode: before.mode,
+		AfterExists: after.exists, AfterSHA256: after.sha, AfterSize: after.size, Restorable: before.kept}
+}

@@ -1,0 +1,70 @@
+package tools
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/kaizen-code/kz/tools/workspace"
+)
+
+// TestScanWorkspaceSkipsWhatGitIgnores: the scan lists regular files
+// only, skipping .git at any depth, symbolic links and ignored paths
+// (nested .gitignore files and negations included), and stops at the cap.
+func TestScanWorkspaceSkipsWhatGitIgnores(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{
+		".gitignore": "*.log\nbuild/\n!keep.log\n", "a.go": "a", "keep.log": "k", "x.log": "x",
+		"build/out": "o", "sub/.gitignore": "secret.txt\n", "sub/secret.txt": "s", "sub/b.go": "b",
+		"sub/deep/c.go": "c", ".git/config": "g", "vendor/x/.git/HEAD": "h", "vendor/x/y.go": "y",
+	}
+	for rel, c := range files {
+		p := filepath.Join(dir, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink("a.go", filepath.Join(dir, "link.go")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(dir, "sub"), filepath.Join(dir, "linkdir")); err != nil {
+		t.Fatal(err)
+	}
+	ws, err := workspace.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = ws.Close() }()
+	var got []string
+	sizes := map[string]int64{}
+	if err := ScanWorkspace(context.Background(), ws, 0, func(rel string, st FileStat) {
+		got = append(got, rel)
+		sizes[rel] = st.Size
+	}); err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(got)
+	want := []string{".gitignore", "a.go", "keep.log", "sub/.gitignore", "sub/b.go", "sub/deep/c.go", "vendor/x/y.go"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("scanned %q, want %q", got, want)
+	}
+	if sizes["a.go"] != 1 {
+		t.Errorf("size of a.go = %d", sizes["a.go"])
+	}
+	n := 0
+	err = ScanWorkspace(context.Background(), ws, 3, func(string, FileStat) { n++ })
+	if !errors.Is(err, ErrScanTruncated) || n != 3 {
+		t.Fatalf("capped scan: %d files, %v", n, err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := ScanWorkspace(ctx, ws, 0, func(string, FileStat) {}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled scan: %v", err)
+	}
+}
