@@ -19,8 +19,8 @@ import (
 // belong in kz's own [mcp.servers], started only after kz trust, so kz
 // marks the workspace and every directory above it untrusted for Codex
 // with a -c override, which outranks the person's config; Codex then
-// reads no project layer. Memory files (AGENTS.md) are not config and
-// are still read.
+// reads no project layer, and no AGENTS.md either: kz hands every
+// memory file to it itself (turn.go).
 
 // untrustArgs are the arguments that make Codex trust neither dir nor any
 // directory above it: one -c override whose inline table is deep-merged
