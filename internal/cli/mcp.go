@@ -22,7 +22,8 @@ the user config, and a project's only once the folder is trusted), each
 within its startup_timeout, and prints its state, its tools as the model
 sees them (mcp__NAME__TOOL; "read-only" when the server marks a tool
 readOnlyHint and trust_annotations is set) and the error of a server that
-did not start. The servers are stopped before kz exits.
+did not start, then which runtimes get the servers (Codex none yet). The
+servers are stopped before kz exits.
 
 --json prints one object per server: name, transport, state, tools,
 error and source (the file that defines it).
@@ -60,8 +61,17 @@ func runMCP(ctx context.Context, inv *Invocation, args []string) error {
 		_, err := fmt.Fprintln(inv.Stdout, "no MCP servers configured (add [mcp.servers.NAME] to the config; see README.md)")
 		return err
 	}
-	return writeMCPList(inv.Stdout, st)
+	if err := writeMCPList(inv.Stdout, st); err != nil {
+		return err
+	}
+	_, err = io.WriteString(inv.Stdout, mcpReach)
+	return err
 }
+
+// mcpReach says which runtimes get the listed servers, so that the list
+// does not suggest that every runtime can call them.
+const mcpReach = "\nThese servers reach the native runtime, Claude Code and ACP agents (Gemini CLI only in a workspace without its own .gemini/);\n" +
+	"Codex gets none of them yet (README, MCP servers).\n"
 
 // writeMCPList prints one block per server: its name, transport and
 // state, then its tools or its error.

@@ -109,6 +109,19 @@ type Config struct {
 	// and the agent's calls of their tools reach kz's gate as
 	// mcp__NAME__tool (mcp.go).
 	MCPServers []mcp.Spec
+	// TrustVar is the agent's variable that decides whether it trusts its
+	// workspace, outranking its own trust rules (Gemini CLI's
+	// GEMINI_CLI_TRUST_WORKSPACE). With ProjectConfig, kz sets it for every
+	// process: trusted only when the workspace holds none of the agent's
+	// own configuration, which a trusted agent would run (trust.go).
+	// Empty leaves the agent's own rules.
+	TrustVar string
+	// ProjectConfig lists, for a workspace dir and the agent's
+	// environment, the agent's configuration there that it would run or
+	// that would loosen its approvals in a trusted workspace; localEnv
+	// says it reads local .env files. GeminiPreset sets
+	// geminiProjectConfig.
+	ProjectConfig func(dir string, env []string, localEnv bool) []string
 	// Logger receives what kz skips. Nil means slog.Default().
 	Logger *slog.Logger
 }
@@ -128,6 +141,11 @@ func GeminiPreset() Config {
 		MaxAttempts: 2,
 		Credentials: geminiCredentials,
 		Homes:       geminiHomes,
+		// Verified with Gemini CLI 0.61 (TestRealGeminiProjectConfigNeverRuns):
+		// a trusted workspace's .gemini/settings.json starts its MCP
+		// servers, discovery command and hooks under kz, unasked.
+		TrustVar:      geminiTrustVar,
+		ProjectConfig: geminiProjectConfig,
 		Env: []string{"GEMINI_CLI_NO_RELAUNCH=true", "GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GEMINI_BASE_URL", "GOOGLE_VERTEX_BASE_URL",
 			"GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION", "GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_APPLICATION_CREDENTIALS"},
 	}
@@ -305,6 +323,9 @@ func (r *Runtime) spawn(s *slot, t *engine.Turn, dir string) (*agent, error) {
 	if r.cfg.Homes != nil {
 		homes = r.cfg.Homes(env)
 	}
+	// Without an overlay home the agent reads local .env files, whose
+	// variables a trusted agent takes in whole.
+	localEnv := true
 	if r.cfg.MaxAttempts > 0 {
 		if o, err := r.overlay(s, t, env); err != nil {
 			// The agent still runs, with its own retry bound.
@@ -313,8 +334,10 @@ func (r *Runtime) spawn(s *slot, t *engine.Turn, dir string) (*agent, error) {
 			env = append(childenv.Strip(env, "GEMINI_CLI_HOME"), o.env())
 			// Gemini writes its overlay home too.
 			homes = append(homes, o.root)
+			localEnv = false
 		}
 	}
+	env, trust := r.decideTrust(dir, env, localEnv)
 	c, err := jsonrpc.Start(r.cfg.Confiner, homes, r.cfg.Command, r.cfg.Args, dir, env, markerVar, r.log)
 	if err != nil {
 		if proxy != nil {
@@ -322,7 +345,7 @@ func (r *Runtime) spawn(s *slot, t *engine.Turn, dir string) (*agent, error) {
 		}
 		return nil, err
 	}
-	return &agent{c: c, proxy: proxy, dir: dir}, nil
+	return &agent{c: c, proxy: proxy, dir: dir, trust: trust}, nil
 }
 
 // overlay prepares the overlay home of slot s for a new agent process:

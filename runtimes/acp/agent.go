@@ -36,8 +36,13 @@ type agent struct {
 	proxy *credproxy.Proxy
 	// dir is the workspace the process runs in; a turn in another one
 	// gets another process.
-	dir  string
-	init initResult
+	dir string
+	// trust is what kz told the process about its workspace's trust: an
+	// untrusted agent reads none of the project's memory files and starts
+	// no MCP server. noticed says the person was told so.
+	trust   workspaceTrust
+	noticed bool
+	init    initResult
 	// sessionID is the ACP session kz last prompted in this process
 	// ("" before the first); sess is what session/new or session/load
 	// answered for it, model and mode are its current model and mode, and

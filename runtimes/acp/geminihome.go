@@ -146,8 +146,9 @@ func overlaySource(env []string, maxAttempts int) (home, realDir string, setting
 }
 
 // boundedSettings returns the user's settings file with general.maxAttempts
-// at most maxAttempts (a lower value of the user's is kept). Every other
-// setting is kept as written (Gemini expands $VARS itself).
+// at most maxAttempts (a lower value of the user's is kept) and
+// advanced.ignoreLocalEnv set. Every other setting is kept as written
+// (Gemini expands $VARS itself).
 func boundedSettings(path string, maxAttempts int) ([]byte, error) {
 	settings := map[string]any{}
 	b, err := os.ReadFile(path)
@@ -170,6 +171,15 @@ func boundedSettings(path string, maxAttempts int) ([]byte, error) {
 		general["maxAttempts"] = maxAttempts
 	}
 	settings["general"] = general
+	// The agent takes no local .env file: in a workspace kz trusts for it
+	// (trust.go) every variable of the project's .env would join the
+	// environment of every command it runs. Its credentials come from kz.
+	advanced, _ := settings["advanced"].(map[string]any)
+	if advanced == nil {
+		advanced = map[string]any{}
+	}
+	advanced["ignoreLocalEnv"] = true
+	settings["advanced"] = advanced
 	out, err := json.MarshalIndent(settings, "", "  ")
 	if err != nil {
 		return nil, fmt.Errorf("gemini settings: %w", err)

@@ -27,8 +27,8 @@ func readSettings(t *testing.T, path string) map[string]any {
 	return m
 }
 
-// The overlay bounds general.maxAttempts, keeps every other setting and a
-// lower bound of the user's, links the rest of the user's Gemini directory,
+// The overlay bounds general.maxAttempts, sets advanced.ignoreLocalEnv,
+// keeps every other setting and a lower bound of the user's, links the rest of the user's Gemini directory,
 // never writes the user's settings, keeps what the agent created and leaves
 // nothing behind.
 func TestGeminiOverlay(t *testing.T) {
@@ -40,6 +40,7 @@ func TestGeminiOverlay(t *testing.T) {
 		{"user allows more", `{"general":{"maxAttempts":10,"vimMode":true},"model":{"name":"m"}}`, 2},
 		{"user allows fewer", `{"general":{"maxAttempts":1}}`, 1},
 		{"no general section", `{"model":{"name":"m"}}`, 2},
+		{"user reads local .env", `{"advanced":{"ignoreLocalEnv":false,"autoConfigureMemory":true}}`, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			home, tmp := t.TempDir(), t.TempDir()
@@ -67,6 +68,10 @@ func TestGeminiOverlay(t *testing.T) {
 			general, _ := got["general"].(map[string]any)
 			if general["maxAttempts"] != tc.want {
 				t.Errorf("maxAttempts %v, want %v (settings %v)", general["maxAttempts"], tc.want, got)
+			}
+			// A trusted Gemini must take no project .env (trust.go).
+			if advanced, _ := got["advanced"].(map[string]any); advanced["ignoreLocalEnv"] != true {
+				t.Errorf("advanced.ignoreLocalEnv not set: %v", got)
 			}
 			if tc.settings != "" {
 				var user map[string]any

@@ -1,13 +1,11 @@
 package acp
 
 import (
-	"fmt"
 	"log/slog"
 	"maps"
 	"slices"
 	"strings"
 
-	"github.com/kaizen-code/kz/internal/config"
 	"github.com/kaizen-code/kz/tools/mcp"
 )
 
@@ -44,58 +42,40 @@ type nameValue struct {
 // session. The result is never nil: the parameter is required.
 func acpMCPServers(servers []mcp.Spec, environ []string, httpOK bool, log *slog.Logger) []mcpServer {
 	out := []mcpServer{}
-	lookup := lookupIn(environ)
 	for _, s := range mcp.Runnable(servers) {
 		switch s.Transport {
 		case mcp.Stdio:
-			env, err := expandAll(s.Env, lookup)
+			env, err := s.ExpandedEnv(environ)
 			if err != nil {
 				log.Warn("acp: mcp server left out of the agent's session", "server", s.Name, "err", err)
 				continue
 			}
 			args := append([]string{}, s.Args...)
-			out = append(out, mcpServer{Name: s.Name, Command: s.Command, Args: &args, Env: &env})
+			out = append(out, mcpServer{Name: s.Name, Command: s.Command, Args: &args, Env: nameValues(env)})
 		case mcp.HTTP:
 			if !httpOK {
 				log.Warn("acp: mcp server left out of the agent's session: the agent takes no HTTP MCP servers (no mcpCapabilities.http)", "server", s.Name)
 				continue
 			}
-			headers, err := expandAll(s.Headers, lookup)
+			headers, err := s.ExpandedHeaders(environ)
 			if err != nil {
 				log.Warn("acp: mcp server left out of the agent's session", "server", s.Name, "err", err)
 				continue
 			}
-			out = append(out, mcpServer{Type: "http", Name: s.Name, URL: s.URL, Headers: &headers})
+			out = append(out, mcpServer{Type: "http", Name: s.Name, URL: s.URL, Headers: nameValues(headers)})
 		}
 	}
 	return out
 }
 
-// expandAll expands the ${VAR} references of every value of m, sorted by
-// name so that the parameter is the same on every run.
-func expandAll(m map[string]string, lookup func(string) (string, bool)) ([]nameValue, error) {
+// nameValues lists m as ACP name/value pairs, sorted by name so that the
+// parameter is the same on every run; never nil (Gemini refuses null).
+func nameValues(m map[string]string) *[]nameValue {
 	out := make([]nameValue, 0, len(m))
 	for _, k := range slices.Sorted(maps.Keys(m)) {
-		v, err := config.ExpandVars(m[k], lookup)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", k, err)
-		}
-		out = append(out, nameValue{Name: k, Value: v})
+		out = append(out, nameValue{Name: k, Value: m[k]})
 	}
-	return out, nil
-}
-
-// lookupIn finds a variable in environ, the last setting winning as in
-// a process's environment.
-func lookupIn(environ []string) func(string) (string, bool) {
-	return func(k string) (string, bool) {
-		for i := len(environ) - 1; i >= 0; i-- {
-			if name, v, ok := strings.Cut(environ[i], "="); ok && name == k {
-				return v, true
-			}
-		}
-		return "", false
-	}
+	return &out
 }
 
 // geminiMCPPrefix starts the name Gemini CLI gives an MCP tool:

@@ -332,6 +332,7 @@ func (tr *turnRun) run(ctx context.Context, s *slot) (engine.Result, error) {
 	}
 	tr.t.Emit(engine.Event{Type: engine.EventSessionStarted, NativeID: tr.sessionID, Model: tr.model,
 		Version: tr.a.init.AgentInfo.Version, PermissionMode: tr.mode})
+	tr.noticeWithheldMCP()
 
 	if err := tr.t.StartCycle(); err != nil {
 		// Nothing was sent: the agent is as idle as it was.
@@ -436,6 +437,10 @@ func (tr *turnRun) openSession(ctx, hctx context.Context) (string, engine.Result
 // mcpServers is the mcpServers parameter of a session this turn opens:
 // kz's MCP servers, rendered for this agent's capabilities.
 func (tr *turnRun) mcpServers() []mcpServer {
+	if tr.a.trust.untrusted() {
+		// An untrusted agent starts no MCP server (trust.go).
+		return []mcpServer{}
+	}
 	return acpMCPServers(tr.rt.cfg.MCPServers, os.Environ(), tr.a.init.AgentCapabilities.MCPCapabilities.HTTP, tr.rt.log)
 }
 
@@ -445,7 +450,9 @@ func (tr *turnRun) mcpServers() []mcpServer {
 // first prompt already.
 func (tr *turnRun) memoryPrefix() string {
 	keep := func(engine.MemoryFile) bool { return true }
-	if name := tr.rt.cfg.ReadsMemory; name != "" {
+	// An agent kz keeps untrusted reads none of the project's memory
+	// files: it gets them all from kz.
+	if name := tr.rt.cfg.ReadsMemory; name != "" && !tr.a.trust.untrusted() {
 		keep = memory.ReadBy(name, true)
 	}
 	mem := memory.Render(engine.TurnContext{Memory: tr.t.Context.Memory}, "", keep)

@@ -22,17 +22,9 @@ func mcpConfig(servers []mcp.Spec, environ []string, log *slog.Logger) ([]byte, 
 	for _, s := range servers {
 		switch s.Transport {
 		case mcp.Stdio:
-			env := map[string]string{}
-			for k, v := range s.Env {
-				x, err := expand(s, v, environ)
-				if err != nil {
-					log.Warn("mcp server left out of claude's configuration", "server", s.Name, "err", err)
-					env = nil
-					break
-				}
-				env[k] = x
-			}
-			if env == nil {
+			env, err := s.ExpandedEnv(environ)
+			if err != nil {
+				log.Warn("mcp server left out of claude's configuration", "server", s.Name, "err", err)
 				continue
 			}
 			out[s.Name] = map[string]any{"type": "stdio", "command": s.Command, "args": nonNil(s.Args), "env": env}
@@ -50,13 +42,6 @@ func mcpConfig(servers []mcp.Spec, environ []string, log *slog.Logger) ([]byte, 
 		return nil, fmt.Errorf("mcp config: %w", err)
 	}
 	return b, nil
-}
-
-// expand expands one value of a server's env.
-func expand(s mcp.Spec, v string, environ []string) (string, error) {
-	one := mcp.Spec{Name: s.Name, Headers: map[string]string{"v": v}}
-	m, err := one.ExpandedHeaders(environ)
-	return m["v"], err
 }
 
 func nonNil(a []string) []string {

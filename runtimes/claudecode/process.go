@@ -114,9 +114,19 @@ type ctlResult struct {
 // person's own Claude settings. Under kz the MCP servers are kz's
 // [mcp.servers], handed over with --mcp-config, so one config serves every
 // runtime and a project's servers start only after kz trust.
+//
+// --setting-sources user leaves out the project's own Claude settings
+// (.claude/settings.json and .claude/settings.local.json, both files a
+// repository can ship), which -p honours without asking for trust:
+// permissions.allow and defaultMode would approve calls that kz's gate
+// never sees, env would set the environment of every command Claude runs,
+// and apiKeyHelper (with otelHeadersHelper, awsAuthRefresh and the other
+// helpers) names a program Claude runs at start, before any prompt
+// (TestRealProjectClaudeSettingsIgnored saw 2.1.197 run it). The person's
+// own settings still apply.
 var baseArgs = []string{"-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose",
 	"--include-partial-messages", "--permission-prompt-tool", "stdio", "--settings", `{"disableAllHooks":true}`,
-	"--strict-mcp-config"}
+	"--strict-mcp-config", "--setting-sources", "user"}
 
 // credSpec is where Claude Code reads its credential and endpoint.
 // Verified with 2.1.197 against a fake API: ANTHROPIC_API_KEY is sent as

@@ -202,12 +202,12 @@ func (tr *turnRun) ensure(ctx context.Context, s *slot, noResume bool) (fresh bo
 // does not consider harmless reaches kz's gate, whatever kz's permission
 // mode is: yolo is decided by kz, never by Claude.
 //
-// The memory files Claude Code does not read itself (AGENTS.md, GEMINI.md,
-// kz's .kz/ and user files) are appended to its system prompt, so that it
-// works under the same rules as every other runtime; the CLAUDE.md files
-// and their @imports it reads itself (it puts them in the first user
-// message) and they are not repeated. The environment block is left out:
-// Claude Code states the OS, date, directory and git status itself.
+// Every memory file (CLAUDE.md, AGENTS.md, GEMINI.md, kz's .kz/ and user
+// files) is appended to its system prompt, so that it works under the
+// same rules as every other runtime: with --setting-sources user (see
+// baseArgs) Claude Code 2.1.197 reads no project CLAUDE.md itself
+// (TestRealMemoryFilesReachTheModelOnce). The environment block is left
+// out: Claude Code states the OS, date, directory and git status itself.
 func (r *Runtime) modeArgs(t *engine.Turn) []string {
 	var a []string
 	var appendix []string
@@ -222,7 +222,7 @@ func (r *Runtime) modeArgs(t *engine.Turn) []string {
 	default:
 		a = []string{"--permission-mode", "default"}
 	}
-	if mem := memory.Render(engine.TurnContext{Memory: t.Context.Memory}, "", memory.ReadBy("CLAUDE.md", true)); mem != "" {
+	if mem := memory.Render(engine.TurnContext{Memory: t.Context.Memory}, "", func(engine.MemoryFile) bool { return true }); mem != "" {
 		appendix = append(appendix, mem)
 	}
 	if len(appendix) > 0 {

@@ -244,7 +244,7 @@ func (r *Runtime) Run(ctx context.Context, t *engine.Turn) (engine.Result, error
 			_ = sh.proxy.Close()
 		}
 	}
-	args := append(append(append([]string(nil), r.cfg.Args...), sh.args...), "app-server")
+	args := append(append(append(append([]string(nil), r.cfg.Args...), sh.args...), untrustArgs(dir)...), "app-server")
 	c, err := jsonrpc.Start(r.cfg.Confiner, []string{codexHome(sh.env)}, r.cfg.Command, args, dir, sh.env, markerVar, r.log)
 	if err != nil {
 		closeProxy()

@@ -14,9 +14,9 @@ import (
 	"github.com/kaizen-code/kz/runtimes/internal/clitest"
 )
 
-// With the pinned CLI, Codex reads AGENTS.md itself and kz gives it the
-// other memory files as developer instructions: each file reaches the
-// model exactly once.
+// With the pinned CLI in a project it does not trust (as kz runs it),
+// Codex reads no AGENTS.md itself, and kz gives it every memory file as
+// developer instructions: each file reaches the model exactly once.
 func TestRealMemoryFilesReachTheModelOnce(t *testing.T) {
 	api := newRespAPI(t, func(int, map[string]any) step { return step{Text: "ok"} })
 	rt, ws := realSetup(t, api)

@@ -169,11 +169,11 @@ func (tr *turnRun) run(ctx context.Context) (engine.Result, error) {
 	if tr.model != "" {
 		opts["model"] = tr.model
 	}
-	// Codex reads the AGENTS.md files from the repository root down to
-	// its directory itself (without following @imports); every other
-	// memory file, and those imports, come as developer instructions, so
-	// Codex works under the same rules as the other runtimes.
-	if mem := memory.Render(engine.TurnContext{Memory: tr.t.Context.Memory}, "", memory.ReadBy("AGENTS.md", false)); mem != "" {
+	// Every memory file comes as developer instructions, so that Codex
+	// works under the same rules as the other runtimes: in a project it
+	// does not trust, which kz makes every workspace (project.go), Codex
+	// 0.169 reads no AGENTS.md itself (TestRealMemoryFilesReachTheModelOnce).
+	if mem := memory.Render(engine.TurnContext{Memory: tr.t.Context.Memory}, "", func(engine.MemoryFile) bool { return true }); mem != "" {
 		opts["developerInstructions"] = mem
 	}
 	prompt, images := tr.t.Prompt, tr.t.Images

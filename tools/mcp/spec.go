@@ -128,24 +128,42 @@ func lookupEnv(environ []string) func(string) (string, bool) {
 // environment every child of kz gets (childenv.Base), plus the server's
 // configured env with ${VAR} expanded from environ (kz's own).
 func (s Spec) ChildEnv(environ []string) ([]string, error) {
+	env, err := s.ExpandedEnv(environ)
+	if err != nil {
+		return nil, err
+	}
 	var cfg []string
-	for _, k := range sortedKeys(s.Env) {
-		v, err := config.ExpandVars(s.Env[k], lookupEnv(environ))
-		if err != nil {
-			return nil, fmt.Errorf("mcp server %s: env %s: %w", s.Name, k, err)
-		}
-		cfg = append(cfg, k+"="+v)
+	for _, k := range sortedKeys(env) {
+		cfg = append(cfg, k+"="+env[k])
 	}
 	return childenv.Build(environ, childenv.Spec{Config: cfg}), nil
 }
 
-// ExpandedHeaders are the HTTP headers with ${VAR} expanded from environ.
+// ExpandedEnv is the server's configured env (only that, not the rest of
+// a child's environment) with every ${VAR} expanded from environ, the
+// last setting of a variable winning as in a process's environment. This
+// is what kz hands an agent CLI that starts the server itself (Claude
+// Code's --mcp-config, ACP's session/new): expanded by kz, the variables
+// need not be in the agent's environment, which every command it runs
+// shares. A variable that is not set fails, naming the server, the key
+// and the variable (the first in key order, so the message is stable).
+func (s Spec) ExpandedEnv(environ []string) (map[string]string, error) {
+	return s.expand("env", s.Env, environ)
+}
+
+// ExpandedHeaders are the HTTP headers with ${VAR} expanded from environ,
+// as ExpandedEnv.
 func (s Spec) ExpandedHeaders(environ []string) (map[string]string, error) {
-	out := make(map[string]string, len(s.Headers))
-	for _, k := range sortedKeys(s.Headers) {
-		v, err := config.ExpandVars(s.Headers[k], lookupEnv(environ))
+	return s.expand("header", s.Headers, environ)
+}
+
+// expand expands every value of m, one of the server's what.
+func (s Spec) expand(what string, m map[string]string, environ []string) (map[string]string, error) {
+	out := make(map[string]string, len(m))
+	for _, k := range sortedKeys(m) {
+		v, err := config.ExpandVars(m[k], lookupEnv(environ))
 		if err != nil {
-			return nil, fmt.Errorf("mcp server %s: header %s: %w", s.Name, k, err)
+			return nil, fmt.Errorf("mcp server %s: %s %s: %w", s.Name, what, k, err)
 		}
 		out[k] = v
 	}
