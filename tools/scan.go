@@ -52,11 +52,19 @@ var ErrScanTruncated = errors.New("the workspace holds more files than the scan 
 // Confinement is the walk's: the scan starts from the workspace's os.Root
 // and every later open is an openat of one listed name with O_NOFOLLOW.
 func ScanWorkspace(ctx context.Context, ws *workspace.Workspace, maxFiles int, visit func(rel string, st FileStat)) error {
+	return ScanWorkspaceWatched(ctx, ws, maxFiles, nil, visit)
+}
+
+// ScanWorkspaceWatched is ScanWorkspace that also has w (when not nil)
+// watch every directory it enters, before listing it, so that w can name
+// the files changed after the scan (see ChangeWatcher). The caller calls
+// w.FullScanStarted before.
+func ScanWorkspaceWatched(ctx context.Context, ws *workspace.Workspace, maxFiles int, w *ChangeWatcher, visit func(rel string, st FileStat)) error {
 	top, err := ws.Root().Open(".")
 	if err != nil {
 		return fmt.Errorf("scan %s: %w", ws.Dir(), err)
 	}
-	s := &scanner{ctx: ctx, visit: visit, max: int64(maxFiles)}
+	s := &scanner{ctx: ctx, visit: visit, max: int64(maxFiles), watch: w}
 	s.cond = sync.NewCond(&s.mu)
 	s.jobs = []scanJob{{dir: top, fd: int(top.Fd())}}
 	workers := min(runtime.GOMAXPROCS(0), maxScanWorkers)
@@ -94,6 +102,8 @@ type scanner struct {
 	active int
 	// visitMu makes the calls of visit one at a time.
 	visitMu sync.Mutex
+	// watch, when not nil, watches every directory the scan enters.
+	watch *ChangeWatcher
 }
 
 // scanJob is one open directory to scan; the worker that scans it closes
@@ -142,11 +152,17 @@ func (s *scanner) dir(j scanJob) {
 	if s.stopped() {
 		return
 	}
+	if s.watch != nil {
+		s.watch.watchDir(j.prefix)
+	}
 	ents, err := j.dir.ReadDir(-1)
 	if err != nil && len(ents) == 0 {
 		return
 	}
 	rules := append(j.rules[:len(j.rules):len(j.rules)], readIgnore(j.fd, j.prefix)...)
+	if s.watch != nil {
+		s.watch.setRules(j.prefix, rules)
+	}
 	var st unix.Stat_t
 	var subs []scanJob
 	for _, e := range ents {
@@ -198,4 +214,21 @@ func (s *scanner) dir(j scanJob) {
 		s.cond.Broadcast()
 		s.mu.Unlock()
 	}
+}
+
+// StatFile is the stat of the workspace file rel as a scan sees it; ok is
+// false when rel is not a regular file (gone, a directory, a link).
+func StatFile(ws *workspace.Workspace, rel string) (st FileStat, ok bool, err error) {
+	info, err := ws.Lstat(rel)
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+		return FileStat{}, false, nil
+	}
+	if err != nil {
+		return FileStat{}, false, err
+	}
+	sys, isStat := info.Sys().(*syscall.Stat_t)
+	if !info.Mode().IsRegular() || !isStat {
+		return FileStat{}, false, nil
+	}
+	return FileStat{Size: sys.Size, MtimeNs: sys.Mtim.Nano(), CtimeNs: sys.Ctim.Nano(), Ino: sys.Ino, Mode: fs.FileMode(sys.Mode & 0o777)}, true, nil
 }

@@ -24,6 +24,7 @@ func trackerIn(t *testing.T, dir string, maxSize int64) (*Env, *checkpoint.Track
 	}
 	t.Cleanup(func() { _ = ws.Close() })
 	tr := checkpoint.New(checkpoint.Options{WS: ws, Store: checkpointStore{st: st}, MaxFileSize: maxSize})
+	t.Cleanup(func() { _ = tr.Close() })
 	e := &Env{DataDir: t.TempDir()}
 	return e, tr, ws, st
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/kaizen-code/kz/runtimes/llm"
 	"github.com/kaizen-code/kz/store"
 	"github.com/kaizen-code/kz/tools"
+	"github.com/kaizen-code/kz/tools/checkpoint"
 	"github.com/kaizen-code/kz/tools/mcp"
 	"github.com/kaizen-code/kz/tools/permission"
 	"github.com/kaizen-code/kz/tools/sandbox"
@@ -75,6 +76,8 @@ type Options struct {
 // all, in the order the parts depend on each other.
 type App struct {
 	Env *Env
+	// tracker checkpoints the session's tool calls; closed with it.
+	tracker *checkpoint.Tracker
 	// Store holds the session's history; Gate decides every tool call.
 	Store *store.Store
 	Gate  *permission.Gate
@@ -347,7 +350,8 @@ func (a *App) newSession(o Options, c engine.Config) error {
 	if a.ws != nil {
 		// Every tool call of every runtime is checkpointed, so that kz
 		// undo and /rewind can put back what it changed.
-		c.Checkpoints = newTracker(a.Store, a.ws)
+		a.tracker = newTracker(a.Store, a.ws)
+		c.Checkpoints = a.tracker
 	}
 	sess, err := engine.NewSession(c)
 	if err != nil {
@@ -372,6 +376,10 @@ func (a *App) CloseSession(ctx context.Context) error {
 	a.sessionClosed = true
 	err := a.Session.Close(context.WithoutCancel(ctx))
 	a.switches.stop()
+	if a.tracker != nil {
+		// After the session: its last turn's scan is done.
+		_ = a.tracker.Close()
+	}
 	return err
 }
 

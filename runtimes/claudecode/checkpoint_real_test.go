@@ -47,6 +47,7 @@ func TestRealBashChangeIsUndone(t *testing.T) {
 		t.Fatal(err)
 	}
 	tr := checkpoint.New(checkpoint.Options{WS: root, Store: storeAdapter{st}})
+	t.Cleanup(func() { _ = tr.Close() })
 	h := newHarness(t, []engine.RuntimeEntry{{Runtime: rt}}, clitest.Options{ID: id, Checkpoints: tr, Answer: clitest.AllowOnce})
 	final := h.Run(t, ctx, "KZ:edit")
 	if final.Status != string(engine.StatusComplete) {

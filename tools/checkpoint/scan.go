@@ -17,7 +17,7 @@ type candidate struct {
 
 // scan brings the baseline up to date without recording a checkpoint.
 func (t *Tracker) scan(ctx context.Context, pre map[string]state) (int, error) {
-	return t.scanInto(ctx, pre, nil)
+	return t.scanInto(ctx, pre, nil, false)
 }
 
 // scanInto scans the workspace, reads the files whose stat differs from
@@ -28,23 +28,35 @@ func (t *Tracker) scan(ctx context.Context, pre map[string]state) (int, error) {
 // the baseline, and it is the only record of an ignored file. The
 // in-memory baseline moves only once the commit succeeded, so a failed
 // commit is found again by the next scan.
-func (t *Tracker) scanInto(ctx context.Context, pre map[string]state, cp *Checkpoint) (int, error) {
+func (t *Tracker) scanInto(ctx context.Context, pre map[string]state, cp *Checkpoint, quick bool) (int, error) {
 	if err := t.load(ctx); err != nil {
 		return 0, err
 	}
 	start := t.opt.Now().UnixNano()
 	var cands []candidate
-	seen := make(map[string]bool, len(t.base)+8)
-	err := tools.ScanWorkspace(ctx, t.opt.WS, t.opt.MaxFiles, func(rel string, st tools.FileStat) {
-		seen[rel] = true
-		if e, ok := t.base[rel]; ok && !e.racy && e.stat.SameAs(st) {
-			return
+	var seen map[string]bool
+	truncated, partial := false, false
+	if quick {
+		cands, seen, partial = t.watchedChanges()
+	}
+	if !partial {
+		t.fullScans++
+		seen = make(map[string]bool, len(t.base)+8)
+		if t.watch != nil {
+			t.watch.FullScanStarted()
 		}
-		cands = append(cands, candidate{rel: rel, stat: st})
-	})
-	truncated := errors.Is(err, tools.ErrScanTruncated)
-	if err != nil && !truncated {
-		return 0, fmt.Errorf("checkpoint: %w", err)
+		err := tools.ScanWorkspaceWatched(ctx, t.opt.WS, t.opt.MaxFiles, t.watch, func(rel string, st tools.FileStat) {
+			seen[rel] = true
+			if e, ok := t.base[rel]; ok && !e.racy && e.stat.SameAs(st) {
+				return
+			}
+			cands = append(cands, candidate{rel: rel, stat: st})
+		})
+		truncated = errors.Is(err, tools.ErrScanTruncated)
+		if err != nil && !truncated {
+			return 0, fmt.Errorf("checkpoint: %w", err)
+		}
+		t.lastTruncated = truncated
 	}
 	var files []FileChange
 	upserts := map[string]entry{}
@@ -62,9 +74,10 @@ func (t *Tracker) scanInto(ctx context.Context, pre map[string]state, cp *Checkp
 	}
 	if !truncated {
 		// A truncated scan did not see every file: one it missed is not
-		// gone.
+		// gone. A partial one (the watcher's) looked only at the files
+		// it lists in seen: one of those that is gone is gone.
 		for rel := range t.base {
-			if seen[rel] {
+			if present, looked := seen[rel]; present || (partial && !looked) {
 				continue
 			}
 			before := t.before(rel, pre)
@@ -92,6 +105,45 @@ func (t *Tracker) scanInto(ctx context.Context, pre map[string]state, cp *Checkp
 		return 0, err
 	}
 	return len(files), nil
+}
+
+// watchedChanges is the scan after a call when the watcher can name what
+// changed: the stat of every file it names and of every baseline entry
+// whose stat was too fresh to trust, compared with the baseline. seen
+// holds each file looked at (true: it is there). ok is false when only a
+// full scan can tell.
+func (t *Tracker) watchedChanges() (cands []candidate, seen map[string]bool, ok bool) {
+	if t.watch == nil || t.lastTruncated {
+		return nil, nil, false
+	}
+	paths, full := t.watch.Changes()
+	if full {
+		return nil, nil, false
+	}
+	for rel, e := range t.base {
+		if e.racy {
+			paths = append(paths, rel)
+		}
+	}
+	seen = make(map[string]bool, len(paths))
+	for _, rel := range paths {
+		if _, done := seen[rel]; done {
+			continue
+		}
+		st, there, err := tools.StatFile(t.opt.WS, rel)
+		if err != nil {
+			return nil, nil, false
+		}
+		seen[rel] = there
+		if !there {
+			continue
+		}
+		if e, inBase := t.base[rel]; inBase && !e.racy && e.stat.SameAs(st) {
+			continue
+		}
+		cands = append(cands, candidate{rel: rel, stat: st})
+	}
+	return cands, seen, true
 }
 
 // commit stores what a scan learnt and then moves the in-memory baseline.

@@ -10,7 +10,9 @@
 // it keeps the current content of the paths the call is predicted to
 // change, ignored ones included. After the call, a stat-only scan finds
 // every file whose size, mtime, ctime, inode or mode differ from the
-// baseline; those are read and hashed, and each one whose content really
+// baseline (the stat of only the files a change watcher saw touched,
+// when it can name them all; of every file otherwise, and always at a
+// turn's start and end); those are read and hashed, and each one whose content really
 // changed is recorded with its state before (the prediction's, else the
 // baseline's) and after. The baseline then moves to the new state, in the
 // same transaction. So every non-ignored file under the cap that any call
@@ -66,6 +68,15 @@ type Tracker struct {
 	readOnly map[string]bool
 	// pending is content read since the last commit, by SHA-256.
 	pending map[string][]byte
+	// watch names the files changed since the last scan, so that the scan
+	// after a call stats only those (see tools.ChangeWatcher); nil when
+	// the system offers no watching, and every scan is a full one.
+	watch *tools.ChangeWatcher
+	// lastTruncated says the last full scan stopped at MaxFiles: the
+	// watcher then does not cover the workspace.
+	lastTruncated bool
+	// fullScans counts the scans of the whole workspace (for tests).
+	fullScans int
 }
 
 // Options configures a Tracker.
@@ -79,6 +90,8 @@ type Options struct {
 	MaxFiles    int
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
+	// NoWatch makes every scan a full one (no change watcher).
+	NoWatch bool
 }
 
 // Store is what the tracker keeps in kz's store (internal/app adapts the
@@ -163,7 +176,24 @@ func New(opt Options) *Tracker {
 	if opt.Now == nil {
 		opt.Now = time.Now
 	}
-	return &Tracker{opt: opt, pre: map[string]map[string]state{}, readOnly: map[string]bool{}, pending: map[string][]byte{}}
+	t := &Tracker{opt: opt, pre: map[string]map[string]state{}, readOnly: map[string]bool{}, pending: map[string][]byte{}}
+	if !opt.NoWatch {
+		// Without a watcher every scan is a full one: slower, as correct.
+		t.watch, _ = tools.NewChangeWatcher(opt.WS)
+	}
+	return t
+}
+
+// Close releases the tracker's change watcher.
+func (t *Tracker) Close() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.watch == nil {
+		return nil
+	}
+	err := t.watch.Close()
+	t.watch = nil
+	return err
 }
 
 // Refresh implements engine.Checkpointer.
@@ -225,7 +255,10 @@ func (t *Tracker) AfterCall(ctx context.Context, c engine.CheckpointCall) error 
 		}
 		clear(t.readOnly)
 	}
-	_, err := t.scanInto(ctx, pre, cp)
+	// The scan after one call looks only at what the watcher saw change;
+	// the turn's end, like its start, scans everything, which also
+	// catches what inotify never reports (a write through a mapping).
+	_, err := t.scanInto(ctx, pre, cp, c.ToolCallID != "")
 	return err
 }
 
