@@ -118,6 +118,31 @@ func (s *Store) LastChangeOfSessionIn(ctx context.Context, sessionID, workspace 
 	return c, nil
 }
 
+// ChangesOfSessionSince returns the applied proposals of a session in a
+// folder whose snapshots were taken at or after since, each with the
+// paths it changed (a change recorded without a folder counts as in
+// every folder, as in LastChangeOfSessionIn).
+func (s *Store) ChangesOfSessionSince(ctx context.Context, sessionID, workspace string, since time.Time) (_ map[string][]string, err error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT change_id, path FROM snapshots WHERE session_id = ? AND (workspace = ? OR workspace = '') AND change_id LIKE 'chg\_%' ESCAPE '\' AND change_id IN (SELECT change_id FROM snapshots GROUP BY change_id HAVING MAX(created_at) >= ?) ORDER BY id`,
+		sessionID, workspace, since.UnixMilli())
+	if err != nil {
+		return nil, fmt.Errorf("changes of session %s since %s: %w", sessionID, since, err)
+	}
+	defer func() { _ = rows.Close() }()
+	out := map[string][]string{}
+	for rows.Next() {
+		var id, path string
+		if err := rows.Scan(&id, &path); err != nil {
+			return nil, fmt.Errorf("changes of session %s since %s: %w", sessionID, since, err)
+		}
+		out[id] = append(out[id], path)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("changes of session %s since %s: %w", sessionID, since, err)
+	}
+	return out, nil
+}
+
 // ChangeFolders returns the folders a session's applied proposals were
 // applied in, the folder of its newest change first; a change recorded
 // without a folder is left out.

@@ -208,7 +208,18 @@ func (e *Env) restore(ctx context.Context, st *store.Store, ws *workspace.Worksp
 	if err != nil {
 		return "", err
 	}
-	id := fmt.Sprintf("checkpoint_%d", plan.IDs[len(plan.IDs)-1])
+	return e.restorePlan(ctx, st, ws, sessionID, plan)
+}
+
+// restorePlan carries out a composed restore as one all-or-none undo and
+// marks its checkpoints undone; it says what it restored.
+func (e *Env) restorePlan(ctx context.Context, st *store.Store, ws *workspace.Workspace, sessionID string, plan checkpoint.Plan) (string, error) {
+	// The undo's journal names the newest checkpoint it takes back, or
+	// says it is a rewind of proposals only.
+	id := "rewind"
+	if n := len(plan.IDs); n > 0 {
+		id = fmt.Sprintf("checkpoint_%d", plan.IDs[n-1])
+	}
 	if len(plan.Snapshots) > 0 {
 		if err := e.applier(ws, st, sessionID).Undo(ctx, checkpoint.Loader(plan.Snapshots), id); err != nil {
 			return "", err

@@ -43,6 +43,33 @@ func (e *Env) RewindPoints(ctx context.Context, st *store.Store, ws *workspace.W
 			files[r.TurnID][f.Path] = true
 		}
 	}
+	// A standing patch proposal belongs to the last turn started before
+	// it was applied.
+	props, err := st.ChangesOfSessionSince(ctx, sessionID, ws.Dir(), time.Time{})
+	if err != nil {
+		return nil, err
+	}
+	for id, paths := range props {
+		when, err := st.ChangeTime(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		var turn int64
+		for _, t := range turns {
+			if !t.Started.After(when) {
+				turn = t.TurnID
+			}
+		}
+		if turn == 0 {
+			continue
+		}
+		if files[turn] == nil {
+			files[turn] = map[string]bool{}
+		}
+		for _, p := range paths {
+			files[turn][p] = true
+		}
+	}
 	out := make([]RewindPoint, 0, len(turns))
 	for _, t := range turns {
 		p := RewindPoint{Turn: t.TurnID, Prompt: t.Prompt, Started: t.Started}
@@ -54,11 +81,6 @@ func (e *Env) RewindPoints(ctx context.Context, st *store.Store, ws *workspace.W
 	}
 	return out, nil
 }
-
-// ErrProposalAfter is the refusal of a rewind across an applied patch
-// proposal: its files are restored by kz undo, which keeps its own
-// snapshots, and a rewind must not leave it half taken back.
-var ErrProposalAfter = errors.New("a patch proposal was applied after that turn")
 
 // RewindFiles restores the files of ws to their state before turn: every
 // standing checkpoint of that turn and the later ones is taken back at
@@ -78,19 +100,6 @@ func (e *Env) RewindFiles(ctx context.Context, st *store.Store, ws *workspace.Wo
 	if started.IsZero() {
 		return "", fmt.Errorf("rewind: the session has no turn %d", turn)
 	}
-	chg, err := changeLog{st: st, sessionID: sessionID, workspace: ws.Dir()}.LastChangeIn(ctx, ws.Dir())
-	if err != nil {
-		return "", err
-	}
-	if chg != "" {
-		when, err := st.ChangeTime(ctx, chg)
-		if err != nil {
-			return "", err
-		}
-		if !when.Before(started) {
-			return "", fmt.Errorf("rewind: %w (%s); take it back with kz undo or /undo first", ErrProposalAfter, chg)
-		}
-	}
 	all, err := records(ctx, st, ws, sessionID)
 	if err != nil {
 		return "", err
@@ -101,12 +110,45 @@ func (e *Env) RewindFiles(ctx context.Context, st *store.Store, ws *workspace.Wo
 			recs = append(recs, r)
 		}
 	}
-	if len(recs) == 0 {
-		return "no file changed since turn " + fmt.Sprint(turn), nil
-	}
-	msg, err := e.restore(ctx, st, ws, sessionID, recs)
+	// The patch proposals applied since keep their own snapshots (a
+	// patch-proposal turn's checkpoint does not repeat them): they are
+	// taken back in the same all-or-none undo, ordered in time with the
+	// checkpoints, and then leave the change log.
+	log := changeLog{st: st, sessionID: sessionID, workspace: ws.Dir()}
+	props, err := st.ChangesOfSessionSince(ctx, sessionID, ws.Dir(), started)
 	if err != nil {
 		return "", err
+	}
+	var applied []checkpoint.Applied
+	var forget []string
+	for id := range props {
+		snaps, err := log.LoadSnapshots(ctx, id)
+		if err != nil {
+			return "", err
+		}
+		when, err := st.ChangeTime(ctx, id)
+		if err != nil {
+			return "", err
+		}
+		applied = append(applied, checkpoint.Applied{When: when, Snapshots: snaps})
+		forget = append(forget, id)
+	}
+	sort.Strings(forget)
+	if len(recs) == 0 && len(applied) == 0 {
+		return "no file changed since turn " + fmt.Sprint(turn), nil
+	}
+	plan, err := checkpoint.ComposeWith(ctx, recs, applied, checkpointStore{st: st})
+	if err != nil {
+		return "", err
+	}
+	msg, err := e.restorePlan(ctx, st, ws, sessionID, plan)
+	if err != nil {
+		return "", err
+	}
+	for _, id := range forget {
+		if err := log.ForgetChange(ctx, id); err != nil {
+			return "", fmt.Errorf("rewound the files to before turn %d, but the applied proposal %s stays in the change log: %w", turn, id, err)
+		}
 	}
 	return fmt.Sprintf("rewound the files to before turn %d: restored %s", turn, msg), nil
 }

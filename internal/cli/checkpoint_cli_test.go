@@ -230,3 +230,84 @@ func TestUndoOfANamedSession(t *testing.T) {
 		t.Fatalf("an id and --session: %d %s", code, errOut)
 	}
 }
+
+// TestRewindAcrossAnAppliedProposal: a patch proposal applied in a turn is
+// in that turn's checkpoint, so /rewind to before an earlier turn takes
+// it back with the rest (and drops it from the change log, so that kz
+// undo does not try it again); rewinding only the proposal's turn puts
+// back what the turn before left. An edit made outside kz after the
+// proposal makes the rewind refuse, naming the file, and change nothing
+// (turn 0 below: the edit, then a rewind to before turn 1).
+func TestRewindAcrossAnAppliedProposal(t *testing.T) {
+	for _, to := range []int64{1, 2, 0} {
+		t.Run(fmt.Sprint("turn ", to), func(t *testing.T) {
+			sb := newSandbox(t)
+			writeFiles(t, sb.workspace, map[string]string{"a.txt": "v0\n"})
+			u := engine.Usage{InputTokens: 10, OutputTokens: 5}
+			fake := llmtest.New(t, llm.ProviderAnthropic,
+				llmtest.Reply{Calls: []llmtest.Call{{ID: "w1", Name: "write_file", Args: `{"path":"a.txt","content":"v1\n"}`}}, Usage: u},
+				llmtest.Reply{Text: "turn one done", Usage: u})
+			t.Setenv("KZ_FAKE_KEY", "sk-test")
+			sb.userConfig(fmt.Sprintf("[runtimes.fake]\nkind = \"native\"\nprovider = \"anthropic\"\nbase_url = %q\napi_key_env = \"KZ_FAKE_KEY\"\nmodels = [\"claude-sonnet-4-5\"]\n", fake.URL))
+			sb.turn("first")
+			script := filepath.Join(t.TempDir(), "propose.jsonl")
+			body := `{"kz_script": 1, "model": "text-only", "capabilities": ["text_completion", "streaming_text"]}` + "\n" +
+				`{"type": "assistant_message", "text": "SUMMARY: bump\n\na.txt\n<<<<<<< SEARCH\nv1\n=======\nv2\n>>>>>>> REPLACE\n"}` + "\n"
+			if err := os.WriteFile(script, []byte(body), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			_, errOut, code := sb.kz("-p", "bump it", "--continue", "--mode", "patch-proposal", "--runtime", "scripted", "--script", script,
+				"--permission-mode", "accept-edits")
+			if code != 0 {
+				t.Fatalf("proposal turn: exit %d: %s", code, errOut)
+			}
+			wantFiles(t, sb.workspace, map[string]string{"a.txt": "v2\n"})
+
+			ctx := context.Background()
+			e, err := app.Load("")
+			if err != nil {
+				t.Fatal(err)
+			}
+			st, err := e.OpenStore(ctx, io.Discard)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() { _ = st.Close() }()
+			si, err := st.LatestSession(ctx, e.Workspace)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ws, err := workspace.Open(e.Workspace)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() { _ = ws.Close() }()
+			if chg, err := st.LastChangeOfSessionIn(ctx, si.ID, ws.Dir()); err != nil || chg.ID == "" {
+				t.Fatalf("the proposal is not in the change log: %+v %v", chg, err)
+			}
+			if pts, err := e.RewindPoints(ctx, st, ws, si.ID); err != nil || len(pts) != 2 ||
+				strings.Join(pts[0].Files, ",") != "a.txt" || strings.Join(pts[1].Files, ",") != "a.txt" {
+				t.Fatalf("rewind points %+v %v: the proposal's turn must list its file", pts, err)
+			}
+			if to == 0 {
+				writeFiles(t, sb.workspace, map[string]string{"a.txt": "mine\n"})
+				if _, err := e.RewindFiles(ctx, st, ws, si.ID, 1); err == nil || !strings.Contains(err.Error(), "a.txt") {
+					t.Fatalf("a rewind over an outside edit: %v", err)
+				}
+				wantFiles(t, sb.workspace, map[string]string{"a.txt": "mine\n"})
+				if chg, err := st.LastChangeOfSessionIn(ctx, si.ID, ws.Dir()); err != nil || chg.ID == "" {
+					t.Fatalf("a refused rewind dropped the proposal: %+v %v", chg, err)
+				}
+				return
+			}
+			if _, err := e.RewindFiles(ctx, st, ws, si.ID, to); err != nil {
+				t.Fatal(err)
+			}
+			want := map[int64]string{1: "v0\n", 2: "v1\n"}[to]
+			wantFiles(t, sb.workspace, map[string]string{"a.txt": want})
+			if chg, err := st.LastChangeOfSessionIn(ctx, si.ID, ws.Dir()); err != nil || chg.ID != "" {
+				t.Fatalf("the rewound proposal stays in the change log: %+v %v", chg, err)
+			}
+		})
+	}
+}

@@ -44,46 +44,82 @@ type Unrestorable struct {
 	Reason string
 }
 
+// Applied is a change kz recorded outside the checkpoints (an applied
+// patch proposal, with its own snapshots) that a restore takes back
+// together with them.
+type Applied struct {
+	When      time.Time
+	Snapshots []patch.Snapshot
+}
+
 // Compose plans the restore of recs (oldest first) to the state before
 // the first of them: each file goes back to its state before its earliest
 // change, and is checked against its state after its latest one.
 func Compose(ctx context.Context, recs []Record, blobs BlobReader) (Plan, error) {
-	type span struct{ first, last FileChange }
-	spans := map[string]*span{}
+	return ComposeWith(ctx, recs, nil, blobs)
+}
+
+// ComposeWith is Compose over checkpoints and applied changes together:
+// a file's earliest change, of either kind, gives the state it goes back
+// to, and its latest the state it must still hold, so that the whole
+// restore is one all-or-none undo.
+func ComposeWith(ctx context.Context, recs []Record, applied []Applied, blobs BlobReader) (Plan, error) {
+	// step is one change of one file: a checkpoint's (fc) or an applied
+	// change's (sn).
+	type step struct {
+		when time.Time
+		fc   *FileChange
+		sn   *patch.Snapshot
+	}
+	steps := map[string][]step{}
 	var p Plan
 	for _, r := range recs {
 		p.IDs = append(p.IDs, r.ID)
-		for _, f := range r.Files {
-			if s, ok := spans[f.Path]; ok {
-				s.last = f
-				continue
-			}
-			spans[f.Path] = &span{first: f, last: f}
+		for i := range r.Files {
+			f := &r.Files[i]
+			steps[f.Path] = append(steps[f.Path], step{when: r.Created, fc: f})
 		}
 	}
-	paths := make([]string, 0, len(spans))
-	for k := range spans {
+	for _, a := range applied {
+		for i := range a.Snapshots {
+			sn := &a.Snapshots[i]
+			steps[sn.Path] = append(steps[sn.Path], step{when: a.When, sn: sn})
+		}
+	}
+	paths := make([]string, 0, len(steps))
+	for k := range steps {
 		paths = append(paths, k)
 	}
 	sort.Strings(paths)
 	for _, path := range paths {
-		s := spans[path]
+		st := steps[path]
+		sort.SliceStable(st, func(i, j int) bool { return st[i].when.Before(st[j].when) })
+		first, last := st[0], st[len(st)-1]
+		sn := patch.Snapshot{Path: path}
 		switch {
-		case !s.first.Restorable:
+		case first.sn != nil:
+			sn.Existed, sn.Content, sn.Mode, sn.CreatedDirs = first.sn.Existed, first.sn.Content, first.sn.Mode, first.sn.CreatedDirs
+		case !first.fc.Restorable:
 			p.Unrestorable = append(p.Unrestorable, Unrestorable{Path: path, Reason: "its content before was not kept (over the snapshot size cap)"})
 			continue
-		case s.last.AfterExists && s.last.AfterSHA256 == "":
+		default:
+			sn.Existed, sn.Mode = first.fc.BeforeExists, first.fc.BeforeMode
+			if sn.Existed {
+				b, err := blobs.Blob(ctx, first.fc.BeforeSHA256)
+				if err != nil {
+					return Plan{}, fmt.Errorf("restore %s: %w", path, err)
+				}
+				sn.Content = b
+			}
+		}
+		switch {
+		case last.sn != nil:
+			sn.AfterExists, sn.AfterSHA256 = last.sn.AfterExists, last.sn.AfterSHA256
+		case last.fc.AfterExists && last.fc.AfterSHA256 == "":
 			p.Unrestorable = append(p.Unrestorable, Unrestorable{Path: path, Reason: "its content after is over the snapshot size cap, so a later edit could not be told from it"})
 			continue
-		}
-		sn := patch.Snapshot{Path: path, Existed: s.first.BeforeExists, Mode: s.first.BeforeMode,
-			AfterExists: s.last.AfterExists, AfterSHA256: s.last.AfterSHA256}
-		if sn.Existed {
-			b, err := blobs.Blob(ctx, s.first.BeforeSHA256)
-			if err != nil {
-				return Plan{}, fmt.Errorf("restore %s: %w", path, err)
-			}
-			sn.Content = b
+		default:
+			sn.AfterExists, sn.AfterSHA256 = last.fc.AfterExists, last.fc.AfterSHA256
 		}
 		p.Snapshots = append(p.Snapshots, sn)
 	}
