@@ -8,61 +8,13 @@ import (
 
 	"github.com/kaizen-code/kz/patch"
 	"github.com/kaizen-code/kz/store"
-	"github.com/kaizen-code/kz/tools"
 	"github.com/kaizen-code/kz/tools/checkpoint"
 	"github.com/kaizen-code/kz/tools/workspace"
 )
 
-// checkpointStore keeps the checkpoints of tools/checkpoint in kz's store.
-type checkpointStore struct{ st *store.Store }
-
-var (
-	_ checkpoint.Store      = checkpointStore{}
-	_ checkpoint.BlobReader = checkpointStore{}
-)
-
-// Baseline implements checkpoint.Store.
-func (c checkpointStore) Baseline(ctx context.Context, ws string) ([]checkpoint.BaselineEntry, error) {
-	rows, err := c.st.Baseline(ctx, ws)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]checkpoint.BaselineEntry, len(rows))
-	for i, r := range rows {
-		out[i] = checkpoint.BaselineEntry{Path: r.Path, SHA256: r.SHA256,
-			Stat: tools.FileStat{Size: r.Size, MtimeNs: r.MtimeNs, CtimeNs: r.CtimeNs, Ino: r.Ino, Mode: r.Mode}}
-	}
-	return out, nil
-}
-
-// Commit implements checkpoint.Store.
-func (c checkpointStore) Commit(ctx context.Context, sc checkpoint.Commit) error {
-	out := store.ScanCommit{Workspace: sc.Workspace, Blobs: sc.Blobs, Deletes: sc.Deletes}
-	for _, u := range sc.Upserts {
-		out.Upserts = append(out.Upserts, store.BaselineEntry{Path: u.Path, Size: u.Stat.Size, MtimeNs: u.Stat.MtimeNs,
-			CtimeNs: u.Stat.CtimeNs, Ino: u.Stat.Ino, Mode: u.Stat.Mode, SHA256: u.SHA256})
-	}
-	if cp := sc.Checkpoint; cp != nil {
-		rec := &store.Checkpoint{SessionID: cp.SessionID, TurnID: cp.TurnID, ToolCallID: cp.ToolCallID, Tool: cp.Tool,
-			Runtime: cp.Runtime, Workspace: sc.Workspace}
-		for _, f := range cp.Files {
-			rec.Files = append(rec.Files, store.CheckpointFile{Path: f.Path, BeforeExists: f.BeforeExists, BeforeSHA256: f.BeforeSHA256,
-				BeforeMode: f.BeforeMode, AfterExists: f.AfterExists, AfterSHA256: f.AfterSHA256, AfterSize: f.AfterSize, Restorable: f.Restorable})
-		}
-		out.Checkpoint = rec
-	}
-	_, err := c.st.CommitScan(ctx, out)
-	return err
-}
-
-// Blob implements checkpoint.BlobReader.
-func (c checkpointStore) Blob(ctx context.Context, sha string) ([]byte, error) {
-	return c.st.Blob(ctx, sha)
-}
-
 // newTracker is the checkpointer of a session in ws.
 func newTracker(st *store.Store, ws *workspace.Workspace) *checkpoint.Tracker {
-	return checkpoint.New(checkpoint.Options{WS: ws, Store: checkpointStore{st: st}})
+	return checkpoint.New(checkpoint.Options{WS: ws, Store: checkpoint.SQLStore{St: st}})
 }
 
 // records reads a session's standing checkpoints in ws, oldest first.
@@ -151,7 +103,7 @@ func (e *Env) FindLastChange(ctx context.Context, st *store.Store, ws *workspace
 		}
 		lc = LastChange{Kind: kind, ID: fmt.Sprintf("checkpoint %d", r.ID), TurnID: r.TurnID, Tool: r.Tool, Runtime: r.Runtime,
 			When: r.Created, checkpoint: &r}
-		plan, err := checkpoint.Compose(ctx, []checkpoint.Record{r}, checkpointStore{st: st})
+		plan, err := checkpoint.Compose(ctx, []checkpoint.Record{r}, checkpoint.SQLStore{St: st})
 		if err != nil {
 			return LastChange{}, false, err
 		}
@@ -204,7 +156,7 @@ func (e *Env) UndoAny(ctx context.Context, st *store.Store, ws *workspace.Worksp
 // the first, all or none, and marks the checkpoints undone. It returns a
 // summary of what it restored and what it could not.
 func (e *Env) restore(ctx context.Context, st *store.Store, ws *workspace.Workspace, sessionID string, recs []checkpoint.Record) (string, error) {
-	plan, err := checkpoint.Compose(ctx, recs, checkpointStore{st: st})
+	plan, err := checkpoint.Compose(ctx, recs, checkpoint.SQLStore{St: st})
 	if err != nil {
 		return "", err
 	}

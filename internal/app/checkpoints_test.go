@@ -23,7 +23,7 @@ func trackerIn(t *testing.T, dir string, maxSize int64) (*Env, *checkpoint.Track
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = ws.Close() })
-	tr := checkpoint.New(checkpoint.Options{WS: ws, Store: checkpointStore{st: st}, MaxFileSize: maxSize})
+	tr := checkpoint.New(checkpoint.Options{WS: ws, Store: checkpoint.SQLStore{St: st}, MaxFileSize: maxSize})
 	t.Cleanup(func() { _ = tr.Close() })
 	e := &Env{DataDir: t.TempDir()}
 	return e, tr, ws, st

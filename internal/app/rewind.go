@@ -137,7 +137,7 @@ func (e *Env) RewindFiles(ctx context.Context, st *store.Store, ws *workspace.Wo
 	if len(recs) == 0 && len(applied) == 0 {
 		return "no file changed since turn " + fmt.Sprint(turn), nil
 	}
-	plan, err := checkpoint.ComposeWith(ctx, recs, applied, checkpointStore{st: st})
+	plan, err := checkpoint.ComposeWith(ctx, recs, applied, checkpoint.SQLStore{St: st})
 	if err != nil {
 		return "", err
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/kaizen-code/kz/internal/app"
 	"github.com/kaizen-code/kz/runtimes/llm"
 	"github.com/kaizen-code/kz/runtimes/llm/llmtest"
+	"github.com/kaizen-code/kz/store"
 	"github.com/kaizen-code/kz/tools/workspace"
 )
 
@@ -162,24 +163,7 @@ func TestRewindFilesAcrossTwoTurns(t *testing.T) {
 	wantFiles(t, sb.workspace, map[string]string{"a.txt": "v2\n", "b.txt": "n\n", "gone.txt": ""})
 
 	ctx := context.Background()
-	e, err := app.Load("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := e.OpenStore(ctx, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = st.Close() }()
-	si, err := st.LatestSession(ctx, e.Workspace)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ws, err := workspace.Open(e.Workspace)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = ws.Close() }()
+	e, st, ws, si := latestSession(t)
 	pts, err := e.RewindPoints(ctx, st, ws, si.ID)
 	if err != nil || len(pts) != 2 || strings.Join(pts[0].Files, ",") != "a.txt" || strings.Join(pts[1].Files, ",") != "a.txt,b.txt,gone.txt" {
 		t.Fatalf("rewind points %+v %v", pts, err)
@@ -264,24 +248,7 @@ func TestRewindAcrossAnAppliedProposal(t *testing.T) {
 			wantFiles(t, sb.workspace, map[string]string{"a.txt": "v2\n"})
 
 			ctx := context.Background()
-			e, err := app.Load("")
-			if err != nil {
-				t.Fatal(err)
-			}
-			st, err := e.OpenStore(ctx, io.Discard)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer func() { _ = st.Close() }()
-			si, err := st.LatestSession(ctx, e.Workspace)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ws, err := workspace.Open(e.Workspace)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer func() { _ = ws.Close() }()
+			e, st, ws, si := latestSession(t)
 			if chg, err := st.LastChangeOfSessionIn(ctx, si.ID, ws.Dir()); err != nil || chg.ID == "" {
 				t.Fatalf("the proposal is not in the change log: %+v %v", chg, err)
 			}
@@ -310,4 +277,30 @@ func TestRewindAcrossAnAppliedProposal(t *testing.T) {
 			}
 		})
 	}
+}
+
+// latestSession opens, as kz does, the store and workspace of the test's
+// sandbox and finds its latest session; all are closed with the test.
+func latestSession(t *testing.T) (*app.Env, *store.Store, *workspace.Workspace, store.SessionInfo) {
+	t.Helper()
+	ctx := context.Background()
+	e, err := app.Load("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := e.OpenStore(ctx, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	si, err := st.LatestSession(ctx, e.Workspace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, err := workspace.Open(e.Workspace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ws.Close() })
+	return e, st, ws, si
 }

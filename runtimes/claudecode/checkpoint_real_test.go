@@ -11,7 +11,6 @@ import (
 	"github.com/kaizen-code/kz/engine"
 	"github.com/kaizen-code/kz/runtimes/internal/clitest"
 	"github.com/kaizen-code/kz/store"
-	"github.com/kaizen-code/kz/tools"
 	"github.com/kaizen-code/kz/tools/checkpoint"
 	"github.com/kaizen-code/kz/tools/workspace"
 )
@@ -46,7 +45,7 @@ func TestRealBashChangeIsUndone(t *testing.T) {
 	if err := st.CreateSession(ctx, id, root.Dir(), "claude", "", engine.ModeFullAutonomous); err != nil {
 		t.Fatal(err)
 	}
-	tr := checkpoint.New(checkpoint.Options{WS: root, Store: storeAdapter{st}})
+	tr := checkpoint.New(checkpoint.Options{WS: root, Store: checkpoint.SQLStore{St: st}})
 	t.Cleanup(func() { _ = tr.Close() })
 	h := newHarness(t, []engine.RuntimeEntry{{Runtime: rt}}, clitest.Options{ID: id, Checkpoints: tr, Answer: clitest.AllowOnce})
 	final := h.Run(t, ctx, "KZ:edit")
@@ -97,37 +96,4 @@ func buildKz(t *testing.T, dir string) string {
 		t.Fatalf("build kz: %v\n%s", err, out)
 	}
 	return bin
-}
-
-// storeAdapter keeps the checkpointer's records in the store, as
-// internal/app's adapter does for kz itself.
-type storeAdapter struct{ st *store.Store }
-
-func (a storeAdapter) Baseline(ctx context.Context, ws string) ([]checkpoint.BaselineEntry, error) {
-	rows, err := a.st.Baseline(ctx, ws)
-	out := make([]checkpoint.BaselineEntry, len(rows))
-	for i, r := range rows {
-		out[i] = checkpoint.BaselineEntry{Path: r.Path, SHA256: r.SHA256,
-			Stat: tools.FileStat{Size: r.Size, MtimeNs: r.MtimeNs, CtimeNs: r.CtimeNs, Ino: r.Ino, Mode: r.Mode}}
-	}
-	return out, err
-}
-
-func (a storeAdapter) Commit(ctx context.Context, c checkpoint.Commit) error {
-	sc := store.ScanCommit{Workspace: c.Workspace, Blobs: c.Blobs, Deletes: c.Deletes}
-	for _, u := range c.Upserts {
-		sc.Upserts = append(sc.Upserts, store.BaselineEntry{Path: u.Path, Size: u.Stat.Size, MtimeNs: u.Stat.MtimeNs,
-			CtimeNs: u.Stat.CtimeNs, Ino: u.Stat.Ino, Mode: u.Stat.Mode, SHA256: u.SHA256})
-	}
-	if cp := c.Checkpoint; cp != nil {
-		rec := &store.Checkpoint{SessionID: cp.SessionID, TurnID: cp.TurnID, ToolCallID: cp.ToolCallID, Tool: cp.Tool,
-			Runtime: cp.Runtime, Workspace: c.Workspace}
-		for _, f := range cp.Files {
-			rec.Files = append(rec.Files, store.CheckpointFile{Path: f.Path, BeforeExists: f.BeforeExists, BeforeSHA256: f.BeforeSHA256,
-				BeforeMode: f.BeforeMode, AfterExists: f.AfterExists, AfterSHA256: f.AfterSHA256, AfterSize: f.AfterSize, Restorable: f.Restorable})
-		}
-		sc.Checkpoint = rec
-	}
-	_, err := a.st.CommitScan(ctx, sc)
-	return err
 }
