@@ -274,6 +274,17 @@ func (b *bus) publish(ev Event) {
 		deliverAll(b.live, ev)
 	default:
 		b.held = append(b.held, ev)
+		if ev.Seq <= b.committed {
+			// The journal stored it between the session's Append and
+			// this publish, so the commit's wake-up found nothing held
+			// and woke nobody. Without this one a subscriber already
+			// waiting would not see the event until the next commit,
+			// and the last event before a turn waits (a permission
+			// request, a final result) has none after it.
+			for _, s := range b.live {
+				s.wake()
+			}
+		}
 		if len(b.held)-b.head >= maxHeld {
 			// No live subscriber has pulled for a while: deliver here,
 			// where their queues merge the deltas, rather than hold an

@@ -320,3 +320,85 @@ func TestStoredSubscriberAgreesWithTheStore(t *testing.T) {
 		}
 	}
 }
+
+// syncJournal stores each event the moment it is appended and reports the
+// commit from inside Append, before the session has published the event.
+// A real writer does the same whenever its goroutine runs between the
+// session's Append and publish, which a loaded machine makes likely.
+type syncJournal struct {
+	mu sync.Mutex
+	fn func([]engine.Event, error)
+}
+
+func (j *syncJournal) Append(ev engine.Event) error {
+	j.mu.Lock()
+	fn := j.fn
+	j.mu.Unlock()
+	if fn != nil && ev.Type != engine.EventToolCallProgress {
+		fn([]engine.Event{ev}, nil)
+	}
+	return nil
+}
+
+func (j *syncJournal) Flush(context.Context) error { return nil }
+
+func (j *syncJournal) ReportCommits(_ string, fn func([]engine.Event, error)) func() {
+	j.mu.Lock()
+	j.fn = fn
+	j.mu.Unlock()
+	return func() {}
+}
+
+// TestEventCommittedBeforePublishReachesTheSubscriber: an event whose
+// commit the journal reports before the session publishes it still wakes a
+// live subscriber that is already waiting. The last event before the turn
+// waits (here a tool call; in the TUI a permission request that waits for
+// the person's answer) is the one nothing else would ever wake it for.
+func TestEventCommittedBeforePublishReachesTheSubscriber(t *testing.T) {
+	t.Parallel()
+	body := `{"type":"session_started"}
+{"type":"text_delta","text":"one"}
+{"type":"tool_call_started","tool_call_id":"c1","tool":"read_file","input":{"path":"a"}}
+{"sleep_ms":60000}
+`
+	s, err := engine.NewSession(engine.Config{Journal: &syncJournal{}, Runtimes: []engine.RuntimeEntry{entry(script(t, "s", body))}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = s.Close(context.Background()) }()
+	defer s.Interrupt(true)
+	live := s.Subscribe()
+	defer live.Close()
+	got := make(chan engine.Event, 16)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		for {
+			// The subscriber is waiting before each event is
+			// published: that is when a wake-up can be lost.
+			batch, err := live.NextBatch(ctx)
+			if err != nil {
+				return
+			}
+			for _, ev := range batch {
+				got <- ev
+			}
+		}
+	}()
+	if err := s.Submit("go"); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.After(10 * time.Second)
+	var seen []engine.Event
+	for {
+		select {
+		case ev := <-got:
+			seen = append(seen, ev)
+			if ev.Type == engine.EventToolCallStarted {
+				return
+			}
+		case <-deadline:
+			t.Fatalf("the tool call, stored before it was published, never reached the live subscriber; it saw %s", typesOf(seen))
+		}
+	}
+}
