@@ -170,18 +170,43 @@ func TestRefusedImageMessageKeepsTheInput(t *testing.T) {
 	}
 }
 
-// TestImageMessageWaitsForTheTurn: while a turn runs, a message with
-// images stays in the input (the queue holds text only).
-func TestImageMessageWaitsForTheTurn(t *testing.T) {
-	ws, _, _ := imageWorkspace(t)
+// TestImageMessageQueuedWhileATurnRuns: a message with images typed while
+// a turn runs is queued with its images, like text; it is sent whole when
+// the turn ends, and an interrupt gives back its text and its chips.
+func TestImageMessageQueuedWhileATurnRuns(t *testing.T) {
+	ws, _, data := imageWorkspace(t)
 	s := &imageSession{fakeSession: newFake()}
 	m := imageModel(t, ws, s)
-	m.status.running = true
+	m.feed(engine.Event{Type: engine.EventUserMessage, TurnID: 1, Text: "first"})
 	m.update(tea.PasteMsg{Content: "shot.png"})
 	m.typeText("later")
 	m.press("enter")
-	if len(s.sent) != 0 || m.input.Value() != "later" || len(m.attached) != 1 || !strings.Contains(m.screen(), "sent when the turn ends") {
-		t.Fatalf("sent %d, input %q, chips %d", len(s.sent), m.input.Value(), len(m.attached))
+	if len(s.sent) != 0 || m.input.Value() != "" || len(m.attached) != 0 || len(m.queue) != 1 {
+		t.Fatalf("sent %d, input %q, chips %d, queue %d", len(s.sent), m.input.Value(), len(m.attached), len(m.queue))
+	}
+	if !strings.Contains(m.screen(), "queued: later [1 image]") {
+		t.Fatalf("queued message not shown with its image:\n%s", m.screen())
+	}
+	// An image alone is a message too.
+	m.update(tea.PasteMsg{Content: "shot.png"})
+	m.press("enter")
+	if len(m.queue) != 2 || !strings.Contains(m.screen(), "queued: [1 image]") {
+		t.Fatalf("queue %d:\n%s", len(m.queue), m.screen())
+	}
+	m.feed(engine.Event{Type: engine.EventFinalResult, TurnID: 1, Status: "complete"})
+	if len(s.sent) != 1 || s.sent[0].Text != "later" || len(s.sent[0].Images) != 1 || !bytes.Equal(s.sent[0].Images[0].Data, data) {
+		t.Fatalf("the queued message was not sent with its image: %+v", s.sent)
+	}
+	// The second waits for its own turn; an interrupt of that turn gives
+	// its image back as a chip.
+	m.feed(engine.Event{Type: engine.EventUserMessage, TurnID: 2, Text: "later"})
+	m.typeText("third")
+	m.update(tea.PasteMsg{Content: "shot.png"})
+	m.press("enter")
+	m.press("esc")
+	m.feed(engine.Event{Type: engine.EventFinalResult, TurnID: 2, Status: "interrupted"})
+	if len(s.sent) != 1 || m.input.Value() != "third" || len(m.attached) != 2 || len(m.queue) != 0 {
+		t.Fatalf("after the interrupt: sent %d, input %q, chips %d, queue %d", len(s.sent), m.input.Value(), len(m.attached), len(m.queue))
 	}
 }
 

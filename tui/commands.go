@@ -381,9 +381,7 @@ func (m *Model) afterCompact() tea.Cmd {
 	if m.status.running || len(m.queue) == 0 {
 		return nil
 	}
-	next := m.queue[0]
-	m.queue = m.queue[1:]
-	return m.submit(next)
+	return m.sendQueued()
 }
 
 func cmdClear(m *Model, _ string) tea.Cmd {

@@ -316,11 +316,11 @@ func TestSlashCompactCallsTheSession(t *testing.T) {
 	}
 	m.command("after the summary")
 	if c := f.Calls(); len(c) != 1 || len(m.queue) != 1 {
-		t.Fatalf("the prompt did not wait: calls %v queue %q", c, m.queue)
+		t.Fatalf("the prompt did not wait: calls %v queue %+v", c, m.queue)
 	}
 	m.update(cmd())
 	if c := f.Calls(); len(c) != 3 || c[2].method != "Submit" || c[2].args[0] != "after the summary" || len(m.queue) != 0 {
-		t.Fatalf("the queued prompt was not sent: %v queue %q", c, m.queue)
+		t.Fatalf("the queued prompt was not sent: %v queue %+v", c, m.queue)
 	}
 
 	// While a turn runs, /compact is refused without calling the session.

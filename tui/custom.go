@@ -138,7 +138,7 @@ func (c CustomCommand) asSlash() slashCommand {
 			return nil
 		}
 		if m.status.running || m.submitting || len(m.queue) > 0 {
-			m.queue = append(m.queue, text)
+			m.queue = append(m.queue, queued{text: text})
 			return nil
 		}
 		return m.submit(text)

@@ -181,7 +181,7 @@ type Model struct {
 	history []string
 	histPos int // len(history) when not browsing
 	draft   string
-	queue   []string
+	queue   []queued
 	// attached are the images attached to the message being written
 	// (pasted paths), shown as chips above the input.
 	attached []engine.Image
@@ -335,8 +335,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case submitMsg:
 		m.submitting = false
 		if msg.err != nil {
-			if errors.Is(msg.err, engine.ErrBusy) && len(msg.images) == 0 {
-				m.queue = append([]string{msg.prompt}, m.queue...)
+			if errors.Is(msg.err, engine.ErrBusy) {
+				m.queue = append([]queued{{text: msg.prompt, images: msg.images}}, m.queue...)
 			} else {
 				m.tr.add(&item{kind: kindError, text: "could not send: " + msg.err.Error()})
 				m.restoreUnsent(msg.prompt)
@@ -644,12 +644,6 @@ func (m *Model) send() tea.Cmd {
 		return nil
 	}
 	busy := m.status.running || m.submitting || len(m.queue) > 0
-	if len(m.attached) > 0 && busy && !strings.HasPrefix(text, "/") {
-		// The queue holds text: a message with images waits in the
-		// input, whole, until the turn ends.
-		m.tr.notice("a message with images is sent when the turn ends: press enter then", "warn")
-		return nil
-	}
 	m.input.Reset()
 	if text != "" && (len(m.history) == 0 || m.history[len(m.history)-1] != text) {
 		m.history = append(m.history, text)
@@ -664,13 +658,29 @@ func (m *Model) send() tea.Cmd {
 		// "# line" is for the project memory, never for the model.
 		return m.remember(strings.TrimSpace(text[1:]))
 	}
-	if busy {
-		m.queue = append(m.queue, text)
-		return nil
-	}
 	images := m.attached
 	m.attached = nil
+	if busy {
+		// The images go with the text: the queued message is sent as
+		// typed, or given back whole (see unqueue).
+		m.queue = append(m.queue, queued{text: text, images: images})
+		return nil
+	}
 	return m.submitMessage(text, images)
+}
+
+// queued is a message typed while a turn ran, sent when the turn ends:
+// its text and the images attached to it.
+type queued struct {
+	text   string
+	images []engine.Image
+}
+
+// sendQueued sends the first queued message.
+func (m *Model) sendQueued() tea.Cmd {
+	next := m.queue[0]
+	m.queue = m.queue[1:]
+	return m.submitMessage(next.text, next.images)
 }
 
 func (m *Model) submit(text string) tea.Cmd { return m.submitMessage(text, nil) }
@@ -715,11 +725,19 @@ func (m *Model) browseHistory(dir int) {
 // there: a person who stops the agent wants it stopped, not handed the
 // next message, and may still send them as they are.
 func (m *Model) unqueue() {
-	text := strings.Join(m.queue, "\n\n")
-	if cur := m.input.Value(); cur != "" {
-		text += "\n\n" + cur
+	texts := make([]string, 0, len(m.queue)+1)
+	var images []engine.Image
+	for _, q := range m.queue {
+		if q.text != "" {
+			texts = append(texts, q.text)
+		}
+		images = append(images, q.images...)
 	}
-	m.input.SetValue(text)
+	if cur := m.input.Value(); cur != "" {
+		texts = append(texts, cur)
+	}
+	m.input.SetValue(strings.Join(texts, "\n\n"))
+	m.attached = append(images, m.attached...)
 	m.tr.notice(fmt.Sprintf("interrupted: %s back in the input (enter sends)", plural(len(m.queue), "queued message")), "warn")
 	m.queue = nil
 	m.status.queued = 0
@@ -853,9 +871,7 @@ func (m *Model) onEvents(msg eventsMsg) tea.Cmd {
 			if stopped && len(m.queue) > 0 {
 				m.unqueue()
 			} else if len(m.queue) > 0 && cmd == nil {
-				next := m.queue[0]
-				m.queue = m.queue[1:]
-				cmd = m.submit(next)
+				cmd = m.sendQueued()
 			}
 		}
 	}

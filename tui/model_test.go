@@ -220,8 +220,8 @@ func TestBusySubmitIsQueuedAgain(t *testing.T) {
 	m := testModel(t, f, 80, 24)
 	m.typeText("x")
 	m.press("enter")
-	if len(m.queue) != 1 || m.queue[0] != "x" {
-		t.Fatalf("queue = %q", m.queue)
+	if len(m.queue) != 1 || m.queue[0].text != "x" {
+		t.Fatalf("queue = %+v", m.queue)
 	}
 }
 

@@ -45,7 +45,11 @@ func (m *Model) bottomPanel() string {
 			b.WriteString(m.theme.Muted.Render(fmt.Sprintf("⏳ … and %d more", len(m.queue)-3)) + "\n")
 			break
 		}
-		b.WriteString(m.theme.Muted.Render("⏳ queued: "+truncateLine(oneLine(q), m.width-12)) + "\n")
+		line := oneLine(q.text)
+		if n := len(q.images); n > 0 {
+			line = strings.TrimSpace(line + " [" + plural(n, "image") + "]")
+		}
+		b.WriteString(m.theme.Muted.Render("⏳ queued: "+truncateLine(line, m.width-12)) + "\n")
 	}
 	if c := m.completionView(&m.theme); c != "" {
 		b.WriteString(c + "\n")
