@@ -25,6 +25,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
 	"os/exec"
 	"regexp"
 	"strings"
@@ -34,6 +35,7 @@ import (
 	"github.com/kaizen-code/kz/internal/childenv"
 	"github.com/kaizen-code/kz/runtimes/agentcli"
 	"github.com/kaizen-code/kz/runtimes/jsonrpc"
+	"github.com/kaizen-code/kz/tools/mcp"
 )
 
 // Config configures one Codex runtime. The lead maps
@@ -79,6 +81,10 @@ type Config struct {
 	// when Codex re-runs it outside its own sandbox. Nil starts it
 	// unconfined.
 	Confiner agentcli.Confiner
+	// MCPServers are kz's MCP servers (the trusted, enabled ones) handed
+	// to Codex in its own format, every call of their tools asked of
+	// kz's gate (mcp.go, elicit.go).
+	MCPServers []mcp.Spec
 	// Logger receives what kz skips. Nil means slog.Default().
 	Logger *slog.Logger
 }
@@ -152,14 +158,14 @@ func (r *Runtime) threadSandbox() Sandbox {
 // own tool loop, shell and apply_patch; it streams, is interruptible and
 // resumes threads (thread/resume). Sandbox is not declared: a command kz
 // accepts may be re-run by Codex outside its sandbox without asking again
-// (protocol notes, appendix). MCP is left out: kz does not configure
-// Codex's MCP servers. Vision: turn/start takes image inputs, which Codex
-// passes to its model.
+// (protocol notes, appendix). MCP: kz hands Codex its servers with every
+// call asked of kz's gate (mcp.go, elicit.go). Vision: turn/start takes
+// image inputs, which Codex passes to its model.
 func (r *Runtime) Capabilities(string) engine.Capabilities {
 	return engine.Capabilities{
 		Set: engine.NewCapSet(engine.CapTextCompletion, engine.CapStreamingText, engine.CapNativeToolLoop,
 			engine.CapFilesystemRead, engine.CapFilesystemEdit, engine.CapShell, engine.CapApplyPatch,
-			engine.CapInterrupt, engine.CapResume, engine.CapVision),
+			engine.CapMCP, engine.CapInterrupt, engine.CapResume, engine.CapVision),
 	}
 }
 
@@ -173,6 +179,10 @@ var envSpec = childenv.Spec{Pass: []string{"OPENAI_API_KEY", "CODEX_API_KEY", "C
 // buildEnv returns the environment of a Codex process with the configured
 // entries cfgEnv.
 func buildEnv(cfgEnv []string) []string { return agentcli.Env(envSpec, cfgEnv) }
+
+// environ is kz's own environment, from which the MCP servers' ${VAR}
+// references are expanded; a variable so that tests can replace it.
+var environ = os.Environ
 
 // markerVar names the variable that marks every process descended from one
 // CLI, so that children which left its process group are killed too.

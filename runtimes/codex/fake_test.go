@@ -6,11 +6,13 @@ import (
 	"time"
 
 	"github.com/kaizen-code/kz/runtimes/internal/clitest"
+	"github.com/kaizen-code/kz/tools/mcp/mcptest"
 )
 
 // The test binary doubles as the fake CLI (clitest.Main), replaying a
 // JSON-RPC script; the stream action writes agent-message deltas.
 func TestMain(m *testing.M) {
+	mcptest.ServeIfChild()
 	p := clitest.JSONRPC
 	p.StreamLine = `{"method":"item/agentMessage/delta","params":{"threadId":"th-1","turnId":"tu-1","itemId":"m","delta":"%d;"}}`
 	clitest.Main(m, p)

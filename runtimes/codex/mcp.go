@@ -1,0 +1,106 @@
+package codex
+
+import (
+	"log/slog"
+	"math"
+	"strings"
+
+	"github.com/kaizen-code/kz/tools/mcp"
+)
+
+// approvalPrompt is the approval mode kz gives every MCP server it hands
+// Codex, as the server's default and for every tool: Codex then sends an
+// mcpServer/elicitation/request before each call, which kz answers
+// through its gate (elicit.go). The other modes are "auto", under which
+// Codex 0.169 calls a tool without asking whenever the thread's approval
+// policy or the tool's readOnlyHint lets it, and "approve", under which it
+// never asks (TestRealCodexMCPApprovalModes).
+const approvalPrompt = "prompt"
+
+// mcpServers renders kz's MCP servers as Codex's mcp_servers config
+// table, sent in the thread/start request's config (over the CLI's stdin,
+// never on its command line or in a file): stdio servers get command,
+// args and the whole environment they run with, which is the
+// credential-free one kz gives every child plus the server's own env
+// with ${VAR} expanded (mcp.Spec.ChildEnv), so that Codex adds nothing of
+// its own environment; HTTP servers get url and http_headers with ${VAR}
+// expanded. Expanding here keeps the variables out of Codex's
+// environment, which every command it runs shares. A server whose
+// variable is not set is left out, with a warning: Codex would start it
+// with an empty credential.
+//
+// Each server is handed with its approval mode forced to "prompt" for the
+// server and every tool kz knows of: a person's own Codex config cannot
+// add a tools.NAME.approval_mode to a server of kz's, since the thread's
+// config replaces the whole server entry of the same name.
+func mcpServers(servers []mcp.Spec, environ []string, log *slog.Logger) map[string]any {
+	out := map[string]any{}
+	for _, s := range servers {
+		if !s.Runnable() || !validServerName(s.Name) {
+			if s.Runnable() {
+				log.Warn("mcp server left out of codex's configuration: its name is not a plain word", "server", s.Name)
+			}
+			continue
+		}
+		entry := map[string]any{"enabled": true, "default_tools_approval_mode": approvalPrompt}
+		switch s.Transport {
+		case mcp.Stdio:
+			env, err := s.ChildEnv(environ)
+			if err != nil {
+				log.Warn("mcp server left out of codex's configuration", "server", s.Name, "err", err)
+				continue
+			}
+			m := make(map[string]any, len(env))
+			for _, kv := range env {
+				if k, v, ok := strings.Cut(kv, "="); ok {
+					m[k] = v
+				}
+			}
+			entry["command"], entry["args"], entry["env"] = s.Command, nonNil(s.Args), m
+		case mcp.HTTP:
+			headers, err := s.ExpandedHeaders(environ)
+			if err != nil {
+				log.Warn("mcp server left out of codex's configuration", "server", s.Name, "err", err)
+				continue
+			}
+			entry["url"] = s.URL
+			if len(headers) > 0 {
+				entry["http_headers"] = headers
+			}
+		default:
+			log.Warn("mcp server left out of codex's configuration: unknown transport", "server", s.Name, "transport", s.Transport)
+			continue
+		}
+		if s.StartupTimeout > 0 {
+			entry["startup_timeout_sec"] = math.Ceil(s.StartupTimeout.Seconds())
+		}
+		if s.ToolTimeout > 0 {
+			entry["tool_timeout_sec"] = math.Ceil(s.ToolTimeout.Seconds())
+		}
+		out[s.Name] = entry
+	}
+	return out
+}
+
+// validServerName reports whether name can be a Codex server name that
+// maps back to exactly one kz server: Codex names a server's tools
+// mcp__NAME__tool and a name with "__" or characters outside
+// [A-Za-z0-9_-] would be ambiguous or rewritten.
+func validServerName(name string) bool {
+	if name == "" || strings.Contains(name, "__") {
+		return false
+	}
+	for _, r := range name {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+func nonNil(a []string) []string {
+	if a == nil {
+		return []string{}
+	}
+	return a
+}
