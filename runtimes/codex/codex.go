@@ -25,7 +25,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"os"
 	"os/exec"
 	"regexp"
 	"strings"
@@ -179,10 +178,6 @@ var envSpec = childenv.Spec{Pass: []string{"OPENAI_API_KEY", "CODEX_API_KEY", "C
 // buildEnv returns the environment of a Codex process with the configured
 // entries cfgEnv.
 func buildEnv(cfgEnv []string) []string { return agentcli.Env(envSpec, cfgEnv) }
-
-// environ is kz's own environment, from which the MCP servers' ${VAR}
-// references are expanded; a variable so that tests can replace it.
-var environ = os.Environ
 
 // markerVar names the variable that marks every process descended from one
 // CLI, so that children which left its process group are killed too.

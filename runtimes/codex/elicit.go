@@ -32,8 +32,8 @@ import (
 //     scopes.
 //   - a JSON-RPC error makes Codex reject the call: the server never sees
 //     it and the model gets "user rejected MCP tool call". kz answers every
-//     refusal so. "decline" and "cancel" are not used: the brief's earlier
-//     probe found they did not stop the call.
+//     refusal so. "decline" and "cancel" are never sent: an earlier probe
+//     of 0.169 found that they did not stop the call.
 //
 // errDenied is the JSON-RPC error code of a refused elicitation.
 const errDenied = -32000

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -186,7 +187,7 @@ func (tr *turnRun) run(ctx context.Context) (engine.Result, error) {
 	// kz's MCP servers travel in the thread's config, over stdin: their
 	// expanded credentials never reach Codex's command line, environment
 	// or a file (mcp.go).
-	if servers := mcpServers(tr.rt.cfg.MCPServers, environ(), tr.rt.log); len(servers) > 0 {
+	if servers := mcpServers(tr.rt.cfg.MCPServers, os.Environ(), tr.rt.log); len(servers) > 0 {
 		opts["config"] = map[string]any{"mcp_servers": servers}
 		tr.servers = servers
 	}
