@@ -1,6 +1,8 @@
 package codex
 
 import (
+	"encoding/json"
+	"fmt"
 	"log/slog"
 	"math"
 	"strings"
@@ -29,10 +31,9 @@ const approvalPrompt = "prompt"
 // variable is not set is left out, with a warning: Codex would start it
 // with an empty credential.
 //
-// Each server is handed with its approval mode forced to "prompt" for the
-// server and every tool kz knows of: a person's own Codex config cannot
-// add a tools.NAME.approval_mode to a server of kz's, since the thread's
-// config replaces the whole server entry of the same name.
+// Each server is handed with approval mode "prompt" as its default;
+// lockServers adds the same for every tool the person's own Codex config
+// names.
 func mcpServers(servers []mcp.Spec, environ []string, log *slog.Logger) map[string]any {
 	out := map[string]any{}
 	for _, s := range servers {
@@ -103,4 +104,58 @@ func nonNil(a []string) []string {
 		return []string{}
 	}
 	return a
+}
+
+// personConfig is the part of Codex's effective configuration (config/read)
+// kz reads: the person's own MCP servers and the tools their entries name.
+type personConfig struct {
+	Config struct {
+		MCPServers map[string]struct {
+			Tools map[string]json.RawMessage `json:"tools"`
+		} `json:"mcp_servers"`
+	} `json:"config"`
+}
+
+// lockServers makes every MCP call of the thread come to kz, given the
+// servers kz hands Codex (mcpServers) and Codex's effective configuration
+// raw (the result of config/read). Codex deep-merges the thread's config
+// into the person's, so a person's tools.TOOL.approval_mode = "approve"
+// under a server of kz's name outranks kz's default mode, and a person's
+// own server with mode "approve" is called without asking anyone
+// (TestRealCodexMCPPersonConfigCannotBypassKz, before this lock). So
+// every tool the person's config names under one of kz's servers gets
+// approval mode "prompt", and every server of the person's that kz did
+// not hand is disabled, with mode "prompt" too in case it still starts:
+// its elicitations are refused, since kz knows nothing of it. The
+// result is the thread's mcp_servers, nil when there is nothing to send.
+func lockServers(kz map[string]any, raw json.RawMessage) (map[string]any, error) {
+	var pc personConfig
+	if len(raw) > 0 {
+		if err := json.Unmarshal(raw, &pc); err != nil {
+			return nil, fmt.Errorf("codex config/read: %w", err)
+		}
+	}
+	out := make(map[string]any, len(kz)+len(pc.Config.MCPServers))
+	for name, e := range kz {
+		out[name] = e
+	}
+	for name, srv := range pc.Config.MCPServers {
+		entry, ours := out[name].(map[string]any)
+		if !ours {
+			entry = map[string]any{"enabled": false, "default_tools_approval_mode": approvalPrompt}
+			out[name] = entry
+		}
+		if len(srv.Tools) == 0 {
+			continue
+		}
+		tools := make(map[string]any, len(srv.Tools))
+		for tool := range srv.Tools {
+			tools[tool] = map[string]any{"approval_mode": approvalPrompt}
+		}
+		entry["tools"] = tools
+	}
+	if len(out) == 0 {
+		return nil, nil
+	}
+	return out, nil
 }

@@ -205,3 +205,74 @@ func secretHolders(secret string) []string {
 	}
 	return out
 }
+
+// A person's own Codex config cannot let an MCP call skip kz: without
+// kz's lock (lockServers), Codex 0.169 called both a tool of a server of
+// kz's name whose tools the config sets to approval_mode "approve" (the
+// thread's config is deep-merged into the person's, and a tool's mode
+// outranks the server's default) and every tool of the person's own
+// server with default_tools_approval_mode "approve", asking no one. With
+// it, kz's server's calls come to kz's gate and the person's own server
+// is disabled: the model's call of it is "unsupported".
+func TestRealCodexMCPPersonConfigCannotBypassKz(t *testing.T) {
+	api := newRespAPI(t, mcpScript)
+	rt, ws := realSetup(t, api)
+	dir := t.TempDir()
+	kzLog, ownLog := filepath.Join(dir, "kz-calls"), filepath.Join(dir, "own-calls")
+	rt.cfg.MCPServers = []mcp.Spec{mcptest.StdioSpec(t, "kzt", kzLog)}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfgPath := filepath.Join(filepath.Dir(ws), "home", ".codex", "config.toml")
+	b, err := os.ReadFile(cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []struct{ name, log string }{{"kzt", kzLog}, {"own", ownLog}} {
+		b = fmt.Appendf(b, `
+[mcp_servers.%[1]s]
+command = %[2]q
+args = ["-test.run=^$"]
+default_tools_approval_mode = "approve"
+[mcp_servers.%[1]s.env]
+%[3]s = "stdio"
+%[4]s = %[5]q
+[mcp_servers.%[1]s.tools.echo]
+approval_mode = "approve"
+[mcp_servers.%[1]s.tools.note]
+approval_mode = "approve"
+`, s.name, exe, mcptest.ServeEnv, mcptest.LogEnv, s.log)
+	}
+	if err := os.WriteFile(cfgPath, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	person := &clitest.Person{Reply: clitest.AllowOnce}
+	h := clitest.NewHarness(t, ws, []engine.RuntimeEntry{{Runtime: rt}}, clitest.Options{Gate: clitest.Gate(t, permission.Rules{}),
+		Answer: person.Answer})
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	for _, prompt := range []string{"kzt echo", "kzt note", "own echo", "own note"} {
+		if final := h.Run(t, ctx, prompt); final.Status != string(engine.StatusComplete) {
+			t.Fatalf("%s: final %+v", prompt, final)
+		}
+	}
+	// Both calls of kz's server were judged by kz (echo is not read-only
+	// to kz, which does not trust the server's annotations: the person
+	// was asked each time).
+	checkDecided(t, h, "call_kzt_echo", "mcp__kzt__echo", engine.DecisionAllow, "")
+	checkDecided(t, h, "call_kzt_note", "mcp__kzt__note", engine.DecisionAllow, "")
+	if seen := person.Seen(); len(seen) != 2 {
+		t.Errorf("the person was asked %d times, want 2: %+v", len(seen), seen)
+	}
+	if calls := mcptest.Calls(t, kzLog); len(calls) != 2 {
+		t.Errorf("kz's server log %q", calls)
+	}
+	if calls := mcptest.Calls(t, ownLog); len(calls) != 0 {
+		t.Errorf("the person's own server was called without kz: %q", calls)
+	}
+	reqs := api.Requests()
+	if out := lastOutput(reqs[len(reqs)-1]); !strings.Contains(out, "unsupported call") {
+		t.Errorf("the model's call of the disabled server got %s", out)
+	}
+}

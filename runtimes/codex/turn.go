@@ -186,10 +186,19 @@ func (tr *turnRun) run(ctx context.Context) (engine.Result, error) {
 	opts := map[string]any{"cwd": tr.dir, "approvalPolicy": "untrusted", "sandbox": tr.rt.threadSandbox(), "approvalsReviewer": "user"}
 	// kz's MCP servers travel in the thread's config, over stdin: their
 	// expanded credentials never reach Codex's command line, environment
-	// or a file (mcp.go).
-	if servers := mcpServers(tr.rt.cfg.MCPServers, os.Environ(), tr.rt.log); len(servers) > 0 {
+	// or a file (mcp.go). The person's own Codex config is read first, so
+	// that none of its servers or tool settings lets a call skip kz.
+	tr.servers = mcpServers(tr.rt.cfg.MCPServers, os.Environ(), tr.rt.log)
+	person, err := tr.c.Call(hctx, "config/read", map[string]any{"cwd": tr.dir})
+	if err != nil {
+		return tr.handshakeFailed(ctx, "config/read", err)
+	}
+	servers, err := lockServers(tr.servers, person)
+	if err != nil {
+		return tr.fail(engine.ErrProtocol, err, "%v", err)
+	}
+	if servers != nil {
 		opts["config"] = map[string]any{"mcp_servers": servers}
-		tr.servers = servers
 	}
 	if tr.model != "" {
 		opts["model"] = tr.model
