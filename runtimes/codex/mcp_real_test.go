@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -252,20 +253,26 @@ approval_mode = "approve"
 		Answer: person.Answer})
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
-	for _, prompt := range []string{"kzt echo", "kzt note", "own echo", "own note"} {
+	for _, prompt := range []string{"kzt echo", "kzt echo", "kzt note", "own echo", "own note"} {
 		if final := h.Run(t, ctx, prompt); final.Status != string(engine.StatusComplete) {
 			t.Fatalf("%s: final %+v", prompt, final)
 		}
 	}
-	// Both calls of kz's server were judged by kz (echo is not read-only
-	// to kz, which does not trust the server's annotations: the person
-	// was asked each time).
-	checkDecided(t, h, "call_kzt_echo", "mcp__kzt__echo", engine.DecisionAllow, "")
-	checkDecided(t, h, "call_kzt_note", "mcp__kzt__note", engine.DecisionAllow, "")
-	if seen := person.Seen(); len(seen) != 2 {
-		t.Errorf("the person was asked %d times, want 2: %+v", len(seen), seen)
+	// Every call of kz's server was judged by kz, the second call of a
+	// tool allowed a moment before included (echo is not read-only to
+	// kz, which does not trust the server's annotations: the person was
+	// asked each time).
+	var decided []string
+	for _, ev := range h.Journal.OfType(engine.EventPermissionDecided) {
+		decided = append(decided, ev.Tool+" "+string(ev.Decision))
 	}
-	if calls := mcptest.Calls(t, kzLog); len(calls) != 2 {
+	if want := []string{"mcp__kzt__echo allow", "mcp__kzt__echo allow", "mcp__kzt__note allow"}; !slices.Equal(decided, want) {
+		t.Errorf("kz decided %q, want %q", decided, want)
+	}
+	if seen := person.Seen(); len(seen) != 3 {
+		t.Errorf("the person was asked %d times, want 3: %+v", len(seen), seen)
+	}
+	if calls := mcptest.Calls(t, kzLog); len(calls) != 3 {
 		t.Errorf("kz's server log %q", calls)
 	}
 	if calls := mcptest.Calls(t, ownLog); len(calls) != 0 {
