@@ -17,7 +17,8 @@ import (
 
 // What Codex 0.169 does for a call of an MCP tool kz handed it with
 // approval mode "prompt" (mcp.go), verified with the real CLI
-// (TestRealCodexMCPToolCallsPassKzGate, TestRealCodexMCPApprovalModes):
+// (TestRealCodexMCPToolCallsPassKzGate,
+// TestRealCodexMCPPersonConfigCannotBypassKz):
 //
 //   - the item/started of an mcpToolCall item (id = the model's call_id,
 //     server, tool, arguments), then, before the server sees anything,
@@ -26,14 +27,16 @@ import (
 //     "mcp_tool_call", tool_name, tool_params}. It comes for every call,
 //     the second call of a tool kz allowed before included, whatever the
 //     tool's readOnlyHint.
-//   - {"action": "accept", "content": {}} runs the call once. Codex
-//     offers to remember an approval (for the session or for good, its
-//     _meta persist field); kz never asks it to: the gate keeps its own
-//     scopes.
+//   - {"action": "accept", "content": {}} runs the call once. Codex can
+//     remember an approval for the session or for good; kz never asks it
+//     to: the gate keeps its own scopes.
 //   - a JSON-RPC error makes Codex reject the call: the server never sees
 //     it and the model gets "user rejected MCP tool call". kz answers every
-//     refusal so. "decline" and "cancel" are never sent: an earlier probe
-//     of 0.169 found that they did not stop the call.
+//     refusal so. Under mode "prompt" a "decline" refused the call too,
+//     but an earlier probe (another approval mode) saw "decline" and
+//     "cancel" let the call run, so kz relies on the error only.
+//   - a call the tool fails (isError) completes with status "failed" and
+//     the tool's text as its result.
 //
 // errDenied is the JSON-RPC error code of a refused elicitation.
 const errDenied = -32000
@@ -170,27 +173,30 @@ func mcpInput(args json.RawMessage) json.RawMessage {
 
 // mcpOutput is the text of a finished MCP call, as kz's native runtime
 // renders an MCP result: text content as it is, other content described.
+// A call Codex reports failed is an error: one the tool itself failed
+// (its result marked isError) carries the tool's text, one Codex refused
+// or could not make carries Codex's message.
 func mcpOutput(it *item) (string, bool) {
-	if it.Status != "completed" || it.Error != nil {
-		if it.Error != nil && it.Error.Message != "" {
-			return it.Error.Message, true
-		}
-		return it.Status, true
-	}
-	if it.Result == nil {
-		return "", false
+	isErr := it.Status != "completed" || it.Error != nil
+	if it.Error != nil && it.Error.Message != "" {
+		return it.Error.Message, true
 	}
 	var parts []string
-	for _, c := range it.Result.Content {
-		switch c.Type {
-		case "text":
-			parts = append(parts, c.Text)
-		default:
-			parts = append(parts, fmt.Sprintf("[%s %s, not shown]", c.Type, c.MimeType))
+	if it.Result != nil {
+		for _, c := range it.Result.Content {
+			switch c.Type {
+			case "text":
+				parts = append(parts, c.Text)
+			default:
+				parts = append(parts, fmt.Sprintf("[%s %s, not shown]", c.Type, c.MimeType))
+			}
+		}
+		if len(parts) == 0 && len(it.Result.StructuredContent) > 0 && string(it.Result.StructuredContent) != "null" {
+			parts = append(parts, string(it.Result.StructuredContent))
 		}
 	}
-	if len(parts) == 0 && len(it.Result.StructuredContent) > 0 && string(it.Result.StructuredContent) != "null" {
-		parts = append(parts, string(it.Result.StructuredContent))
+	if isErr && len(parts) == 0 {
+		return it.Status, true
 	}
-	return strings.Join(parts, "\n"), false
+	return strings.Join(parts, "\n"), isErr
 }

@@ -16,7 +16,7 @@ import (
 // through its gate (elicit.go). The other modes are "auto", under which
 // Codex 0.169 calls a tool without asking whenever the thread's approval
 // policy or the tool's readOnlyHint lets it, and "approve", under which it
-// never asks (TestRealCodexMCPApprovalModes).
+// never asks (both verified with the real CLI; see README).
 const approvalPrompt = "prompt"
 
 // mcpServers renders kz's MCP servers as Codex's mcp_servers config

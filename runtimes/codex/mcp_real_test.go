@@ -99,7 +99,7 @@ func TestRealCodexMCPToolCallsPassKzGate(t *testing.T) {
 		return engine.Answer{Decision: engine.DecisionDeny}
 	}
 	h := clitest.NewHarness(t, ws, []engine.RuntimeEntry{{Runtime: rt}}, clitest.Options{
-		Gate:   clitest.Gate(t, permission.Rules{Allow: []string{"mcp__kzt__echo", "mcp__web"}, Deny: []string{"mcp__kzt__big"}}),
+		Gate:   clitest.Gate(t, permission.Rules{Allow: []string{"mcp__kzt__echo", "mcp__kzt__fail", "mcp__web"}, Deny: []string{"mcp__kzt__big"}}),
 		Answer: person})
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
@@ -114,6 +114,13 @@ func TestRealCodexMCPToolCallsPassKzGate(t *testing.T) {
 	}
 	checkDecided(t, h, "call_kzt_echo", "mcp__kzt__echo", engine.DecisionAllow, string(permission.StageAllow))
 	checkFinished(t, h, "call_kzt_echo", "mcp__kzt__echo", "echo: from codex", false)
+
+	// A call the tool itself fails reaches the model and kz's history as
+	// a failed call with the tool's text.
+	if final := h.Run(t, ctx, "kzt fail"); !strings.Contains(final.Output, "the fail tool failed") {
+		t.Errorf("failing tool: final %+v", final)
+	}
+	checkFinished(t, h, "call_kzt_fail", "mcp__kzt__fail", "the fail tool failed", true)
 
 	// The HTTP server, allowed by a server-wide rule, got the expanded
 	// Authorization header (it refuses any other).
@@ -144,7 +151,7 @@ func TestRealCodexMCPToolCallsPassKzGate(t *testing.T) {
 		t.Errorf("the person was asked about %+v", asked)
 	}
 	checkDecided(t, h, "call_kzt_note", "mcp__kzt__note", engine.DecisionDeny, "")
-	if calls := mcptest.Calls(t, stdioLog); len(calls) != 1 {
+	if calls := mcptest.Calls(t, stdioLog); len(calls) != 2 {
 		t.Errorf("a denied call reached the server: %q", calls)
 	}
 	mu.Lock()

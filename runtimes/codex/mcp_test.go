@@ -130,6 +130,7 @@ func TestMCPOutput(t *testing.T) {
 		{`{"type":"mcpToolCall","id":"1","status":"completed","result":{"content":[],"structuredContent":{"n":1}}}`, `{"n":1}`, false},
 		{`{"type":"mcpToolCall","id":"1","status":"failed","error":{"message":"user rejected MCP tool call"}}`, "user rejected MCP tool call", true},
 		{`{"type":"mcpToolCall","id":"1","status":"failed"}`, "failed", true},
+		{`{"type":"mcpToolCall","id":"1","status":"failed","result":{"content":[{"type":"text","text":"the fail tool failed"}]}}`, "the fail tool failed", true},
 		{`{"type":"mcpToolCall","id":"1","status":"completed"}`, "", false},
 	} {
 		it, ok := decodeItem(json.RawMessage(c.raw))
