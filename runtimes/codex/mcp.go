@@ -13,10 +13,10 @@ import (
 // approvalPrompt is the approval mode kz gives every MCP server it hands
 // Codex, as the server's default and for every tool: Codex then sends an
 // mcpServer/elicitation/request before each call, which kz answers
-// through its gate (elicit.go). The other modes are "auto", under which
-// Codex 0.169 calls a tool without asking whenever the thread's approval
-// policy or the tool's readOnlyHint lets it, and "approve", under which it
-// never asks (both verified with the real CLI; see README).
+// through its gate (elicit.go). The other modes are "auto" (Codex's
+// default), under which Codex 0.169 called a tool its server marks
+// readOnlyHint without asking, and "approve", under which it asked for
+// nothing (both seen with the real CLI; see README).
 const approvalPrompt = "prompt"
 
 // mcpServers renders kz's MCP servers as Codex's mcp_servers config

@@ -159,6 +159,11 @@ func TestRealCodexMCPToolCallsPassKzGate(t *testing.T) {
 	if len(leaks) > 0 {
 		t.Errorf("the secret is visible in %q", leaks)
 	}
+	// Nor did Codex write it anywhere: its home (sessions, logs,
+	// state) and the workspace hold no copy.
+	if files := clitest.FilesContaining(filepath.Dir(ws), secret); len(files) > 0 {
+		t.Errorf("the secret was written to %q", files)
+	}
 }
 
 // checkDecided checks kz's one decision about a call; stage "" checks
