@@ -140,7 +140,7 @@ func build(name string, rc config.Runtime, opt Options) (engine.RuntimeEntry, er
 			return engine.RuntimeEntry{}, fmt.Errorf("runtime %s: sandbox %q: want read-only, workspace-write or danger-full-access", name, rc.Sandbox)
 		}
 		rt := codex.New(codex.Config{Name: name, Command: rc.Command, Args: rc.Args, Env: childenv.FromMap(rc.Env),
-			Models: rc.Models, Workspace: opt.Workspace, Sandbox: sb, Confiner: opt.Confiner})
+			Models: rc.Models, Workspace: opt.Workspace, Sandbox: sb, Confiner: opt.Confiner, MCPServers: opt.MCPServers})
 		return cliEntry(rt, rc, opt), nil
 	case config.KindACP:
 		cfg := acp.Config{}

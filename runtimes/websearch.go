@@ -45,7 +45,8 @@ func webSearchTool(rc config.Runtime, lc llm.Config, catalog *llm.Catalog) ([]to
 }
 
 // searcher binds an LLM client's search to the runtime's default model,
-// priced by the catalog (the provider's per-search fee is not in it).
+// priced by the catalog: the request's tokens and the provider's fee for
+// each search it ran.
 type searcher struct {
 	s       llm.Searcher
 	model   string
@@ -60,8 +61,8 @@ func (a searcher) WebSearch(ctx context.Context, query string) (tools.SearchResu
 	}
 	out := tools.SearchResults{Answer: r.Answer, Usage: r.Usage, Model: a.model}
 	if a.catalog != nil {
-		if info, _ := a.catalog.Lookup(a.model); info.InputPerMTok > 0 || info.OutputPerMTok > 0 {
-			out.CostUSD = info.Cost(r.Usage)
+		if info, _ := a.catalog.Lookup(a.model); info.InputPerMTok > 0 || info.OutputPerMTok > 0 || info.WebSearchPerCall > 0 {
+			out.CostUSD = info.SearchCost(r.Usage, r.Searches)
 		}
 	}
 	for _, s := range r.Sources {

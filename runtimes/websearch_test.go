@@ -148,3 +148,55 @@ func TestEndToEndWebSearch(t *testing.T) {
 		})
 	}
 }
+
+// TestSearchPricedPerSearch (class: per-search fees): a search is priced
+// at its tokens plus the provider's fee for each search it reports
+// (Anthropic's web_search_requests, the Responses API's web_search_call
+// items), from the catalog; a model the catalog does not price costs
+// nothing rather than a guess.
+func TestSearchPricedPerSearch(t *testing.T) {
+	for _, c := range []struct {
+		p       llm.Provider
+		api     llm.OpenAIAPI
+		fixture string
+		model   string
+		usage   engine.Usage
+	}{
+		{llm.ProviderAnthropic, "", "anthropic.json", "claude-sonnet-4-5", engine.Usage{InputTokens: 6039, OutputTokens: 931}},
+		{llm.ProviderOpenAI, llm.OpenAIResponses, "openai-responses.json", "gpt-5-mini", engine.Usage{InputTokens: 300, OutputTokens: 356, CacheReadTokens: 28}},
+	} {
+		fixture, err := os.ReadFile(filepath.Join("llm", "testdata", "websearch", c.fixture))
+		if err != nil {
+			t.Fatal(err)
+		}
+		api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write(fixture)
+		}))
+		cfg := llm.Config{Provider: c.p, OpenAIAPI: c.api, BaseURL: api.URL, APIKeyEnv: "KZ_TEST_KEY",
+			LookupEnv: func(k string) (string, bool) { return "test-key", k == "KZ_TEST_KEY" }}
+		client, err := llm.New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cat := llm.DefaultCatalog()
+		info, _ := cat.Lookup(c.model)
+		if info.WebSearchPerCall != 0.01 {
+			t.Errorf("%s: the catalog prices a search at %v, want $10 per 1,000", c.model, info.WebSearchPerCall)
+		}
+		res, err := searcher{s: client.(llm.Searcher), model: c.model, catalog: cat}.WebSearch(context.Background(), "go 1.26")
+		if err != nil {
+			t.Fatal(err)
+		}
+		// One search in each recorded response.
+		want := info.Cost(c.usage) + 0.01
+		if res.Usage != c.usage || res.CostUSD < want-1e-12 || res.CostUSD > want+1e-12 {
+			t.Errorf("%s: usage %+v cost %v, want %+v %v", c.p, res.Usage, res.CostUSD, c.usage, want)
+		}
+		unpriced, err := searcher{s: client.(llm.Searcher), model: "no-such-model", catalog: cat}.WebSearch(context.Background(), "go 1.26")
+		if err != nil || unpriced.CostUSD != 0 {
+			t.Errorf("%s: an unpriced model's search cost %v (%v)", c.p, unpriced.CostUSD, err)
+		}
+		api.Close()
+	}
+}

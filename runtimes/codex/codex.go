@@ -34,6 +34,7 @@ import (
 	"github.com/kaizen-code/kz/internal/childenv"
 	"github.com/kaizen-code/kz/runtimes/agentcli"
 	"github.com/kaizen-code/kz/runtimes/jsonrpc"
+	"github.com/kaizen-code/kz/tools/mcp"
 )
 
 // Config configures one Codex runtime. The lead maps
@@ -79,6 +80,10 @@ type Config struct {
 	// when Codex re-runs it outside its own sandbox. Nil starts it
 	// unconfined.
 	Confiner agentcli.Confiner
+	// MCPServers are kz's MCP servers (the trusted, enabled ones) handed
+	// to Codex in its own format, every call of their tools asked of
+	// kz's gate (mcp.go, elicit.go).
+	MCPServers []mcp.Spec
 	// Logger receives what kz skips. Nil means slog.Default().
 	Logger *slog.Logger
 }
@@ -152,14 +157,14 @@ func (r *Runtime) threadSandbox() Sandbox {
 // own tool loop, shell and apply_patch; it streams, is interruptible and
 // resumes threads (thread/resume). Sandbox is not declared: a command kz
 // accepts may be re-run by Codex outside its sandbox without asking again
-// (protocol notes, appendix). MCP is left out: kz does not configure
-// Codex's MCP servers. Vision: turn/start takes image inputs, which Codex
-// passes to its model.
+// (protocol notes, appendix). MCP: kz hands Codex its servers with every
+// call asked of kz's gate (mcp.go, elicit.go). Vision: turn/start takes
+// image inputs, which Codex passes to its model.
 func (r *Runtime) Capabilities(string) engine.Capabilities {
 	return engine.Capabilities{
 		Set: engine.NewCapSet(engine.CapTextCompletion, engine.CapStreamingText, engine.CapNativeToolLoop,
 			engine.CapFilesystemRead, engine.CapFilesystemEdit, engine.CapShell, engine.CapApplyPatch,
-			engine.CapInterrupt, engine.CapResume, engine.CapVision),
+			engine.CapMCP, engine.CapInterrupt, engine.CapResume, engine.CapVision),
 	}
 }
 

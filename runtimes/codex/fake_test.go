@@ -1,18 +1,53 @@
 package codex
 
 import (
+	"bufio"
+	"encoding/json"
+	"fmt"
 	"os"
 	"testing"
 	"time"
 
 	"github.com/kaizen-code/kz/runtimes/internal/clitest"
+	"github.com/kaizen-code/kz/tools/mcp/mcptest"
 )
 
 // The test binary doubles as the fake CLI (clitest.Main), replaying a
 // JSON-RPC script; the stream action writes agent-message deltas.
 func TestMain(m *testing.M) {
+	mcptest.ServeIfChild()
 	p := clitest.JSONRPC
 	p.StreamLine = `{"method":"item/agentMessage/delta","params":{"threadId":"th-1","turnId":"tu-1","itemId":"m","delta":"%d;"}}`
+	// The scripts predate kz's config/read before each thread: the fake
+	// answers it itself with an empty configuration (no MCP servers of
+	// the person's), and the answers the script gives to kz's later
+	// requests by their implicit ids (one more now) are renumbered.
+	readID := -1
+	p.Intercept = func(got map[string]any, out *bufio.Writer) bool {
+		if got["method"] != "config/read" {
+			return false
+		}
+		if id, ok := got["id"].(float64); ok && readID < 0 {
+			readID = int(id)
+		}
+		b, _ := json.Marshal(map[string]any{"id": got["id"], "result": map[string]any{"config": map[string]any{}, "origins": map[string]any{}}})
+		_, _ = out.Write(append(b, '\n'))
+		_ = out.Flush()
+		return true
+	}
+	rewrite := p.Rewrite
+	p.Rewrite = func(msg []byte, ids map[string]string) []byte {
+		var m map[string]any
+		if json.Unmarshal(msg, &m) == nil && m["method"] == nil && readID >= 0 {
+			if id, ok := m["id"].(float64); ok && int(id) >= readID {
+				if _, learned := ids[fmt.Sprint(m["id"])]; !learned {
+					m["id"] = int(id) + 1
+					msg, _ = json.Marshal(m)
+				}
+			}
+		}
+		return rewrite(msg, ids)
+	}
 	clitest.Main(m, p)
 }
 

@@ -42,6 +42,9 @@ type step struct {
 	Text  string
 	Shell string
 	Patch string
+	// Item is any other output item, as the Responses API streams it
+	// (a tool_search_call, a function_call of an MCP tool).
+	Item map[string]any
 }
 
 // respAPI is a scripted OpenAI Responses API on 127.0.0.1. Its traffic's
@@ -107,6 +110,8 @@ func (a *respAPI) serve(w http.ResponseWriter, r *http.Request) {
 	send("response.created", map[string]any{"response": map[string]any{"id": "resp_1"}})
 	var item map[string]any
 	switch {
+	case st.Item != nil:
+		item = st.Item
 	case st.Shell != "":
 		args, _ := json.Marshal(map[string]any{"cmd": st.Shell, "yield_time_ms": 60000})
 		item = map[string]any{"type": "function_call", "id": "fc_1", "call_id": fmt.Sprintf("call_%d", outputs), "name": shellTool(body),
@@ -121,7 +126,7 @@ func (a *respAPI) serve(w http.ResponseWriter, r *http.Request) {
 		item = map[string]any{"type": "message", "id": "msg_1", "role": "assistant", "status": "completed",
 			"content": []any{map[string]any{"type": "output_text", "text": st.Text, "annotations": []any{}}}}
 	}
-	if st.Shell != "" || st.Patch != "" {
+	if st.Shell != "" || st.Patch != "" || st.Item != nil {
 		send("response.output_item.added", map[string]any{"output_index": 0, "item": item})
 	}
 	send("response.output_item.done", map[string]any{"output_index": 0, "item": item})

@@ -34,6 +34,10 @@ type approvalParams struct {
 // anything else kz cannot serve is refused with a JSON-RPC error so that
 // Codex does not wait forever.
 func (tr *turnRun) request(ctx context.Context, m jsonrpc.Message) {
+	if m.Method == methodElicitation {
+		tr.elicitation(ctx, m)
+		return
+	}
 	var p approvalParams
 	_ = json.Unmarshal(m.Params, &p)
 	var req engine.PermissionRequest

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"github.com/kaizen-code/kz/internal/proc"
 	"github.com/kaizen-code/kz/runtimes/agentcli"
 	"github.com/kaizen-code/kz/runtimes/jsonrpc"
+	"github.com/kaizen-code/kz/tools/mcp"
 )
 
 // turnRun is one turn on one CLI process.
@@ -45,20 +47,33 @@ type turnRun struct {
 	// set once kz interrupted the turn because there were too many.
 	retries int
 	gaveUp  bool
+	// servers are the MCP servers kz handed Codex, by name: an
+	// elicitation from any other server is refused.
+	servers map[string]any
 }
 
 // item is the part of a Codex thread item kz reads.
 type item struct {
-	Type             string          `json:"type"`
-	ID               string          `json:"id"`
-	Text             string          `json:"text"`
-	Command          string          `json:"command"`
-	Cwd              string          `json:"cwd"`
-	Status           string          `json:"status"`
-	AggregatedOutput *string         `json:"aggregatedOutput"`
-	ExitCode         *int            `json:"exitCode"`
-	Changes          []fileChange    `json:"changes"`
-	raw              json.RawMessage // the whole item, as tool input
+	Type             string       `json:"type"`
+	ID               string       `json:"id"`
+	Text             string       `json:"text"`
+	Command          string       `json:"command"`
+	Cwd              string       `json:"cwd"`
+	Status           string       `json:"status"`
+	AggregatedOutput *string      `json:"aggregatedOutput"`
+	ExitCode         *int         `json:"exitCode"`
+	Changes          []fileChange `json:"changes"`
+	// Server, Tool, Arguments, Result and Error are an mcpToolCall's.
+	Server    string          `json:"server"`
+	Tool      string          `json:"tool"`
+	Arguments json.RawMessage `json:"arguments"`
+	Result    *mcpResult      `json:"result"`
+	Error     *struct {
+		Message string `json:"message"`
+	} `json:"error"`
+	raw json.RawMessage // the whole item, as tool input
+	// asked is set once an elicitation was mapped to this MCP call.
+	asked bool
 }
 
 type fileChange struct {
@@ -165,7 +180,26 @@ func (tr *turnRun) run(ctx context.Context) (engine.Result, error) {
 		return tr.handshakeFailed(ctx, "initialize", err)
 	}
 
-	opts := map[string]any{"cwd": tr.dir, "approvalPolicy": "untrusted", "sandbox": tr.rt.threadSandbox()}
+	// approvalsReviewer "user" sends every approval to kz: a person's
+	// config may route them to Codex's own reviewing subagent
+	// (approvals_reviewer = "auto_review"), which approves by itself.
+	opts := map[string]any{"cwd": tr.dir, "approvalPolicy": "untrusted", "sandbox": tr.rt.threadSandbox(), "approvalsReviewer": "user"}
+	// kz's MCP servers travel in the thread's config, over stdin: their
+	// expanded credentials never reach Codex's command line, environment
+	// or a file (mcp.go). The person's own Codex config is read first, so
+	// that none of its servers or tool settings lets a call skip kz.
+	tr.servers = mcpServers(tr.rt.cfg.MCPServers, os.Environ(), tr.rt.log)
+	person, err := tr.c.Call(hctx, "config/read", map[string]any{"cwd": tr.dir})
+	if err != nil {
+		return tr.handshakeFailed(ctx, "config/read", err)
+	}
+	servers, err := lockServers(tr.servers, person)
+	if err != nil {
+		return tr.fail(engine.ErrProtocol, err, "%v", err)
+	}
+	if servers != nil {
+		opts["config"] = map[string]any{"mcp_servers": servers}
+	}
 	if tr.model != "" {
 		opts["model"] = tr.model
 	}
@@ -317,7 +351,11 @@ func (tr *turnRun) awaitCleaned() {
 			}
 			if m.ID != nil {
 				// Nothing more runs in a stopped turn.
-				_ = tr.c.Reply(m.ID, map[string]string{"decision": decisionCancel})
+				if m.Method == methodElicitation {
+					_ = tr.c.ReplyError(m.ID, errDenied, "the turn was stopped")
+				} else {
+					_ = tr.c.Reply(m.ID, map[string]string{"decision": decisionCancel})
+				}
 				continue
 			}
 			var p params
@@ -478,6 +516,9 @@ func (tr *turnRun) itemStarted(raw json.RawMessage) {
 		in, _ := json.Marshal(map[string]any{"changes": it.Changes})
 		tr.t.Emit(engine.Event{Type: engine.EventToolCallStarted, ToolCallID: it.ID, Tool: "apply_patch", Input: in,
 			Paths: tr.paths(it)})
+	case "mcpToolCall":
+		tr.t.Emit(engine.Event{Type: engine.EventToolCallStarted, ToolCallID: it.ID, Tool: mcp.ToolName(it.Server, it.Tool),
+			Input: mcpInput(it.Arguments)})
 	default:
 		tr.t.Emit(engine.Event{Type: engine.EventToolCallStarted, ToolCallID: it.ID, Tool: it.Type, Input: it.raw})
 	}
@@ -524,6 +565,10 @@ func (tr *turnRun) itemCompleted(raw json.RawMessage) {
 					Path: tr.rel(ch.Path), Diff: renderDiff(tr.rel(ch.Path), ch)})
 			}
 		}
+	case "mcpToolCall":
+		out, isErr := mcpOutput(it)
+		tr.t.Emit(engine.Event{Type: engine.EventToolCallFinished, ToolCallID: it.ID, Tool: mcp.ToolName(it.Server, it.Tool),
+			Output: out, IsError: isErr})
 	default:
 		if !toolItem(it.Type) {
 			return

@@ -30,12 +30,22 @@ type ModelInfo struct {
 	Reasoning         bool     `json:"reasoning"`
 	StructuredOutput  bool     `json:"structured_output"`
 	LatencyMS         int      `json:"latency_ms,omitempty"`
+	// WebSearchPerCall is the USD the provider charges per server-side
+	// web search, on top of the tokens (Anthropic's web search tool and
+	// the Responses API's web_search tool bill each search).
+	WebSearchPerCall float64 `json:"web_search_per_call,omitempty"`
 }
 
 // Cost prices a usage with this model's prices.
 func (m ModelInfo) Cost(u engine.Usage) float64 {
 	return (float64(u.InputTokens)*m.InputPerMTok + float64(u.OutputTokens)*m.OutputPerMTok +
 		float64(u.CacheReadTokens)*m.CacheReadPerMTok + float64(u.CacheWriteTokens)*m.CacheWritePerMTok) / 1e6
+}
+
+// SearchCost prices a web search request: its tokens and the searches
+// the provider ran, each at the per-search fee.
+func (m ModelInfo) SearchCost(u engine.Usage, searches int64) float64 {
+	return m.Cost(u) + float64(max(searches, 0))*m.WebSearchPerCall
 }
 
 // ModelOverride is one model entry of user configuration. Nil fields keep

@@ -32,6 +32,11 @@ type SearchResult struct {
 	Answer  string
 	Sources []SearchSource
 	Usage   engine.Usage
+	// Searches counts the searches the provider ran and bills one by one
+	// (Anthropic's usage.server_tool_use.web_search_requests, the
+	// Responses API's web_search_call items). Gemini bills grounding per
+	// request, not per search, and reports none here.
+	Searches int64
 }
 
 // SearchSource is one page a search found.
@@ -107,6 +112,7 @@ func (a *anthropicClient) WebSearch(ctx context.Context, model, query string) (S
 		res.Answer = text.String()
 		res.Usage = engine.Usage{InputTokens: msg.Usage.InputTokens, OutputTokens: msg.Usage.OutputTokens,
 			CacheReadTokens: msg.Usage.CacheReadInputTokens, CacheWriteTokens: msg.Usage.CacheCreationInputTokens}
+		res.Searches = msg.Usage.ServerToolUse.WebSearchRequests
 		return res, nil
 	}, classifyAnthropic)
 }
@@ -126,6 +132,9 @@ func (o *responsesClient) WebSearch(ctx context.Context, model, query string) (S
 		}
 		var res SearchResult
 		for _, item := range r.Output {
+			if item.Type == "web_search_call" {
+				res.Searches++
+			}
 			for _, c := range item.Content {
 				for _, an := range c.Annotations {
 					if an.Type == "url_citation" {

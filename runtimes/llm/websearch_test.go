@@ -70,19 +70,20 @@ func TestWebSearchPerProvider(t *testing.T) {
 		answer   string
 		sources  []llm.SearchSource
 		usage    engine.Usage
+		searches int64
 	}{
 		{llm.ProviderAnthropic, "", "anthropic.json", "claude-sonnet-4-5", "/v1/messages", `"type":"web_search_20250305"`,
 			"I'll search for the release notes.Go 1.26 was released in February 2026.",
 			[]llm.SearchSource{{Title: "Go 1.26 Release Notes - The Go Programming Language", URL: "https://go.dev/doc/go1.26"}, {Title: "Go 1.26 is released", URL: "https://go.dev/blog/go1.26"}},
-			engine.Usage{InputTokens: 6039, OutputTokens: 931}},
+			engine.Usage{InputTokens: 6039, OutputTokens: 931}, 1},
 		{llm.ProviderOpenAI, llm.OpenAIResponses, "openai-responses.json", "gpt-5-mini", "/responses", `"type":"web_search"`,
 			"Go 1.26 was released in February 2026 ([go.dev](https://go.dev/doc/go1.26)).",
 			[]llm.SearchSource{{Title: "Go 1.26 Release Notes", URL: "https://go.dev/doc/go1.26"}, {Title: "Go 1.26 is released", URL: "https://go.dev/blog/go1.26"}},
-			engine.Usage{InputTokens: 300, OutputTokens: 356, CacheReadTokens: 28}},
+			engine.Usage{InputTokens: 300, OutputTokens: 356, CacheReadTokens: 28}, 1},
 		{llm.ProviderGemini, "", "gemini.json", "gemini-2.5-flash", "/v1beta/models/gemini-2.5-flash:generateContent", `"googleSearch":{}`,
 			"Go 1.26 was released in February 2026.",
 			[]llm.SearchSource{{Title: "go.dev", URL: "https://vertexaisearch.cloud.google.com/grounding-api-redirect/AbF9wXE1"}, {Title: "golang.org", URL: "https://vertexaisearch.cloud.google.com/grounding-api-redirect/AbF9wXE2"}},
-			engine.Usage{InputTokens: 12, OutputTokens: 40}},
+			engine.Usage{InputTokens: 12, OutputTokens: 40}, 0},
 	} {
 		t.Run(string(c.p)+string(c.api), func(t *testing.T) {
 			t.Parallel()
@@ -103,8 +104,9 @@ func TestWebSearchPerProvider(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if res.Answer != c.answer || !slices.Equal(res.Sources, c.sources) || res.Usage != c.usage {
-				t.Errorf("got %q %+v %+v\nwant %q %+v %+v", res.Answer, res.Sources, res.Usage, c.answer, c.sources, c.usage)
+			if res.Answer != c.answer || !slices.Equal(res.Sources, c.sources) || res.Usage != c.usage || res.Searches != c.searches {
+				t.Errorf("got %q %+v %+v %d searches\nwant %q %+v %+v %d", res.Answer, res.Sources, res.Usage, res.Searches,
+					c.answer, c.sources, c.usage, c.searches)
 			}
 			if len(api.paths) != 1 || api.paths[0] != c.path {
 				t.Fatalf("requests to %v, want one to %s", api.paths, c.path)

@@ -146,7 +146,15 @@ func NewHTTP(t testing.TB, logPath string, check func(http.Header) bool) string 
 		}
 		h.ServeHTTP(w, r)
 	}))
-	t.Cleanup(ts.Close)
+	t.Cleanup(func() {
+		// A client that dies without ending its session (an agent CLI
+		// killed at the end of a turn) leaves the session's reader
+		// running: it is closed with the server.
+		for ss := range srv.Sessions() {
+			_ = ss.Close()
+		}
+		ts.Close()
+	})
 	return ts.URL
 }
 
