@@ -128,11 +128,19 @@ func (e *NotStartedError) Unwrap() error { return e.Err }
 // store, the gate, the OS sandbox, the runtimes, the patch reviewer and
 // the session itself, claimed for this process. On failure it releases
 // what it built.
-func Open(ctx context.Context, o Options) (_ *App, err error) {
+func Open(ctx context.Context, o Options) (*App, error) {
 	e, err := Load(o.DataDir)
 	if err != nil {
 		return nil, err
 	}
+	return OpenIn(ctx, e, o)
+}
+
+// OpenIn is Open on a configuration already loaded (Load with
+// o.DataDir): kz loads it before the TUI's first frame, for the theme and
+// the trust question, and opens the rest after that frame. e is the
+// App's from then on.
+func OpenIn(ctx context.Context, e *Env, o Options) (_ *App, err error) {
 	a := &App{Env: e, reasoning: o.Reasoning}
 	runtime, model := o.Runtime, o.Model
 	defer func() {
