@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"os"
 	"slices"
 	"testing"
 	"time"
@@ -19,24 +20,31 @@ import (
 // program: min and median in ms, with the load average before the runs
 // (target: ≤ 50 ms each).
 //
+// With KZ_BASE_BIN naming another build (e.g. the last release), its two
+// programs join the rounds as kz-base and demo-base: a before/after
+// comparison under the same load.
+//
 //	KZ_BIN=bin/kz go test -run '^$' -bench '^BenchmarkProcessFirstFrameInterleaved$' -benchtime 10x ./internal/cli/
 func BenchmarkProcessFirstFrameInterleaved(b *testing.B) {
 	b.Logf("load average: %s", loadAverage())
 	bin := releaseBinary(b)
 	env := benchEnv(b)
-	cases := []struct {
-		name string
-		dir  string
-		env  []string
-		args []string
-	}{
-		{"kz", b.TempDir(), append(slices.Clone(env), "ANTHROPIC_API_KEY=sk-bench"), nil},
-		{"demo", b.TempDir(), env, []string{"--demo"}},
+	type program struct {
+		name, bin, dir string
+		env, args      []string
+	}
+	withKey := append(slices.Clone(env), "ANTHROPIC_API_KEY=sk-bench")
+	cases := []program{
+		{"kz", bin, b.TempDir(), withKey, nil},
+		{"demo", bin, b.TempDir(), env, []string{"--demo"}},
+	}
+	if base := os.Getenv("KZ_BASE_BIN"); base != "" {
+		cases = append(cases, program{"kz-base", base, b.TempDir(), withKey, nil}, program{"demo-base", base, b.TempDir(), env, []string{"--demo"}})
 	}
 	// One untimed start of each creates and migrates the store, as a
 	// person's first run does once, and warms the page cache.
 	for _, c := range cases {
-		if _, err := firstFrame(bin, c.dir, c.env, c.args...); err != nil {
+		if _, err := firstFrame(c.bin, c.dir, c.env, c.args...); err != nil {
 			b.Fatalf("%s: %v", c.name, err)
 		}
 	}
@@ -45,7 +53,7 @@ func BenchmarkProcessFirstFrameInterleaved(b *testing.B) {
 	for b.Loop() {
 		for i := range cases {
 			k := (round + i) % len(cases)
-			d, err := firstFrame(bin, cases[k].dir, cases[k].env, cases[k].args...)
+			d, err := firstFrame(cases[k].bin, cases[k].dir, cases[k].env, cases[k].args...)
 			if err != nil {
 				b.Fatalf("%s: %v", cases[k].name, err)
 			}
