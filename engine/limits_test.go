@@ -86,22 +86,14 @@ func TestInterruptGracefulAndImmediate(t *testing.T) {
 			if err := s.Submit("go"); err != nil {
 				t.Fatal(err)
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			for {
-				ev, err := sub.Next(ctx)
-				if err != nil {
-					t.Fatal(err)
-				}
+			final := awaitEvent(t, sub, func(ev engine.Event) bool {
 				if ev.Type == engine.EventToolCallProgress {
 					s.Interrupt(immediate)
 				}
-				if ev.Type == engine.EventFinalResult {
-					if ev.Status != "interrupted" {
-						t.Fatalf("status %s", ev.Status)
-					}
-					break
-				}
+				return ev.Type == engine.EventFinalResult
+			})
+			if final.Status != "interrupted" {
+				t.Fatalf("status %s", final.Status)
 			}
 			var closed, command bool
 			for _, ev := range j.all() {

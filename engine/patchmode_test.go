@@ -7,7 +7,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/kaizen-code/kz/engine"
 )
@@ -243,13 +242,7 @@ func TestPatchProposalPersonAcceptsAllSomeOrNone(t *testing.T) {
 			if err := s.Submit("go"); err != nil {
 				t.Fatal(err)
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			for {
-				ev, err := sub.Next(ctx)
-				if err != nil {
-					t.Fatal(err)
-				}
+			awaitEvent(t, sub, func(ev engine.Event) bool {
 				if ev.Type == engine.EventPermissionRequested && ev.Tool == engine.ToolApplyPatch {
 					if strings.Join(ev.Paths, ",") != "a.go,b.go" {
 						t.Fatalf("the gate was asked about %v", ev.Paths)
@@ -258,10 +251,8 @@ func TestPatchProposalPersonAcceptsAllSomeOrNone(t *testing.T) {
 						t.Fatal(err)
 					}
 				}
-				if ev.Type == engine.EventFinalResult {
-					break
-				}
-			}
+				return ev.Type == engine.EventFinalResult
+			})
 			p.mu.Lock()
 			var got string
 			switch len(p.applied) {
@@ -361,24 +352,16 @@ func TestProposalRequestsNameTheProposal(t *testing.T) {
 	if err := s.Submit("go"); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
 	var asked []engine.Event
-	for {
-		ev, err := sub.Next(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
+	awaitEvent(t, sub, func(ev engine.Event) bool {
 		if ev.Type == engine.EventPermissionRequested {
 			asked = append(asked, ev)
 			if err := s.Answer(ev.RequestID, engine.Answer{Decision: engine.DecisionAllow}); err != nil {
 				t.Fatal(err)
 			}
 		}
-		if ev.Type == engine.EventFinalResult {
-			break
-		}
-	}
+		return ev.Type == engine.EventFinalResult
+	})
 	if len(asked) != 2 {
 		t.Fatalf("asked %d times: %+v", len(asked), asked)
 	}

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"go.uber.org/goleak"
 
@@ -331,16 +330,7 @@ func TestInteractiveAnswerFirstWins(t *testing.T) {
 	if err := s.Submit("again"); !errors.Is(err, engine.ErrBusy) {
 		t.Fatalf("second submit while running: %v", err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	var req engine.Event
-	for req.Type != engine.EventPermissionRequested {
-		ev, err := sub.Next(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		req = ev
-	}
+	req := awaitEvent(t, sub, isType(engine.EventPermissionRequested))
 	if req.RequestID == "" || req.Command != "rm -rf build" || req.Stage == "" {
 		t.Fatalf("request = %+v", req)
 	}
@@ -356,18 +346,12 @@ func TestInteractiveAnswerFirstWins(t *testing.T) {
 	if err := s.Answer(req.RequestID, engine.Answer{Decision: engine.DecisionAllow}); !errors.Is(err, engine.ErrUnknownRequest) {
 		t.Fatalf("late answer: %v", err)
 	}
-	for {
-		ev, err := sub.Next(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
+	awaitEvent(t, sub, func(ev engine.Event) bool {
 		if ev.Type == engine.EventPermissionDecided && (ev.Decision != engine.DecisionDeny || ev.Feedback != "use make clean" || ev.RequestID != req.RequestID) {
 			t.Fatalf("decided = %+v", ev)
 		}
-		if ev.Type == engine.EventFinalResult {
-			break
-		}
-	}
+		return ev.Type == engine.EventFinalResult
+	})
 	var text string
 	for _, ev := range j.all() {
 		if ev.Type == engine.EventTextDelta {
@@ -387,22 +371,14 @@ func TestPendingRequestDeniedWhenTurnInterrupted(t *testing.T) {
 	if err := s.Submit("go"); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	for {
-		ev, err := sub.Next(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
+	final := awaitEvent(t, sub, func(ev engine.Event) bool {
 		if ev.Type == engine.EventPermissionRequested {
 			s.Interrupt(true)
 		}
-		if ev.Type == engine.EventFinalResult {
-			if ev.Status != "interrupted" {
-				t.Fatalf("status %s", ev.Status)
-			}
-			break
-		}
+		return ev.Type == engine.EventFinalResult
+	})
+	if final.Status != "interrupted" {
+		t.Fatalf("status %s", final.Status)
 	}
 	var decided *engine.Event
 	for _, ev := range j.all() {

@@ -280,35 +280,19 @@ func TestChildAskReachesThePersonThroughTheParent(t *testing.T) {
 	if err := s.Submit("go"); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	for {
-		ev, err := sub.Next(ctx)
-		if err != nil {
-			t.Fatalf("no child permission request: %v", err)
-		}
-		if ev.Type == engine.EventChild && ev.Child.Event.Type == engine.EventPermissionRequested {
-			if ev.Child.Description != "writer" {
-				t.Errorf("request's child description = %q", ev.Child.Description)
-			}
-			if p := s.Pending(); len(p) != 1 || p[0] != ev.Child.Event.RequestID {
-				t.Errorf("pending = %v, want the child's request %s", p, ev.Child.Event.RequestID)
-			}
-			if err := s.Answer(ev.Child.Event.RequestID, engine.Answer{Decision: engine.DecisionAllow}); err != nil {
-				t.Fatalf("answer through the parent: %v", err)
-			}
-			break
-		}
+	ev := awaitEvent(t, sub, func(ev engine.Event) bool {
+		return ev.Type == engine.EventChild && ev.Child.Event.Type == engine.EventPermissionRequested
+	})
+	if ev.Child.Description != "writer" {
+		t.Errorf("request's child description = %q", ev.Child.Description)
 	}
-	for {
-		ev, err := sub.Next(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if ev.Type == engine.EventFinalResult {
-			break
-		}
+	if p := s.Pending(); len(p) != 1 || p[0] != ev.Child.Event.RequestID {
+		t.Errorf("pending = %v, want the child's request %s", p, ev.Child.Event.RequestID)
 	}
+	if err := s.Answer(ev.Child.Event.RequestID, engine.Answer{Decision: engine.DecisionAllow}); err != nil {
+		t.Fatalf("answer through the parent: %v", err)
+	}
+	awaitEvent(t, sub, isType(engine.EventFinalResult))
 	if out := fmt.Sprint(s.Transcript()); !strings.Contains(out, "write allowed") {
 		t.Errorf("the person's yes did not reach the child: %s", out)
 	}
@@ -570,16 +554,7 @@ func TestSubmitTaskRecordsATaskCall(t *testing.T) {
 	if err := s.SubmitTask(engine.ChildRequest{Runtime: "child", Prompt: "summarise", Description: "summary"}); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	var final engine.Event
-	for final.Type != engine.EventFinalResult {
-		ev, err := sub.Next(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		final = ev
-	}
+	final := awaitEvent(t, sub, isType(engine.EventFinalResult))
 	if final.Status != string(engine.StatusComplete) || final.Output != "child answer" || final.Runtime != "main" {
 		t.Errorf("task turn final = %+v", final)
 	}

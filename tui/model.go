@@ -118,6 +118,10 @@ type Model struct {
 	setupDone *SetupDone
 	// initCmd is run by Init with the first wait for events.
 	initCmd tea.Cmd
+	// pre is set while the session is being prepared (presession.go);
+	// unsubscribe closes the event subscription attach made, if any.
+	pre         *preparing
+	unsubscribe func()
 	// sessions is the session picker, when open.
 	sessions *sessionPicker
 	// completing is the "/prefix" typed before tab completion replaced it;
@@ -328,6 +332,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 	case eventsMsg:
 		cmds = append(cmds, m.onEvents(msg), m.waitEvents())
+	case attachMsg:
+		cmds = append(cmds, m.onAttach(msg))
 	case eventsClosedMsg:
 		// The session closed (or kz is quitting): nothing more will come.
 	case stateMsg:
@@ -643,7 +649,8 @@ func (m *Model) send() tea.Cmd {
 	if text == "" && len(m.attached) == 0 {
 		return nil
 	}
-	busy := m.status.running || m.submitting || len(m.queue) > 0
+	// Until the session is attached, messages queue and go once it is.
+	busy := m.status.running || m.submitting || len(m.queue) > 0 || m.pre != nil
 	m.input.Reset()
 	if text != "" && (len(m.history) == 0 || m.history[len(m.history)-1] != text) {
 		m.history = append(m.history, text)

@@ -24,6 +24,9 @@ type statusBar struct {
 	turnID int64
 	queued int
 	flash  string // a short message, e.g. "interrupting…"
+	// preparing, when set, is all the bar shows: the session is not
+	// there yet (see presession.go).
+	preparing string
 	// notice is a one-line request to the person, e.g. "press ctrl+c
 	// again to quit"; it is never dropped for room.
 	notice string
@@ -69,6 +72,9 @@ func (s *statusBar) apply(ev engine.Event) {
 // are left out (permission mode, queue, budget, cost, tokens), never the
 // runtime, the mode or the running indicator.
 func (s *statusBar) view(t *themes.Theme, width int, spinner string) string {
+	if s.preparing != "" {
+		return s.preparingView(t, width)
+	}
 	in := s.total.InputTokens + s.turn.InputTokens
 	out := s.total.OutputTokens + s.turn.OutputTokens
 	cost := s.totalCost + s.turnCost

@@ -103,6 +103,13 @@ type Options struct {
 	OpenSetup bool
 	// MCP lists the MCP servers (/mcp); nil when none is configured.
 	MCP MCPLister
+
+	// Prepare, when set, builds the session after the first frame: Run
+	// then ignores every field above but the theme, input, output and
+	// size, and takes them from what Prepare returns. Preparing is the
+	// status bar's text meanwhile, e.g. "preparing demo…".
+	Prepare   PrepareFunc
+	Preparing string
 }
 
 // subscriber is implemented by *engine.Session.
@@ -113,7 +120,7 @@ type subscriber interface {
 // Run runs the TUI until the person quits or ctx ends. It returns nil on
 // a normal quit.
 func Run(ctx context.Context, opts Options) error {
-	if opts.Session == nil {
+	if opts.Session == nil && opts.Prepare == nil {
 		return errors.New("tui: a session is required")
 	}
 	theme, err := themes.Resolve(opts.Theme, opts.NoColor || os.Getenv("NO_COLOR") != "")
@@ -122,39 +129,29 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	events := opts.Events
-	if events == nil {
-		s, ok := opts.Session.(subscriber)
-		if !ok {
-			return errors.New("tui: Options.Events is required for a session that cannot be subscribed to")
+	var m *Model
+	if opts.Prepare != nil {
+		// The first frame shows the screen without a session; the
+		// session is attached when Prepare, started below once that
+		// frame is drawn, has built it.
+		m = newPreparingModel(ctx, theme, opts.Preparing)
+	} else {
+		m = newModel(ctx, opts.Session, nil, theme, "")
+		if err := m.attach(ctx, opts); err != nil {
+			return err
 		}
-		sub := s.Subscribe()
-		defer sub.Close()
-		events = sub
+		if opts.OpenSetup && opts.Setup != nil {
+			// Init starts the setup screen's first check (the agent CLIs).
+			m.initCmd = m.openSetup()
+		}
 	}
-	m := newModel(ctx, opts.Session, events, theme, "")
-	m.hunkSelect = opts.HunkSelection
-	m.notify = opts.Notify
-	if m.notify == "" {
-		m.notify = NotifyAuto
-	}
-	m.tr.workspace = opts.Workspace
-	if err := m.replay(ctx, opts.History); err != nil {
-		m.tr.notice("could not show the whole history: "+err.Error(), "warn")
-	}
-	if opts.Welcome != "" {
-		m.tr.notice(opts.Welcome, "")
-	}
-	for _, c := range opts.Commands {
-		m.custom = append(m.custom, c.asSlash())
-	}
-	m.ext = extensions{undo: opts.Undo, sessions: opts.Sessions, files: opts.Files, workspace: opts.Workspace, grants: opts.Grants,
-		mentions: opts.Mentions, memory: opts.Memory, reasoning: opts.Reasoning, setup: opts.Setup, mcp: opts.MCP}
-	m.reasoning = opts.ReasoningLevel
-	if opts.OpenSetup && opts.Setup != nil {
-		// Init starts the setup screen's first check (the agent CLIs).
-		m.initCmd = m.openSetup()
-	}
+	// Run's own goroutine runs Update, so once the program has ended
+	// nothing else reads or sets unsubscribe.
+	defer func() {
+		if m.unsubscribe != nil {
+			m.unsubscribe()
+		}
+	}()
 	// The renderer writes a frame only on its ticker, so the first frame
 	// and the echo of every key wait for the next tick: up to 16.7 ms at
 	// the default 60 a second, 8.3 ms at bubbletea's maximum of 120. An
@@ -209,6 +206,21 @@ func Run(ctx context.Context, opts Options) error {
 		case <-detectCtx.Done():
 		}
 	})
+	if opts.Prepare != nil {
+		// Set-up starts once the first frame is drawn, for the same
+		// reason as the tmux query: on two cores it would take CPU from
+		// that frame. Run waits for it (wg), so whatever Prepare built is
+		// its caller's to release once Run returns, attached or not.
+		wg.Go(func() {
+			select {
+			case <-m.drawn:
+			case <-detectCtx.Done():
+				return
+			}
+			o, err := opts.Prepare(detectCtx)
+			prog.Send(attachMsg{opts: o, err: err})
+		})
+	}
 	_, err = prog.Run()
 	stopDetect()
 	wg.Wait()
@@ -225,7 +237,7 @@ func Run(ctx context.Context, opts Options) error {
 	if err != nil {
 		return fmt.Errorf("tui: %w", err)
 	}
-	return nil
+	return m.prepareErr()
 }
 
 // DemoScript is the scripted runtime script of `kz --demo`: each prompt

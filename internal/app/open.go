@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/kaizen-code/kz/engine"
@@ -128,11 +129,19 @@ func (e *NotStartedError) Unwrap() error { return e.Err }
 // store, the gate, the OS sandbox, the runtimes, the patch reviewer and
 // the session itself, claimed for this process. On failure it releases
 // what it built.
-func Open(ctx context.Context, o Options) (_ *App, err error) {
+func Open(ctx context.Context, o Options) (*App, error) {
 	e, err := Load(o.DataDir)
 	if err != nil {
 		return nil, err
 	}
+	return OpenIn(ctx, e, o)
+}
+
+// OpenIn is Open on a configuration already loaded (Load with
+// o.DataDir): kz loads it before the TUI's first frame, for the theme and
+// the trust question, and opens the rest after that frame. e is the
+// App's from then on.
+func OpenIn(ctx context.Context, e *Env, o Options) (_ *App, err error) {
 	a := &App{Env: e, reasoning: o.Reasoning}
 	runtime, model := o.Runtime, o.Model
 	defer func() {
@@ -384,29 +393,38 @@ func (a *App) CloseSession(ctx context.Context) error {
 }
 
 // Close closes the session if it is still open, then everything it ran
-// on: the journal, the runtimes (the agent CLIs live across turns), the
-// workspace, the claim, the sandbox (which must outlive the agent CLIs
-// confined in it), the store, and the demo's scratch folder. Errors are
-// not reported: nothing more can be done about them.
+// on. The runtimes' CLIs and the MCP servers are stopped while kz closes
+// its own parts (the journal, the workspace, the store): a CLI's polite
+// shutdown (stdin closed, then waiting for it to exit, some 50-100 ms for
+// Claude Code) no longer comes before them, so kz -p returns as soon as
+// the CLI is gone. Two things wait for the CLIs: the claim, so that no
+// other kz resumes the CLI's native session while the old process may
+// still write it, and the sandbox, which must outlive the CLIs confined
+// in it. The demo's scratch folder goes last. Errors are not reported:
+// nothing more can be done about them.
 func (a *App) Close() {
 	_ = a.CloseSession(context.Background())
+	var stopped sync.WaitGroup
+	stopped.Go(func() {
+		runtimes.Close(a.Runtimes)
+		// The MCP servers are the session's: none outlives it.
+		a.mcp.Close()
+	})
 	if a.journal != nil {
 		_ = a.journal.Close()
 	}
-	runtimes.Close(a.Runtimes)
-	// The MCP servers are the session's: none outlives it.
-	a.mcp.Close()
 	if a.ws != nil {
 		_ = a.ws.Close()
 	}
+	if a.Store != nil {
+		_ = a.Store.Close()
+	}
+	stopped.Wait()
 	if a.claim != nil {
 		_ = a.claim.Release()
 	}
 	if a.sandbox != nil {
 		_ = a.sandbox.Close()
-	}
-	if a.Store != nil {
-		_ = a.Store.Close()
 	}
 	if a.removeDemo != nil {
 		_ = a.removeDemo()

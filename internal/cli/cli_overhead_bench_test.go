@@ -2,7 +2,6 @@ package cli
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -11,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kaizen-code/kz/runtimes/codex/codextest"
 )
 
 // BenchmarkCLIOverhead is the figure of issue 21 item 3: what kz adds in
@@ -155,9 +156,9 @@ func claudeSetup(b *testing.B, dir string) ([]string, string, []string) {
 }
 
 // codexSetup starts the fake Responses API, writes CODEX_HOME (a provider
-// pointing at the fake and a model catalog made from the bundled one, as
-// the Codex integration tests do) and returns codex exec's command line,
-// kz's section and the environment.
+// pointing at the fake and a model catalog made from the bundled one, by
+// the helper the Codex integration tests use) and returns codex exec's
+// command line, kz's section and the environment.
 func codexSetup(b *testing.B, dir string) ([]string, string, []string) {
 	bin := os.Getenv("KZ_CODEX_BIN")
 	if bin == "" {
@@ -166,51 +167,11 @@ func codexSetup(b *testing.B, dir string) ([]string, string, []string) {
 	url := responsesFake(b)
 	home := filepath.Join(dir, "home")
 	codexHome := filepath.Join(home, ".codex")
-	mkdirs(b, codexHome)
-	cmd := exec.Command(bin, "debug", "models", "--bundled")
-	cmd.Env = []string{"HOME=" + home, "CODEX_HOME=" + codexHome, "PATH=" + os.Getenv("PATH")}
-	out, err := cmd.Output()
-	if err != nil {
-		b.Fatalf("codex debug models: %v", err)
-	}
-	var cat struct {
-		Models []map[string]any `json:"models"`
-	}
-	if err := json.Unmarshal(out, &cat); err != nil || len(cat.Models) == 0 {
-		b.Fatalf("bundled model catalog: %v", err)
-	}
-	entry := cat.Models[0]
-	entry["slug"], entry["display_name"] = "fake-model", "fake-model"
-	catalog := filepath.Join(codexHome, "catalog.json")
-	raw, err := json.Marshal(map[string]any{"models": []any{entry}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	writeBenchFile(b, catalog, string(raw))
-	writeBenchFile(b, filepath.Join(codexHome, "config.toml"), fmt.Sprintf(`model = "fake-model"
-model_provider = "fake"
-approval_policy = "never"
-sandbox_mode = "workspace-write"
-check_for_update_on_startup = false
-model_catalog_json = %q
-
-[model_providers.fake]
-name = "fake"
-base_url = "%s/v1"
-env_key = "FAKE_OPENAI_API_KEY"
-wire_api = "responses"
-request_max_retries = 0
-stream_max_retries = 0
-
-[analytics]
-enabled = false
-
-[projects.%q]
-trust_level = "trusted"
-`, catalog, url, filepath.Join(dir, "ws")))
-	env := []string{"CODEX_HOME=" + codexHome, "FAKE_OPENAI_API_KEY=dummy"}
+	codextest.Home(b, codextest.HomeOptions{Bin: bin, Home: home, CodexHome: codexHome, Workspace: filepath.Join(dir, "ws"),
+		Provider: codextest.FakeProvider(url), Sandbox: "workspace-write"})
+	env := []string{"CODEX_HOME=" + codexHome, codextest.KeyEnv + "=dummy"}
 	alone := []string{bin, "exec", promptArg}
-	section := fmt.Sprintf("kind = \"codex\"\ncommand = %q\nmodels = [\"fake-model\"]\nenv = { CODEX_HOME = %q, FAKE_OPENAI_API_KEY = \"dummy\" }\n", bin, codexHome)
+	section := fmt.Sprintf("kind = \"codex\"\ncommand = %q\nmodels = [%q]\nenv = { CODEX_HOME = %q, %s = \"dummy\" }\n", bin, codextest.Model, codexHome, codextest.KeyEnv)
 	return alone, section, env
 }
 

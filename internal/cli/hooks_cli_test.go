@@ -51,19 +51,7 @@ esac
 			t.Fatal(err)
 		}
 	}
-	fake := llmtest.New(t, llm.ProviderAnthropic,
-		llmtest.Reply{Text: "Pushing.", Calls: []llmtest.Call{{ID: "c1", Name: "bash", Args: `{"command":"git push origin main"}`}}},
-		llmtest.Reply{Text: "Blocked."},
-		llmtest.Reply{Text: "Touching.", Calls: []llmtest.Call{{ID: "c2", Name: "bash", Args: `{"command":"touch made-by-hook.txt"}`}}},
-		llmtest.Reply{Text: "Done."})
-	sb.userConfig(fmt.Sprintf(`[runtimes.native]
-kind = "native"
-provider = "anthropic"
-base_url = %q
-api_key_env = "KZ_CLI_KEY"
-models = ["claude-sonnet-4-5"]
-
-[[hooks.PreToolUse]]
+	fake := hookFake(t, sb, fmt.Sprintf(`[[hooks.PreToolUse]]
 matcher = "Bash"
 [[hooks.PreToolUse.hooks]]
 type = "command"
@@ -74,8 +62,12 @@ timeout = 20
 matcher = "Bash"
 [[hooks.PreToolUse.hooks]]
 command = %q
-`, fake.URL, noPush, allowTouch))
-	env := []string{"KZ_CLI_KEY=sk-test"}
+`, noPush, allowTouch),
+		llmtest.Reply{Text: "Pushing.", Calls: []llmtest.Call{{ID: "c1", Name: "bash", Args: `{"command":"git push origin main"}`}}},
+		llmtest.Reply{Text: "Blocked."},
+		llmtest.Reply{Text: "Touching.", Calls: []llmtest.Call{{ID: "c2", Name: "bash", Args: `{"command":"touch made-by-hook.txt"}`}}},
+		llmtest.Reply{Text: "Done."})
+	env := hookEnv
 
 	out, errOut, code := sb.kzProcess(env, "-p", "push it", "--runtime", "native", "--permission-mode", "yolo", "--output-format", "stream-json")
 	if code != 0 {
@@ -129,15 +121,7 @@ func decision(t *testing.T, evs []engine.Event, callID string) engine.Event {
 func TestPromptHooks(t *testing.T) {
 	t.Parallel()
 	sb := newProcessSandbox(t)
-	fake := llmtest.New(t, llm.ProviderAnthropic, llmtest.Reply{Text: "Fine."}, llmtest.Reply{Text: "Again."})
-	sb.userConfig(fmt.Sprintf(`[runtimes.native]
-kind = "native"
-provider = "anthropic"
-base_url = %q
-api_key_env = "KZ_CLI_KEY"
-models = ["claude-sonnet-4-5"]
-
-[[hooks.SessionStart]]
+	fake := hookFake(t, sb, `[[hooks.SessionStart]]
 matcher = "startup"
 [[hooks.SessionStart.hooks]]
 command = "echo 'The build command is make ci.'"
@@ -151,8 +135,8 @@ case "$input" in
 esac
 echo '{"hookSpecificOutput":{"hookEventName":"UserPromptSubmit","additionalContext":"Today is release day."}}'
 '''
-`, fake.URL))
-	env := []string{"KZ_CLI_KEY=sk-test"}
+`, llmtest.Reply{Text: "Fine."}, llmtest.Reply{Text: "Again."})
+	env := hookEnv
 	out, errOut, code := sb.kzProcess(env, "-p", "build it", "--runtime", "native", "--output-format", "stream-json")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
@@ -186,17 +170,7 @@ echo '{"hookSpecificOutput":{"hookEventName":"UserPromptSubmit","additionalConte
 func TestPostToolUseFeedbackOnTheNativeRuntime(t *testing.T) {
 	t.Parallel()
 	sb := newProcessSandbox(t)
-	fake := llmtest.New(t, llm.ProviderAnthropic,
-		llmtest.Reply{Text: "Writing.", Calls: []llmtest.Call{{ID: "w1", Name: "write_file", Args: `{"path":"main.go","content":"package main\n"}`}}},
-		llmtest.Reply{Text: "Done."})
-	sb.userConfig(fmt.Sprintf(`[runtimes.native]
-kind = "native"
-provider = "anthropic"
-base_url = %q
-api_key_env = "KZ_CLI_KEY"
-models = ["claude-sonnet-4-5"]
-
-[[hooks.PostToolUse]]
+	fake := hookFake(t, sb, `[[hooks.PostToolUse]]
 matcher = "Edit|Write"
 [[hooks.PostToolUse.hooks]]
 command = '''
@@ -206,8 +180,10 @@ case "$input" in
 *) echo "unexpected input: $input" >&2; exit 1;;
 esac
 '''
-`, fake.URL))
-	out, errOut, code := sb.kzProcess([]string{"KZ_CLI_KEY=sk-test"}, "-p", "write main.go", "--runtime", "native", "--permission-mode", "accept-edits")
+`,
+		llmtest.Reply{Text: "Writing.", Calls: []llmtest.Call{{ID: "w1", Name: "write_file", Args: `{"path":"main.go","content":"package main\n"}`}}},
+		llmtest.Reply{Text: "Done."})
+	out, errOut, code := sb.kzProcess(hookEnv, "-p", "write main.go", "--runtime", "native", "--permission-mode", "accept-edits")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
 	}
@@ -218,4 +194,24 @@ esac
 	if b, err := os.ReadFile(filepath.Join(sb.workspace, "main.go")); err != nil || string(b) != "package main\n" {
 		t.Errorf("main.go %q %v", b, err)
 	}
+}
+
+// hookEnv is the environment of hookFake's kz: the fake API's key.
+var hookEnv = []string{"KZ_CLI_KEY=sk-test"}
+
+// hookFake starts a fake Anthropic API answering replies and writes the
+// sandbox's user config: the native runtime over that API (its key in
+// hookEnv) followed by hooks, a TOML text of [[hooks.…]] tables.
+func hookFake(t *testing.T, sb *sandbox, hooks string, replies ...llmtest.Reply) *llmtest.Server {
+	t.Helper()
+	fake := llmtest.New(t, llm.ProviderAnthropic, replies...)
+	sb.userConfig(fmt.Sprintf(`[runtimes.native]
+kind = "native"
+provider = "anthropic"
+base_url = %q
+api_key_env = "KZ_CLI_KEY"
+models = ["claude-sonnet-4-5"]
+
+`, fake.URL) + hooks)
+	return fake
 }

@@ -326,6 +326,11 @@ func runSession(ctx context.Context, inv *Invocation, args []string, x sessionEx
 	// default logger when they are made.
 	lg := installLog(o.debug, inv.Stderr)
 	defer func() { _ = lg.Close() }()
+	if opts.Interactive && o.demo {
+		// The demo's first frame does not wait for its scratch folder
+		// and database (see runPreparedTUI).
+		return runPreparedTUI(ctx, inv, opts, o.theme, x, "preparing demo…")
+	}
 	a, err := app.Open(ctx, opts)
 	if err != nil {
 		return err
@@ -381,6 +386,14 @@ func notStarted(ctx context.Context, stdout io.Writer, format headless.Format, o
 // normal quit of a session that can be resumed (not the demo's, whose
 // store goes with it), it says how to come back to it.
 func runTUI(ctx context.Context, inv *Invocation, a *app.App, theme string, resumable bool, x sessionExtras) error {
+	err := tui.Run(ctx, tuiOptions(a, theme, x, inv.Stderr))
+	return afterTUI(ctx, inv, a, resumable, err)
+}
+
+// tuiOptions are the TUI's options for the session of a: the app's
+// services, the theme, the custom commands and what the session loop asks
+// (x). A custom command that cannot be read is a warning on warn.
+func tuiOptions(a *app.App, theme string, x sessionExtras, warn io.Writer) tui.Options {
 	opts := a.TUI()
 	if x.setup && opts.Setup != nil {
 		opts.OpenSetup = true
@@ -392,10 +405,17 @@ func runTUI(ctx context.Context, inv *Invocation, a *app.App, theme string, resu
 	opts.Theme = firstNonEmpty(theme, a.Env.Config.Theme)
 	commands, cerr := tui.LoadCommands(a.CommandDirs()...)
 	if cerr != nil {
-		_, _ = fmt.Fprintf(inv.Stderr, "kz: warning: custom commands: %v\n", cerr)
+		_, _ = fmt.Fprintf(warn, "kz: warning: custom commands: %v\n", cerr)
 	}
 	opts.Commands = commands
-	err := tui.Run(ctx, opts)
+	return opts
+}
+
+// afterTUI closes the session of a once the TUI has returned err, and
+// turns what the TUI asked for on the way out (the setup's result) into
+// the session loop's request; after a normal quit of a resumable session
+// it prints the resume hint.
+func afterTUI(ctx context.Context, inv *Invocation, a *app.App, resumable bool, err error) error {
 	if cerr := a.CloseSession(ctx); err == nil {
 		err = cerr
 	}

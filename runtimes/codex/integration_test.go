@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -17,6 +16,7 @@ import (
 	"time"
 
 	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/runtimes/codex/codextest"
 	"github.com/kaizen-code/kz/runtimes/internal/clitest"
 	"github.com/kaizen-code/kz/runtimes/scripted"
 	"github.com/kaizen-code/kz/tools/permission"
@@ -189,19 +189,7 @@ func realSetup(t testing.TB, api *respAPI) (*Runtime, string) {
 
 // fakeProvider is the config of a provider that sends FAKE_OPENAI_API_KEY
 // to api.
-func fakeProvider(api *respAPI) string {
-	return fmt.Sprintf(`model_provider = "fake"
-
-[model_providers.fake]
-name = "fake"
-base_url = "%s/v1"
-env_key = "FAKE_OPENAI_API_KEY"
-wire_api = "responses"
-request_max_retries = 0
-stream_max_retries = 0
-stream_idle_timeout_ms = 60000
-`, api.srv.URL)
-}
+func fakeProvider(api *respAPI) string { return codextest.FakeProvider(api.srv.URL) }
 
 // realSetupWith is realSetup with the provider part of config.toml and
 // the variables (credentials) the runtime's configuration adds.
@@ -214,41 +202,7 @@ func realSetupWith(t testing.TB, api *respAPI, provider string, extraEnv []strin
 	clitest.Dirs(t, ws, codexHome)
 	clitest.GitInit(t, ws)
 	env := append([]string{"HOME=" + home, "CODEX_HOME=" + codexHome}, extraEnv...)
-	cmd := exec.Command(bin, "debug", "models", "--bundled")
-	cmd.Env = buildEnv([]string{"HOME=" + home, "CODEX_HOME=" + codexHome})
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("codex debug models: %v", err)
-	}
-	var cat struct {
-		Models []map[string]any `json:"models"`
-	}
-	if err := json.Unmarshal(out, &cat); err != nil || len(cat.Models) == 0 {
-		t.Fatalf("bundled model catalog: %v", err)
-	}
-	entry := cat.Models[0]
-	for _, m := range cat.Models {
-		if m["slug"] == "gpt-5.5" {
-			entry = m
-		}
-	}
-	entry["slug"], entry["display_name"] = "fake-model", "fake-model"
-	// In CODEX_HOME, which a confined Codex can see (the sandbox gives it
-	// a private /tmp).
-	catalog := filepath.Join(codexHome, "catalog.json")
-	b, _ := json.Marshal(map[string]any{"models": []any{entry}})
-	if err := os.WriteFile(catalog, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	config := fmt.Sprintf(`model = "fake-model"
-approval_policy = "never"
-sandbox_mode = "read-only"
-check_for_update_on_startup = false
-model_catalog_json = %q
-%s
-[analytics]
-enabled = false
-
+	codextest.Home(t, codextest.HomeOptions{Bin: bin, Home: home, CodexHome: codexHome, Workspace: ws, Provider: provider, Extra: `
 [features]
 plugins = false
 remote_plugin = false
@@ -263,13 +217,7 @@ goals = false
 
 [agents]
 enabled = false
-
-[projects.%q]
-trust_level = "trusted"
-`, catalog, provider, ws)
-	if err := os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(config), 0o600); err != nil {
-		t.Fatal(err)
-	}
+`})
 	rt := New(Config{Name: "codex", Command: bin, Workspace: ws, Env: env, KillGrace: time.Second})
 	// Finished turns' processes stop in the background until Close.
 	t.Cleanup(func() { _ = rt.Close() })
