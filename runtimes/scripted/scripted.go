@@ -415,6 +415,9 @@ type player struct {
 	first bool
 	// err is the turn's error, set with the result when a line ends it.
 	err error
+	// due is when the last line was due on the script's timeline (see
+	// wait); zero restarts the timeline at the next line.
+	due time.Time
 }
 
 // play plays one line; stop ends the turn, with p.res and p.err set.
@@ -430,7 +433,7 @@ func (p *player) play(ctx context.Context, l line) (stop bool, err error) {
 	}
 	t := p.t
 	for range max(l.Repeat, 1) {
-		if stop, err := wait(ctx, t, l.DelayMS+l.SleepMS); stop || err != nil {
+		if stop, err := p.wait(ctx, l.DelayMS+l.SleepMS); stop || err != nil {
 			p.res, p.err = engine.Result{Status: engine.StatusInterrupted, Model: p.model}, err
 			return true, nil
 		}
@@ -447,10 +450,12 @@ func (p *player) play(ctx context.Context, l line) (stop bool, err error) {
 		case l.SleepMS > 0:
 		case l.Task != nil:
 			p.last = runTask(ctx, t, l)
+			p.due = time.Time{}
 		case l.Type == engine.EventPermissionRequested:
 			a := t.RequestPermission(ctx, engine.PermissionRequest{ToolCallID: l.ToolCallID, Tool: l.Tool,
 				Input: l.Input, Command: l.Command, Paths: l.Paths, Diff: l.Diff, Write: isWrite(l.Event)})
 			p.last = a.Decision
+			p.due = time.Time{}
 		case l.Type == engine.EventFinalResult:
 			if l.Status != "" {
 				p.res.Status = engine.Status(l.Status)
@@ -502,9 +507,31 @@ func runTask(ctx context.Context, t *engine.Turn, l line) engine.Decision {
 	return engine.DecisionAllow
 }
 
-// wait sleeps for ms milliseconds; it reports stop when the turn was asked
-// to stop gracefully, and the context's error when it was cancelled.
-func wait(ctx context.Context, t *engine.Turn, ms int) (stop bool, err error) {
+// maxLag is how far behind its timeline a turn may fall and still catch
+// up by playing the lines that are due without sleeping; further behind
+// (the process was stopped, the machine stalled) the timeline restarts
+// from now, so that a stall never turns into one burst of everything.
+const maxLag = 100 * time.Millisecond
+
+// wait sleeps until ms milliseconds after the previous line was due
+// (p.due), so a script's timeline holds however late the timers fire: a
+// stream of deltas 1 ms apart plays 1,000 a second, not one per timer
+// wake-up, which on a loaded machine came every 1.4 ms. Lines that wait
+// for someone (a permission answer, a subagent) restart the timeline when
+// they end (see play). It reports stop when the turn was asked to stop
+// gracefully, and the context's error when it was cancelled.
+func (p *player) wait(ctx context.Context, ms int) (stop bool, err error) {
+	now := time.Now()
+	if p.due.IsZero() || now.Sub(p.due) > maxLag {
+		p.due = now
+	}
+	p.due = p.due.Add(time.Duration(ms) * time.Millisecond)
+	return wait(ctx, p.t, p.due.Sub(now))
+}
+
+// wait sleeps for d; it reports stop when the turn was asked to stop
+// gracefully, and the context's error when it was cancelled.
+func wait(ctx context.Context, t *engine.Turn, d time.Duration) (stop bool, err error) {
 	select {
 	case <-t.Graceful:
 		return true, nil
@@ -513,10 +540,10 @@ func wait(ctx context.Context, t *engine.Turn, ms int) (stop bool, err error) {
 	if err := ctx.Err(); err != nil {
 		return false, fmt.Errorf("scripted runtime: %w", err)
 	}
-	if ms <= 0 {
+	if d <= 0 {
 		return false, nil
 	}
-	timer := time.NewTimer(time.Duration(ms) * time.Millisecond)
+	timer := time.NewTimer(d)
 	defer timer.Stop()
 	select {
 	case <-timer.C:

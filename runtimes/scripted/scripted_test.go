@@ -274,3 +274,36 @@ func TestLongLineNamesItsLine(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// A line's delay counts from when the previous line was due: a turn
+// behind its timeline plays what is due without sleeping and keeps the
+// timeline; one further behind than maxLag restarts it from now; a zero
+// due (after a permission answer or a subagent) starts a new one.
+func TestDelaysFollowTheScriptsTimeline(t *testing.T) {
+	turn := &engine.Turn{Graceful: make(chan struct{})}
+	behind := time.Now().Add(-maxLag / 2)
+	p := player{t: turn, due: behind}
+	if stop, err := p.wait(context.Background(), 1); stop || err != nil {
+		t.Fatal(stop, err)
+	}
+	if want := behind.Add(time.Millisecond); !p.due.Equal(want) {
+		t.Errorf("behind the timeline: due %v, want %v (kept, one delay on)", p.due, want)
+	}
+	stalled := time.Now().Add(-time.Hour)
+	p.due = stalled
+	before := time.Now()
+	if stop, err := p.wait(context.Background(), 1); stop || err != nil {
+		t.Fatal(stop, err)
+	}
+	if p.due.Before(before.Add(time.Millisecond)) {
+		t.Errorf("after a stall the timeline should restart from now: due %v, before %v", p.due, before)
+	}
+	p.due = time.Time{}
+	before = time.Now()
+	if stop, err := p.wait(context.Background(), 0); stop || err != nil {
+		t.Fatal(stop, err)
+	}
+	if p.due.Before(before) {
+		t.Errorf("a zero due should start the timeline now: due %v", p.due)
+	}
+}
