@@ -27,25 +27,23 @@ func BenchmarkLoadStream(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.ReportAllocs()
-	var keep *Runtime
 	for b.Loop() {
 		rt, err := Load("s", path)
 		if err != nil {
 			b.Fatal(err)
 		}
-		keep = rt
+		runtime.KeepAlive(rt)
 	}
 	b.StopTimer()
 	var before, after runtime.MemStats
-	keep = nil
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	keep, err := Load("s", path)
+	kept, err := Load("s", path)
 	if err != nil {
 		b.Fatal(err)
 	}
 	runtime.GC()
 	runtime.ReadMemStats(&after)
 	b.ReportMetric(float64(int64(after.HeapAlloc)-int64(before.HeapAlloc)), "retained-B")
-	runtime.KeepAlive(keep)
+	runtime.KeepAlive(kept)
 }
