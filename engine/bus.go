@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 )
 
 // ErrClosed is returned by a subscription or session that was closed.
@@ -22,6 +23,15 @@ var ErrClosed = errors.New("closed")
 type Subscription struct {
 	mu    sync.Mutex
 	queue []Event
+	// urgent is signalled, besides notify, whenever something arrives
+	// that a reader must not wait for: an event that is not a delta, the
+	// bus holding events until their commit (the reader must pull them),
+	// or the end of the subscription. NextBatchBy sleeps on it, so a
+	// stream of deltas does not wake its reader once per delta.
+	urgent chan struct{}
+	// only, when not nil, holds the event types the subscription takes;
+	// the others are never queued and never wake it (SubscribeTo).
+	only map[EventType]bool
 	// more holds text merged into the last queued event and not yet
 	// copied into it, so merging n deltas costs O(n), not O(n²).
 	more   strings.Builder
@@ -75,6 +85,7 @@ func (s *Subscription) NextBatch(ctx context.Context) ([]Event, error) {
 		if len(s.queue) > 0 {
 			out := s.queue
 			s.queue, s.hint = nil, len(out)
+			s.drainUrgent()
 			s.mu.Unlock()
 			return out, nil
 		}
@@ -89,6 +100,40 @@ func (s *Subscription) NextBatch(ctx context.Context) ([]Event, error) {
 			return nil, ctx.Err()
 		}
 	}
+}
+
+// NextBatchBy returns the events queued by deadline. It waits until then
+// unless something urgent comes first: an event that is not a delta, or
+// the end of the subscription. A renderer that draws its next frame at
+// deadline anyway thus takes a burst of streamed text in one batch,
+// woken once, instead of once per delta; anything else still reaches it
+// at once. The batch is empty when nothing came; ErrClosed is returned
+// once the subscription is closed and drained. Cancelling ctx ends the
+// wait like the deadline does.
+func (s *Subscription) NextBatchBy(ctx context.Context, deadline time.Time) ([]Event, error) {
+	if wait := time.Until(deadline); wait > 0 {
+		t := time.NewTimer(wait)
+		select {
+		case <-s.urgent:
+		case <-t.C:
+		case <-ctx.Done():
+		}
+		t.Stop()
+	}
+	s.pull()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.settle()
+	out := s.queue
+	if len(out) == 0 {
+		if s.closed {
+			return nil, ErrClosed
+		}
+		return nil, nil
+	}
+	s.queue, s.hint = nil, len(out)
+	s.drainUrgent()
+	return out, nil
 }
 
 // pull moves the events the journal has stored since into the live
@@ -112,11 +157,31 @@ func (s *Subscription) Close() {
 	s.more.Reset()
 	s.mu.Unlock()
 	s.wake()
+	s.wakeUrgent()
 }
 
 func (s *Subscription) wake() {
 	select {
 	case s.notify <- struct{}{}:
+	default:
+	}
+}
+
+// drainUrgent forgets a signal for events the reader has just taken, so
+// that the next NextBatchBy sleeps until something new and urgent comes.
+// An event delivered while the reader takes the queue may still leave a
+// signal behind: it ends one wait early, which costs a wake-up, nothing
+// more.
+func (s *Subscription) drainUrgent() {
+	select {
+	case <-s.urgent:
+	default:
+	}
+}
+
+func (s *Subscription) wakeUrgent() {
+	select {
+	case s.urgent <- struct{}{}:
 	default:
 	}
 }
@@ -131,8 +196,14 @@ func (s *Subscription) deliver(evs ...Event) {
 		s.mu.Unlock()
 		return
 	}
+	queued, urgent := false, false
 	for i := range evs {
 		ev := &evs[i]
+		if s.only != nil && !s.only[ev.Type] {
+			continue
+		}
+		queued = true
+		urgent = urgent || !ev.Type.Coalescible()
 		if n := len(s.queue); n > 0 && !s.stored && ev.Type.Coalescible() {
 			if tail := &s.queue[n-1]; mergeable(tail, ev) {
 				s.merge(tail, ev)
@@ -146,7 +217,12 @@ func (s *Subscription) deliver(evs ...Event) {
 		s.queue = append(s.queue, *ev)
 	}
 	s.mu.Unlock()
-	s.wake()
+	if queued {
+		s.wake()
+	}
+	if urgent {
+		s.wakeUrgent()
+	}
 }
 
 // finish marks the end of the stream: Next drains what is queued, then
@@ -156,6 +232,7 @@ func (s *Subscription) finish() {
 	s.closed = true
 	s.mu.Unlock()
 	s.wake()
+	s.wakeUrgent()
 }
 
 func mergeable(tail, ev *Event) bool {
@@ -226,8 +303,23 @@ type bus struct {
 	failed error
 }
 
-func (b *bus) subscribe(stored bool) *Subscription {
-	s := &Subscription{notify: make(chan struct{}, 1), bus: b, stored: stored}
+// SubscribeTo returns a live subscription (see Subscribe) that takes only
+// the given event types. A watcher of a few kinds of event subscribes so,
+// and a stream of thousands of deltas neither queues nor wakes it.
+func (s *Session) SubscribeTo(types ...EventType) *Subscription {
+	return s.bus.subscribe(false, types...)
+}
+
+// subscribe adds a subscription; only, when given, are the event types it
+// takes.
+func (b *bus) subscribe(stored bool, only ...EventType) *Subscription {
+	s := &Subscription{notify: make(chan struct{}, 1), urgent: make(chan struct{}, 1), bus: b, stored: stored}
+	if len(only) > 0 {
+		s.only = make(map[EventType]bool, len(only))
+		for _, t := range only {
+			s.only[t] = true
+		}
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {
@@ -340,8 +432,11 @@ func (b *bus) commit(rows []Event, err error) {
 		b.committed = max(b.committed, rows[n-1].Seq)
 	}
 	if b.head < len(b.held) {
+		// What is held waits behind an event that is not a delta: the
+		// readers must pull it now, not at their next deadline.
 		for _, s := range b.live {
 			s.wake()
+			s.wakeUrgent()
 		}
 	}
 }

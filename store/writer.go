@@ -89,11 +89,23 @@ type Writer struct {
 // company before it is written. It bounds the commits of a fast stream of
 // lines to about one per batchDelay: at one a millisecond, a model
 // streaming a delta a millisecond cost a commit per delta, a tenth of
-// kz's CPU while it streamed. One frame at 60 a second is as often as a
-// person can see a line arrive, in kz -p's output or the TUI (which
-// previews deltas before they are stored anyway). Tests lengthen it to
-// prove that other events do not wait for it.
-var batchDelay = time.Second / 60
+// kz's CPU while it streamed, and at 60 commits a second the store was
+// still a twentieth of a long stream's CPU. Deltas are previews, never
+// final: the TUI shows them before they are stored (the bus hands a live
+// subscriber a delta once everything before it is stored), and any other
+// event is written at once, so the delay only paces how often kz -p's
+// stored stream grows, 20 times a second, as smooth as a person reads.
+// Tests lengthen it to prove that other events do not wait for it.
+var batchDelay = time.Second / 20
+
+// deltaCheckpointGap is the least time between the checkpoints that
+// follow batches of streamed text alone (see loop); any other batch asks
+// for one at once, and the checkpointer itself keeps them checkpointGap
+// apart.
+const deltaCheckpointGap = time.Second
+
+// solidEvent reports an event that is not a delta.
+func solidEvent(ev engine.Event) bool { return !ev.Type.Coalescible() }
 
 // busyRetries is how many times a batch is tried again when another
 // process keeps the database locked beyond the busy timeout.
@@ -319,7 +331,7 @@ func (w *Writer) Close() error {
 
 func (w *Writer) loop() {
 	defer close(w.done)
-	var lastWrite time.Time
+	var lastWrite, lastKick time.Time
 	for {
 		w.mu.Lock()
 		if len(w.queue) == 0 || (w.held && !w.closed && w.flushing == 0) {
@@ -383,7 +395,12 @@ func (w *Writer) loop() {
 			// the transaction rolled back.
 			err = w.write(batch, create)
 		}
-		if err == nil {
+		// A checkpoint costs two fsyncs. After a batch of streamed text
+		// alone, which adds a few kilobytes to the log, it waits until
+		// the stream has run for deltaCheckpointGap: at one per write a
+		// long stream paid ten checkpoints a second for almost nothing.
+		if err == nil && (time.Since(lastKick) >= deltaCheckpointGap || slices.ContainsFunc(batch, solidEvent)) {
+			lastKick = time.Now()
 			select {
 			case w.kick <- struct{}{}:
 			default:

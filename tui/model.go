@@ -461,7 +461,10 @@ func (m *Model) afterUpdate() tea.Cmd {
 	if !m.frameDue && (m.tr.streaming() || m.tr.coldNear(m.width, m.height) || m.scrolled) {
 		m.scrolled = false
 		m.frameDue = true
-		cmds = append(cmds, tea.Tick(frameInterval, func(time.Time) tea.Msg { return frameMsg{} }))
+		// Not before the kept frame goes stale: a tick that finds it
+		// fresh draws nothing and only wakes the program again.
+		wait := max(frameInterval, m.pace.untilFresh(m.now()))
+		cmds = append(cmds, tea.Tick(wait, func(time.Time) tea.Msg { return frameMsg{} }))
 	}
 	if wait, ok := m.pace.catchUp(m.now()); ok && !m.frameDue {
 		m.frameDue = true

@@ -238,3 +238,25 @@ func TestPacingDrawsSpinnerTicksWithTheNextFrame(t *testing.T) {
 		t.Fatalf("the frame after the catch-up tick does not show the spinner's turn:\n%s", got)
 	}
 }
+
+// A frame tick that follows a stream waits until the kept frame goes
+// stale: before then it would be served the kept frame and draw nothing.
+func TestUntilFreshIsWhatIsLeftOfTheKeptFrame(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	var p framePacer
+	if got := p.untilFresh(now); got != 0 {
+		t.Errorf("no kept frame: %v, want 0", got)
+	}
+	p.keep(tea.NewView("x"), now.Add(-10*time.Millisecond))
+	if got := p.untilFresh(now); got != streamFrameInterval-10*time.Millisecond {
+		t.Errorf("kept 10ms ago: %v, want %v", got, streamFrameInterval-10*time.Millisecond)
+	}
+	if got := p.untilFresh(now.Add(time.Second)); got != 0 {
+		t.Errorf("kept long ago: %v, want 0", got)
+	}
+	// A key drops the kept frame: the next tick is not held back.
+	p.note(tea.KeyPressMsg{Code: 'a'}, false)
+	if got := p.untilFresh(now); got != 0 {
+		t.Errorf("after a key: %v, want 0", got)
+	}
+}

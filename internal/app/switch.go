@@ -30,7 +30,9 @@ type switchWatcher struct {
 func (a *App) watchSwitches() {
 	sess, entries := a.Session, a.Runtimes
 	ctx, cancel := context.WithCancel(context.Background())
-	w := &switchWatcher{cancel: cancel, sub: sess.Subscribe(), done: make(chan struct{})}
+	// Only switches: a watcher woken by every streamed delta would cost
+	// the stream a goroutine wake-up per delta.
+	w := &switchWatcher{cancel: cancel, sub: sess.SubscribeTo(engine.EventRuntimeSwitched), done: make(chan struct{})}
 	cur := sess.State().Runtime
 	go func() {
 		defer close(w.done)

@@ -29,7 +29,6 @@
 package scripted
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -50,11 +49,21 @@ import (
 
 // Runtime replays a script. It is safe for one turn at a time, like every
 // runtime.
+//
+// The script is read twice, line by line, and never held as parsed lines:
+// Load and Parse check every line and note where each turn's segment
+// starts; a turn then reads its segment again from there and plays each
+// line as it decodes it. So a script of any length costs the process the
+// read buffer and the line being played, not a parsed copy of the whole
+// script kept alive for the session (a 20,000-line stream held 18 MB that
+// way, and its decoding allocated six times as much).
 type Runtime struct {
 	name     string
 	model    string
 	caps     engine.Capabilities
-	segments [][]line
+	src      source
+	file     string
+	segments []segment
 
 	mu    sync.Mutex
 	turns int
@@ -72,8 +81,6 @@ type line struct {
 	EndTurn bool     `json:"end_turn,omitempty"`
 	// Task spawns a child turn (see Turn.SpawnChild).
 	Task *engine.TaskInput `json:"task,omitempty"`
-
-	where string
 }
 
 type failure struct {
@@ -104,55 +111,66 @@ var FullAgent = engine.NewCapSet(engine.CapTextCompletion, engine.CapStreamingTe
 // MaxLineBytes bounds one script line.
 const MaxLineBytes = 16 << 20
 
-// Load reads a script file. Errors name the file and line.
+// Load checks a script file and notes its turns; each turn reads its part
+// of the file again when it plays (a file changed since is refused then).
+// Errors name the file and line.
 func Load(name, path string) (*Runtime, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("scripted runtime: %w", err)
 	}
 	defer func() { _ = f.Close() }()
-	return Parse(name, path, f)
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("scripted runtime: %w", err)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("scripted runtime: %s is not a regular file", path)
+	}
+	return parse(name, path, f, fileSource{path: path, size: fi.Size(), mod: fi.ModTime()})
 }
 
-// Parse reads a script from r; file names it in errors.
+// Parse reads a script from r; file names it in errors. The script is
+// kept in memory as the bytes read, since a reader cannot be read again.
 func Parse(name, file string, r io.Reader) (*Runtime, error) {
-	rt := &Runtime{name: name, model: "scripted", caps: engine.Capabilities{Set: FullAgent}}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), MaxLineBytes)
-	var seg []line
-	n, sawContent, sawLine := 0, false, false
-	for sc.Scan() {
-		n++
-		raw := bytes.TrimSpace(sc.Bytes())
-		if len(raw) == 0 || bytes.HasPrefix(raw, []byte("//")) {
-			continue
-		}
-		where := fmt.Sprintf("%s:%d", file, n)
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	return parse(name, file, bytes.NewReader(data), memSource(data))
+}
+
+// parse checks every line of the script in r and records where each
+// segment starts; src reads the same bytes again for Run.
+func parse(name, file string, r io.Reader, src source) (*Runtime, error) {
+	rt := &Runtime{name: name, model: "scripted", caps: engine.Capabilities{Set: FullAgent}, src: src, file: file,
+		segments: []segment{{off: 0, line: 1}}}
+	sawContent, sawLine, segLines := false, false, 0
+	err := scanLines(r, file, 1, func(n int, next int64, raw []byte) (bool, error) {
 		if !sawContent && bytes.Contains(raw, []byte(`"kz_script"`)) {
 			sawContent = true
 			if err := rt.parseHeader(raw); err != nil {
-				return nil, fmt.Errorf("%s: %w", where, err)
+				return false, fmt.Errorf("%s:%d: %w", file, n, err)
 			}
-			continue
+			// The first segment starts after the header.
+			rt.segments[0] = segment{off: next, line: n + 1}
+			return false, nil
 		}
 		sawContent, sawLine = true, true
 		l, err := parseLine(raw)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", where, err)
+			return false, fmt.Errorf("%s:%d: %w", file, n, err)
 		}
-		l.where = where
 		if l.EndTurn {
-			rt.segments = append(rt.segments, seg)
-			seg = nil
-			continue
+			rt.segments = append(rt.segments, segment{off: next, line: n + 1})
+			segLines = 0
+			return false, nil
 		}
-		seg = append(seg, l)
-	}
-	if err := sc.Err(); err != nil {
-		if errors.Is(err, bufio.ErrTooLong) {
-			return nil, fmt.Errorf("%s:%d: line longer than %d bytes", file, n+1, MaxLineBytes)
-		}
-		return nil, fmt.Errorf("%s: %w", file, err)
+		segLines++
+		return false, nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	// A script that plays nothing (no lines, or a header alone) is a
 	// mistake, most often the wrong file: a turn from it would end
@@ -160,8 +178,9 @@ func Parse(name, file string, r io.Reader) (*Runtime, error) {
 	if !sawLine {
 		return nil, fmt.Errorf("%s: empty script (no event or directive lines)", file)
 	}
-	if len(seg) > 0 || len(rt.segments) == 0 {
-		rt.segments = append(rt.segments, seg)
+	// Nothing after the last end_turn is no turn of its own.
+	if segLines == 0 && len(rt.segments) > 1 {
+		rt.segments = rt.segments[:len(rt.segments)-1]
 	}
 	return rt, nil
 }
@@ -342,7 +361,9 @@ func (rt *Runtime) Model() string { return rt.model }
 // every model.
 func (rt *Runtime) Capabilities(string) engine.Capabilities { return rt.caps }
 
-// Run implements engine.Runtime.
+// Run implements engine.Runtime. It reads the turn's segment from the
+// script line by line and plays each line as it is read, so a long stream
+// never exists in memory as a whole.
 func (rt *Runtime) Run(ctx context.Context, t *engine.Turn) (engine.Result, error) {
 	rt.mu.Lock()
 	seg := rt.segments[rt.turns%len(rt.segments)]
@@ -354,52 +375,105 @@ func (rt *Runtime) Run(ctx context.Context, t *engine.Turn) (engine.Result, erro
 		model = rt.model
 	}
 	res := engine.Result{Status: engine.StatusComplete, Model: model}
-	if len(seg) == 0 || seg[0].Type != engine.EventSessionStarted {
+	r, err := rt.src.open(seg.off)
+	if err != nil {
+		return res, fmt.Errorf("scripted runtime: %w", err)
+	}
+	defer func() { _ = r.Close() }()
+	p := player{rt: rt, t: t, model: model, res: res, last: engine.DecisionAllow, first: true}
+	err = scanLines(r, rt.file, seg.line, func(n int, _ int64, raw []byte) (bool, error) {
+		l, err := parseLine(raw)
+		if err != nil {
+			// Only a script changed under kz gets here: Load checked
+			// every line.
+			return true, fmt.Errorf("%s:%d: %w", rt.file, n, err)
+		}
+		if l.EndTurn {
+			return true, nil
+		}
+		return p.play(ctx, l)
+	})
+	if p.first {
+		// An empty segment still starts its turn.
 		t.Emit(engine.Event{Type: engine.EventSessionStarted, Model: model})
 	}
-	last := engine.DecisionAllow
-	for _, l := range seg {
-		if l.When != "" && string(last) != l.When {
-			continue
-		}
-		for range max(l.Repeat, 1) {
-			if stop, err := wait(ctx, t, l.DelayMS+l.SleepMS); stop || err != nil {
-				return engine.Result{Status: engine.StatusInterrupted, Model: model}, err
-			}
-			switch {
-			case l.Cycle:
-				if err := t.StartCycle(); err != nil {
-					return res, err
-				}
-			case l.Fail != nil:
-				return res, &engine.RuntimeError{Kind: l.Fail.Kind, Runtime: rt.name, Model: model,
-					Message: l.Fail.Message, RetryAfter: time.Duration(l.Fail.RetryAfterMS) * time.Millisecond}
-			case l.SleepMS > 0:
-			case l.Task != nil:
-				last = runTask(ctx, t, l)
-			case l.Type == engine.EventPermissionRequested:
-				a := t.RequestPermission(ctx, engine.PermissionRequest{ToolCallID: l.ToolCallID, Tool: l.Tool,
-					Input: l.Input, Command: l.Command, Paths: l.Paths, Diff: l.Diff, Write: isWrite(l.Event)})
-				last = a.Decision
-			case l.Type == engine.EventFinalResult:
-				if l.Status != "" {
-					res.Status = engine.Status(l.Status)
-				}
-				if l.Output != "" {
-					res.Output = l.Output
-				}
-				return res, nil
-			default:
-				ev := l.Event
-				ev.SessionID, ev.Seq, ev.Time, ev.TurnID = "", 0, time.Time{}, 0
-				if ev.Type == engine.EventAssistantMessage {
-					res.Output = ev.Text
-				}
-				t.Emit(ev)
-			}
+	if err != nil {
+		return p.res, fmt.Errorf("scripted runtime: %w", err)
+	}
+	return p.res, p.err
+}
+
+// player plays the lines of one turn.
+type player struct {
+	rt    *Runtime
+	t     *engine.Turn
+	model string
+	res   engine.Result
+	last  engine.Decision
+	// first is set until the first line played: a turn whose script does
+	// not start with session_started gets one.
+	first bool
+	// err is the turn's error, set with the result when a line ends it.
+	err error
+	// due is when the last line was due on the script's timeline (see
+	// wait); zero restarts the timeline at the next line.
+	due time.Time
+}
+
+// play plays one line; stop ends the turn, with p.res and p.err set.
+func (p *player) play(ctx context.Context, l line) (stop bool, err error) {
+	if p.first {
+		p.first = false
+		if l.Type != engine.EventSessionStarted {
+			p.t.Emit(engine.Event{Type: engine.EventSessionStarted, Model: p.model})
 		}
 	}
-	return res, nil
+	if l.When != "" && string(p.last) != l.When {
+		return false, nil
+	}
+	t := p.t
+	for range max(l.Repeat, 1) {
+		if stop, err := p.wait(ctx, l.DelayMS+l.SleepMS); stop || err != nil {
+			p.res, p.err = engine.Result{Status: engine.StatusInterrupted, Model: p.model}, err
+			return true, nil
+		}
+		switch {
+		case l.Cycle:
+			if err := t.StartCycle(); err != nil {
+				p.err = err
+				return true, nil
+			}
+		case l.Fail != nil:
+			p.err = &engine.RuntimeError{Kind: l.Fail.Kind, Runtime: p.rt.name, Model: p.model,
+				Message: l.Fail.Message, RetryAfter: time.Duration(l.Fail.RetryAfterMS) * time.Millisecond}
+			return true, nil
+		case l.SleepMS > 0:
+		case l.Task != nil:
+			p.last = runTask(ctx, t, l)
+			p.due = time.Time{}
+		case l.Type == engine.EventPermissionRequested:
+			a := t.RequestPermission(ctx, engine.PermissionRequest{ToolCallID: l.ToolCallID, Tool: l.Tool,
+				Input: l.Input, Command: l.Command, Paths: l.Paths, Diff: l.Diff, Write: isWrite(l.Event)})
+			p.last = a.Decision
+			p.due = time.Time{}
+		case l.Type == engine.EventFinalResult:
+			if l.Status != "" {
+				p.res.Status = engine.Status(l.Status)
+			}
+			if l.Output != "" {
+				p.res.Output = l.Output
+			}
+			return true, nil
+		default:
+			ev := l.Event
+			ev.SessionID, ev.Seq, ev.Time, ev.TurnID = "", 0, time.Time{}, 0
+			if ev.Type == engine.EventAssistantMessage {
+				p.res.Output = ev.Text
+			}
+			t.Emit(ev)
+		}
+	}
+	return false, nil
 }
 
 // runTask plays a task line: the call, the child turn, the result. A
@@ -433,9 +507,31 @@ func runTask(ctx context.Context, t *engine.Turn, l line) engine.Decision {
 	return engine.DecisionAllow
 }
 
-// wait sleeps for ms milliseconds; it reports stop when the turn was asked
-// to stop gracefully, and the context's error when it was cancelled.
-func wait(ctx context.Context, t *engine.Turn, ms int) (stop bool, err error) {
+// maxLag is how far behind its timeline a turn may fall and still catch
+// up by playing the lines that are due without sleeping; further behind
+// (the process was stopped, the machine stalled) the timeline restarts
+// from now, so that a stall never turns into one burst of everything.
+const maxLag = 100 * time.Millisecond
+
+// wait sleeps until ms milliseconds after the previous line was due
+// (p.due), so a script's timeline holds however late the timers fire: a
+// stream of deltas 1 ms apart plays 1,000 a second, not one per timer
+// wake-up, which on a loaded machine came every 1.4 ms. Lines that wait
+// for someone (a permission answer, a subagent) restart the timeline when
+// they end (see play). It reports stop when the turn was asked to stop
+// gracefully, and the context's error when it was cancelled.
+func (p *player) wait(ctx context.Context, ms int) (stop bool, err error) {
+	now := time.Now()
+	if p.due.IsZero() || now.Sub(p.due) > maxLag {
+		p.due = now
+	}
+	p.due = p.due.Add(time.Duration(ms) * time.Millisecond)
+	return wait(ctx, p.t, p.due.Sub(now))
+}
+
+// wait sleeps for d; it reports stop when the turn was asked to stop
+// gracefully, and the context's error when it was cancelled.
+func wait(ctx context.Context, t *engine.Turn, d time.Duration) (stop bool, err error) {
 	select {
 	case <-t.Graceful:
 		return true, nil
@@ -444,10 +540,10 @@ func wait(ctx context.Context, t *engine.Turn, ms int) (stop bool, err error) {
 	if err := ctx.Err(); err != nil {
 		return false, fmt.Errorf("scripted runtime: %w", err)
 	}
-	if ms <= 0 {
+	if d <= 0 {
 		return false, nil
 	}
-	timer := time.NewTimer(time.Duration(ms) * time.Millisecond)
+	timer := time.NewTimer(d)
 	defer timer.Stop()
 	select {
 	case <-timer.C:

@@ -2,6 +2,9 @@ package scripted
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -148,5 +151,159 @@ func TestReplay(t *testing.T) {
 	}
 	if final, _ := s.RunTurn(ctx, "five"); final.Output != "was refused" {
 		t.Fatalf("turn 5: %+v", final)
+	}
+}
+
+// turnTexts runs n turns of rt in a real session and returns, per turn,
+// its event types with the text of each text event, in order.
+func turnTexts(t *testing.T, rt *Runtime, n int) [][]string {
+	t.Helper()
+	j := &journal{}
+	s, err := engine.NewSession(engine.Config{Journal: j, Runtimes: []engine.RuntimeEntry{{Runtime: rt, Models: []string{"m"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = s.Close(context.Background()) }()
+	var out [][]string
+	for i := range n {
+		before := len(j.evs)
+		if _, err := s.RunTurn(context.Background(), fmt.Sprint("turn ", i)); err != nil {
+			t.Fatalf("turn %d: %v", i, err)
+		}
+		var got []string
+		for _, ev := range j.evs[before:] {
+			switch ev.Type {
+			case engine.EventTextDelta, engine.EventAssistantMessage, engine.EventSessionStarted:
+				got = append(got, string(ev.Type)+":"+ev.Text)
+			}
+		}
+		out = append(out, got)
+	}
+	return out
+}
+
+// TestLoadPlaysSegmentsFromTheFile loads a script with a header, comments,
+// blank lines, CRLF endings, an empty turn and a trailing end_turn, and
+// plays it from the file as Parse plays the same bytes from memory: each
+// turn reads its segment from the offset Load noted.
+func TestLoadPlaysSegmentsFromTheFile(t *testing.T) {
+	body := strings.Join([]string{
+		`{"kz_script":1,"model":"m","capabilities":["text_completion","native_tool_loop","filesystem_edit","shell"]}`,
+		`// the first turn`,
+		``,
+		`{"type":"text_delta","text":"a"}` + "\r",
+		`  {"type":"text_delta","text":"b"}  `,
+		`{"type":"assistant_message","text":"ab"}`,
+		`{"end_turn":true}`,
+		`{"end_turn":true}`,
+		`{"type":"session_started","text":""}`,
+		`{"type":"assistant_message","text":"third","repeat":2}`,
+		`{"end_turn":true}`,
+		``,
+	}, "\n")
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fromFile, err := Load("s", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromMem, err := Parse("s", "s.jsonl", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fromFile.segments) != 3 {
+		t.Fatalf("%d segments, want 3: %+v", len(fromFile.segments), fromFile.segments)
+	}
+	want := [][]string{
+		{"session_started:", "text_delta:a", "text_delta:b", "assistant_message:ab"},
+		{"session_started:"},
+		{"session_started:", "assistant_message:third", "assistant_message:third"},
+		{"session_started:", "text_delta:a", "text_delta:b", "assistant_message:ab"},
+	}
+	for name, rt := range map[string]*Runtime{"Load": fromFile, "Parse": fromMem} {
+		if got := turnTexts(t, rt, 4); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("%s: turns\n%v\nwant\n%v", name, got, want)
+		}
+	}
+}
+
+// TestLoadRefusesAScriptChangedSince: a turn plays only the file Load
+// checked; an edited script fails the turn with a message that says so,
+// instead of playing unchecked lines from stale offsets.
+func TestLoadRefusesAScriptChangedSince(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	if err := os.WriteFile(path, []byte(`{"type":"assistant_message","text":"one"}`+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rt, err := Load("s", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(`{"type":"nonsense"}`+"\n"+`{"type":"assistant_message","text":"two"}`+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, err := engine.NewSession(engine.Config{Journal: &journal{}, Runtimes: []engine.RuntimeEntry{{Runtime: rt, Models: []string{"m"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = s.Close(context.Background()) }()
+	final, _ := s.RunTurn(context.Background(), "go")
+	if final.Status != string(engine.StatusError) || !strings.Contains(final.Output+fmt.Sprint(final), "changed since kz loaded it") {
+		t.Fatalf("final %+v, want an error saying the script changed", final)
+	}
+}
+
+// TestLoadRefusesWhatIsNotAFile: a directory or a FIFO is no script (a
+// FIFO would hang the read).
+func TestLoadRefusesWhatIsNotAFile(t *testing.T) {
+	if _, err := Load("s", t.TempDir()); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+		t.Fatalf("directory: %v", err)
+	}
+	if _, err := Load("s", filepath.Join(t.TempDir(), "missing.jsonl")); err == nil || !strings.Contains(err.Error(), "missing.jsonl") {
+		t.Fatalf("missing file: %v", err)
+	}
+}
+
+// TestLongLineNamesItsLine: a line over MaxLineBytes is named by number.
+func TestLongLineNamesItsLine(t *testing.T) {
+	body := `{"type":"text_delta","text":"a"}` + "\n" + `{"type":"text_delta","text":"` + strings.Repeat("x", MaxLineBytes) + `"}` + "\n"
+	_, err := Parse("s", "s.jsonl", strings.NewReader(body))
+	if err == nil || !strings.Contains(err.Error(), "s.jsonl:2: line longer than") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+// A line's delay counts from when the previous line was due: a turn
+// behind its timeline plays what is due without sleeping and keeps the
+// timeline; one further behind than maxLag restarts it from now; a zero
+// due (after a permission answer or a subagent) starts a new one.
+func TestDelaysFollowTheScriptsTimeline(t *testing.T) {
+	turn := &engine.Turn{Graceful: make(chan struct{})}
+	behind := time.Now().Add(-maxLag / 2)
+	p := player{t: turn, due: behind}
+	if stop, err := p.wait(context.Background(), 1); stop || err != nil {
+		t.Fatal(stop, err)
+	}
+	if want := behind.Add(time.Millisecond); !p.due.Equal(want) {
+		t.Errorf("behind the timeline: due %v, want %v (kept, one delay on)", p.due, want)
+	}
+	stalled := time.Now().Add(-time.Hour)
+	p.due = stalled
+	before := time.Now()
+	if stop, err := p.wait(context.Background(), 1); stop || err != nil {
+		t.Fatal(stop, err)
+	}
+	if p.due.Before(before.Add(time.Millisecond)) {
+		t.Errorf("after a stall the timeline should restart from now: due %v, before %v", p.due, before)
+	}
+	p.due = time.Time{}
+	before = time.Now()
+	if stop, err := p.wait(context.Background(), 0); stop || err != nil {
+		t.Fatal(stop, err)
+	}
+	if p.due.Before(before) {
+		t.Errorf("a zero due should start the timeline now: due %v", p.due)
 	}
 }
