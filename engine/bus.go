@@ -375,6 +375,7 @@ func (b *bus) publish(ev Event) {
 			// request, a final result) has none after it.
 			for _, s := range b.live {
 				s.wake()
+				s.wakeUrgent()
 			}
 		}
 		if len(b.held)-b.head >= maxHeld {

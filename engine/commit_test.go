@@ -356,8 +356,27 @@ func (j *syncJournal) ReportCommits(_ string, fn func([]engine.Event, error)) fu
 // the person's answer) is the one nothing else would ever wake it for.
 func TestEventCommittedBeforePublishReachesTheSubscriber(t *testing.T) {
 	t.Parallel()
+	// Both ways a reader waits: for anything (NextBatch), and until a
+	// frame's deadline unless something that is not a delta comes
+	// (NextBatchBy, here with a deadline far beyond the test's wait).
+	t.Run("NextBatch", func(t *testing.T) {
+		t.Parallel()
+		committedBeforePublish(t, func(ctx context.Context, sub *engine.Subscription) ([]engine.Event, error) {
+			return sub.NextBatch(ctx)
+		})
+	})
+	t.Run("NextBatchBy", func(t *testing.T) {
+		t.Parallel()
+		committedBeforePublish(t, func(ctx context.Context, sub *engine.Subscription) ([]engine.Event, error) {
+			return sub.NextBatchBy(ctx, time.Now().Add(time.Hour))
+		})
+	})
+}
+
+func committedBeforePublish(t *testing.T, next func(context.Context, *engine.Subscription) ([]engine.Event, error)) {
 	body := `{"type":"session_started"}
 {"type":"text_delta","text":"one"}
+{"sleep_ms":100}
 {"type":"tool_call_started","tool_call_id":"c1","tool":"read_file","input":{"path":"a"}}
 {"sleep_ms":60000}
 `
@@ -376,7 +395,7 @@ func TestEventCommittedBeforePublishReachesTheSubscriber(t *testing.T) {
 		for {
 			// The subscriber is waiting before each event is
 			// published: that is when a wake-up can be lost.
-			batch, err := live.NextBatch(ctx)
+			batch, err := next(ctx, live)
 			if err != nil {
 				return
 			}
