@@ -302,7 +302,7 @@ func benchEnv(b *testing.B) []string {
 		"TMPDIR=" + dir}
 	for _, kv := range os.Environ() {
 		switch k, _, _ := strings.Cut(kv, "="); k {
-		case "PATH", "LANG", "LC_ALL", "GOGC", "GOMEMLIMIT":
+		case "PATH", "LANG", "LC_ALL", "GOGC", "GOMEMLIMIT", "GODEBUG":
 			env = append(env, kv)
 		}
 	}
