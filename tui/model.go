@@ -285,6 +285,7 @@ func (m *Model) waitEvents() tea.Cmd {
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	var cmds []tea.Cmd
 	m.pace.note(msg, m.quiet)
+	m.bg.noteInput(msg)
 	switch msg := msg.(type) {
 	case tea.FocusMsg:
 		m.focused = true
@@ -448,6 +449,7 @@ func (m *Model) afterUpdate() tea.Cmd {
 		m.spinning = true
 		cmds = append(cmds, m.spin.Tick)
 	}
+	m.tr.evictFar(m.height)
 	if !m.prerendering {
 		// The terminal height bounds the transcript's: near enough to
 		// decide what to render ahead, without laying out the panel below.

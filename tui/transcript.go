@@ -35,13 +35,16 @@ type transcript struct {
 	// top is the index of the first item the last view showed; the
 	// messages just above it are rendered ahead, off the UI goroutine.
 	top int
+	// keep bounds how far from top rendered lines are kept, in items, and
+	// sweep is where the sweep that drops the others goes on (evictFar).
+	keep, sweep int
 	// deferred holds dividers that came while an answer was streaming:
 	// they go below the answer once it ends, not into the middle of it.
 	deferred []*item
 }
 
 func newTranscript() *transcript {
-	return &transcript{tools: map[string]*item{}, live: map[*item]struct{}{}, follow: true}
+	return &transcript{tools: map[string]*item{}, live: map[*item]struct{}{}, follow: true, keep: keepItems}
 }
 
 func (tr *transcript) add(it *item) *item {
