@@ -39,11 +39,14 @@ func TestGlamourWrapTextMatchesLipgloss(t *testing.T) {
 }
 
 // renderedLike returns lines shaped like glamour's output around width
-// columns: words, styled runs, non-ASCII words and padding made of styled
-// spaces, each line ended by a reset or, now and then, with its style
-// left open.
+// columns: words, styled runs, non-ASCII words (wide, combining, joined
+// and prepended clusters, Unicode spaces with and without marks, the
+// no-break space, list bullets and table borders) and padding made of
+// styled spaces, each line ended by a reset or, now and then, with its
+// style left open.
 func renderedLike(rng *rand.Rand, lines, width int) string {
 	pieces := []string{"word", "a", "configuration", "x,y", "a-b", "1+2|3", "é", "日本", "🚀", "  ",
+		"e\u0301", "\u0301", "\u3000", "\u3000\u0301", "\u00a0", "\u00a0\u0301", "\u0600" + "1", "👩\u200d💻", "🇫🇷", "•", "│", "─",
 		"\x1b[38;5;252m", "\x1b[1m", "\x1b[38;5;39;1m", "\x1b[m", "\x1b[0m", "\x1b[38;5;203;48;5;236m"}
 	pad := "\x1b[38;5;252m \x1b[m"
 	var b strings.Builder

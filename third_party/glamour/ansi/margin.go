@@ -156,10 +156,14 @@ func (w *PaddingWriter) pad() error {
 
 // lineWidth is ansi.StringWidth of a line, counted without a copy of the
 // line when it is printable ASCII and SGR sequences (one column a
-// printable byte, none for a sequence), as padded lines are.
+// printable byte, none for a sequence), as padded lines are, or valid
+// UTF-8 text and SGR sequences (see stringWidth).
 func lineWidth(b []byte) int {
-	if kind, w := scanLine(b); kind == asciiLine {
+	switch kind, w := scanLine(b); kind {
+	case asciiLine:
 		return w
+	case utf8Line:
+		return stringWidth(b)
 	}
 	return ansi.StringWidth(string(b))
 }

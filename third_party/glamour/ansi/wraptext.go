@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"io"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/charmbracelet/x/ansi"
@@ -60,8 +61,10 @@ func wrapText(s string, width int, breakpoints string) string {
 // a text. So when every line is such a line, wrapping s is wrapping each
 // line alone and joining them with newlines; and a line of printable ASCII
 // no wider than width is kept by ansi.Wrap as it is (nothing in it reaches
-// the width that makes ansi.Wrap break, drop spaces or add a newline).
-// When any line is not such a line, the whole text is left to ansi.Wrap.
+// the width that makes ansi.Wrap break, drop spaces or add a newline), and
+// so is a line with other text whose width, measured as ansi.Wrap measures
+// it, fits (see wrapWidth). When any line is not such a line, the whole
+// text is left to ansi.Wrap.
 func wrapLines(s string, width int, breakpoints string) string {
 	if width < 1 {
 		return s
@@ -69,12 +72,13 @@ func wrapLines(s string, width int, breakpoints string) string {
 	fits := true
 	for rest := s; ; {
 		line, tail, more := strings.Cut(rest, "\n")
-		kind, w := scanLine(line)
-		switch {
-		case kind == otherLine:
+		switch kind, w := scanLine(line); kind {
+		case otherLine:
 			return ansi.Wrap(s, width, breakpoints)
-		case kind != asciiLine || w > width:
-			fits = false
+		case utf8Line:
+			fits = fits && wrapFits(line, width)
+		default:
+			fits = fits && w <= width
 		}
 		if !more {
 			break
@@ -88,7 +92,7 @@ func wrapLines(s string, width int, breakpoints string) string {
 	b.Grow(len(s) + len(s)/16)
 	for rest := s; ; {
 		line, tail, more := strings.Cut(rest, "\n")
-		if kind, w := scanLine(line); kind == asciiLine && w <= width {
+		if kind, w := scanLine(line); kind == asciiLine && w <= width || kind == utf8Line && wrapFits(line, width) {
 			b.WriteString(line)
 		} else {
 			b.WriteString(ansi.Wrap(line, width, breakpoints))
@@ -100,6 +104,64 @@ func wrapLines(s string, width int, breakpoints string) string {
 		rest = tail
 	}
 	return b.String()
+}
+
+// wrapFits reports that ansi.Wrap keeps a utf8Line as it is at width: its
+// width as ansi.Wrap counts it is no more than width. ansi.Wrap counts a
+// printable ASCII byte as one column and, at a non-ASCII byte, takes the
+// grapheme cluster that starts there at its grapheme width; it keeps every
+// byte of the line in order unless the count passes width, with one
+// exception: of a cluster that starts with a Unicode space it keeps only
+// that space, so a line with such a cluster of more than one rune is not
+// kept.
+func wrapFits(line string, width int) bool {
+	w := 0
+	for i := 0; i < len(line); {
+		switch c := line[i]; {
+		case c < utf8.RuneSelf && c != ansi.ESC:
+			w++
+			i++
+		case c == ansi.ESC:
+			i += sgrLen(line[i:])
+		default:
+			cluster, cw := ansi.FirstGraphemeCluster(line[i:], ansi.GraphemeWidth)
+			if r, size := utf8.DecodeRuneInString(cluster); size < len(cluster) && r != nbsp && unicode.IsSpace(r) {
+				return false
+			}
+			w += cw
+			i += len(cluster)
+		}
+		if w > width {
+			return false
+		}
+	}
+	return true
+}
+
+// nbsp is the no-break space, which ansi.Wrap does not take for a space.
+const nbsp = 0xA0
+
+// stringWidth is ansi.StringWidth of a utf8Line or an asciiLine (see
+// scanLine), counted as ansi.StringWidth counts it, without a copy: the
+// grapheme cluster starting at each printable byte, at its grapheme width.
+// A printable ASCII byte followed by another ASCII byte, an escape
+// sequence or the end is a cluster of its own, one column wide.
+func stringWidth[T string | []byte](line T) int {
+	w := 0
+	for i := 0; i < len(line); {
+		switch c := line[i]; {
+		case c == ansi.ESC:
+			i += sgrLen(line[i:])
+		case c < utf8.RuneSelf && (i+1 == len(line) || line[i+1] < utf8.RuneSelf):
+			w++
+			i++
+		default:
+			cluster, cw := ansi.FirstGraphemeCluster(line[i:], ansi.GraphemeWidth)
+			w += cw
+			i += len(cluster)
+		}
+	}
+	return w
 }
 
 // lineKind classifies a line for wrapLines.
