@@ -25,9 +25,9 @@ import (
 // scan each instead of running them:
 //
 //   - ansi.Wrap changes a line only when it is wider than width, and lines
-//     are wrapped independently of each other (see wrapLines), so a line
-//     of printable ASCII and SGR sequences that fits is kept as it is and
-//     only the other lines are wrapped.
+//     of text and SGR sequences are wrapped independently of each other
+//     (see wrapLines), so such a line that fits is kept as it is and only
+//     the other lines are wrapped.
 //   - The pen step writes a reset before and a restore after a newline
 //     only when the pen (the SGR style and hyperlink in effect) is set
 //     there; penClearAtNewlines shows it is not, or the step is run.
