@@ -20,7 +20,8 @@ import (
 // lipgloss.WrapWriter. TestGlamourWritersMatchUpstream holds them to
 // upstream's output, byte for byte, on random text full of what changes
 // the pen (SGR sequences of every shape, hyperlinks, sequences cut across
-// writes, C1 bytes and invalid UTF-8), written in random pieces.
+// writes, C1 bytes and invalid UTF-8) and on text shaped like glamour's
+// own output (see renderedLike), written in random pieces.
 
 // writerTokens are the pieces the random inputs are made of.
 var writerTokens = []string{
@@ -60,8 +61,13 @@ func TestGlamourWritersMatchUpstream(t *testing.T) {
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 1))
 	pad := "\x1b[38;5;252m \x1b[0m"
-	for i := range 400 {
+	for i := range 800 {
 		in := randomPen(rng, 1+rng.IntN(60))
+		if i%2 == 1 {
+			// Lines shaped like glamour's output, whose widths the fork
+			// counts without ansi.StringWidth.
+			in = renderedLike(rng, 1+rng.IntN(6), 5+rng.IntN(25))
+		}
 		padding, indent := rng.IntN(30), rng.IntN(4)
 		styled := rng.IntN(2) == 0
 		for _, kind := range []string{"padding", "indent", "margin"} {

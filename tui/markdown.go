@@ -144,6 +144,11 @@ func finishLines(lines []string, width int) []string {
 // trimStyledRight drops the padding glamour adds to every line: trailing
 // blanks and the style sequences around them. It keeps the line's look
 // and halves the memory a long transcript holds.
+//
+// It walks back from the end over blanks and over SGR sequences (ESC '['
+// then digits, ';' and ':' only, then 'm') and stops at anything else. A
+// padded line ends in hundreds of such sequences (each padding column is
+// a styled blank), so each step only looks at the bytes it drops.
 func trimStyledRight(l string) string {
 	end := len(l)
 	styled := false
@@ -152,17 +157,24 @@ func trimStyledRight(l string) string {
 		case ' ':
 			end--
 		case 'm':
-			i := strings.LastIndex(l[:end], "\x1b[")
-			if i < 0 || strings.Trim(l[i+2:end-1], "0123456789;:") != "" {
+			i := end - 2
+			for i >= 0 && isSGRParam(l[i]) {
+				i--
+			}
+			if i < 1 || l[i] != '[' || l[i-1] != '\x1b' {
 				return l[:end] + reset(styled)
 			}
-			end, styled = i, true
+			end, styled = i-1, true
 		default:
 			return l[:end] + reset(styled)
 		}
 	}
 	return ""
 }
+
+// isSGRParam reports whether c may stand between an SGR sequence's "\x1b["
+// and its 'm'.
+func isSGRParam(c byte) bool { return c >= '0' && c <= '9' || c == ';' || c == ':' }
 
 func reset(styled bool) string {
 	if styled {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -62,6 +63,9 @@ func markdownCorpus(t *testing.T) (small, large map[string]string) {
 	}
 	small["constructs-all"] = all.String()
 	small["generated-answer"] = benchMarkdown(6 << 10)
+	for seed := range uint64(4) {
+		small[fmt.Sprintf("random-%d", seed)] = randomMarkdown(seed, 6<<10)
+	}
 	files, err := filepath.Glob(filepath.Join("..", "testdata", "mdcorpus", "*.md"))
 	if err != nil {
 		t.Fatal(err)
@@ -120,6 +124,81 @@ func TestMarkdownCorpusByteIdentical(t *testing.T) {
 	for _, name := range slices.Sorted(maps.Keys(large)) {
 		check(name, large[name], largeCases)
 	}
+}
+
+// randomPieces are the inline pieces randomMarkdown builds text from:
+// plain and non-ASCII words, every inline style (nested too), links, code
+// spans, long words that must be broken, and raw escape sequences and
+// control bytes of the kind a model's answer can carry.
+var randomPieces = []string{
+	"word", "words", "a", "the", "configuration", "é", "日本語", "🚀", "e\u0301", "Ünïcödé",
+	"**bold**", "*italic*", "***both***", "~~strike~~", "`code`", "`a  b`", "**bold with `code` in it**",
+	"*em **strong** em*", "[link](https://example.com/a)", "<https://example.com/auto>", "https://bare.example.com/x",
+	"Donaudampfschifffahrtselektrizitätenhauptbetriebswerkbau", "averyveryveryverylongidentifier_without_breaks",
+	"a-b-c", "x,y;z", "1+2|3", "\\*escaped\\*", "&amp;", "<b>html</b>", "\x1b[31mred\x1b[0m", "tab\there",
+}
+
+// randomMarkdown returns a document of about size bytes of random blocks
+// (paragraphs, headings, nested lists, quotes, code blocks in several
+// languages, tables, rules), the same for the same seed: it covers the
+// combinations of nesting, styling and wrapping the hand-written corpus
+// does not.
+func randomMarkdown(seed uint64, size int) string {
+	rng := rand.New(rand.NewPCG(seed, 21))
+	text := func(n int) string {
+		words := make([]string, n)
+		for i := range words {
+			words[i] = randomPieces[rng.IntN(len(randomPieces))]
+		}
+		return strings.Join(words, " ")
+	}
+	langs := []string{"go", "python", "sh", "json", "", "rust", "diff", "yaml"}
+	code := []string{"x := f(1, \"s\") // c", "if a < b { return nil }", "def f(x): return x  # c", "echo \"$HOME\" | wc -l",
+		"{\"k\": [1, 2.5, true]}", "let v: Vec<u8> = vec![];", "+added\n-removed", "key: value # c", "\tindented\twith tabs", "日本語 = 1"}
+	var b strings.Builder
+	for b.Len() < size {
+		switch rng.IntN(8) {
+		case 0:
+			fmt.Fprintf(&b, "%s %s\n\n", strings.Repeat("#", 1+rng.IntN(6)), text(1+rng.IntN(6)))
+		case 1, 2:
+			fmt.Fprintf(&b, "%s\n\n", text(5+rng.IntN(60)))
+		case 3:
+			for range 1 + rng.IntN(4) {
+				indent := strings.Repeat("  ", rng.IntN(3))
+				marker := []string{"- ", "* ", "1. ", "- [ ] ", "- [x] "}[rng.IntN(5)]
+				fmt.Fprintf(&b, "%s%s%s\n", indent, marker, text(1+rng.IntN(20)))
+			}
+			b.WriteString("\n")
+		case 4:
+			for range 1 + rng.IntN(3) {
+				fmt.Fprintf(&b, "%s %s\n", strings.Repeat(">", 1+rng.IntN(3)), text(1+rng.IntN(25)))
+			}
+			b.WriteString("\n")
+		case 5:
+			fmt.Fprintf(&b, "```%s\n", langs[rng.IntN(len(langs))])
+			for range 1 + rng.IntN(6) {
+				fmt.Fprintf(&b, "%s%s\n", strings.Repeat(" ", rng.IntN(6)), code[rng.IntN(len(code))])
+			}
+			b.WriteString("```\n\n")
+		case 6:
+			cols := 1 + rng.IntN(4)
+			row := func(cell func() string) {
+				for range cols {
+					fmt.Fprintf(&b, "| %s ", cell())
+				}
+				b.WriteString("|\n")
+			}
+			row(func() string { return text(1 + rng.IntN(2)) })
+			row(func() string { return "---" })
+			for range 1 + rng.IntN(3) {
+				row(func() string { return text(1 + rng.IntN(5)) })
+			}
+			b.WriteString("\n")
+		default:
+			b.WriteString("---\n\n")
+		}
+	}
+	return b.String()
 }
 
 // firstDiff describes the first line where got and want differ.

@@ -146,6 +146,9 @@ type CompiledRule struct {
 	Rule
 	Regexp *regexp2.Regexp
 	flags  string
+	// first is the set of characters a match of Regexp can begin with,
+	// nil when the rule must always be run (kz fork, see firstChars).
+	first *firstChars
 }
 
 // CompiledRules is a map of rule name to sequence of compiled rules in that rule.
@@ -335,6 +338,7 @@ func (r *RegexLexer) maybeCompile() (err error) {
 				if err != nil {
 					return fmt.Errorf("failed to compile rule %s.%d: %s", state, i, err)
 				}
+				rule.first = newFirstChars(pattern, 0, rule.Regexp)
 				// kz fork: upstream sets a 250 ms MatchTimeout here. regexp2
 				// enforces it with a shared clock goroutine that stops when
 				// idle and, when it starts again or is starved on a loaded
@@ -458,6 +462,11 @@ func (r *RegexLexer) MustRules() Rules {
 
 func matchRules(text []rune, pos int, rules []*CompiledRule) (int, *CompiledRule, []string, map[string]string) {
 	for i, rule := range rules {
+		// kz fork: a rule whose match cannot begin with text[pos] is not
+		// run (see firstChars).
+		if !rule.MayMatchAt(text, pos) {
+			continue
+		}
 		match, err := rule.Regexp.FindRunesMatchStartingAt(text, pos)
 		if match != nil && err == nil && match.Index == pos {
 			groups := []string{}

@@ -36,7 +36,29 @@ type TermRenderer struct {
 	ansiOptions ansi.Options
 	buf         bytes.Buffer
 	renderBuf   bytes.Buffer
+	// out is the buffer Render renders into, kept from one call to the
+	// next (kz fork, see Render).
+	out outBuffer
 }
+
+// outBuffer is a bytes.Buffer that goldmark writes to directly (kz fork).
+// Given a plain io.Writer, goldmark puts a new 4 KB bufio.Writer in front
+// of it for each render and copies everything through it; a writer that is
+// already a util.BufWriter is used as it is. Nothing is held back to be
+// flushed: Buffered is 0 and Flush does nothing.
+type outBuffer struct{ bytes.Buffer }
+
+// Buffered returns 0: every write is in the buffer already.
+func (b *outBuffer) Buffered() int { return 0 }
+
+// Flush does nothing: every write is in the buffer already.
+func (b *outBuffer) Flush() error { return nil }
+
+var _ util.BufWriter = (*outBuffer)(nil)
+
+// maxKeptOutput bounds the buffer a TermRenderer keeps between renders:
+// a larger one, left by an unusually long document, is let go.
+const maxKeptOutput = 1 << 20
 
 // Render initializes a new TermRenderer and renders a markdown with a specific
 // style.
@@ -264,14 +286,26 @@ func (tr *TermRenderer) Close() error {
 }
 
 // Render returns the markdown rendered into a string.
+//
+// kz fork: the output is rendered into a buffer the TermRenderer keeps and
+// copied out once, at its final size. Upstream rendered into a new buffer
+// each time, which grew by doubling from empty through most of glamour's
+// output (about sixty times the markdown's size, each column of padding a
+// styled space) before the string copied it. Like upstream's, a
+// TermRenderer renders one document at a time.
 func (tr *TermRenderer) Render(in string) (string, error) {
-	b, err := tr.RenderBytes([]byte(in))
-	return string(b), err
+	tr.out.Reset()
+	err := tr.md.Convert([]byte(in), &tr.out)
+	s := string(tr.out.Bytes())
+	if tr.out.Cap() > maxKeptOutput {
+		tr.out = outBuffer{}
+	}
+	return s, err
 }
 
 // RenderBytes returns the markdown rendered into a byte slice.
 func (tr *TermRenderer) RenderBytes(in []byte) ([]byte, error) {
-	var buf bytes.Buffer
+	var buf outBuffer
 	err := tr.md.Convert(in, &buf)
 	return buf.Bytes(), err
 }

@@ -1,11 +1,11 @@
 package formatters
 
 import (
-	"fmt"
 	"io"
 	"math"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/alecthomas/chroma/v2"
 )
@@ -18,6 +18,36 @@ type ttyTable struct {
 	// (see findClosest).
 	sortOnce sync.Once
 	sorted   []chroma.Colour
+
+	// kz fork: the escape sequences of each style formatted with this
+	// table, made on first use (see themeFor). At most maxThemes styles
+	// are kept; others are worked out again at each Format.
+	themes    sync.Map // *chroma.Style → map[chroma.TokenType]string
+	themesLen atomic.Int32
+}
+
+// maxThemes bounds the styles a ttyTable keeps the escape sequences of: a
+// program formats with a few styles, but one that builds a new style for
+// every Format must not grow the cache without end.
+const maxThemes = 64
+
+// themeFor returns styleToEscapeSequence(t, style), kept per style (kz
+// fork). Upstream worked it out at every Format, that is for every code
+// block: a copy of the style through its builder and, for every token
+// type, the nearest of the table's colours by Lab distance. A style is not
+// changed once built, so its sequences are the same at every call; the
+// map is only read after it is stored.
+func (t *ttyTable) themeFor(style *chroma.Style) map[chroma.TokenType]string {
+	if theme, ok := t.themes.Load(style); ok {
+		return theme.(map[chroma.TokenType]string)
+	}
+	theme := styleToEscapeSequence(t, style)
+	if t.themesLen.Add(1) <= maxThemes {
+		actual, _ := t.themes.LoadOrStore(style, theme)
+		return actual.(map[chroma.TokenType]string)
+	}
+	t.themesLen.Add(-1)
+	return theme
 }
 
 // colours returns the table's colours in a fixed order (kz fork).
@@ -266,7 +296,7 @@ type indexedTTYFormatter struct {
 }
 
 func (c *indexedTTYFormatter) Format(w io.Writer, style *chroma.Style, it chroma.Iterator) (err error) {
-	theme := styleToEscapeSequence(c.table, style)
+	theme := c.table.themeFor(style)
 	for token := it(); token != chroma.EOF; token = it() {
 		clr, ok := theme[token.Type]
 
@@ -284,12 +314,15 @@ func (c *indexedTTYFormatter) Format(w io.Writer, style *chroma.Style, it chroma
 			}
 		}
 
+		// kz fork: the strings are written as they are, without fmt's
+		// formatting of an operand: the same bytes, and write errors are
+		// ignored as upstream's fmt.Fprint calls ignored them.
 		if clr != "" {
-			fmt.Fprint(w, clr)
+			_, _ = io.WriteString(w, clr)
 		}
-		fmt.Fprint(w, token.Value)
+		_, _ = io.WriteString(w, token.Value)
 		if clr != "" {
-			fmt.Fprintf(w, "\033[0m")
+			_, _ = io.WriteString(w, "\033[0m")
 		}
 	}
 	return nil

@@ -1,6 +1,7 @@
 package ansi
 
 import (
+	"bytes"
 	"strings"
 
 	"golang.org/x/net/html"
@@ -12,7 +13,17 @@ type RenderContext struct {
 
 	blockStack *BlockStack
 	table      *TableElement
+	// document is the block buffer of the document, which holds the
+	// whole rendered output before the document's margins are applied.
+	// kz fork: it is kept from one render to the next (see
+	// ANSIRenderer.renderNode) instead of growing a new buffer by
+	// doubling through all of it at every render.
+	document *bytes.Buffer
 }
+
+// maxKeptDocument bounds the document buffer a renderer keeps between
+// renders: a larger one, left by an unusually long document, is let go.
+const maxKeptDocument = 1 << 20
 
 // NewRenderContext returns a new RenderContext.
 func NewRenderContext(options Options) RenderContext {
@@ -20,6 +31,7 @@ func NewRenderContext(options Options) RenderContext {
 		options:    options,
 		blockStack: &BlockStack{},
 		table:      &TableElement{},
+		document:   &bytes.Buffer{},
 	}
 }
 

@@ -45,7 +45,7 @@ func (tr *ANSIRenderer) NewElement(node ast.Node, source []byte) Element {
 	// Document
 	case ast.KindDocument:
 		e := &BlockElement{
-			Block:  &bytes.Buffer{},
+			Block:  ctx.document,
 			Style:  ctx.options.Styles.Document,
 			Margin: true,
 		}

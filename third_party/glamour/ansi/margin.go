@@ -154,15 +154,18 @@ func (w *PaddingWriter) pad() error {
 	return nil
 }
 
-// lineWidth is ansi.StringWidth of a line, without a copy of the line
-// when it is printable ASCII (one column a byte, no escape sequences).
+// lineWidth is ansi.StringWidth of a line, counted without a copy of the
+// line when it is printable ASCII and SGR sequences (one column a
+// printable byte, none for a sequence), as padded lines are, or valid
+// UTF-8 text and SGR sequences (see stringWidth).
 func lineWidth(b []byte) int {
-	for _, c := range b {
-		if c < 0x20 || c >= 0x7f {
-			return ansi.StringWidth(string(b))
-		}
+	switch kind, w := scanLine(b); kind {
+	case asciiLine:
+		return w
+	case utf8Line:
+		return stringWidth(b)
 	}
-	return len(b)
+	return ansi.StringWidth(string(b))
 }
 
 // Close closes the [PaddingWriter].

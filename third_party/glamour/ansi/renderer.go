@@ -1,6 +1,7 @@
 package ansi
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"net/url"
@@ -97,6 +98,19 @@ func (r *ANSIRenderer) renderNode(w util.BufWriter, source []byte, node ast.Node
 		return ast.WalkContinue, nil
 	}
 
+	if entering && node.Kind() == ast.KindDocument {
+		// kz fork: a new document starts with the kept document buffer
+		// empty, or with a new one if the kept one grew past
+		// maxKeptDocument, and with an empty block stack. A render that
+		// failed half way left its blocks on the stack (upstream too),
+		// and text in the buffer, and every later render with the same
+		// renderer came out indented and styled by them.
+		if r.context.document.Cap() > maxKeptDocument {
+			r.context.document = &bytes.Buffer{}
+		}
+		r.context.document.Reset()
+		*r.context.blockStack = (*r.context.blockStack)[:0]
+	}
 	e := r.NewElement(node, source)
 	if entering { //nolint: nestif
 		// everything below the Document element gets rendered into a block buffer

@@ -78,6 +78,15 @@ func (w *wrapWriter) Write(p []byte) (int, error) {
 		return len(p), nil
 	}
 	n := len(p)
+	if w.style.IsZero() && w.link.IsZero() && w.p.State() == parser.GroundState && penClear(p, true) {
+		// Nothing in p sets the pen at a newline or at its end: the
+		// writer would write p as it is and end as it started (see
+		// penClear), so it does, in one write.
+		if _, err := w.w.Write(p); err != nil {
+			return 0, fmt.Errorf("glamour: error writing bytes: %w", err)
+		}
+		return n, nil
+	}
 	for len(p) > 0 {
 		end := bytes.IndexByte(p, '\n')
 		if end < 0 {
@@ -206,20 +215,4 @@ func (w *wrapWriter) Close() error {
 		return fmt.Errorf("glamour: error closing writer: %w", err)
 	}
 	return nil
-}
-
-// wrapText is lipgloss.Wrap: s wrapped at width (breaking also after the
-// given characters) with the pen reset and restored around each newline.
-// Like lipgloss.Wrap it leaves out the final reset its writer's Close
-// would add.
-func wrapText(s string, width int, breakpoints string) string {
-	s = ansi.Wrap(s, width, breakpoints)
-	var buf bytes.Buffer
-	buf.Grow(len(s) + len(s)/8)
-	w := newWrapWriter(&buf)
-	_, _ = io.WriteString(w, s)
-	out := buf.String()
-	ansi.PutParser(w.p)
-	w.p = nil
-	return out
 }
