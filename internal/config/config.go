@@ -133,11 +133,14 @@ type Model struct {
 	OutputPerMTok     *float64 `toml:"output_per_mtok"`
 	CacheReadPerMTok  *float64 `toml:"cache_read_per_mtok"`
 	CacheWritePerMTok *float64 `toml:"cache_write_per_mtok"`
-	Tools             *bool    `toml:"tools"`
-	ParallelTools     *bool    `toml:"parallel_tools"`
-	Vision            *bool    `toml:"vision"`
-	Reasoning         *bool    `toml:"reasoning"`
-	StructuredOutput  *bool    `toml:"structured_output"`
+	// WebSearchPerCall is the USD the provider charges for each
+	// server-side web search, besides its tokens.
+	WebSearchPerCall *float64 `toml:"web_search_per_call"`
+	Tools            *bool    `toml:"tools"`
+	ParallelTools    *bool    `toml:"parallel_tools"`
+	Vision           *bool    `toml:"vision"`
+	Reasoning        *bool    `toml:"reasoning"`
+	StructuredOutput *bool    `toml:"structured_output"`
 }
 
 // Limits bound each turn.
@@ -560,7 +563,8 @@ func validateModel(m Model, key string, lines keyLines) error {
 		name string
 		v    *float64
 	}{{"input_per_mtok", m.InputPerMTok}, {"output_per_mtok", m.OutputPerMTok},
-		{"cache_read_per_mtok", m.CacheReadPerMTok}, {"cache_write_per_mtok", m.CacheWritePerMTok}} {
+		{"cache_read_per_mtok", m.CacheReadPerMTok}, {"cache_write_per_mtok", m.CacheWritePerMTok},
+		{"web_search_per_call", m.WebSearchPerCall}} {
 		if f.v != nil && (math.IsNaN(*f.v) || math.IsInf(*f.v, 0) || *f.v < 0) {
 			return lines.errorf(key+"."+f.name, "model %q: want a price of 0 or more USD, not %v", m.ID, *f.v)
 		}

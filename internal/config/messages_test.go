@@ -36,6 +36,7 @@ func TestLoadMessagesNameFileLineAndKey(t *testing.T) {
 		{"[permissions]\ndeny = [\"\"]\n", `config.toml:2: permissions.deny: empty rule`},
 		{"[[models]]\nid = \"a\"\n[[models]]\nid = \"x\"\ncontext_window = 0\n", `config.toml:5: models.1.context_window: model "x": must be positive, not 0`},
 		{"[[models]]\nid = \"x\"\ninput_per_mtok = nan\n", `config.toml:3: models.0.input_per_mtok: model "x": want a price of 0 or more USD, not NaN`},
+		{"[[models]]\nid = \"x\"\nweb_search_per_call = -1.0\n", `config.toml:3: models.0.web_search_per_call: model "x": want a price of 0 or more USD, not -1`},
 		{"[[models]]\nprovider = \"openai\"\n", `config.toml:1: [[models]] entry without an id`},
 	}
 	for _, c := range cases {

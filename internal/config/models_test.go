@@ -23,6 +23,7 @@ models = ["qwen2.5-coder:14b"]
 id = "qwen2.5-coder:14b"
 context_window = 32768
 input_per_mtok = 0.5
+web_search_per_call = 0.025
 tools = false
 `)
 	write(t, p.ProjectFile, "[[models]]\nid = \"qwen2.5-coder:14b\"\ninput_per_mtok = 0.0\n")
@@ -34,7 +35,7 @@ tools = false
 		t.Fatalf("models %+v", cfg.Models)
 	}
 	m := cfg.Models[0]
-	if m.ID != "qwen2.5-coder:14b" || *m.ContextWindow != 32768 || *m.InputPerMTok != 0.5 || *m.Tools || m.MaxOutput != nil || m.Vision != nil {
+	if m.ID != "qwen2.5-coder:14b" || *m.ContextWindow != 32768 || *m.InputPerMTok != 0.5 || *m.WebSearchPerCall != 0.025 || *m.Tools || m.MaxOutput != nil || m.Vision != nil {
 		t.Errorf("entry %+v", m)
 	}
 	if cfg.Runtimes["local"].API != "chat" {

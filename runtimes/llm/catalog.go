@@ -60,6 +60,7 @@ type ModelOverride struct {
 	OutputPerMTok     *float64
 	CacheReadPerMTok  *float64
 	CacheWritePerMTok *float64
+	WebSearchPerCall  *float64
 	Tools             *bool
 	ParallelTools     *bool
 	Vision            *bool
@@ -161,6 +162,7 @@ func (c *Catalog) WithOverrides(overrides []ModelOverride) (*Catalog, error) {
 		setF(&m.OutputPerMTok, o.OutputPerMTok)
 		setF(&m.CacheReadPerMTok, o.CacheReadPerMTok)
 		setF(&m.CacheWritePerMTok, o.CacheWritePerMTok)
+		setF(&m.WebSearchPerCall, o.WebSearchPerCall)
 		setB(&m.Tools, o.Tools)
 		setB(&m.ParallelTools, o.ParallelTools)
 		setB(&m.Vision, o.Vision)

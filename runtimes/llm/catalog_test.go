@@ -148,15 +148,15 @@ func TestConfigFrom(t *testing.T) {
 
 func TestCatalogFromConfig(t *testing.T) {
 	t.Parallel()
-	window, price, no := 50000, 7.0, false
+	window, price, search, no := 50000, 7.0, 0.02, false
 	cat, err := llm.CatalogFrom([]config.Model{
-		{ID: "claude-sonnet-4-5", InputPerMTok: &price},
+		{ID: "claude-sonnet-4-5", InputPerMTok: &price, WebSearchPerCall: &search},
 		{ID: "my-local", Provider: "openai", ContextWindow: &window, Tools: &no},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m, w := cat.Lookup("claude-sonnet-4-5"); w != "" || m.InputPerMTok != 7 || m.OutputPerMTok != 15 {
+	if m, w := cat.Lookup("claude-sonnet-4-5"); w != "" || m.InputPerMTok != 7 || m.OutputPerMTok != 15 || m.WebSearchPerCall != 0.02 {
 		t.Errorf("override: %+v %q", m, w)
 	}
 	if m, w := cat.Lookup("my-local"); w != "" || m.ContextWindow != 50000 || m.Tools || m.MaxOutput != llm.UnknownModel("x").MaxOutput {

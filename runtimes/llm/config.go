@@ -61,7 +61,7 @@ func CatalogFrom(models []config.Model) (*Catalog, error) {
 		}
 		overrides[i] = ModelOverride{ID: m.ID, Provider: p, ContextWindow: m.ContextWindow, MaxOutput: m.MaxOutput,
 			InputPerMTok: m.InputPerMTok, OutputPerMTok: m.OutputPerMTok, CacheReadPerMTok: m.CacheReadPerMTok,
-			CacheWritePerMTok: m.CacheWritePerMTok, Tools: m.Tools, ParallelTools: m.ParallelTools, Vision: m.Vision,
+			CacheWritePerMTok: m.CacheWritePerMTok, WebSearchPerCall: m.WebSearchPerCall, Tools: m.Tools, ParallelTools: m.ParallelTools, Vision: m.Vision,
 			Reasoning: m.Reasoning, StructuredOutput: m.StructuredOutput}
 	}
 	cat, err := DefaultCatalog().WithOverrides(overrides)
