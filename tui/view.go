@@ -89,7 +89,17 @@ func (m *Model) hintLine() string {
 	return m.hintMemo.get(fmt.Sprint(m.width), func() string {
 		h := m.help
 		h.SetWidth(m.width)
-		return h.ShortHelpView(m.keys.ShortHelp())
+		// The help view cuts its list short with an ellipsis, except when
+		// the binding that does not fit leaves no room for the ellipsis
+		// either: then it adds the binding anyway and the line overflows
+		// (at 60 columns by 9). Fewer bindings are shown until it fits.
+		keys := m.keys.ShortHelp()
+		for n := len(keys); n > 0; n-- {
+			if v := h.ShortHelpView(keys[:n]); textWidth(v) <= m.width {
+				return v
+			}
+		}
+		return ""
 	})
 }
 
