@@ -99,7 +99,14 @@ func gatherScript() string {
 	var b strings.Builder
 	b.WriteString(`{"type": "session_started"}` + "\n" + `{"cycle": true}` + "\n")
 	for i := range 40 {
-		fmt.Fprintf(&b, `{"type": "text_delta", "text": "w%02d ", "delay_ms": 2}`+"\n", i)
+		// The first delta comes well after the turn's first events, so a
+		// reader slowed by a loaded machine still takes those alone and
+		// then a batch of nothing but text (see firstDeltas).
+		delay := 2
+		if i == 0 {
+			delay = 300
+		}
+		fmt.Fprintf(&b, `{"type": "text_delta", "text": "w%02d ", "delay_ms": %d}`+"\n", i, delay)
 	}
 	b.WriteString(`{"type": "assistant_message", "text": "end", "delay_ms": 1000}` + "\n")
 	return b.String()
