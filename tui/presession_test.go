@@ -171,16 +171,8 @@ func TestRunPreparesAfterTheFirstFrame(t *testing.T) {
 		}
 		return false
 	})
-	if _, err := keys.Write([]byte("\x03")); err != nil {
+	if err := quitRun(t, keys, done); err != nil {
 		t.Fatal(err)
-	}
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("Run did not return after ctrl+c")
 	}
 	var user string
 	for _, e := range sess.Transcript() {

@@ -71,38 +71,9 @@ func TestRunDrivesARealProgram(t *testing.T) {
 		}
 		return false
 	})
-	send("\x03")
-	// The session's transcript can hold the turn's end before the program
-	// has folded its final_result (slow under the race detector): ctrl+c
-	// then only asks for a second press, which this one confirms. It is
-	// sent from its own goroutine, since nobody may read it any more;
-	// closing the pipe ends that write.
-	second := make(chan struct{})
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatal(err)
-		}
-		close(second)
-	case <-time.After(time.Second):
-		go func() {
-			defer close(second)
-			_, _ = keys.Write([]byte("\x03"))
-		}()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Fatal(err)
-			}
-		case <-time.After(5 * time.Second):
-			t.Fatal("Run did not return after ctrl+c")
-		}
-		// The first press started the wait for the second (a tea.Tick of
-		// quitWindow), whose goroutine outlives the program until then.
-		time.Sleep(quitWindow + 100*time.Millisecond)
+	if err := quitRun(t, keys, done); err != nil {
+		t.Fatal(err)
 	}
-	_ = keys.Close()
-	<-second
 	var allowed bool
 	for _, e := range sess.Transcript() {
 		allowed = allowed || (e.Kind == engine.EntryDecision && e.Status == "allow")
@@ -175,4 +146,40 @@ func TestRunReturnsResumeRequest(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("Run did not return after choosing a session")
 	}
+}
+
+// quitRun presses ctrl+c, closes the program's input and returns what Run
+// returned. The session's transcript can hold the turn's end before the
+// program has folded its final_result (slow under the race detector):
+// ctrl+c then only asks for a second press, which a second one, a second
+// later, confirms. That one is sent from its own goroutine, since nobody
+// may read it any more; closing the pipe ends that write.
+func quitRun(t *testing.T, keys io.WriteCloser, done <-chan error) error {
+	t.Helper()
+	if _, err := keys.Write([]byte("\x03")); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		_ = keys.Close()
+		return err
+	case <-time.After(time.Second):
+	}
+	second := make(chan struct{})
+	go func() {
+		defer close(second)
+		_, _ = keys.Write([]byte("\x03"))
+	}()
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Run did not return after ctrl+c")
+	}
+	// The first press started the wait for the second (a tea.Tick of
+	// quitWindow), whose goroutine outlives the program until then.
+	time.Sleep(quitWindow + 100*time.Millisecond)
+	_ = keys.Close()
+	<-second
+	return err
 }
