@@ -121,7 +121,11 @@ type delegation struct {
 	caps Capabilities
 }
 
-func (d delegation) Name() string                     { return TaskToolName }
+func (d delegation) Name() string { return TaskToolName }
+
+// IgnoresEnvironment: a /task turn only hands its line to a child, whose
+// own session loads the child's turn context.
+func (d delegation) IgnoresEnvironment() bool         { return true }
 func (d delegation) Capabilities(string) Capabilities { return d.caps }
 
 func (d delegation) Run(ctx context.Context, t *Turn) (Result, error) {

@@ -34,6 +34,8 @@ type Session struct {
 	patchRetries int
 	// turnContext loads a turn's memory and environment (Config.Context).
 	turnContext func(ctx context.Context, workspace string) TurnContext
+	// turnEnv loads a turn's environment (Config.Environment).
+	turnEnv func(ctx context.Context, workspace string) Environment
 	// hooks runs the prompt and notification hooks (Config.Hooks);
 	// hookWG counts the notification hooks still running, which Close
 	// waits for.
@@ -238,6 +240,12 @@ type Config struct {
 	// the workspace at the start of each turn (outside the session's
 	// lock: it reads files and may run git under the sandbox).
 	Context func(ctx context.Context, workspace string) TurnContext
+	// Environment, when set, loads the environment of the workspace
+	// instead of Context (which then loads the memory only): the session
+	// calls it beside Context, and only for a turn one of whose runtimes
+	// shows the environment to its model (see EnvironmentBlind), so that
+	// a turn on an agent CLI runs no git for a block its CLI never sees.
+	Environment func(ctx context.Context, workspace string) Environment
 	// Hooks runs the person's SessionStart, UserPromptSubmit and
 	// Notification hooks; nil runs none.
 	Hooks TurnHooks
@@ -282,7 +290,7 @@ func NewSession(cfg Config) (*Session, error) {
 		runtimes: map[string]RuntimeEntry{}, now: cfg.Now,
 		mode: cfg.Mode, pmode: cfg.PermissionMode, natives: map[string]NativeRef{},
 		pending: map[string]*pendingRequest{}, patcher: cfg.Patcher, patchRetries: cfg.PatchRetries,
-		pricer: cfg.Pricer, redactor: cfg.Redact, turnContext: cfg.Context, hooks: cfg.Hooks, resumed: cfg.Prior != nil,
+		pricer: cfg.Pricer, redactor: cfg.Redact, turnContext: cfg.Context, turnEnv: cfg.Environment, hooks: cfg.Hooks, resumed: cfg.Prior != nil,
 		subagents:   cfg.Subagents,
 		checkpoints: cfg.Checkpoints,
 	}

@@ -287,7 +287,7 @@ func (s *Session) childConfig(ctx context.Context, t *Turn, req ChildRequest) (C
 	}
 	return Config{ID: NewID(), Workspace: s.workspace, Journal: s.journal, Runtimes: entries, Runtime: name, Model: model,
 		Mode: mode, PermissionMode: s.pmode, Gate: s.gate, Interactive: s.interactive, Limits: lim, Now: s.now,
-		Pricer: s.pricer, Redact: s.redactor, Context: s.turnContext, PatchRetries: -1}, nil
+		Pricer: s.pricer, Redact: s.redactor, Context: s.turnContext, Environment: s.turnEnv, PatchRetries: -1}, nil
 }
 
 // childLimits is a child's limits: each one requested, else the configured

@@ -319,11 +319,11 @@ func (s *Session) beginTurn(ctx context.Context, msg UserMessage) (*turnState, [
 // completeTurn runs the attempts and ends the turn.
 func (s *Session) completeTurn(ctx context.Context, ts *turnState, attempts []attempt) (Event, error) {
 	defer ts.release()
-	if s.turnContext != nil {
+	if s.turnContext != nil || s.turnEnv != nil {
 		// Loaded before the first attempt and shared by every attempt
 		// of the failover chain: each runtime of a turn works under the
 		// same rules.
-		tc := s.turnContext(ts.ctx, s.workspace)
+		tc := s.loadTurnContext(ts.ctx, attempts)
 		s.mu.Lock()
 		ts.turn.Context = tc
 		s.mu.Unlock()

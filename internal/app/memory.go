@@ -21,18 +21,27 @@ import (
 // status is left out of the environment.
 const gitStatusTimeout = 250 * time.Millisecond
 
-// turnContext loads what a turn of this app runs under: the memory files
-// of the workspace (and of the user's kz config directory) and the
-// environment. It is the session's Config.Context.
+// turnContext loads the memory files a turn of this app runs under: the
+// workspace's (and those of the user's kz config directory). It is the
+// session's Config.Context; the environment is turnEnvironment, which the
+// session loads beside it, and only for a turn whose runtimes show it.
 //
-// Both are cached across the session's turns: the memory files by what the
-// load looked at (memory.Cache), the git status by the repository's index
-// and HEAD and the session's count of workspace changes
-// (memory.StatusCache), so that a turn in an unchanged workspace reads no
-// memory file and runs no git.
+// The memory files are cached across the session's turns by what the load
+// looked at (memory.Cache), so that a turn in an unchanged workspace reads
+// no memory file.
 func (a *App) turnContext(ctx context.Context, workspace string) engine.TurnContext {
 	home, _ := os.UserHomeDir()
 	res := a.memory.Load(ctx, memory.Options{Workspace: workspace, UserDir: a.Env.MemoryDir(), Home: home})
+	return engine.TurnContext{Memory: res.Files, Problems: res.Problems}
+}
+
+// turnEnvironment describes the workspace for a turn: the OS, shell,
+// date, git branch and the git status, which runs in the session's
+// sandbox. It is the session's Config.Environment. The git status is
+// cached by the repository's index and HEAD and the session's count of
+// workspace changes (memory.StatusCache), so that a turn in an unchanged
+// workspace runs no git.
+func (a *App) turnEnvironment(ctx context.Context, workspace string) engine.Environment {
 	var status memory.StatusFunc
 	if a.sandbox != nil {
 		var changes func() uint64
@@ -41,8 +50,7 @@ func (a *App) turnContext(ctx context.Context, workspace string) engine.TurnCont
 		}
 		status = a.gitStatus.Wrap(sandboxedGitStatus(a.sandbox, workspace), changes)
 	}
-	return engine.TurnContext{Memory: res.Files, Problems: res.Problems,
-		Env: memory.Probe(ctx, workspace, time.Now(), status)}
+	return memory.Probe(ctx, workspace, time.Now(), status)
 }
 
 // memoryBook is the TUI's view of the project memory: /memory lists the

@@ -351,7 +351,7 @@ func (a *App) newSession(o Options, c engine.Config) error {
 	// What a failover carries to the next runtime is redacted as the
 	// store redacts what it persists.
 	c.Redact = store.Redact
-	c.Context = a.turnContext
+	c.Context, c.Environment = a.turnContext, a.turnEnvironment
 	if a.Env.hooks != nil {
 		// The prompt and notification hooks; PreToolUse runs in the gate.
 		c.Hooks = a.Env.hooks

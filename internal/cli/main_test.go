@@ -50,6 +50,9 @@ type sandbox struct {
 	data      string
 	// state holds the log and the agents' homes.
 	state string
+	// cache holds what kz remembers between runs to start faster (the
+	// sandbox probe), out of the home that tests watch.
+	cache string
 }
 
 func newSandbox(t *testing.T) *sandbox {
@@ -58,6 +61,7 @@ func newSandbox(t *testing.T) *sandbox {
 	t.Setenv("XDG_CONFIG_HOME", sb.config)
 	t.Setenv("XDG_DATA_HOME", sb.data)
 	t.Setenv("XDG_STATE_HOME", sb.state)
+	t.Setenv("XDG_CACHE_HOME", sb.cache)
 	t.Setenv("PATH", "/usr/bin:/bin") // no agent CLI is found by accident
 	t.Chdir(sb.workspace)
 	return sb
@@ -71,7 +75,7 @@ func newProcessSandbox(t *testing.T) *sandbox {
 	t.Helper()
 	root := t.TempDir()
 	sb := &sandbox{t: t, workspace: filepath.Join(root, "proj"), config: filepath.Join(root, "config"), data: filepath.Join(root, "data"),
-		state: filepath.Join(root, "state")}
+		state: filepath.Join(root, "state"), cache: filepath.Join(root, "cache")}
 	for _, d := range []string{sb.workspace, sb.config} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
@@ -84,7 +88,8 @@ func newProcessSandbox(t *testing.T) *sandbox {
 // process's, with the sandbox's folders and a PATH on which no agent CLI
 // is found by accident, and KZ_MAIN set so the test binary runs kz.
 func (sb *sandbox) environ() []string {
-	return append(os.Environ(), "XDG_CONFIG_HOME="+sb.config, "XDG_DATA_HOME="+sb.data, "XDG_STATE_HOME="+sb.state, "PATH=/usr/bin:/bin", "KZ_MAIN=1")
+	return append(os.Environ(), "XDG_CONFIG_HOME="+sb.config, "XDG_DATA_HOME="+sb.data, "XDG_STATE_HOME="+sb.state, "XDG_CACHE_HOME="+sb.cache,
+		"PATH=/usr/bin:/bin", "KZ_MAIN=1")
 }
 
 // scriptDir is resolved before any test changes directory.

@@ -190,6 +190,11 @@ func New(cfg Config) *Runtime {
 // Name implements engine.Runtime.
 func (r *Runtime) Name() string { return r.cfg.Name }
 
+// IgnoresEnvironment says the turn's environment block never reaches an
+// ACP agent: the agent knows its own environment, and kz hands it the
+// memory files only. The session then runs no git status for its turns.
+func (r *Runtime) IgnoresEnvironment() bool { return true }
+
 // Capabilities implements engine.Runtime. An ACP agent runs its own tool
 // loop with file and shell tools, streams, and can be cancelled. Resume is
 // not declared because it is not guaranteed across processes: the turns

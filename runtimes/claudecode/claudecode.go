@@ -134,6 +134,12 @@ func New(cfg Config) *Runtime {
 // Name implements engine.Runtime.
 func (r *Runtime) Name() string { return r.cfg.Name }
 
+// IgnoresEnvironment says the turn's environment block never reaches
+// Claude Code: it states the OS, date, directory and git status itself,
+// and kz hands it the memory files only (modeArgs). The session then runs
+// no git status for its turns.
+func (r *Runtime) IgnoresEnvironment() bool { return true }
+
 // Capabilities implements engine.Runtime. Claude Code is a full agent: its
 // own tool loop, files, shell, MCP and subagents; it streams, can be
 // interrupted and resumes its own sessions; its stream-json input takes

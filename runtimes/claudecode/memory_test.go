@@ -63,3 +63,26 @@ func TestRealMemoryFilesReachTheModelOnce(t *testing.T) {
 		t.Errorf("session_started memory: %+v", st)
 	}
 }
+
+// TestEnvironmentNeverReachesClaude backs IgnoresEnvironment: Claude's
+// command line, which carries kz's memory files, is the same with or
+// without the turn's environment, so that the session may leave the
+// environment (and its git status) out of Claude's turns.
+func TestEnvironmentNeverReachesClaude(t *testing.T) {
+	rt := New(Config{Name: "claude", Command: "claude"})
+	mem := []engine.MemoryFile{{Path: "/ws/.kz/memory.md", Name: "memory.md", Scope: engine.MemoryProject, Content: "be brief"}}
+	env := engine.Environment{OS: "linux/amd64", Date: "2026-11-27", Workspace: "/ws", GitBranch: "main", GitStatus: "3 modified"}
+	for _, mode := range []engine.Mode{engine.ModeFullAutonomous, engine.ModePatchProposal, engine.ModeAnalysisOnly} {
+		without := rt.modeArgs(&engine.Turn{Mode: mode, Context: engine.TurnContext{Memory: mem}})
+		with := rt.modeArgs(&engine.Turn{Mode: mode, Context: engine.TurnContext{Memory: mem, Env: env}})
+		if strings.Join(with, "\x00") != strings.Join(without, "\x00") {
+			t.Errorf("%s: the environment changes Claude's arguments:\n%q\n%q", mode, with, without)
+		}
+		if !strings.Contains(strings.Join(with, " "), "be brief") {
+			t.Errorf("%s: the memory is missing from %q", mode, with)
+		}
+	}
+	if !rt.IgnoresEnvironment() {
+		t.Error("claude must declare that it ignores the environment")
+	}
+}

@@ -137,6 +137,11 @@ func New(cfg Config) *Runtime {
 // Name implements engine.Runtime.
 func (r *Runtime) Name() string { return r.cfg.Name }
 
+// IgnoresEnvironment says the turn's environment block never reaches
+// Codex: it states its own environment, and kz hands it the memory files
+// only. The session then runs no git status for its turns.
+func (r *Runtime) IgnoresEnvironment() bool { return true }
+
 // SandboxMode is the configured sandbox of this runtime's threads.
 func (r *Runtime) SandboxMode() Sandbox { return r.cfg.Sandbox }
 

@@ -59,3 +59,6 @@ func ownedByMe(fi os.FileInfo) bool {
 type tree struct{}
 
 func (*tree) close() {}
+
+// probeCached is probe: there is nothing to cache without bubblewrap.
+func probeCached(string) Status { return probe() }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -38,26 +39,28 @@ func probe() Status {
 
 // probeBwrap finds bwrap and runs it once with the namespaces and mounts
 // of the profiles. It returns the reason it cannot be used otherwise.
+// bwrap --version, which only names the version in `kz runtimes`, runs
+// beside the trial run rather than before it.
 func probeBwrap() (Status, string) {
 	path, err := exec.LookPath("bwrap")
 	if err != nil {
 		return Status{}, "bubblewrap (bwrap) is not installed"
 	}
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
 	defer cancel()
-	version := ""
-	vcmd := exec.CommandContext(ctx, path, "--version")
-	vcmd.Env = childenv.Build(os.Environ(), childenv.Spec{})
-	if out, err := vcmd.Output(); err == nil {
-		version = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(string(out)), "bubblewrap"))
-	}
-	st := Status{Kind: KindBubblewrap, Full: true, Bwrap: path, BwrapVersion: version, disableUserns: true}
+	version := make(chan string, 1)
+	go func() { version <- bwrapVersion(ctx, path) }()
+	disableUserns := true
 	msg, err := trialRun(ctx, path, true)
 	if err != nil && strings.Contains(msg, "disable-userns") {
 		// bwrap before 0.8.0 lacks the option; the rest still holds.
-		st.disableUserns = false
+		disableUserns = false
 		msg, err = trialRun(ctx, path, false)
 	}
+	v := <-version
 	if err != nil {
 		why := "bubblewrap cannot create its namespaces here"
 		if msg != "" {
@@ -68,9 +71,27 @@ func probeBwrap() (Status, string) {
 		}
 		return Status{}, why
 	}
-	st.Reason = fmt.Sprintf("bubblewrap %s: full read-only and workspace-write profiles "+
-		"(protected paths read-only, credentials hidden, own PID and network namespaces)", version)
-	return st, ""
+	return bwrapStatus(path, v, disableUserns), ""
+}
+
+// bwrapStatus is the status of a bubblewrap that works, from the probe or
+// its cache.
+func bwrapStatus(path, version string, disableUserns bool) Status {
+	return Status{Kind: KindBubblewrap, Full: true, Bwrap: path, BwrapVersion: version, disableUserns: disableUserns,
+		Reason: fmt.Sprintf("bubblewrap %s: full read-only and workspace-write profiles "+
+			"(protected paths read-only, credentials hidden, own PID and network namespaces)", version)}
+}
+
+// bwrapVersion is what bwrap --version says, without its name; "" when it
+// says nothing.
+func bwrapVersion(ctx context.Context, path string) string {
+	cmd := exec.CommandContext(ctx, path, "--version")
+	cmd.Env = childenv.Build(os.Environ(), childenv.Spec{})
+	out, err := cmd.Output()
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(string(out)), "bubblewrap"))
 }
 
 // trialRun runs /bin/true under the flags every profile uses and returns

@@ -73,8 +73,10 @@ type Status struct {
 // Probe finds the best sandbox this machine offers. It runs bwrap once,
 // with the namespaces and mounts the profiles use, so that a bwrap that
 // exists but cannot work here is reported with bwrap's own words and
-// Landlock is used instead. The result is cached for the process.
-var Probe = sync.OnceValue(probe)
+// Landlock is used instead. The result is cached for the process, and a
+// working bubblewrap also on disk (see probeCached), so that a later kz
+// on the same boot with the same bwrap starts without running it.
+var Probe = sync.OnceValue(func() Status { return probeCached(defaultProbeCache()) })
 
 // Policy is what a session's sandbox confines commands to.
 type Policy struct {
@@ -162,8 +164,10 @@ type Sandbox struct {
 
 // New prepares a session's sandbox: it checks the policy, creates the
 // private temp dir and picks the mechanism.
-func New(p Policy) (*Sandbox, error) {
-	st := Probe()
+func New(p Policy) (*Sandbox, error) { return newWith(Probe(), p) }
+
+// newWith is New on the probe's status st.
+func newWith(st Status, p Policy) (*Sandbox, error) {
 	if p.Mechanism != "" && p.Mechanism != st.Kind {
 		forced, err := forceMechanism(st, p.Mechanism)
 		if err != nil {
@@ -335,7 +339,13 @@ func (s *Sandbox) SetupError(cmd *exec.Cmd) error {
 	if sp == nil {
 		return nil
 	}
-	return sp.result()
+	err := sp.result()
+	if err != nil && s.status.Kind == KindBubblewrap {
+		// bwrap was found working, by this kz or by an earlier one on
+		// the same boot, and now fails: the next kz probes again.
+		forgetProbeCache(defaultProbeCache())
+	}
+	return err
 }
 
 // Close ends the sandbox servers (and the commands running on them) and
