@@ -163,14 +163,7 @@ func TestRunPreparesAfterTheFirstFrame(t *testing.T) {
 	}
 	waitFor(t, "the queued message on screen", func() bool { return strings.Contains(out.String(), "queued: hello early") })
 	close(release)
-	waitFor(t, "the turn's end", func() bool {
-		for _, e := range sess.Transcript() {
-			if e.Kind == engine.EntryTurnEnd {
-				return true
-			}
-		}
-		return false
-	})
+	waitTurnEnd(t, sess)
 	if err := quitRun(t, keys, done); err != nil {
 		t.Fatal(err)
 	}

@@ -63,14 +63,7 @@ func TestRunDrivesARealProgram(t *testing.T) {
 	waitFor(t, "the dialog on screen", func() bool { return strings.Contains(out.String(), "Permission needed") })
 	time.Sleep(answerGrace + 100*time.Millisecond) // a person reads first
 	send("y")
-	waitFor(t, "the allowed decision", func() bool {
-		for _, e := range sess.Transcript() {
-			if e.Kind == engine.EntryTurnEnd {
-				return true
-			}
-		}
-		return false
-	})
+	waitTurnEnd(t, sess)
 	if err := quitRun(t, keys, done); err != nil {
 		t.Fatal(err)
 	}
@@ -182,4 +175,17 @@ func quitRun(t *testing.T, keys io.WriteCloser, done <-chan error) error {
 	_ = keys.Close()
 	<-second
 	return err
+}
+
+// waitTurnEnd waits until the session's transcript holds a turn's end.
+func waitTurnEnd(t *testing.T, sess *engine.Session) {
+	t.Helper()
+	waitFor(t, "the turn's end", func() bool {
+		for _, e := range sess.Transcript() {
+			if e.Kind == engine.EntryTurnEnd {
+				return true
+			}
+		}
+		return false
+	})
 }
