@@ -201,7 +201,19 @@ func (s *Session) Pending() []string {
 // PermissionModeGate is the gate used when no rule-based gate is wired: it
 // applies only the mode and the permission mode. Writes are never allowed in
 // analysis-only mode, nor direct writes in patch-proposal mode.
+//
+// It reads no tool's input, so outside yolo it allows unasked only the
+// calls it knows change nothing: kz's own read tools (fallbackReadTools).
+// Every other call that is neither a write nor a command (an MCP tool, a
+// web fetch, another runtime's tool, a name it has never seen) is asked:
+// what it cannot classify is not proven harmless.
 type PermissionModeGate struct{}
+
+// fallbackReadTools are the tools of kz's own agent loop that only read
+// files of the workspace (tools.ReadFile, ListDir, Glob, Grep): a request
+// under one of these names that is neither a write nor a command is
+// allowed by PermissionModeGate without asking.
+var fallbackReadTools = map[string]bool{"read_file": true, "list_dir": true, "glob": true, "grep": true}
 
 // Check implements Gate.
 func (g PermissionModeGate) Check(_ context.Context, q GateQuery) Verdict {
@@ -234,7 +246,7 @@ func (PermissionModeGate) check(q GateQuery) Verdict {
 			return Verdict{Decision: DecisionAllow, Stage: "permission_mode", Reason: "accept-edits"}
 		}
 	}
-	if !writes {
+	if !writes && fallbackReadTools[r.Tool] {
 		return Verdict{Decision: DecisionAllow, Stage: "permission_mode", Reason: "read access"}
 	}
 	return Verdict{Decision: DecisionAsk, Stage: "permission_mode", Reason: "ask before " + r.Tool}
