@@ -230,5 +230,5 @@ func StatFile(ws *workspace.Workspace, rel string) (st FileStat, ok bool, err er
 	if !info.Mode().IsRegular() || !isStat {
 		return FileStat{}, false, nil
 	}
-	return FileStat{Size: sys.Size, MtimeNs: sys.Mtim.Nano(), CtimeNs: sys.Ctim.Nano(), Ino: sys.Ino, Mode: fs.FileMode(sys.Mode & 0o777)}, true, nil
+	return FileStat{Size: sys.Size, MtimeNs: statMtime(sys), CtimeNs: statCtime(sys), Ino: uint64(sys.Ino), Mode: fs.FileMode(sys.Mode & 0o777)}, true, nil
 }

@@ -18,14 +18,28 @@ import (
 // (exec.Cmd.ExtraFiles), which this does not touch. It is called once, at
 // the start of kz, before any child is started.
 func CloseInheritedOnExec() error {
-	err := unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC)
+	err := closeRangeOnExec()
 	if err == nil {
 		return nil
 	}
-	// Kernels before 5.11 lack CLOSE_RANGE_CLOEXEC: mark them one by one.
-	entries, rerr := os.ReadDir("/proc/self/fd")
+	if err == errNoCloseRange {
+		err = nil
+	}
+	// Kernels before 5.11 lack CLOSE_RANGE_CLOEXEC, and other systems
+	// close_range altogether: mark them one by one.
+	return markEachOnExec(fdDir, err)
+}
+
+// markEachOnExec marks each descriptor above standard error that dir
+// (the system's list of the process's open descriptors) names close on
+// exec. why is the error that made the one-call way fail, for the message.
+func markEachOnExec(dir string, why error) error {
+	entries, rerr := os.ReadDir(dir)
 	if rerr != nil {
-		return fmt.Errorf("mark inherited descriptors close-on-exec: %w (and list them: %w)", err, rerr)
+		if why != nil {
+			return fmt.Errorf("mark inherited descriptors close-on-exec: %w (and list them: %w)", why, rerr)
+		}
+		return fmt.Errorf("mark inherited descriptors close-on-exec: list them: %w", rerr)
 	}
 	for _, e := range entries {
 		fd, convErr := strconv.Atoi(e.Name())
