@@ -104,3 +104,8 @@ replace google.golang.org/genai => ./third_party/genai
 // The terminal renderer skips its width-drift check for printable ASCII
 // cells (see third_party/README.md).
 replace github.com/charmbracelet/ultraviolet => ./third_party/ultraviolet
+
+// The renderer writes a frame when the view changes, at most fps times a
+// second, instead of waking fps times a second to look (see
+// third_party/README.md).
+replace charm.land/bubbletea/v2 => ./third_party/bubbletea

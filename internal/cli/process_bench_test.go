@@ -191,17 +191,29 @@ func BenchmarkProcessIdleRSS(b *testing.B) {
 // idleRSS starts kz on a pty, waits for its first frame and one second
 // more, and returns its resident memory. kz is then killed.
 func idleRSS(bin, dir string, env []string, args ...string) (residentMem, error) {
+	pid, stop, err := startIdle(bin, dir, env, args...)
+	if err != nil {
+		return residentMem{}, err
+	}
+	defer stop()
+	return readResident(pid)
+}
+
+// startIdle starts kz on a 120×40 pty and returns once its first frame
+// has been shown and one second more has passed, with kz's pid and the
+// function that kills it.
+func startIdle(bin, dir string, env []string, args ...string) (int, func(), error) {
 	cmd := exec.Command(bin, args...)
 	cmd.Dir, cmd.Env = dir, env
 	ptmx, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 40, Cols: 120})
 	if err != nil {
-		return residentMem{}, err
+		return 0, nil, err
 	}
-	defer func() {
+	stop := func() {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
 		_ = ptmx.Close()
-	}()
+	}
 	seen := make(chan struct{})
 	go func() {
 		var out bytes.Buffer
@@ -222,10 +234,11 @@ func idleRSS(bin, dir string, env []string, args ...string) (residentMem, error)
 	select {
 	case <-seen:
 	case <-time.After(10 * time.Second):
-		return residentMem{}, errors.New("no first frame within 10 s")
+		stop()
+		return 0, nil, errors.New("no first frame within 10 s")
 	}
 	time.Sleep(time.Second)
-	return readResident(cmd.Process.Pid)
+	return cmd.Process.Pid, stop, nil
 }
 
 // residentMem is a process's resident memory in MB: all of it, the
