@@ -152,12 +152,11 @@ func Run(ctx context.Context, opts Options) error {
 			m.unsubscribe()
 		}
 	}()
-	// The renderer writes a frame only on its ticker, so the first frame
-	// and the echo of every key wait for the next tick: up to 16.7 ms at
-	// the default 60 a second, 8.3 ms at bubbletea's maximum of 120. An
-	// idle tick costs nothing (nothing changed, nothing is written), and
-	// streamed markdown is still re-rendered at most 60 times a second
-	// (frameInterval).
+	// kz's Bubble Tea (third_party/bubbletea) writes a frame when the
+	// view changes: at once when the last frame is at least 1/120 s old,
+	// otherwise when it is. So a key's echo does not wait for a tick, an
+	// idle kz is not woken at all, and no more than 120 frames a second
+	// are written; streamed text is paced by kz itself (pacing.go).
 	popts := []tea.ProgramOption{tea.WithContext(ctx), tea.WithFPS(120)}
 	if opts.Input != nil {
 		popts = append(popts, tea.WithInput(opts.Input))

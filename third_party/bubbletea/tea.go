@@ -557,6 +557,15 @@ type Program struct {
 	frameOut     *countingWriter
 	frameOutOnce sync.Once
 
+	// lastView is the view render last sent on (viewSent says there is
+	// one), and rendererTouched says a message since then changed the
+	// renderer's state (its size, its width method, a line printed
+	// above): render wakes the renderer only for a new view or a touched
+	// renderer. Both belong to the event loop's goroutine (kz fork).
+	lastView        View
+	viewSent        bool
+	rendererTouched bool
+
 	// once is used to stop the renderer.
 	once sync.Once
 
@@ -814,10 +823,12 @@ func (p *Program) eventLoop(model Model, cmds chan Cmd) (Model, error) {
 						// The terminal supports synchronized output and it's
 						// currently disabled, so we can enable it on the renderer.
 						p.renderer.setSyncdUpdates(true)
+						p.rendererTouched = true // kz fork
 					}
 				case ansi.ModeUnicodeCore:
 					if msg.Value == ansi.ModeReset || msg.Value == ansi.ModeSet || msg.Value == ansi.ModePermanentlySet {
 						p.renderer.setWidthMethod(ansi.GraphemeWidth)
+						p.rendererTouched = true // kz fork
 					}
 				}
 
@@ -872,6 +883,7 @@ func (p *Program) eventLoop(model Model, cmds chan Cmd) (Model, error) {
 
 			case WindowSizeMsg:
 				p.renderer.resize(msg.Width, msg.Height)
+				p.rendererTouched = true // kz fork
 
 			case windowSizeMsg:
 				go p.checkResize()
@@ -884,12 +896,15 @@ func (p *Program) eventLoop(model Model, cmds chan Cmd) (Model, error) {
 
 			case printLineMessage:
 				p.renderer.insertAbove(msg.messageBody) //nolint:errcheck,gosec
+				p.rendererTouched = true                // kz fork
 
 			case clearScreenMsg:
 				p.renderer.clearScreen()
+				p.rendererTouched = true // kz fork
 
 			case ColorProfileMsg:
 				p.renderer.setColorProfile(msg.Profile)
+				p.rendererTouched = true // kz fork
 			}
 
 			var cmd Cmd
@@ -909,8 +924,17 @@ func (p *Program) eventLoop(model Model, cmds chan Cmd) (Model, error) {
 // render renders the given view to the renderer.
 func (p *Program) render(model Model) {
 	if p.renderer != nil {
-		p.renderer.render(model.View()) // send view to renderer
-		p.requestFrame()                // kz fork
+		v := model.View()
+		p.renderer.render(v) // send view to renderer
+		// kz fork: the renderer goroutine is woken only for a view that
+		// differs from the last one sent, or after a message that changed
+		// the renderer's own state (rendererTouched); a frame of an
+		// unchanged view writes nothing, and waking for it on every
+		// message cost more scheduler wake-ups than the ticker did.
+		if p.rendererTouched || !p.viewSent || !viewEquals(&p.lastView, &v) {
+			p.lastView, p.viewSent, p.rendererTouched = v, true, false
+			p.requestFrame()
+		}
 	}
 }
 
