@@ -18,12 +18,9 @@ import (
 // (exec.Cmd.ExtraFiles), which this does not touch. It is called once, at
 // the start of kz, before any child is started.
 func CloseInheritedOnExec() error {
-	err := closeRangeOnExec()
-	if err == nil {
+	tried, err := closeRangeOnExec()
+	if tried && err == nil {
 		return nil
-	}
-	if err == errNoCloseRange {
-		err = nil
 	}
 	// Kernels before 5.11 lack CLOSE_RANGE_CLOEXEC, and other systems
 	// close_range altogether: mark them one by one.

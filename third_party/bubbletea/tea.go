@@ -554,8 +554,7 @@ type Program struct {
 	// writes: a flush that wrote nothing (the view unchanged) or only
 	// queued sequences (terminal queries) is not a frame, and does not
 	// hold back the next change (kz fork).
-	frameOut     *countingWriter
-	frameOutOnce sync.Once
+	frameOut *countingWriter
 
 	// lastView is the view render last sent on (viewSent says there is
 	// one), and rendererTouched says a message since then changed the
@@ -650,6 +649,7 @@ func NewProgram(model Model, opts ...ProgramOption) *Program {
 	if p.output == nil {
 		p.output = os.Stdout
 	}
+	p.frameOut = &countingWriter{w: p.output} // kz fork
 
 	// if no environment was set, set it to os.Environ()
 	if p.environ == nil {
@@ -1108,7 +1108,7 @@ func (p *Program) Run() (returnModel Model, returnErr error) {
 		} else {
 			// If no renderer is set use the cursed one.
 			r := newCursedRenderer(
-				p.frameWriter(), // kz fork
+				p.frameOut, // kz fork
 				p.environ,
 				p.width,
 				p.height,
@@ -1499,21 +1499,14 @@ func (p *Program) startRenderer() {
 			case <-p.frameTimer.C:
 				held = false
 			}
-			before := p.frameWriter().writes.Load()
+			before := p.frameOut.writes.Load()
 			_ = p.flush()
 			_ = p.renderer.flush(false)
-			if p.frameWriter().writes.Load() != before {
+			if p.frameOut.writes.Load() != before {
 				last = time.Now()
 			}
 		}
 	}()
-}
-
-// frameWriter is the program's output as the renderer writes to it (kz
-// fork).
-func (p *Program) frameWriter() *countingWriter {
-	p.frameOutOnce.Do(func() { p.frameOut = &countingWriter{w: p.output} })
-	return p.frameOut
 }
 
 // countingWriter passes writes to w and counts them (kz fork).
