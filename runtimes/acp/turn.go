@@ -571,6 +571,19 @@ func (tr *turnRun) prompt(ctx context.Context, text string) (engine.Result, erro
 			tr.cancel()
 		case m, ok := <-tr.c.In:
 			if !ok {
+				select {
+				case m := <-ch:
+					// The agent answered the prompt, then its output
+					// ended (it exited after the turn): the reader hands
+					// the answer over before it closes In, and select
+					// picks at random among ready cases. The turn ends
+					// as the agent said; Run sees that it died.
+					tr.drain(ctx)
+					tr.flush(m.Error != nil && isExited(m.Error))
+					tr.keep = true
+					return tr.finish(m)
+				default:
+				}
 				tr.flush(true)
 				// A CLI that dies mid-turn cuts the turn short: it ends
 				// interrupted, with the crash as its (retryable) error.

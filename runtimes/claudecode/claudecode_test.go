@@ -350,7 +350,10 @@ func TestCrashFailsOver(t *testing.T) {
 	if sw := h.Journal.OfType(engine.EventRuntimeSwitched); len(sw) != 1 {
 		t.Errorf("runtime_switched %+v", sw)
 	}
-	clitest.CheckGone(t, 0, "the crash", f.ChildPid())
+	// kz kills the crashed CLI's process group; the grandchild, which kz
+	// cannot reap, takes a moment to die after its SIGKILL (longer on a
+	// loaded machine), so it gets as long as after an interrupt.
+	clitest.CheckGone(t, time.Second, "the crash", f.ChildPid())
 }
 
 // Without failover, a crash ends the turn interrupted, with an error event.

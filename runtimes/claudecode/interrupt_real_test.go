@@ -2,6 +2,9 @@ package claudecode
 
 import (
 	"context"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -92,11 +95,16 @@ func TestRealCLIKilledBetweenTurnsResumes(t *testing.T) {
 		}
 		return fakeReply{Text: "noted"}
 	})
-	rt, _ := realSetup(t, api)
+	rt, ws := realSetup(t, api)
 	h := newHarness(t, []engine.RuntimeEntry{{Runtime: rt}}, clitest.Options{})
 	if final := h.Run(t, context.Background(), "KZ:remember the word PAPAYA"); final.Status != string(engine.StatusComplete) || final.Output != "noted" {
 		t.Fatalf("first turn %+v", final)
 	}
+	// Claude Code writes the session to disk lazily, after the turn's
+	// result: the kill waits for it, or the CLI has nothing to resume
+	// (TestRealCLIResumeOfALostSessionStartsPrimed is that case).
+	native := h.Journal.OfType(engine.EventSessionStarted)[0].NativeID
+	waitSessionFile(t, filepath.Dir(ws), native)
 	pid := rt.Pid(h.Session.ID())
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
@@ -112,5 +120,77 @@ func TestRealCLIKilledBetweenTurnsResumes(t *testing.T) {
 	started := h.Journal.OfType(engine.EventSessionStarted)
 	if len(started) != 2 || started[0].NativeID == "" || started[1].NativeID != started[0].NativeID {
 		t.Errorf("the new CLI did not resume the Claude session: %+v", started)
+	}
+}
+
+// The real CLI is killed between turns before its session reached the
+// disk (Claude Code writes it lazily, and a kill right after the turn's
+// result finds nothing written; here whatever was written is removed
+// too): the CLI refuses the --resume with an error result, and the next
+// turn starts a new Claude session primed with kz's transcript, so the
+// model still sees the first turn.
+func TestRealCLIResumeOfALostSessionStartsPrimed(t *testing.T) {
+	api := newFakeAPI(t, func(r *apiRequest) fakeReply {
+		switch {
+		case strings.Contains(r.lastUserText(), "KZ:which") && strings.Contains(r.allText(), "PAPAYA"):
+			return fakeReply{Text: "it was PAPAYA"}
+		case strings.Contains(r.lastUserText(), "KZ:which"):
+			return fakeReply{Text: "no idea"}
+		}
+		return fakeReply{Text: "noted"}
+	})
+	rt, ws := realSetup(t, api)
+	h := newHarness(t, []engine.RuntimeEntry{{Runtime: rt}}, clitest.Options{})
+	if final := h.Run(t, context.Background(), "KZ:remember the word PAPAYA"); final.Status != string(engine.StatusComplete) || final.Output != "noted" {
+		t.Fatalf("first turn %+v", final)
+	}
+	pid := rt.Pid(h.Session.ID())
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	waitExited(t, pid)
+	native := h.Journal.OfType(engine.EventSessionStarted)[0].NativeID
+	// Whatever the CLI wrote of the session goes (a CLI killed this soon
+	// after its result has often written nothing yet).
+	err := filepath.WalkDir(filepath.Dir(ws), func(path string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.Contains(d.Name(), native) {
+			return os.Remove(path)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	final := h.Run(t, context.Background(), "KZ:which word?")
+	if final.Status != string(engine.StatusComplete) || final.Output != "it was PAPAYA" {
+		t.Fatalf("the turn after the lost session: %s %q %s", final.Status, final.Output, final.Text)
+	}
+	started := h.Journal.OfType(engine.EventSessionStarted)
+	if len(started) != 2 || started[1].NativeID == "" || started[1].NativeID == native {
+		t.Errorf("the second turn did not start a new Claude session: %+v", started)
+	}
+}
+
+// waitSessionFile waits until a file named after the Claude session native
+// is under root, for up to 10 seconds.
+func waitSessionFile(t *testing.T, root, native string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		found := false
+		_ = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && strings.HasPrefix(d.Name(), native) {
+				found = true
+				return filepath.SkipAll
+			}
+			return nil
+		})
+		if found {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("Claude Code never wrote session %s under %s", native, root)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

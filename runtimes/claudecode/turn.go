@@ -107,8 +107,19 @@ func (tr *turnRun) attempt(ctx context.Context, s *slot, noResume bool) (res eng
 			tr.p.kill(tr.rt.cfg.KillGrace)
 		}
 	}
+	resuming := !noResume && !fresh && tr.t.NativeID != ""
+	if resuming && err != nil && !tr.p.gotInit && ctx.Err() == nil && tr.p.alive() {
+		// The CLI ended the turn with an error before it started the
+		// session: it refused the --resume ("No conversation found with
+		// session ID"), which Claude Code reports as an error result and
+		// not always by exiting first. This happens when the CLI that held
+		// the session was killed before it had written the session to
+		// disk, which it does lazily. The process is stopped so that the
+		// retry below starts a new one.
+		tr.p.killNow()
+	}
 	if !tr.p.alive() {
-		resumeFailed := !noResume && !fresh && !tr.p.gotInit && ctx.Err() == nil && tr.t.NativeID != ""
+		resumeFailed := resuming && !tr.p.gotInit && ctx.Err() == nil
 		s.set(nil)
 		if resumeFailed {
 			return res, true, err

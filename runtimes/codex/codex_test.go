@@ -268,7 +268,10 @@ func TestCrashFailsOver(t *testing.T) {
 	if len(errs) != 1 || errs[0].ErrorKind != engine.ErrCrashed || !strings.Contains(errs[0].Text, "boom: out of memory") || !errs[0].Retryable {
 		t.Errorf("error events %+v", errs)
 	}
-	clitest.CheckGone(t, 0, "the crash", f.ChildPid())
+	// kz kills the crashed CLI's process group; the grandchild, which kz
+	// cannot reap, takes a moment to die after its SIGKILL (longer on a
+	// loaded machine), so it gets as long as after an interrupt.
+	clitest.CheckGone(t, time.Second, "the crash", f.ChildPid())
 }
 
 // A failed turn is classified from Codex's error message.
