@@ -99,6 +99,8 @@ replace github.com/alecthomas/chroma/v2 => ./third_party/chroma
 
 replace charm.land/glamour/v2 => ./third_party/glamour
 
+replace github.com/yuin/goldmark => ./third_party/goldmark
+
 replace google.golang.org/genai => ./third_party/genai
 
 // The terminal renderer skips its width-drift check for printable ASCII

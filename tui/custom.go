@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 
 	tea "charm.land/bubbletea/v2"
 )
@@ -25,7 +26,9 @@ type CustomCommand struct {
 // maxCommandBytes caps a command file: a prompt template, not a document.
 const maxCommandBytes = 64 << 10
 
-var commandName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,39}$`)
+var commandName = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,39}$`)
+})
 
 // LoadCommands reads the custom commands of dirs, in order: a later
 // directory's command replaces an earlier one of the same name, so pass
@@ -52,7 +55,7 @@ func LoadCommands(dirs ...string) ([]CustomCommand, error) {
 			}
 			name := strings.ToLower(strings.TrimSuffix(e.Name(), ".md"))
 			path := filepath.Join(dir, e.Name())
-			if !commandName.MatchString(name) {
+			if !commandName().MatchString(name) {
 				errs = append(errs, fmt.Errorf("command %s: the name must be letters, digits, - and _", path))
 				continue
 			}

@@ -59,15 +59,15 @@ func TestChromaForkLexersLoadOnFirstUse(t *testing.T) {
 // The chroma copy holds only the styles kz names (see diffstyle.go; the
 // markdown code blocks use glamour's own "charm" style) and the fallback.
 func TestChromaForkStyles(t *testing.T) {
-	if styles.Fallback == nil || styles.Fallback.Name != "swapoff" {
-		t.Fatalf("Fallback = %v, want swapoff", styles.Fallback)
+	if fb := styles.Fallback(); fb == nil || fb.Name != "swapoff" {
+		t.Fatalf("Fallback() = %v, want swapoff", fb)
 	}
 	for _, name := range []string{"github", "github-dark", "swapoff"} {
 		if s := styles.Get(name); s == nil || s.Name != name {
 			t.Errorf("Get(%q) = %v", name, s)
 		}
 	}
-	if styles.Get("no-such-style") != styles.Fallback {
+	if styles.Get("no-such-style") != styles.Fallback() {
 		t.Error("an unknown style must give the fallback")
 	}
 }

@@ -171,13 +171,17 @@ func (r *Runtime) PID(id string) int {
 }
 
 // safeName matches a session id usable as a directory name as it is.
-var safeName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
+// It is compiled on first use: its counted repetition makes a large
+// program, which every kz start would otherwise pay for.
+var safeName = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
+})
 
 // homeDir is where kz session id keeps its overlay home under dir: the id
 // itself when it is a plain name (kz's ids are), else a digest of it, so
 // that no id can name a path outside dir.
 func homeDir(dir, id string) string {
-	if !safeName.MatchString(id) {
+	if !safeName().MatchString(id) {
 		sum := sha256.Sum256([]byte(id))
 		id = "x-" + hex.EncodeToString(sum[:16])
 	}

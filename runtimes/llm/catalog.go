@@ -218,7 +218,7 @@ func (c *Catalog) index(name string, exact bool) int {
 	best, bestLen := -1, 0
 	for i, m := range c.models {
 		for _, id := range append([]string{m.ID}, m.Aliases...) {
-			if len(id) > bestLen && strings.HasPrefix(base, id) && snapshotSuffix.MatchString(base[len(id):]) {
+			if len(id) > bestLen && strings.HasPrefix(base, id) && snapshotSuffix().MatchString(base[len(id):]) {
 				best, bestLen = i, len(id)
 			}
 		}
@@ -235,7 +235,9 @@ func (c *Catalog) index(name string, exact bool) int {
 // version step (".5", "-5"), a size or tier ("-mini", "-pro", "-lite")
 // or anything else is another model, which is not in the catalog unless
 // it has an entry of its own.
-var snapshotSuffix = regexp.MustCompile(`^(?:|:.+|(?:[-@](?:\d{8}|\d{4}-\d{2}-\d{2}|\d{2}-\d{2}|\d{2}-\d{4}|\d{3}|(?:0[1-9]|1[0-2])[0-3]\d|latest|preview|exp|v\d+(?::\d+)?))+)$`)
+var snapshotSuffix = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(?:|:.+|(?:[-@](?:\d{8}|\d{4}-\d{2}-\d{2}|\d{2}-\d{2}|\d{2}-\d{4}|\d{3}|(?:0[1-9]|1[0-2])[0-3]\d|latest|preview|exp|v\d+(?::\d+)?))+)$`)
+})
 
 func setInt(dst *int, v *int) {
 	if v != nil {

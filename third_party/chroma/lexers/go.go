@@ -2,29 +2,49 @@ package lexers
 
 import (
 	"strings"
+	"sync"
 
 	. "github.com/alecthomas/chroma/v2" // nolint
 )
 
+// goTextTemplate is the Go Text Template lexer, which the Go lexer's
+// rules use for raw strings. It is registered before the Go lexer, as
+// upstream's initialisation order did (kz fork: built on first use).
+var goTextTemplate = sync.OnceValue(func() *RegexLexer {
+	return MustNewXMLLexer(
+		embedded,
+		"embedded/go_template.xml",
+	).SetConfig(
+		&Config{
+			Name:    "Go Text Template",
+			Aliases: []string{"go-text-template"},
+		},
+	)
+})
+
+var _ = registerLater(func() Lexer { return goTextTemplate() })
+
 // Go lexer.
-var Go = Register(MustNewLexer(
-	&Config{
-		Name:      "Go",
-		Aliases:   []string{"go", "golang"},
-		Filenames: []string{"*.go"},
-		MimeTypes: []string{"text/x-gosrc"},
-		EnsureNL:  true,
-	},
-	goRules,
-).SetAnalyser(func(text string) float32 {
-	if strings.Contains(text, "fmt.") && strings.Contains(text, "package ") {
-		return 0.5
-	}
-	if strings.Contains(text, "package ") {
-		return 0.1
-	}
-	return 0.0
-}))
+var _ = registerLater(func() Lexer {
+	return MustNewLexer(
+		&Config{
+			Name:      "Go",
+			Aliases:   []string{"go", "golang"},
+			Filenames: []string{"*.go"},
+			MimeTypes: []string{"text/x-gosrc"},
+			EnsureNL:  true,
+		},
+		goRules,
+	).SetAnalyser(func(text string) float32 {
+		if strings.Contains(text, "fmt.") && strings.Contains(text, "package ") {
+			return 0.5
+		}
+		if strings.Contains(text, "package ") {
+			return 0.1
+		}
+		return 0.0
+	})
+})
 
 func goRules() Rules {
 	return Rules{
@@ -51,7 +71,7 @@ func goRules() Rules {
 			{`0b[01_]+`, LiteralNumberBin, nil},
 			{`(0|[1-9][0-9_]*)`, LiteralNumberInteger, nil},
 			{`'(\\['"\\abfnrtv]|\\x[0-9a-fA-F]{2}|\\[0-7]{1,3}|\\u[0-9a-fA-F]{4}|\\U[0-9a-fA-F]{8}|[^\\])'`, LiteralStringChar, nil},
-			{"(`)([^`]*)(`)", ByGroups(LiteralString, UsingLexer(TypeRemappingLexer(GoTextTemplate, TypeMapping{{Other, LiteralString, nil}})), LiteralString), nil},
+			{"(`)([^`]*)(`)", ByGroups(LiteralString, UsingLexer(TypeRemappingLexer(goTextTemplate(), TypeMapping{{Other, LiteralString, nil}})), LiteralString), nil},
 			{`"(\\\\|\\"|[^"])*"`, LiteralString, nil},
 			{`(<<=|>>=|<<|>>|<=|>=|&\^=|&\^|\+=|-=|\*=|/=|%=|&=|\|=|&&|\|\||<-|\+\+|--|==|!=|:=|\.\.\.|[+\-*/%&])`, Operator, nil},
 			{`([a-zA-Z_]\w*)(\s*)(\()`, ByGroups(NameFunction, UsingSelf("root"), Punctuation), nil},
@@ -61,22 +81,14 @@ func goRules() Rules {
 	}
 }
 
-var GoHTMLTemplate = Register(DelegatingLexer(HTML, MustNewXMLLexer(
-	embedded,
-	"embedded/go_template.xml",
-).SetConfig(
-	&Config{
-		Name:    "Go HTML Template",
-		Aliases: []string{"go-html-template"},
-	},
-)))
-
-var GoTextTemplate = Register(MustNewXMLLexer(
-	embedded,
-	"embedded/go_template.xml",
-).SetConfig(
-	&Config{
-		Name:    "Go Text Template",
-		Aliases: []string{"go-text-template"},
-	},
-))
+var _ = registerLater(func() Lexer {
+	return DelegatingLexer(HTML(), MustNewXMLLexer(
+		embedded,
+		"embedded/go_template.xml",
+	).SetConfig(
+		&Config{
+			Name:    "Go HTML Template",
+			Aliases: []string{"go-html-template"},
+		},
+	))
+})

@@ -5,16 +5,18 @@ import (
 )
 
 // Haxe lexer.
-var Haxe = Register(MustNewLexer(
-	&Config{
-		Name:      "Haxe",
-		Aliases:   []string{"hx", "haxe", "hxsl"},
-		Filenames: []string{"*.hx", "*.hxsl"},
-		MimeTypes: []string{"text/haxe", "text/x-haxe", "text/x-hx"},
-		DotAll:    true,
-	},
-	haxeRules,
-))
+var _ = registerLater(func() Lexer {
+	return MustNewLexer(
+		&Config{
+			Name:      "Haxe",
+			Aliases:   []string{"hx", "haxe", "hxsl"},
+			Filenames: []string{"*.hx", "*.hxsl"},
+			MimeTypes: []string{"text/haxe", "text/x-haxe", "text/x-hx"},
+			DotAll:    true,
+		},
+		haxeRules,
+	)
+})
 
 func haxeRules() Rules {
 	return Rules{

@@ -26,8 +26,26 @@ var GlobalLexerRegistry = chroma.NewLazyLexerRegistry(func() chroma.Lexers {
 	for name, apply := range loadHooks {
 		apply(reg.Get(name))
 	}
+	// The lexers written in Go come after the embedded ones, in
+	// upstream's order, so that they take precedence over an embedded
+	// lexer of the same name as when upstream registered them at start.
+	for _, mk := range later {
+		reg.Register(mk())
+	}
 	return reg.Lexers
 })
+
+// later makes the lexers written in Go, in the order of their
+// declarations (kz fork: upstream built and registered each in package
+// initialisation, which read five embedded XML files and built the
+// keyword tables of two Lisps at the start of every kz process).
+var later []func() chroma.Lexer
+
+// registerLater adds a lexer to be built when the registry loads.
+func registerLater(mk func() chroma.Lexer) struct{} {
+	later = append(later, mk)
+	return struct{}{}
+}
 
 // loadHooks change embedded lexers, by name, once they are read; upstream
 // changed them in init functions, which would force the read at program

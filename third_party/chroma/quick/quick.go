@@ -33,7 +33,7 @@ func Highlight(w io.Writer, source, lexer, formatter, style string) error {
 	// Determine style.
 	s := styles.Get(style)
 	if s == nil {
-		s = styles.Fallback
+		s = styles.Fallback()
 	}
 
 	it, err := l.Tokenise(nil, source)

@@ -1,0 +1,2 @@
+// Package text provides functionalities to manipulate texts.
+package text
