@@ -10,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -29,6 +30,23 @@ import (
 // memory is released. Its standard output and error are discarded; the
 // run is not timed.
 func peakAtExit(mk func() *exec.Cmd) (float64, error) {
+	peak, _, err := peakAndCPU(mk)
+	return peak, err
+}
+
+// peakAndCPU is peakAtExit that also returns the CPU seconds (user and
+// system) the process used, from its rusage.
+func peakAndCPU(mk func() *exec.Cmd) (peakMB, cpu float64, err error) {
+	peakMB, ru, err := traceToExit(mk)
+	if err != nil {
+		return 0, 0, err
+	}
+	return peakMB, time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds(), nil
+}
+
+// traceToExit runs the command as peakAtExit says and returns its peak
+// and its rusage.
+func traceToExit(mk func() *exec.Cmd) (float64, *syscall.Rusage, error) {
 	// A tracee is bound to the thread that traces it: every ptrace and
 	// wait4 below must come from this thread.
 	runtime.LockOSThread()
@@ -40,40 +58,41 @@ func peakAtExit(mk func() *exec.Cmd) (float64, error) {
 	}
 	cmd.SysProcAttr.Ptrace = true
 	if err := cmd.Start(); err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	pid := cmd.Process.Pid
 	defer func() { _ = cmd.Process.Release() }()
 	var ws syscall.WaitStatus
 	// The child stops with SIGTRAP once exec has loaded kz.
 	if _, err := syscall.Wait4(pid, &ws, 0, nil); err != nil {
-		return 0, fmt.Errorf("wait for exec: %w", err)
+		return 0, nil, fmt.Errorf("wait for exec: %w", err)
 	}
 	if err := syscall.PtraceSetOptions(pid, syscall.PTRACE_O_TRACEEXIT); err != nil {
 		_ = cmd.Process.Kill()
 		_, _ = syscall.Wait4(pid, &ws, 0, nil)
-		return 0, fmt.Errorf("trace exit: %w", err)
+		return 0, nil, fmt.Errorf("trace exit: %w", err)
 	}
 	sig := 0
 	for {
 		if err := syscall.PtraceCont(pid, sig); err != nil {
-			return 0, fmt.Errorf("continue: %w", err)
+			return 0, nil, fmt.Errorf("continue: %w", err)
 		}
 		if _, err := syscall.Wait4(pid, &ws, 0, nil); err != nil {
-			return 0, fmt.Errorf("wait: %w", err)
+			return 0, nil, fmt.Errorf("wait: %w", err)
 		}
 		switch {
 		case ws.Exited(), ws.Signaled():
-			return 0, errors.New("the process ended without stopping at its exit")
+			return 0, nil, errors.New("the process ended without stopping at its exit")
 		case ws.Stopped() && ws.StopSignal() == syscall.SIGTRAP && ws.TrapCause() == syscall.PTRACE_EVENT_EXIT:
 			// Stopped inside exit, its address space still whole.
 			peak, err := highWater(pid)
 			_ = syscall.PtraceCont(pid, 0)
-			_, _ = syscall.Wait4(pid, &ws, 0, nil)
+			var ru syscall.Rusage
+			_, _ = syscall.Wait4(pid, &ws, 0, &ru)
 			if err == nil && (!ws.Exited() || ws.ExitStatus() != 0) {
 				err = fmt.Errorf("the process ended %v", ws)
 			}
-			return peak, err
+			return peak, &ru, err
 		case ws.Stopped():
 			// A signal for the child: hand it on.
 			sig = int(ws.StopSignal())

@@ -36,10 +36,13 @@ import (
 // A second prompt, queued at once, is answered by a short marker; kz is
 // asked to quit (ctrl+d) once the marker is on the screen and the terminal has been quiet for streamQuiet; the quit key is
 // handled after every event before it, so the CPU figure includes the
-// final render. The sub-benchmarks alternate run by run, so load on the
-// machine falls on both alike. Metrics: cpu-s (median), cpu-min-s,
+// final render. "headless" is the same stream through `kz -p` (no TUI:
+// the scripted runtime's pacing and reading of its script, the engine,
+// the store and the deltas written to stdout), what streaming costs kz
+// before anything is drawn. The three alternate run by run, so load on
+// the machine falls on all alike. Metrics: cpu-s (median), cpu-min-s,
 // maxrss-MB (median), maxrss-max-MB; ratio = median stream CPU / median
-// final CPU.
+// final CPU, headless-ratio = median headless CPU / median final CPU.
 //
 // BenchmarkProcessPageUp is in process_pageup_bench_test.go.
 
@@ -68,13 +71,23 @@ func BenchmarkProcessStream(b *testing.B) {
 		"stream": writeScript(b, dir, "stream.jsonl", src, streamDeltas, 1),
 		"final":  writeScript(b, dir, "final.jsonl", src, 0, 0),
 	}
-	order := []string{"final", "stream"}
+	order := []string{"final", "stream", "headless"}
 	type sample struct{ cpu, rss float64 }
 	runs := map[string][]sample{}
 	for b.Loop() {
 		for _, name := range order {
 			data := filepath.Join(dir, "data-"+name)
-			cpu, rss, err := streamOnce(bin, dir, env, "--runtime", "scripted", "--script", scripts[name], "--data-dir", data)
+			var cpu, rss float64
+			var err error
+			if name == "headless" {
+				rss, cpu, err = peakAndCPU(func() *exec.Cmd {
+					cmd := exec.Command(bin, "-p", "go", "--runtime", "scripted", "--script", scripts["stream"], "--data-dir", data)
+					cmd.Dir, cmd.Env = dir, env
+					return cmd
+				})
+			} else {
+				cpu, rss, err = streamOnce(bin, dir, env, "--runtime", "scripted", "--script", scripts[name], "--data-dir", data)
+			}
 			if err != nil {
 				b.Fatalf("%s: %v", name, err)
 			}
@@ -98,6 +111,7 @@ func BenchmarkProcessStream(b *testing.B) {
 		b.ReportMetric(rsss[len(rsss)-1], name+"-maxrss-max-MB")
 	}
 	b.ReportMetric(med["stream"]/med["final"], "ratio")
+	b.ReportMetric(med["headless"]/med["final"], "headless-ratio")
 }
 
 // streamOnce runs one kz TUI, sends one prompt, waits for the answer to
