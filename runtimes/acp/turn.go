@@ -542,10 +542,7 @@ func (tr *turnRun) prompt(ctx context.Context, text string) (engine.Result, erro
 				// The agent had answered the prompt before the stop
 				// came (select picks at random among ready cases): the
 				// turn is over and ends as the agent said.
-				tr.drain(ctx)
-				tr.flush(m.Error != nil && isExited(m.Error))
-				tr.keep = true
-				return tr.finish(m)
+				return tr.answered(ctx, m)
 			default:
 			}
 			tr.cancel()
@@ -578,10 +575,7 @@ func (tr *turnRun) prompt(ctx context.Context, text string) (engine.Result, erro
 					// the answer over before it closes In, and select
 					// picks at random among ready cases. The turn ends
 					// as the agent said; Run sees that it died.
-					tr.drain(ctx)
-					tr.flush(m.Error != nil && isExited(m.Error))
-					tr.keep = true
-					return tr.finish(m)
+					return tr.answered(ctx, m)
 				default:
 				}
 				tr.flush(true)
@@ -593,14 +587,19 @@ func (tr *turnRun) prompt(ctx context.Context, text string) (engine.Result, erro
 			}
 			tr.handle(ctx, m)
 		case m := <-ch:
-			tr.drain(ctx)
-			tr.flush(m.Error != nil && isExited(m.Error))
-			// The prompt is answered: the agent is idle again, and
-			// stays for the next turn unless it died (which Run checks).
-			tr.keep = true
-			return tr.finish(m)
+			return tr.answered(ctx, m)
 		}
 	}
+}
+
+// answered ends the turn with the agent's answer to the prompt, m: what
+// it sent before the answer is handled first. The agent is idle again and
+// stays for the next turn unless it died (which Run checks).
+func (tr *turnRun) answered(ctx context.Context, m jsonrpc.Message) (engine.Result, error) {
+	tr.drain(ctx)
+	tr.flush(m.Error != nil && isExited(m.Error))
+	tr.keep = true
+	return tr.finish(m)
 }
 
 func (tr *turnRun) cancel() {

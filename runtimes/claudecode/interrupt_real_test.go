@@ -86,15 +86,7 @@ func TestRealSecondInterruptKillsAtOnce(t *testing.T) {
 // would): the next turn starts another CLI that resumes the same Claude
 // session, so the model sees the first turn, and the turn answers.
 func TestRealCLIKilledBetweenTurnsResumes(t *testing.T) {
-	api := newFakeAPI(t, func(r *apiRequest) fakeReply {
-		switch {
-		case strings.Contains(r.lastUserText(), "KZ:which") && strings.Contains(r.allText(), "PAPAYA"):
-			return fakeReply{Text: "it was PAPAYA"}
-		case strings.Contains(r.lastUserText(), "KZ:which"):
-			return fakeReply{Text: "no idea"}
-		}
-		return fakeReply{Text: "noted"}
-	})
+	api := papayaAPI(t)
 	rt, ws := realSetup(t, api)
 	h := newHarness(t, []engine.RuntimeEntry{{Runtime: rt}}, clitest.Options{})
 	if final := h.Run(t, context.Background(), "KZ:remember the word PAPAYA"); final.Status != string(engine.StatusComplete) || final.Output != "noted" {
@@ -130,15 +122,7 @@ func TestRealCLIKilledBetweenTurnsResumes(t *testing.T) {
 // turn starts a new Claude session primed with kz's transcript, so the
 // model still sees the first turn.
 func TestRealCLIResumeOfALostSessionStartsPrimed(t *testing.T) {
-	api := newFakeAPI(t, func(r *apiRequest) fakeReply {
-		switch {
-		case strings.Contains(r.lastUserText(), "KZ:which") && strings.Contains(r.allText(), "PAPAYA"):
-			return fakeReply{Text: "it was PAPAYA"}
-		case strings.Contains(r.lastUserText(), "KZ:which"):
-			return fakeReply{Text: "no idea"}
-		}
-		return fakeReply{Text: "noted"}
-	})
+	api := papayaAPI(t)
 	rt, ws := realSetup(t, api)
 	h := newHarness(t, []engine.RuntimeEntry{{Runtime: rt}}, clitest.Options{})
 	if final := h.Run(t, context.Background(), "KZ:remember the word PAPAYA"); final.Status != string(engine.StatusComplete) || final.Output != "noted" {
@@ -193,4 +177,20 @@ func waitSessionFile(t *testing.T, root, native string) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// papayaAPI is a fake model that notes the first message and, asked
+// "KZ:which word?", answers "it was PAPAYA" only when the conversation it
+// is sent holds the word: the answer tells whether the first turn reached
+// the model of the second.
+func papayaAPI(t *testing.T) *fakeAPI {
+	return newFakeAPI(t, func(r *apiRequest) fakeReply {
+		switch {
+		case strings.Contains(r.lastUserText(), "KZ:which") && strings.Contains(r.allText(), "PAPAYA"):
+			return fakeReply{Text: "it was PAPAYA"}
+		case strings.Contains(r.lastUserText(), "KZ:which"):
+			return fakeReply{Text: "no idea"}
+		}
+		return fakeReply{Text: "noted"}
+	})
 }
