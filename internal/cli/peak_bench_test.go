@@ -75,9 +75,12 @@ func traceToExit(mk func() *exec.Cmd) (float64, *syscall.Rusage, error) {
 	sig := 0
 	for {
 		if err := syscall.PtraceCont(pid, sig); err != nil {
+			_ = cmd.Process.Kill()
+			_, _ = syscall.Wait4(pid, &ws, 0, nil)
 			return 0, nil, fmt.Errorf("continue: %w", err)
 		}
 		if _, err := syscall.Wait4(pid, &ws, 0, nil); err != nil {
+			_ = cmd.Process.Kill()
 			return 0, nil, fmt.Errorf("wait: %w", err)
 		}
 		switch {
