@@ -7,9 +7,23 @@ import (
 	. "github.com/alecthomas/chroma/v2" // nolint
 )
 
+// The three Go lexers are registered in the order upstream's package
+// initialisation registered them: Go HTML Template, Go Text Template (which
+// the Go lexer's rules use), Go.
+var _ = registerLater(func() Lexer {
+	return DelegatingLexer(HTML(), MustNewXMLLexer(
+		embedded,
+		"embedded/go_template.xml",
+	).SetConfig(
+		&Config{
+			Name:    "Go HTML Template",
+			Aliases: []string{"go-html-template"},
+		},
+	))
+})
+
 // goTextTemplate is the Go Text Template lexer, which the Go lexer's
-// rules use for raw strings. It is registered before the Go lexer, as
-// upstream's initialisation order did (kz fork: built on first use).
+// rules use for raw strings (kz fork: built on first use).
 var goTextTemplate = sync.OnceValue(func() *RegexLexer {
 	return MustNewXMLLexer(
 		embedded,
@@ -80,15 +94,3 @@ func goRules() Rules {
 		},
 	}
 }
-
-var _ = registerLater(func() Lexer {
-	return DelegatingLexer(HTML(), MustNewXMLLexer(
-		embedded,
-		"embedded/go_template.xml",
-	).SetConfig(
-		&Config{
-			Name:    "Go HTML Template",
-			Aliases: []string{"go-html-template"},
-		},
-	))
-})
