@@ -30,7 +30,7 @@ import (
 // memory is released. Its standard output and error are discarded; the
 // run is not timed.
 func peakAtExit(mk func() *exec.Cmd) (float64, error) {
-	peak, _, err := peakAndCPU(mk)
+	peak, _, err := traceToExit(mk)
 	return peak, err
 }
 

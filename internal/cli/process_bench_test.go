@@ -178,8 +178,9 @@ func timeProcess(b *testing.B, mk func() *exec.Cmd) {
 // the medians of the resident set (median-rss-MB, target of issue 21:
 // ≤ 35), of its anonymous part (median-anon-MB: heap, stacks, runtime)
 // and of its file-backed part (median-file-MB: the binary's pages the
-// kernel mapped in, which depend on how the page cache holds it: the binary is evicted
-// from it before the first run, see evictFromPageCache).
+// kernel mapped in, which depend on how the page cache holds it; the
+// binary is evicted from it before the first run, see
+// evictFromPageCache).
 func BenchmarkProcessIdleRSS(b *testing.B) {
 	bin := releaseBinary(b)
 	evictFromPageCache(b, bin)

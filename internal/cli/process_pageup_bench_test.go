@@ -29,9 +29,10 @@ import (
 // the other as soon as the screen is quiet, as a person holding PgUp
 // would at about seven keys a second.
 //
-// Memory: maxrss-MB is the peak resident memory of the whole kz process
-// over its life (its VmHWM, read before it quits): start-up, opening the store and
-// replaying the 1,000 turns, the first frame and all the paging. It
+// Memory: maxrss-MB (named as before) is the peak resident memory of the
+// whole kz process over its life, its VmHWM read before it quits:
+// start-up, opening the store and replaying the 1,000 turns, the first
+// frame and all the paging. It
 // counts the binary's own pages the kernel mapped in, whose number
 // depends on the page cache more than on kz. So the benchmark also reads
 // /proc/PID/smaps_rollup once the first frame has settled and after

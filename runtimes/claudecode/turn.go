@@ -107,8 +107,10 @@ func (tr *turnRun) attempt(ctx context.Context, s *slot, noResume bool) (res eng
 			tr.p.kill(tr.rt.cfg.KillGrace)
 		}
 	}
-	resuming := !noResume && !fresh && tr.t.NativeID != ""
-	if resuming && err != nil && !tr.p.gotInit && ctx.Err() == nil && tr.p.alive() {
+	// A --resume that ended before the CLI started the session (no
+	// system/init) was refused, unless kz itself stopped the turn.
+	refused := !noResume && !fresh && tr.t.NativeID != "" && !tr.p.gotInit && ctx.Err() == nil
+	if refused && err != nil && tr.p.alive() {
 		// The CLI ended the turn with an error before it started the
 		// session: it refused the --resume ("No conversation found with
 		// session ID"), which Claude Code reports as an error result and
@@ -119,9 +121,8 @@ func (tr *turnRun) attempt(ctx context.Context, s *slot, noResume bool) (res eng
 		tr.p.killNow()
 	}
 	if !tr.p.alive() {
-		resumeFailed := resuming && !tr.p.gotInit && ctx.Err() == nil
 		s.set(nil)
-		if resumeFailed {
+		if refused {
 			return res, true, err
 		}
 	}
