@@ -410,6 +410,11 @@ func (a *App) Close() {
 		// The MCP servers are the session's: none outlives it.
 		a.mcp.Close()
 	})
+	if a.sandbox != nil {
+		// Closing its scan caches' inotify descriptors waits for the
+		// kernel; it overlaps with the CLIs' exit instead of following it.
+		stopped.Go(a.sandbox.ForgetScans)
+	}
 	if a.journal != nil {
 		_ = a.journal.Close()
 	}

@@ -100,7 +100,8 @@ type ctlResult struct {
 // baseArgs are the flags that make the CLI machine-driven (protocol notes
 // §2). --verbose is mandatory with stream-json output.
 //
-// disableAllHooks turns off the hooks of Claude's own settings files (the
+// disableAllHooks (hookGuardArgs, passed wherever a hook could come
+// from: hookGuard) turns off the hooks of Claude's own settings files (the
 // home's, and the project's .claude/settings.json that -p would run
 // without asking for trust): under kz, the person's hooks are kz's
 // [hooks], run once at kz's gate for every runtime, so a Claude hook
@@ -125,8 +126,7 @@ type ctlResult struct {
 // (TestRealProjectClaudeSettingsIgnored saw 2.1.197 run it). The person's
 // own settings still apply.
 var baseArgs = []string{"-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose",
-	"--include-partial-messages", "--permission-prompt-tool", "stdio", "--settings", `{"disableAllHooks":true}`,
-	"--strict-mcp-config", "--setting-sources", "user"}
+	"--include-partial-messages", "--permission-prompt-tool", "stdio", "--strict-mcp-config", "--setting-sources", "user"}
 
 // credSpec is where Claude Code reads its credential and endpoint.
 // Verified with 2.1.197 against a fake API: ANTHROPIC_API_KEY is sent as

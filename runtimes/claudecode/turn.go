@@ -188,8 +188,10 @@ func (tr *turnRun) ensure(ctx context.Context, s *slot, noResume bool) (fresh bo
 		full = append(full, "--mcp-config", path)
 		cleanup = remove
 	}
+	cliEnv := buildEnv(env)
+	full = append(full, hookGuard(cliEnv, key.workspace)...)
 	full = append(full, r.cfg.Args...)
-	p, err := start(r.cfg.Confiner, r.cfg.Command, full, key.workspace, buildEnv(env), r.log, cleanup)
+	p, err := start(r.cfg.Confiner, r.cfg.Command, full, key.workspace, cliEnv, r.log, cleanup)
 	if err != nil {
 		if isMissing(err) {
 			return false, r.missing(err)

@@ -4,6 +4,7 @@ package sandbox
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -244,4 +245,45 @@ func testGitCarveOutLinkedWorktree(t *testing.T, rt route) {
 	if r.code == 0 {
 		t.Errorf("commit without the carve-out: %+v", r)
 	}
+}
+
+// TestForgottenScansStillProtect: after ForgetScans (kz shutting down
+// calls it early) the scan caches are gone and their inotify descriptors
+// closed, and a command started afterwards searches again: a repository
+// made behind the sandbox's back, where no watch of the forgotten cache
+// would report it, is still protected.
+func TestForgottenScansStillProtect(t *testing.T) {
+	forRoutes(t, func(t *testing.T, rt route) {
+		f := newRouteFixture(t, rt)
+		if r := f.run(t, wsWrite, "echo ok"); r.code != 0 {
+			t.Fatalf("first command: %+v", r)
+		}
+		f.sb.mu.Lock()
+		old := maps.Clone(f.sb.trees)
+		f.sb.mu.Unlock()
+		if len(old) == 0 {
+			t.Fatal("the first command left no scan cache")
+		}
+		f.sb.ForgetScans()
+		f.sb.mu.Lock()
+		left := len(f.sb.trees)
+		f.sb.mu.Unlock()
+		if left != 0 {
+			t.Fatalf("%d scan caches left after ForgetScans", left)
+		}
+		for root, tr := range old {
+			if tr.inotify != -1 {
+				t.Errorf("the inotify descriptor of %s is still open", root)
+			}
+		}
+		gitDirLayout(t, filepath.Join(f.ws, "later/.git"))
+		cfg := filepath.Join(f.ws, "later/.git/config")
+		before := readFile(t, cfg)
+		r := f.run(t, wsWrite, "echo '[core] fsmonitor = evil' >> "+shellQuote(cfg)+"; echo status=$?")
+		if got := readFile(t, cfg); got != before {
+			t.Errorf("%s writable after ForgetScans:\n%s", cfg, r.out)
+		}
+		f.sb.ForgetScans()
+		f.sb.ForgetScans()
+	})
 }

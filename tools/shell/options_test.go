@@ -259,3 +259,24 @@ func TestKnownOptions(t *testing.T) {
 		}
 	}
 }
+
+// Prepare, called in the background when a turn starts, may run while the
+// gate's first command is analysed: both wait for the same build, and the
+// analysis sees every model.
+func TestPrepareRacesTheFirstAnalysis(t *testing.T) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		Prepare()
+	}()
+	a := Analyze("git status --short && grep -rn foo .")
+	<-done
+	if !a.ReadOnly() {
+		t.Fatalf("analysed while the models were built: not read-only: %+v", a)
+	}
+	for _, name := range []string{"git", "grep", "ls", "find", "sed"} {
+		if modelTable()[name] == nil {
+			t.Errorf("no model of %s after Prepare", name)
+		}
+	}
+}
