@@ -132,7 +132,9 @@ type Model struct {
 	// says the person moved it, so enter takes it.
 	menuCursor int
 	menuMoved  bool
-	mention    mentions
+	// restGen numbers the rests (rest.go); only the last one trims.
+	restGen uint64
+	mention mentions
 	// changes is the log of changes applied in this session; changeLog
 	// its viewer, when open.
 	changes   []appliedChange
@@ -251,6 +253,11 @@ func newModel(ctx context.Context, sess Session, events EventSource, theme theme
 
 // Init starts listening for events.
 func (m *Model) Init() tea.Cmd {
+	if m.pre == nil {
+		// The session is there from the start: the TUI is at rest once
+		// its first frames are out.
+		return tea.Batch(m.waitEvents(), m.initCmd, m.rest())
+	}
 	return tea.Batch(m.waitEvents(), m.initCmd)
 }
 
@@ -422,6 +429,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.frameDue = false
 	case quitExpiredMsg:
 		m.onQuitExpired(msg)
+	case restMsg:
+		cmds = append(cmds, m.onRest(msg))
 	case prerenderedMsg:
 		m.prerendering = false
 		if msg.p.width == m.width {
@@ -824,6 +833,8 @@ func (m *Model) onEvents(msg eventsMsg) tea.Cmd {
 	// One notification per batch, for its first question, however many
 	// arrive together.
 	var notify tea.Cmd
+	// ended says a turn ended in the batch: the TUI may come to rest.
+	ended := false
 	for _, ev := range msg.events {
 		m.tr.apply(ev)
 		if m.replaying {
@@ -877,6 +888,7 @@ func (m *Model) onEvents(msg eventsMsg) tea.Cmd {
 		case engine.EventModeChanged:
 			m.modeCursor = ev.Mode
 		case engine.EventFinalResult:
+			ended = true
 			m.dialog.dropTurn(ev.TurnID)
 			stopped := m.interrupts > 0 && ev.Status == string(engine.StatusInterrupted)
 			m.interrupts = 0
@@ -891,6 +903,9 @@ func (m *Model) onEvents(msg eventsMsg) tea.Cmd {
 		running := m.status.running
 		m.status.state = msg.state
 		m.status.running = running
+	}
+	if ended && !m.status.running {
+		return tea.Batch(cmd, notify, m.rest())
 	}
 	return tea.Batch(cmd, notify)
 }

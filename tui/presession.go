@@ -134,7 +134,7 @@ func (m *Model) onAttach(msg attachMsg) tea.Cmd {
 	}
 	m.pre, m.status.preparing = nil, ""
 	m.tr.toBottom()
-	cmds := []tea.Cmd{m.waitEvents()}
+	cmds := []tea.Cmd{m.waitEvents(), m.rest()}
 	if msg.opts.OpenSetup && msg.opts.Setup != nil {
 		cmds = append(cmds, m.openSetup())
 	}

@@ -1,0 +1,51 @@
+package tui
+
+import (
+	"runtime/debug"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+)
+
+// When the TUI comes to rest (its session attached and nothing running,
+// or a turn just ended) it gives the memory it no longer uses back to the
+// OS once: a garbage collection, then the freed pages returned. Go's own
+// scavenger returns them too, but over minutes, so a TUI that sat at its
+// prompt kept the garbage of its start (configuration, store, the first
+// render) and of its last turn (a long streamed answer is tens of MB)
+// resident. At rest the collection costs nobody a frame.
+
+// restDelay is how long nothing must happen before the TUI counts as at
+// rest: a turn or the set-up that starts within it makes the trim wait
+// for the next rest.
+var restDelay = 500 * time.Millisecond
+
+// freeOSMemory is the trim; tests count its calls.
+var freeOSMemory = debug.FreeOSMemory
+
+// restMsg says restDelay passed since the rest numbered gen began.
+type restMsg struct{ gen uint64 }
+
+// rest begins a rest: the trim runs after restDelay unless another rest
+// began meanwhile or a turn runs then.
+func (m *Model) rest() tea.Cmd {
+	m.restGen++
+	gen := m.restGen
+	if m.quiet {
+		// Tests run without timers.
+		return nil
+	}
+	return tea.Tick(restDelay, func(time.Time) tea.Msg { return restMsg{gen: gen} })
+}
+
+// onRest trims, off the UI goroutine, if the rest that scheduled msg is
+// the last one and the session is idle.
+func (m *Model) onRest(msg restMsg) tea.Cmd {
+	if msg.gen != m.restGen || m.status.running || m.pre != nil {
+		return nil
+	}
+	return func() tea.Msg {
+		freeOSMemory()
+		return nil
+	}
+}
