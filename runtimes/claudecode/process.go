@@ -21,6 +21,7 @@ import (
 
 	"github.com/kaizen-code/kz/internal/childenv"
 	"github.com/kaizen-code/kz/internal/proc"
+	"github.com/kaizen-code/kz/internal/trickle"
 	"github.com/kaizen-code/kz/runtimes/agentcli"
 	"github.com/kaizen-code/kz/runtimes/credproxy"
 )
@@ -230,7 +231,9 @@ func (p *process) read(stdout io.Reader) {
 		close(p.msgs)
 		close(p.done)
 	}()
-	br := bufio.NewReaderSize(stdout, 64<<10)
+	// A dense stream of lines (a fast model's deltas) is read a frame's
+	// time apart, each time all of it (trickle).
+	br := bufio.NewReaderSize(trickle.NewReader(stdout), 64<<10)
 	for {
 		// ReadBytes grows as needed: a line (a whole Write of a big file,
 		// a long tool result) has no size limit.

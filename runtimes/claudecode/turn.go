@@ -57,6 +57,8 @@ type pendingPerm struct {
 	// byCLI says the CLI withdrew the request (control_cancel_request), so
 	// no answer must be sent.
 	byCLI bool
+	// done is closed once the request's decision is made and logged.
+	done chan struct{}
 }
 
 // run makes sure a CLI serves this turn, sends the prompt and follows the
@@ -363,11 +365,21 @@ func (tr *turnRun) handle(ctx context.Context, m wireMsg) {
 		tr.controlRequest(ctx, m)
 	case "control_cancel_request":
 		tr.permMu.Lock()
-		if pp := tr.perms[m.RequestID]; pp != nil {
+		pp := tr.perms[m.RequestID]
+		if pp != nil {
 			pp.byCLI = true
 			pp.cancel()
 		}
 		tr.permMu.Unlock()
+		if pp != nil {
+			// The withdrawn request is closed (its decision logged) before
+			// the lines after the cancel are handled: the CLI reports the
+			// tool call's end right after it, often in the same read.
+			select {
+			case <-pp.done:
+			case <-time.After(withdrawWait):
+			}
+		}
 	case "keep_alive":
 	default:
 		tr.rt.log.Info("claude: skipping unknown message kind", "type", m.Type, "subtype", m.Subtype)
@@ -522,6 +534,11 @@ func (tr *turnRun) stream(m wireMsg) {
 	}
 }
 
+// withdrawWait bounds how long a control_cancel_request waits for the
+// withdrawn request's decision, which comes as soon as the request's
+// context is cancelled.
+const withdrawWait = 2 * time.Second
+
 // preToolUseHook is the id of the PreToolUse hook kz registers at
 // initialize. Claude lets some calls through without asking (commands it
 // deems read-only such as `sleep` or `cat`, reads inside the workspace);
@@ -545,7 +562,7 @@ func (tr *turnRun) controlRequest(ctx context.Context, m wireMsg) {
 		return
 	}
 	pctx, cancel := context.WithCancel(ctx)
-	pp := &pendingPerm{cancel: cancel}
+	pp := &pendingPerm{cancel: cancel, done: make(chan struct{})}
 	tr.permMu.Lock()
 	tr.perms[m.RequestID] = pp
 	tr.permMu.Unlock()
@@ -553,6 +570,7 @@ func (tr *turnRun) controlRequest(ctx context.Context, m wireMsg) {
 	go func() {
 		defer tr.permWG.Done()
 		res := tr.decide(pctx, req)
+		defer close(pp.done)
 		tr.permMu.Lock()
 		withdrawn := pp.byCLI
 		delete(tr.perms, m.RequestID)

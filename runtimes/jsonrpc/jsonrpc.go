@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/kaizen-code/kz/internal/proc"
+	"github.com/kaizen-code/kz/internal/trickle"
 	"github.com/kaizen-code/kz/runtimes/agentcli"
 )
 
@@ -141,7 +142,9 @@ func (c *Conn) read(stdout io.Reader) {
 		close(c.In)
 		close(c.Done)
 	}()
-	br := bufio.NewReaderSize(stdout, 64<<10)
+	// A dense stream of lines (a fast model's deltas) is read a frame's
+	// time apart, each time all of it (trickle).
+	br := bufio.NewReaderSize(trickle.NewReader(stdout), 64<<10)
 	for {
 		line, err := br.ReadBytes('\n')
 		if len(bytes.TrimSpace(line)) > 0 {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/internal/trickle"
 )
 
 // RetryPolicy bounds the retries of one request. Only failures that may
@@ -154,6 +155,11 @@ func (t *recordingTransport) RoundTrip(req *http.Request) (*http.Response, error
 		}
 	}
 	resp, err := t.base.RoundTrip(req)
+	if resp != nil && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		// A fast model's dense stream of events is read a frame's time
+		// apart, each time all of it (trickle).
+		resp.Body = trickle.NewReadCloser(resp.Body)
+	}
 	if rec, ok := req.Context().Value(recordKey{}).(*httpRecord); ok && resp != nil {
 		rec.mu.Lock()
 		rec.status = resp.StatusCode

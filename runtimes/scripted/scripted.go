@@ -45,6 +45,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/internal/trickle"
 )
 
 // Runtime replays a script. It is safe for one turn at a time, like every
@@ -418,6 +419,11 @@ type player struct {
 	// due is when the last line was due on the script's timeline (see
 	// wait); zero restarts the timeline at the next line.
 	due time.Time
+	// gate, read and held pace the lines as a reader of a real stream
+	// reads them (see wait): read is when the last batch was taken, held
+	// when the next may be.
+	gate       trickle.Gate
+	read, held time.Time
 }
 
 // play plays one line; stop ends the turn, with p.res and p.err set.
@@ -520,13 +526,37 @@ const maxLag = 100 * time.Millisecond
 // for someone (a permission answer, a subagent) restart the timeline when
 // they end (see play). It reports stop when the turn was asked to stop
 // gracefully, and the context's error when it was cancelled.
+//
+// A line that arrives ms after the previous one is played as kz's
+// runtimes read a real stream (trickle.Reader): while lines come densely,
+// they are taken a frame's time apart, each time all that arrived, and a
+// line with no delay of its own comes with the line before it.
 func (p *player) wait(ctx context.Context, ms int) (stop bool, err error) {
 	now := time.Now()
 	if p.due.IsZero() || now.Sub(p.due) > maxLag {
-		p.due = now
+		p.due, p.read, p.held = now, time.Time{}, time.Time{}
 	}
 	p.due = p.due.Add(time.Duration(ms) * time.Millisecond)
-	return wait(ctx, p.t, p.due.Sub(now))
+	if !p.due.After(p.read) {
+		// It arrived before the last batch was taken: it is part of it.
+		return wait(ctx, p.t, 0)
+	}
+	from := now
+	if p.held.After(from) {
+		from = p.held
+	}
+	until := p.due
+	if from.After(until) {
+		until = from
+	}
+	stop, err = wait(ctx, p.t, until.Sub(now))
+	p.read, p.held = time.Now(), time.Time{}
+	// What a reader waiting for this line would have blocked for, once
+	// its gate let it read.
+	if hold := p.gate.After(p.read, max(p.due.Sub(from), 0), true); hold > 0 {
+		p.held = p.read.Add(hold)
+	}
+	return stop, err
 }
 
 // wait sleeps for d; it reports stop when the turn was asked to stop

@@ -12,6 +12,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/internal/trickle"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -305,5 +306,50 @@ func TestDelaysFollowTheScriptsTimeline(t *testing.T) {
 	}
 	if p.due.Before(before) {
 		t.Errorf("a zero due should start the timeline now: due %v", p.due)
+	}
+}
+
+// Lines that come densely (a delta every millisecond) are played as a
+// reader of a real stream reads them (trickle.Gate): in batches about a
+// frame apart, none later than a frame after it was due, all of them in
+// order; lines further apart are played when due.
+func TestDenseLinesArePlayedInBatches(t *testing.T) {
+	turn := &engine.Turn{Graceful: make(chan struct{})}
+	p := player{t: turn}
+	start := time.Now()
+	var played []time.Time
+	for range 200 {
+		if stop, err := p.wait(context.Background(), 1); stop || err != nil {
+			t.Fatal(stop, err)
+		}
+		played = append(played, time.Now())
+	}
+	batches := 1
+	for i := 1; i < len(played); i++ {
+		if played[i].Sub(played[i-1]) > time.Millisecond/2 {
+			batches++
+		}
+	}
+	// 200 ms of lines a frame apart: about 25 batches, against 200 one
+	// by one; a slow machine only makes the batches bigger.
+	if batches > 200/int(trickle.Window/time.Millisecond)+trickle.Burst+8 {
+		t.Errorf("200 lines a millisecond apart played in %d batches", batches)
+	}
+	for i, at := range played {
+		due := start.Add(time.Duration(i+1) * time.Millisecond)
+		if late := at.Sub(due); late > trickle.Window+20*time.Millisecond {
+			t.Errorf("line %d played %v after it was due", i, late)
+		}
+	}
+	// Sparse lines are played one by one, each when due.
+	p = player{t: turn}
+	for i := range 5 {
+		before := time.Now()
+		if stop, err := p.wait(context.Background(), 15); stop || err != nil {
+			t.Fatal(stop, err)
+		}
+		if took := time.Since(before); took < 14*time.Millisecond {
+			t.Errorf("sparse line %d played after %v, want its 15 ms", i, took)
+		}
 	}
 }

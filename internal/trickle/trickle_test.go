@@ -1,0 +1,208 @@
+package trickle
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestGate(t *testing.T) {
+	t0 := time.Date(2026, 11, 27, 0, 0, 0, 0, time.UTC)
+	at := func(ms float64) time.Time { return t0.Add(time.Duration(ms * float64(time.Millisecond))) }
+	var g Gate
+	// A handshake: a few small reads, far apart or fewer than Burst,
+	// never wait.
+	for i, ms := range []float64{0, 20, 40, 41, 42} {
+		if d := g.After(at(ms), 0, true); d != 0 {
+			t.Fatalf("read %d of a sparse exchange waits %v", i, d)
+		}
+	}
+	// A dense stream: one small read a millisecond. From the Burst-th
+	// read within a Window on, each read waits a Window.
+	g = Gate{}
+	for i := range 10 {
+		d := g.After(at(100+float64(i)), time.Millisecond, true)
+		if want := time.Duration(0); i >= Burst-1 {
+			want = Window
+			if d != want {
+				t.Fatalf("read %d of a dense stream waits %v, want %v", i, d, want)
+			}
+		} else if d != want {
+			t.Fatalf("read %d waits %v before the stream is dense", i, d)
+		}
+	}
+	// A read that filled the buffer resets the count: the reader reads
+	// on, and the stream must be dense again to wait.
+	if d := g.After(at(111), 0, false); d != 0 {
+		t.Fatalf("a full read waits %v", d)
+	}
+	for i := range Burst - 1 {
+		if d := g.After(at(112+float64(i)), time.Millisecond, true); d != 0 {
+			t.Fatalf("small read %d after a full one waits %v", i, d)
+		}
+	}
+	// Once dense, a read that found data waiting keeps it dense; one
+	// that had to block for a Window or more (the stream slowed down)
+	// ends it, and the next pieces are read as they come.
+	g = Gate{}
+	for i := range Burst {
+		g.After(at(200+float64(i)), time.Millisecond, true)
+	}
+	if d := g.After(at(212), 0, true); d != Window {
+		t.Fatalf("a read that found data waiting after a wait waits %v, want %v", d, Window)
+	}
+	if d := g.After(at(300), 80*time.Millisecond, true); d != 0 {
+		t.Fatalf("a read that blocked 80 ms still waits %v", d)
+	}
+	if d := g.After(at(301), time.Millisecond, true); d != 0 {
+		t.Fatalf("the stream is dense again after one read: waits %v", d)
+	}
+}
+
+// fakeClock is the Reader's clock: sleeping moves it on.
+type fakeClock struct {
+	now    time.Time
+	slept  []time.Duration
+	source *trickleSource
+}
+
+func (c *fakeClock) Now() time.Time { return c.now }
+func (c *fakeClock) Sleep(d time.Duration) {
+	c.slept = append(c.slept, d)
+	c.now = c.now.Add(d)
+}
+
+// trickleSource hands out pieces that arrive at given times on the fake
+// clock: a read returns every piece that has arrived, or waits (moves the
+// clock) for the next one.
+type trickleSource struct {
+	clock  *fakeClock
+	pieces []string
+	at     []time.Duration
+	start  time.Time
+}
+
+func (s *trickleSource) Read(p []byte) (int, error) {
+	if len(s.pieces) == 0 {
+		return 0, io.EOF
+	}
+	if due := s.start.Add(s.at[0]); s.clock.now.Before(due) {
+		s.clock.now = due
+	}
+	var b bytes.Buffer
+	for len(s.pieces) > 0 && !s.start.Add(s.at[0]).After(s.clock.now) && b.Len()+len(s.pieces[0]) <= len(p) {
+		b.WriteString(s.pieces[0])
+		s.pieces, s.at = s.pieces[1:], s.at[1:]
+	}
+	return copy(p, b.Bytes()), nil
+}
+
+// A dense trickle (a piece every millisecond) is read in batches a
+// Window apart, each taking what arrived meanwhile; everything arrives,
+// in order; no piece waits more than a Window.
+func TestReaderBatchesADenseTrickle(t *testing.T) {
+	clock := &fakeClock{now: time.Unix(0, 0)}
+	src := &trickleSource{clock: clock, start: clock.now}
+	var want strings.Builder
+	for i := range 200 {
+		piece := string(rune('a' + i%26))
+		src.pieces = append(src.pieces, piece)
+		src.at = append(src.at, time.Duration(i)*time.Millisecond)
+		want.WriteString(piece)
+	}
+	r := NewReader(src)
+	r.sleep, r.now = clock.Sleep, clock.Now
+	var got strings.Builder
+	reads := 0
+	buf := make([]byte, 4096)
+	for {
+		n, err := r.Read(buf)
+		got.Write(buf[:n])
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		reads++
+	}
+	if got.String() != want.String() {
+		t.Fatalf("read %q, want %q", got.String(), want.String())
+	}
+	// 200 ms of pieces, read a Window apart once dense: about 25 reads,
+	// against 200 without the gate.
+	if reads > 200/int(Window/time.Millisecond)+Burst+2 {
+		t.Errorf("%d reads for 200 pieces a millisecond apart", reads)
+	}
+	for _, d := range clock.slept {
+		if d > Window {
+			t.Errorf("a read waited %v, more than a Window", d)
+		}
+	}
+}
+
+// Reads that fill the buffer (a big line, a bulk answer) never wait, and
+// neither does a sparse exchange; an error is returned as it is.
+func TestReaderNeverDelaysBulkOrSparseReads(t *testing.T) {
+	clock := &fakeClock{now: time.Unix(0, 0)}
+	big := strings.Repeat("x", 64<<10)
+	r := NewReader(strings.NewReader(big))
+	r.sleep, r.now = clock.Sleep, clock.Now
+	buf := make([]byte, 1024)
+	total := 0
+	for {
+		n, err := r.Read(buf)
+		total += n
+		clock.now = clock.now.Add(time.Microsecond)
+		if err != nil {
+			break
+		}
+	}
+	if total != len(big) || len(clock.slept) != 0 {
+		t.Fatalf("bulk read %d of %d bytes and slept %v", total, len(big), clock.slept)
+	}
+
+	src := &trickleSource{clock: clock, start: clock.now, pieces: []string{"a", "b", "c", "d", "e"},
+		at: []time.Duration{0, 30 * time.Millisecond, 60 * time.Millisecond, 61 * time.Millisecond, 90 * time.Millisecond}}
+	r = NewReader(src)
+	r.sleep, r.now = clock.Sleep, clock.Now
+	for range 5 {
+		if _, err := r.Read(buf); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(clock.slept) != 0 {
+		t.Fatalf("a sparse exchange slept %v", clock.slept)
+	}
+
+	boom := errors.New("boom")
+	r = NewReader(io.MultiReader(strings.NewReader("a"), &errReader{boom}))
+	if _, err := io.ReadAll(r); !errors.Is(err, boom) {
+		t.Fatalf("error %v, want %v", err, boom)
+	}
+}
+
+type errReader struct{ err error }
+
+func (e *errReader) Read([]byte) (int, error) { return 0, e.err }
+
+func TestReadCloserCloses(t *testing.T) {
+	rc := &closeRecorder{Reader: strings.NewReader("hello")}
+	r := NewReadCloser(rc)
+	if b, err := io.ReadAll(r); err != nil || string(b) != "hello" {
+		t.Fatalf("read %q, %v", b, err)
+	}
+	if err := r.Close(); err != nil || !rc.closed {
+		t.Fatalf("close: %v, closed %v", err, rc.closed)
+	}
+}
+
+type closeRecorder struct {
+	io.Reader
+	closed bool
+}
+
+func (c *closeRecorder) Close() error { c.closed = true; return nil }
