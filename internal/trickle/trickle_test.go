@@ -64,9 +64,8 @@ func TestGate(t *testing.T) {
 
 // fakeClock is the Reader's clock: sleeping moves it on.
 type fakeClock struct {
-	now    time.Time
-	slept  []time.Duration
-	source *trickleSource
+	now   time.Time
+	slept []time.Duration
 }
 
 func (c *fakeClock) Now() time.Time { return c.now }

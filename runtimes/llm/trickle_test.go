@@ -19,13 +19,13 @@ func TestEventStreamsAreReadThroughTrickle(t *testing.T) {
 		if r.URL.Path == "/stream" {
 			w.Header().Set("Content-Type", "text/event-stream; charset=utf-8")
 			for i := range 50 {
-				fmt.Fprintf(w, "data: {\"n\":%d}\n\n", i)
+				_, _ = fmt.Fprintf(w, "data: {\"n\":%d}\n\n", i)
 				w.(http.Flusher).Flush()
 			}
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprint(w, `{"ok":true}`)
+		_, _ = fmt.Fprint(w, `{"ok":true}`)
 	}))
 	defer srv.Close()
 	client := newHTTPClient(Config{})
