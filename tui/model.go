@@ -133,8 +133,10 @@ type Model struct {
 	menuCursor int
 	menuMoved  bool
 	// restGen numbers the rests (rest.go); only the last one trims.
-	restGen uint64
-	mention mentions
+	// trimAtRest turns the trim on: Run sets it.
+	restGen    uint64
+	trimAtRest bool
+	mention    mentions
 	// changes is the log of changes applied in this session; changeLog
 	// its viewer, when open.
 	changes   []appliedChange

@@ -31,11 +31,24 @@ type restMsg struct{ gen uint64 }
 func (m *Model) rest() tea.Cmd {
 	m.restGen++
 	gen := m.restGen
-	if m.quiet {
-		// Tests run without timers.
+	if m.quiet || !m.trimAtRest {
+		// Tests run without timers, and models not run by Run (tests
+		// again) do not trim.
 		return nil
 	}
-	return tea.Tick(restDelay, func(time.Time) tea.Msg { return restMsg{gen: gen} })
+	// Not tea.Tick: the timer ends with the program's context, so that no
+	// goroutine outlives a program that quits within restDelay.
+	ctx := m.ctx
+	return func() tea.Msg {
+		t := time.NewTimer(restDelay)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			return restMsg{gen: gen}
+		case <-ctx.Done():
+			return nil
+		}
+	}
 }
 
 // onRest trims, off the UI goroutine, if the rest that scheduled msg is

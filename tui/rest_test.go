@@ -29,7 +29,7 @@ func TestRestTrimsOnceAtRest(t *testing.T) {
 		t.Fatalf("the turn's end began %d rests, want 1", m.restGen-gen)
 	}
 
-	m.quiet = false // the rest's timer, run by hand below
+	m.quiet, m.trimAtRest = false, true // the rest's timer, run by hand below
 	defer func() { m.quiet = true }()
 	fire := func(timer tea.Cmd) {
 		t.Helper()

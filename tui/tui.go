@@ -145,6 +145,9 @@ func Run(ctx context.Context, opts Options) error {
 			m.initCmd = m.openSetup()
 		}
 	}
+	// The running program gives memory back when it comes to rest
+	// (rest.go); models built by tests do not, unless they ask.
+	m.trimAtRest = true
 	// Run's own goroutine runs Update, so once the program has ended
 	// nothing else reads or sets unsubscribe.
 	defer func() {
