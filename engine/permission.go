@@ -1,8 +1,10 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"slices"
 )
 
 // pendingRequest is a permission request waiting for the person.
@@ -16,26 +18,10 @@ type pendingRequest struct {
 
 // requestPermission runs the gate and, when it asks, the person.
 func (s *Session) requestPermission(ctx context.Context, t *Turn, req PermissionRequest) Answer {
-	s.mu.Lock()
-	e := s.runtimes[t.Runtime]
-	q := GateQuery{SessionID: s.gateSessionID(), Runtime: t.Runtime, Capabilities: e.Runtime.Capabilities(t.Model),
-		Mode: s.mode, PermissionMode: s.pmode, Workspace: s.workspace, Request: req}
-	interactive := s.interactive
-	if ts := s.cur; ts != nil && ts.turn == t && req.ToolCallID != "" {
-		if ts.requests == nil {
-			ts.requests = map[string]PermissionRequest{}
-		}
-		ts.requests[req.ToolCallID] = req
-	}
-	s.mu.Unlock()
-	if req.Internal {
-		q.Capabilities = Capabilities{}
-	}
-
-	v := s.gate.Check(ctx, q)
-	if v.Decision == "" {
-		// A gate that says nothing has not allowed anything.
-		v = Verdict{Decision: DecisionDeny, Stage: "gate", Reason: "the gate returned no decision"}
+	q, interactive := s.permissionQuery(t, req)
+	v, ok := s.takeVerdict(t, req)
+	if !ok {
+		v = s.check(ctx, q)
 	}
 	base := Event{Type: EventPermissionDecided, TurnID: t.ID, ToolCallID: req.ToolCallID, Tool: req.Tool,
 		Command: req.Command, Paths: req.Paths}
@@ -102,6 +88,107 @@ func (s *Session) requestPermission(ctx context.Context, t *Turn, req Permission
 		s.checkpointBefore(ctx, t, req)
 	}
 	return a
+}
+
+// decideUnasked runs the gate on req and, when it allows the call by
+// itself, logs and checkpoints it as requestPermission does. Any other
+// verdict is kept for the requestPermission of the same call, which then
+// does not run the gate (and its hooks) a second time.
+func (s *Session) decideUnasked(ctx context.Context, t *Turn, req PermissionRequest) (Answer, bool) {
+	q, _ := s.permissionQuery(t, req)
+	v := s.check(ctx, q)
+	if v.Decision != DecisionAllow {
+		s.keepVerdict(t, req, v)
+		return Answer{}, false
+	}
+	a := Answer{Decision: v.Decision, Stage: v.Stage, Rule: v.Rule, Reason: v.Reason, Confinement: v.Confinement}
+	s.emitDecision(Event{Type: EventPermissionDecided, TurnID: t.ID, ToolCallID: req.ToolCallID, Tool: req.Tool,
+		Command: req.Command, Paths: req.Paths}, "", a)
+	if req.Write || req.Command != "" {
+		s.checkpointBefore(ctx, t, req)
+	}
+	return a, true
+}
+
+// permissionQuery is the gate's query for req in turn t, and whether a
+// person answers the gate's questions; the request is noted as the open
+// call's (turnState.requests).
+func (s *Session) permissionQuery(t *Turn, req PermissionRequest) (GateQuery, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e := s.runtimes[t.Runtime]
+	q := GateQuery{SessionID: s.gateSessionID(), Runtime: t.Runtime, Capabilities: e.Runtime.Capabilities(t.Model),
+		Mode: s.mode, PermissionMode: s.pmode, Workspace: s.workspace, Request: req}
+	if req.Internal {
+		q.Capabilities = Capabilities{}
+	}
+	if ts := s.cur; ts != nil && ts.turn == t && req.ToolCallID != "" {
+		if ts.requests == nil {
+			ts.requests = map[string]PermissionRequest{}
+		}
+		ts.requests[req.ToolCallID] = req
+	}
+	return q, s.interactive
+}
+
+// check runs the gate. A gate that says nothing has not allowed anything.
+func (s *Session) check(ctx context.Context, q GateQuery) Verdict {
+	v := s.gate.Check(ctx, q)
+	if v.Decision == "" {
+		v = Verdict{Decision: DecisionDeny, Stage: "gate", Reason: "the gate returned no decision"}
+	}
+	return v
+}
+
+// keptVerdict is the gate's verdict on a call decideUnasked did not
+// decide, with the request it judged.
+type keptVerdict struct {
+	req PermissionRequest
+	v   Verdict
+}
+
+// keepVerdict keeps v for the requestPermission of the same call in turn
+// t.
+func (s *Session) keepVerdict(t *Turn, req PermissionRequest, v Verdict) {
+	if req.ToolCallID == "" {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if ts := s.cur; ts != nil && ts.turn == t {
+		if ts.verdicts == nil {
+			ts.verdicts = map[string]keptVerdict{}
+		}
+		ts.verdicts[req.ToolCallID] = keptVerdict{req: req, v: v}
+	}
+}
+
+// takeVerdict returns, and forgets, the verdict kept for req: only for the
+// very request the gate judged (same tool, input, command, paths and
+// flags); any other runs the gate again.
+func (s *Session) takeVerdict(t *Turn, req PermissionRequest) (Verdict, bool) {
+	if req.ToolCallID == "" {
+		return Verdict{}, false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ts := s.cur
+	if ts == nil || ts.turn != t {
+		return Verdict{}, false
+	}
+	k, ok := ts.verdicts[req.ToolCallID]
+	delete(ts.verdicts, req.ToolCallID)
+	if !ok || !sameRequest(k.req, req) {
+		return Verdict{}, false
+	}
+	return k.v, true
+}
+
+// sameRequest reports whether a and b ask the gate the same thing.
+func sameRequest(a, b PermissionRequest) bool {
+	return a.Tool == b.Tool && bytes.Equal(a.Input, b.Input) && a.Command == b.Command && slices.Equal(a.Paths, b.Paths) &&
+		a.Write == b.Write && a.Diff == b.Diff && a.Selection == b.Selection && a.PatchID == b.PatchID &&
+		a.Internal == b.Internal && a.Sandboxed == b.Sandboxed
 }
 
 // CheckRead decides a read that kz makes for the person outside any turn

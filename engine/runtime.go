@@ -86,6 +86,7 @@ type Turn struct {
 type turnHost interface {
 	emit(ev Event) Event
 	requestPermission(ctx context.Context, t *Turn, req PermissionRequest) Answer
+	decideUnasked(ctx context.Context, t *Turn, req PermissionRequest) (Answer, bool)
 	startCycle(t *Turn) error
 	spawnChild(ctx context.Context, t *Turn, req ChildRequest) (ChildResult, error)
 }
@@ -113,6 +114,19 @@ func (t *Turn) Emit(ev Event) {
 // never returns an empty decision.
 func (t *Turn) RequestPermission(ctx context.Context, req PermissionRequest) Answer {
 	return t.host.requestPermission(ctx, t, req)
+}
+
+// DecideUnasked runs the gate on req as RequestPermission does, but asks
+// nobody and decides only an allow: when the gate allows the call by
+// itself, the decision is logged and the call checkpointed as
+// RequestPermission would, and decided is true. Otherwise nothing is
+// logged and decided is false; the runtime then makes the call go through
+// RequestPermission, which takes the verdict already given for the same
+// request (the gate and its hooks run once per call). A runtime whose CLI
+// asks before a call in two steps (Claude Code's PreToolUse hook, then its
+// permission request) answers the first with it and spares the second.
+func (t *Turn) DecideUnasked(ctx context.Context, req PermissionRequest) (a Answer, decided bool) {
+	return t.host.decideUnasked(ctx, t, req)
 }
 
 // StartCycle is called by a runtime before each model request. It returns a

@@ -56,6 +56,9 @@ type turnState struct {
 	// call id: the PostToolUse hooks of a CLI runtime's call read the
 	// command and paths the gate judged.
 	requests map[string]PermissionRequest
+	// verdicts are the gate's verdicts on open calls that DecideUnasked
+	// left to RequestPermission, by tool call id.
+	verdicts map[string]keptVerdict
 	// mayWrite marks the open calls the checkpointer took a snapshot
 	// before, whose end it must checkpoint.
 	mayWrite map[string]bool

@@ -1,6 +1,7 @@
 package claudecode
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -104,6 +105,21 @@ func (tr *turnRun) decide(ctx context.Context, req canUseTool) permissionResult 
 		tr.t.Emit(engine.Event{Type: engine.EventPermissionDecided, ToolCallID: req.ToolUseID, Tool: req.ToolName,
 			Input: req.Input, Decision: engine.DecisionDeny, Stage: stage, Reason: msg})
 		return deny(msg)
+	}
+	tr.permMu.Lock()
+	early, ok := tr.early[req.ToolUseID]
+	delete(tr.early, req.ToolUseID)
+	tr.permMu.Unlock()
+	if ok && early.ToolName == req.ToolName && bytes.Equal(early.Input, req.Input) {
+		// kz's gate allowed this very call at the PreToolUse hook, where
+		// it was logged; Claude asks anyway (an older CLI, or one that
+		// asks twice): the same yes, not logged a second time. Any other
+		// input goes through the gate again.
+		input := req.Input
+		if len(input) == 0 {
+			input = json.RawMessage("{}")
+		}
+		return permissionResult{Behavior: "allow", UpdatedInput: input, ToolUseID: req.ToolUseID}
 	}
 	if req.ToolName == "AskUserQuestion" {
 		return refuse("runtime", "kz cannot show interactive questions here. Ask the question in your reply and end your turn; the person answers in the next message.")

@@ -40,6 +40,10 @@ type turnRun struct {
 	// denied are the tool calls whose denial kz already recorded as a
 	// permission_decided event; guarded by permMu.
 	denied map[string]bool
+	// early are the tool calls kz's gate allowed by itself at the
+	// PreToolUse hook (preToolUse), as the gate judged them; guarded by
+	// permMu.
+	early  map[string]canUseTool
 	permWG sync.WaitGroup
 }
 
@@ -85,6 +89,7 @@ func (tr *turnRun) attempt(ctx context.Context, s *slot, noResume bool) (res eng
 	tr.tools = map[string]toolCall{}
 	tr.perms = map[string]*pendingPerm{}
 	tr.denied = map[string]bool{}
+	tr.early = map[string]canUseTool{}
 	tr.eof = false
 	prompt, images := tr.t.Prompt, tr.t.Images
 	if fresh && len(tr.t.History) > 0 {
@@ -550,7 +555,7 @@ func (tr *turnRun) controlRequest(ctx context.Context, m wireMsg) {
 	var req canUseTool
 	err := json.Unmarshal(m.Request, &req)
 	if err == nil && req.Subtype == "hook_callback" {
-		tr.preToolUse(m)
+		tr.preToolUse(ctx, m)
 		return
 	}
 	if err != nil || req.Subtype != "can_use_tool" {
@@ -589,19 +594,76 @@ func (tr *turnRun) controlRequest(ctx context.Context, m wireMsg) {
 	}()
 }
 
-// preToolUse answers kz's PreToolUse hook: "ask" for every call, so that
-// each one reaches kz as can_use_tool and passes kz's gate, PreToolUse
-// hooks included. That holds for a Bash command the person allowed for
-// the session too: the gate keeps that grant and allows the command again
-// without asking, unless a hook (or a rule added since) says otherwise.
-// Answering "allow" here would run it with no hook seeing it.
-func (tr *turnRun) preToolUse(m wireMsg) {
-	err := tr.p.send(map[string]any{"type": "control_response", "response": map[string]any{"subtype": "success",
-		"request_id": m.RequestID, "response": map[string]any{"continue": true, "hookSpecificOutput": map[string]any{
-			"hookEventName": "PreToolUse", "permissionDecision": "ask", "permissionDecisionReason": "kz decides every tool call"}}}})
-	if err != nil {
-		tr.rt.log.Warn("claude: answering a hook failed", "err", err)
+// preToolUse answers kz's PreToolUse hook, which Claude calls before every
+// tool call, even those it lets through without asking (commands it deems
+// read-only such as `sleep` or `cat`, reads inside the workspace). kz's
+// gate judges the call there, PreToolUse hooks included: a call the gate
+// allows by itself is allowed ("allow"), logged and checkpointed as any
+// other, and Claude runs it without the can_use_tool request it would
+// otherwise send (some 30 ms of Claude's own per call). Any other call is
+// answered "ask", so that it reaches kz as can_use_tool, where the gate's
+// verdict, kept by the session, asks the person or denies it. That holds
+// for a Bash command the person allowed for the session too: the gate
+// keeps that grant and allows the command again, unless a hook (or a
+// rule added since) says otherwise.
+//
+// The gate may run the person's hooks, which take their time: it runs
+// off the turn's loop, as can_use_tool's decision does.
+func (tr *turnRun) preToolUse(ctx context.Context, m wireMsg) {
+	tr.permWG.Add(1)
+	go func() {
+		defer tr.permWG.Done()
+		decision, reason := "ask", "kz decides every tool call"
+		if tr.allowEarly(ctx, m) {
+			decision, reason = "allow", "kz's gate allowed this call"
+		}
+		err := tr.p.send(map[string]any{"type": "control_response", "response": map[string]any{"subtype": "success",
+			"request_id": m.RequestID, "response": map[string]any{"continue": true, "hookSpecificOutput": map[string]any{
+				"hookEventName": "PreToolUse", "permissionDecision": decision, "permissionDecisionReason": reason}}}})
+		if err != nil {
+			tr.rt.log.Warn("claude: answering a hook failed", "err", err)
+		}
+	}()
+}
+
+// hookCallback is the request of kz's PreToolUse hook callback.
+type hookCallback struct {
+	Input struct {
+		ToolName  string          `json:"tool_name"`
+		ToolInput json.RawMessage `json:"tool_input"`
+		ToolUseID string          `json:"tool_use_id"`
+	} `json:"input"`
+	ToolUseID string `json:"tool_use_id"`
+}
+
+// allowEarly reports whether kz's gate allows the call of hook request m
+// by itself, and if so has logged and checkpointed it. Whatever decide
+// would refuse or handle apart (questions, plan mode, a mode's limits) is
+// left to can_use_tool.
+func (tr *turnRun) allowEarly(ctx context.Context, m wireMsg) bool {
+	var hc hookCallback
+	if err := json.Unmarshal(m.Request, &hc); err != nil {
+		return false
 	}
+	req := canUseTool{ToolName: hc.Input.ToolName, Input: hc.Input.ToolInput, ToolUseID: hc.Input.ToolUseID}
+	if req.ToolUseID == "" {
+		req.ToolUseID = hc.ToolUseID
+	}
+	if req.ToolName == "" || req.ToolUseID == "" || req.ToolName == "AskUserQuestion" || req.ToolName == "ExitPlanMode" {
+		return false
+	}
+	pr, _ := tr.permissionRequest(req)
+	if (tr.t.Mode == engine.ModeAnalysisOnly && (pr.Write || pr.Command != "")) ||
+		(tr.t.Mode == engine.ModePatchProposal && pr.Write) {
+		return false
+	}
+	if _, ok := tr.t.DecideUnasked(ctx, pr); !ok {
+		return false
+	}
+	tr.permMu.Lock()
+	tr.early[req.ToolUseID] = req
+	tr.permMu.Unlock()
+	return true
 }
 
 func (tr *turnRun) noteDenied(toolUseID string) {
