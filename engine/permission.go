@@ -23,8 +23,7 @@ func (s *Session) requestPermission(ctx context.Context, t *Turn, req Permission
 	if !ok {
 		v = s.check(ctx, q)
 	}
-	base := Event{Type: EventPermissionDecided, TurnID: t.ID, ToolCallID: req.ToolCallID, Tool: req.Tool,
-		Command: req.Command, Paths: req.Paths}
+	base := decisionEvent(t, req)
 	if v.Decision != DecisionAsk {
 		a := Answer{Decision: v.Decision, Stage: v.Stage, Rule: v.Rule, Reason: v.Reason}
 		if a.Allowed() {
@@ -102,12 +101,18 @@ func (s *Session) decideUnasked(ctx context.Context, t *Turn, req PermissionRequ
 		return Answer{}, false
 	}
 	a := Answer{Decision: v.Decision, Stage: v.Stage, Rule: v.Rule, Reason: v.Reason, Confinement: v.Confinement}
-	s.emitDecision(Event{Type: EventPermissionDecided, TurnID: t.ID, ToolCallID: req.ToolCallID, Tool: req.Tool,
-		Command: req.Command, Paths: req.Paths}, "", a)
+	s.emitDecision(decisionEvent(t, req), "", a)
 	if req.Write || req.Command != "" {
 		s.checkpointBefore(ctx, t, req)
 	}
 	return a, true
+}
+
+// decisionEvent is the permission_decided event of req in turn t, before
+// the decision is filled in (emitDecision).
+func decisionEvent(t *Turn, req PermissionRequest) Event {
+	return Event{Type: EventPermissionDecided, TurnID: t.ID, ToolCallID: req.ToolCallID, Tool: req.Tool,
+		Command: req.Command, Paths: req.Paths}
 }
 
 // permissionQuery is the gate's query for req in turn t, and whether a
