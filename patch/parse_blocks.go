@@ -3,6 +3,7 @@ package patch
 import (
 	"fmt"
 	"strings"
+	"sync"
 )
 
 // IsSearchMarker, isDividerMarker and IsReplaceMarker recognise the
@@ -219,16 +220,19 @@ func ParseWholeFile(text string) (*Proposal, error) {
 }
 
 // extensionless lists file names without a dot or slash that are still
-// plainly files.
-var extensionless = map[string]bool{"Makefile": true, "makefile": true, "GNUmakefile": true, "Dockerfile": true,
-	"Containerfile": true, "LICENSE": true, "README": true, "Gemfile": true, "Rakefile": true, "Procfile": true,
-	"Jenkinsfile": true, "Vagrantfile": true, "CODEOWNERS": true, "Justfile": true, "justfile": true, "BUILD": true, "WORKSPACE": true}
+// plainly files. The map is built on first use, so that every kz process
+// does not pay for it at start.
+var extensionless = sync.OnceValue(func() map[string]bool {
+	return map[string]bool{"Makefile": true, "makefile": true, "GNUmakefile": true, "Dockerfile": true,
+		"Containerfile": true, "LICENSE": true, "README": true, "Gemfile": true, "Rakefile": true, "Procfile": true,
+		"Jenkinsfile": true, "Vagrantfile": true, "CODEOWNERS": true, "Justfile": true, "justfile": true, "BUILD": true, "WORKSPACE": true}
+})
 
 // plausibleFileName reports whether a path taken from prose looks like a
 // file: it has a directory or an extension, or is a known extensionless
 // name.
 func plausibleFileName(p string) bool {
-	return p != "" && (strings.ContainsAny(p, "./") || extensionless[p])
+	return p != "" && (strings.ContainsAny(p, "./") || extensionless()[p])
 }
 
 func countPrefix(s string, c byte) int {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // ErrUnknownField is wrapped by ParseJSON when a proposal names a field the
@@ -114,8 +115,17 @@ func (l *stringList) UnmarshalJSON(data []byte) error {
 // are told and what the parser takes cannot drift apart. The schema is
 // written for strict structured output, where every property is required
 // (nullable when it may not apply): its required lists are its properties,
-// in the order the error message names them.
-var proposalFields, fileFields, editFields = schemaFields(schemaJSON)
+// in the order the error message names them. The lists are read from the
+// schema on first use, so that every kz process does not parse it at start.
+var knownFields = sync.OnceValue(func() (f fieldLists) {
+	f.proposal, f.file, f.edit = schemaFields(schemaJSON)
+	return f
+})
+
+// fieldLists are the fields of a proposal, of each file and of each edit.
+type fieldLists struct {
+	proposal, file, edit []string
+}
 
 // schemaNode is the part of a JSON schema schemaFields reads.
 type schemaNode struct {
@@ -156,17 +166,18 @@ func checkJSONFields(data []byte) error {
 	if err := json.Unmarshal(data, &top); err != nil {
 		return fmt.Errorf("decode proposal JSON: %w", err)
 	}
+	known := knownFields()
 	var unknown []string
-	unknown = appendUnknown(unknown, "", top, proposalFields)
+	unknown = appendUnknown(unknown, "", top, known.proposal)
 	var files []map[string]json.RawMessage
 	if raw, ok := top["files"]; ok && json.Unmarshal(raw, &files) == nil {
 		for i, f := range files {
 			at := fmt.Sprintf("files[%d].", i)
-			unknown = appendUnknown(unknown, at, f, fileFields)
+			unknown = appendUnknown(unknown, at, f, known.file)
 			var edits []map[string]json.RawMessage
 			if raw, ok := f["edits"]; ok && json.Unmarshal(raw, &edits) == nil {
 				for j, e := range edits {
-					unknown = appendUnknown(unknown, fmt.Sprintf("%sedits[%d].", at, j), e, editFields)
+					unknown = appendUnknown(unknown, fmt.Sprintf("%sedits[%d].", at, j), e, known.edit)
 				}
 			}
 		}
@@ -175,8 +186,8 @@ func checkJSONFields(data []byte) error {
 		return nil
 	}
 	return fmt.Errorf("%s (a proposal has %s; each file has %s; each edit has %s): %w",
-		strings.Join(unknown, ", "), strings.Join(proposalFields, ", "),
-		strings.Join(fileFields, ", "), strings.Join(editFields, ", "), ErrUnknownField)
+		strings.Join(unknown, ", "), strings.Join(known.proposal, ", "),
+		strings.Join(known.file, ", "), strings.Join(known.edit, ", "), ErrUnknownField)
 }
 
 // appendUnknown appends the keys of obj that are not in known, prefixed

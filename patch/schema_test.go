@@ -186,9 +186,9 @@ func TestSchemaFieldsAreTheParsersFields(t *testing.T) {
 		fields   []string
 		decoders []reflect.Type
 	}{
-		{"proposal", node, proposalFields, []reflect.Type{reflect.TypeFor[wireProposal]()}},
-		{"file", *files, fileFields, []reflect.Type{reflect.TypeFor[wireFile](), reflect.TypeFor[FileChange]()}},
-		{"edit", *edits, editFields, []reflect.Type{reflect.TypeFor[Edit]()}},
+		{"proposal", node, knownFields().proposal, []reflect.Type{reflect.TypeFor[wireProposal]()}},
+		{"file", *files, knownFields().file, []reflect.Type{reflect.TypeFor[wireFile](), reflect.TypeFor[FileChange]()}},
+		{"edit", *edits, knownFields().edit, []reflect.Type{reflect.TypeFor[Edit]()}},
 	}
 	for _, l := range levels {
 		props := make([]string, 0, len(l.node.Properties))

@@ -2,744 +2,751 @@
 
 package store
 
-var redactPlans = map[string]rulePlan{
-	"1password-secret-key": {sum: 0xc9aa607c1fae965d, gated: false, heads: []headPlan{
-		{lits: []headLit{{"A3-", false}}, before: 0, after: 37, boundary: true, tail: "[0-9A-Z]{6}-(?:[0-9A-Z]{11}|[0-9A-Z]{6}-[0-9A-Z]{5})-[0-9A-Z]{5}-[0-9A-Z]{5}-[0-9A-Z]{5}\\b", skip: "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ", first: "-", skipMax: 6},
-	}},
-	"1password-service-account-token": {sum: 0xfe2c2c0abb8e5bc1, gated: false, heads: []headPlan{
-		{lits: []headLit{{"ops_eyJ", false}}, before: 0, after: 4096, boundary: false, tail: "[\\+/-9A-Za-z]{250,}={0,3}", skip: "", first: "", skipMax: 0},
-	}},
-	"adafruit-api-key": {sum: 0xbbd5c27932271877, gated: false, heads: []headPlan{
-		{lits: []headLit{{"ADAFRUIT", true}}, before: 150, after: 170, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[\\-0-9A-Z_a-zſK]{32}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
-	}},
-	"adobe-client-id": {sum: 0x7e0ed97b52351b3c, gated: false, heads: []headPlan{
-		{lits: []headLit{{"ADOBE", true}}, before: 150, after: 106, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Fa-f]{32}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
-	}},
-	"adobe-client-secret": {sum: 0xdc29c3da74587a63, gated: false, heads: []headPlan{
-		{lits: []headLit{{"p8e-", false}}, before: 0, after: 98, boundary: true, tail: "(?-m:[0-9A-Za-zſK]{32}(?:[\\t\\n\\f\\r \"';`]|\\\\[nr]|$))", skip: "", first: "", skipMax: 0},
-	}},
-	"age-secret-key": {sum: 0x16b9f979ec51492f, gated: false, heads: []headPlan{
-		{lits: []headLit{{"AGE-SECRET-KEY-1", false}}, before: 0, after: 58, boundary: false, tail: "[02-9AC-HJ-NP-Z]{58}", skip: "", first: "", skipMax: 0},
-	}},
-	"airtable-api-key": {sum: 0x64b117c0dab85c78, gated: false, heads: []headPlan{
-		{lits: []headLit{{"AIRTABLE", true}}, before: 150, after: 125, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Za-zſK]{17}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
-	}},
-	"airtable-personnal-access-token": {sum: 0xb8af016e716a00b7, gated: true, heads: []headPlan{
-		{lits: []headLit{{"pat", false}}, before: 0, after: 79, boundary: true, tail: "[0-9A-Za-z]{14}\\.[0-9a-f]{64}\\b", skip: "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz", first: ".", skipMax: 14},
-	}},
-	"algolia-api-key": {sum: 0x50b0cde5eb7dc0c4, gated: false, heads: []headPlan{
-		{lits: []headLit{{"ALGOLIA", true}}, before: 150, after: 170, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Za-zſK]{32}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
-	}},
-	"alibaba-access-key-id": {sum: 0xba7a312a70854e94, gated: false, heads: []headPlan{
-		{lits: []headLit{{"LTAI", false}}, before: 0, after: 62, boundary: true, tail: "(?-m:[0-9A-Za-zſK]{20}(?:[\\t\\n\\f\\r \"';`]|\\\\[nr]|$))", skip: "", first: "", skipMax: 0},
-	}},
-	"alibaba-secret-key": {sum: 0x4d88f25f39fac045, gated: false, heads: []headPlan{
-		{lits: []headLit{{"ALIBABA", true}}, before: 150, after: 164, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Za-zſK]{30}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
-	}},
-	"anthropic-admin-api-key": {sum: 0xf232c9dba660db35, gated: false, heads: []headPlan{
-		{lits: []headLit{{"sk-ant-admin01-", false}}, before: 0, after: 97, boundary: true, tail: "(?-m:[\\-0-9A-Z_a-z]{93}AA(?:[\\t\\n\\f\\r \"';`]|\\\\[nr]|$))", skip: "-0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz", first: "A", skipMax: 93},
-	}},
-	"anthropic-api-key": {sum: 0x35903c8f323da1e4, gated: false, heads: []headPlan{
-		{lits: []headLit{{"sk-ant-api03-", false}}, before: 0, after: 97, boundary: true, tail: "(?-m:[\\-0-9A-Z_a-z]{93}AA(?:[\\t\\n\\f\\r \"';`]|\\\\[nr]|$))", skip: "-0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz", first: "A", skipMax: 93},
-	}},
-	"artifactory-api-key": {sum: 0x9f9f06f5b4013351, gated: false, heads: []headPlan{
-		{lits: []headLit{{"AKCp", false}}, before: 0, after: 69, boundary: true, tail: "[0-9A-Za-z]{69}\\b", skip: "", first: "", skipMax: 0},
-	}},
-	"artifactory-reference-token": {sum: 0xc47fb1b9b773e326, gated: false, heads: []headPlan{
-		{lits: []headLit{{"cmVmd", false}}, before: 0, after: 59, boundary: true, tail: "[0-9A-Za-z]{59}\\b", skip: "", first: "", skipMax: 0},
-	}},
-	"asana-client-id": {sum: 0x79868743b9e9a1c9, gated: false, heads: []headPlan{
-		{lits: []headLit{{"ASANA", true}}, before: 150, after: 90, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9]{16}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
-	}},
-	"asana-client-secret": {sum: 0x53cc3c640121f7f5, gated: false, heads: []headPlan{
-		{lits: []headLit{{"ASANA", true}}, before: 150, after: 170, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Za-zſK]{32}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
-	}},
-	"atlassian-api-token": {sum: 0x6aa6ad9a6d017d55, gated: false, heads: []headPlan{
-		{lits: []headLit{{"ATLASSIAN", false}, {"Atlassian", true}, {"CONFLUENCE", false}, {"Confluence", true}, {"JIRA", false}, {"Jira", true}}, before: 150, after: 138, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Za-zſK]{20}[0-9A-Fa-f]{4}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
-		{lits: []headLit{{"ATATT3", true}}, before: 0, after: 560, boundary: true, tail: "(?-m:[\\-0-9=A-Z_a-zſK]{186}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "", first: "", skipMax: 0},
-	}},
-	"authress-service-client-access-key": {sum: 0x4acf6a3904da6662, gated: false, heads: []headPlan{
-		{lits: []headLit{{"sc_", false}, {"ext_", false}, {"scauth_", false}, {"authress_", false}}, before: 0, after: 573, boundary: true, tail: "(?-m:[0-9A-Za-zſK]{5,30}\\.[0-9A-Za-zſK]{4,6}\\.acc[\\-_][\\-0-9A-Za-zſK]{10,32}\\.[\\+\\-/-9=A-Z_a-zſK]{30,120}(?:[\\t\\n\\f\\r \"';`]|\\\\[nr]|$))", skip: "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ".", skipMax: 30},
-	}},
-	"aws-access-token": {sum: 0x4bf1a8efbc0dc242, gated: false, heads: []headPlan{
-		{lits: []headLit{{"A3T", false}, {"AKIA", false}, {"ASIA", false}, {"ABIA", false}, {"ACCA", false}}, before: 0, after: 19, boundary: true, tail: "", skip: "", first: "", skipMax: 0},
-	}},
-	"aws-amazon-bedrock-api-key-long-lived": {sum: 0x464554d5a45b9014, gated: false, heads: []headPlan{
-		{lits: []headLit{{"ABSK", false}}, before: 0, after: 273, boundary: true, tail: "(?-m:[\\+/-9A-Za-z]{109,269}={0,2}(?:[\\t\\n\\f\\r \"';`]|\\\\[nr]|$))", skip: "", first: "", skipMax: 0},
-	}},
-	"aws-amazon-bedrock-api-key-short-lived": {sum: 0xdec0fa553a8320e7, gated: false, heads: []headPlan{
-		{lits: []headLit{{"bedrock-api-key-YmVkcm9jay5hbWF6b25hd3MuY29t", false}}, before: 0, after: 0, boundary: false, tail: "", skip: "", first: "", skipMax: 0},
-	}},
-	"azure-ad-client-secret": {sum: 0xcf5b1cffa286d0b1, gated: false, heads: []headPlan{
-		{lits: []headLit{{"Q~", false}}, before: 5, after: 35, boundary: false, tail: "(?-m:[\\-\\.0-9A-Z_a-z~]{31,34}(?:$|[\\t\\n\\f\\r \"'\\),<\\\\`]))", skip: "", first: "", skipMax: 0},
-	}},
-	"beamer-api-token": {sum: 0x12f7b9f1028fac4a, gated: false, heads: []headPlan{
-		{lits: []headLit{{"BEAMER", true}}, before: 150, after: 208, boundary: false, tail: "(?i-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}B_[\\-0-9=A-Z_a-zſK]{44}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
-	}},
-	"bitbucket-client-id": {sum: 0x3c8e6c5cc5b72476, gated: false, heads: []headPlan{
-		{lits: []headLit{{"BITBUCKET", true}}, before: 150, after: 170, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Za-zſK]{32}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
-	}},
-	"bitbucket-client-secret": {sum: 0x854da80037d4c16a, gated: false, heads: []headPlan{
-		{lits: []headLit{{"BITBUCKET", true}}, before: 150, after: 266, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[\\-0-9=A-Z_a-zſK]{64}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
-	}},
-	"bittrex-access-key": {sum: 0x2c7300738b15e41f, gated: false, heads: []headPlan{
-		{lits: []headLit{{"BITTREX", true}}, before: 150, after: 170, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Za-zſK]{32}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
-	}},
-	"bittrex-secret-key": {sum: 0x2c7300738b15e41f, gated: false, heads: []headPlan{
-		{lits: []headLit{{"BITTREX", true}}, before: 150, after: 170, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Za-zſK]{32}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
-	}},
-	"cisco-meraki-api-key": {sum: 0xd315eed895f3a7fb, gated: false, heads: []headPlan{
-		{lits: []headLit{{"Meraki", true}, {"MERAKI", false}}, before: 200, after: 114, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9a-f]{40}(?:[\\t\\n\\f\\r \"';`]|\\\\[nr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
-	}},
-	"clickhouse-cloud-api-secret-key": {sum: 0x287ba979ca48e8b8, gated: false, heads: []headPlan{
-		{lits: []headLit{{"4b1d", false}}, before: 0, after: 38, boundary: true, tail: "[0-9A-Za-z]{38}\\b", skip: "", first: "", skipMax: 0},
-	}},
-	"clojars-api-token": {sum: 0x86d6110450170355, gated: false, heads: []headPlan{
-		{lits: []headLit{{"CLOJARS_", true}}, before: 0, after: 180, boundary: false, tail: "[0-9A-Za-zſK]{60}", skip: "", first: "", skipMax: 0},
-	}},
-	"cloudflare-api-key": {sum: 0x25e465ea8bccf8f7, gated: false, heads: []headPlan{
-		{lits: []headLit{{"CLOUDFLARE", true}}, before: 150, after: 194, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[\\-0-9A-Z_a-zſK]{40}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
-	}},
-	"cloudflare-global-api-key": {sum: 0x5bf2e56108b38051, gated: false, heads: []headPlan{
-		{lits: []headLit{{"CLOUDFLARE", true}}, before: 150, after: 111, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Fa-f]{37}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
-	}},
-	"cloudflare-origin-ca-key": {sum: 0x2b3fc97001d688f5, gated: false, heads: []headPlan{
-		{lits: []headLit{{"v1.0-", false}}, before: 0, after: 173, boundary: true, tail: "(?-m:[0-9a-f]{24}-[0-9a-f]{146}(?:[\\t\\n\\f\\r \"';`]|\\\\[nr]|$))", skip: "0123456789abcdef", first: "-", skipMax: 24},
-	}},
-	"codecov-access-token": {sum: 0x22b403772a3fa3fc, gated: false, heads: []headPlan{
-		{lits: []headLit{{"CODECOV", true}}, before: 150, after: 170, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Za-zſK]{32}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
-	}},
-	"cohere-api-token": {sum: 0x6b6215503c470d91, gated: false, heads: []headPlan{
-		{lits: []headLit{{"COHERE", true}, {"CO_API_KEY", true}}, before: 200, after: 114, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Za-z]{40}(?:[\\t\\n\\f\\r \"';`]|\\\\[nr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
-	}},
-	"coinbase-access-token": {sum: 0x953734599801b80a, gated: false, heads: []headPlan{
-		{lits: []headLit{{"COINBASE", true}}, before: 150, after: 266, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[\\-0-9A-Z_a-zſK]{64}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
-	}},
-	"confluent-access-token": {sum: 0xac7c8490a3bb4aef, gated: false, heads: []headPlan{
-		{lits: []headLit{{"CONFLUENT", true}}, before: 150, after: 122, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Za-zſK]{16}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
-	}},
-	"confluent-secret-key": {sum: 0x4053ff721228af02, gated: false, heads: []headPlan{
-		{lits: []headLit{{"CONFLUENT", true}}, before: 150, after: 266, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Za-zſK]{64}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
-	}},
-	"contentful-delivery-api-token": {sum: 0xe5f44a76707aa83a, gated: false, heads: []headPlan{
-		{lits: []headLit{{"CONTENTFUL", true}}, before: 150, after: 203, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[\\-0-9=A-Z_a-zſK]{43}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
-	}},
-	"databricks-api-token": {sum: 0xab89ccbe9a390e88, gated: false, heads: []headPlan{
-		{lits: []headLit{{"dapi", false}}, before: 0, after: 36, boundary: true, tail: "(?-m:[0-9a-f]{32}(?:-[0-9])?(?:[\\t\\n\\f\\r \"';`]|\\\\[nr]|$))", skip: "", first: "", skipMax: 0},
-	}},
-	"datadog-access-token": {sum: 0x1d3b37ae3465759c, gated: false, heads: []headPlan{
-		{lits: []headLit{{"DATADOG", true}}, before: 150, after: 194, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Za-zſK]{40}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
-	}},
-	"defined-networking-api-token": {sum: 0xa86fae4e0a148bcb, gated: false, heads: []headPlan{
-		{lits: []headLit{{"DNKEY", true}}, before: 150, after: 317, boundary: false, tail: "(?i-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}DNKEY-[\\-0-9=A-Z_a-zſK]{26}-[\\-0-9=A-Z_a-zſK]{52}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
-	}},
-	"digitalocean-access-token": {sum: 0x9b6a0089d04efd8c, gated: false, heads: []headPlan{
-		{lits: []headLit{{"doo_v1_", false}}, before: 0, after: 66, boundary: true, tail: "(?-m:[0-9a-f]{64}(?:[\\t\\n\\f\\r \"';`]|\\\\[nr]|$))", skip: "", first: "", skipMax: 0},
-	}},
-	"digitalocean-pat": {sum: 0xf681ea52f66dc9af, gated: false, heads: []headPlan{
-		{lits: []headLit{{"dop_v1_", false}}, before: 0, after: 66, boundary: true, tail: "(?-m:[0-9a-f]{64}(?:[\\t\\n\\f\\r \"';`]|\\\\[nr]|$))", skip: "", first: "", skipMax: 0},
-	}},
-	"digitalocean-refresh-token": {sum: 0x88ddcda662d5312c, gated: false, heads: []headPlan{
-		{lits: []headLit{{"DOR_V1_", true}}, before: 0, after: 66, boundary: true, tail: "(?-m:[0-9A-Fa-f]{64}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "", first: "", skipMax: 0},
-	}},
-	"discord-api-token": {sum: 0xa615359a50d4d1c4, gated: false, heads: []headPlan{
-		{lits: []headLit{{"DISCORD", true}}, before: 150, after: 138, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Fa-f]{64}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
-	}},
-	"discord-client-id": {sum: 0xbc5a5c8fa3539e91, gated: false, heads: []headPlan{
-		{lits: []headLit{{"DISCORD", true}}, before: 150, after: 92, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9]{18}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
-	}},
-	"discord-client-secret": {sum: 0xccf8066c39dc2570, gated: false, heads: []headPlan{
-		{lits: []headLit{{"DISCORD", true}}, before: 150, after: 170, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[\\-0-9=A-Z_a-zſK]{32}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
-	}},
-	"doppler-api-token": {sum: 0x13ea3561535ed49b, gated: false, heads: []headPlan{
-		{lits: []headLit{{"dp.pt.", false}}, before: 0, after: 129, boundary: false, tail: "[0-9A-Za-zſK]{43}", skip: "", first: "", skipMax: 0},
-	}},
-	"droneci-access-token": {sum: 0xfba25551861bfa4d, gated: false, heads: []headPlan{
-		{lits: []headLit{{"DRONECI", true}}, before: 150, after: 170, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Za-zſK]{32}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
-	}},
-	"dropbox-api-token": {sum: 0xb03f15fccfb68dfe, gated: false, heads: []headPlan{
-		{lits: []headLit{{"DROPBOX", true}}, before: 150, after: 119, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Za-zſK]{15}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
-	}},
-	"dropbox-long-lived-api-token": {sum: 0xcf1cddc040971fb5, gated: false, heads: []headPlan{
-		{lits: []headLit{{"DROPBOX", true}}, before: 150, after: 246, boundary: false, tail: "(?i-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Za-zſK]{11}AAAAAAAAAA[\\-0-9=A-Z_a-zſK]{43}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
-	}},
-	"dropbox-short-lived-api-token": {sum: 0xc53ddcdc5a7c59d5, gated: false, heads: []headPlan{
-		{lits: []headLit{{"DROPBOX", true}}, before: 150, after: 483, boundary: false, tail: "(?i-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}SL\\.[\\-0-9=A-Z_a-zſK]{135}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
-	}},
-	"duffel-api-token": {sum: 0x853cf39771a7da48, gated: false, heads: []headPlan{
-		{lits: []headLit{{"duffel_test_", false}, {"duffel_live_", false}}, before: 0, after: 129, boundary: false, tail: "[\\-0-9=A-Z_a-zſK]{43}", skip: "", first: "", skipMax: 0},
-	}},
-	"dynatrace-api-token": {sum: 0x114c2ef1e624f85c, gated: false, heads: []headPlan{
-		{lits: []headLit{{"dt0c01.", false}}, before: 0, after: 265, boundary: false, tail: "[0-9A-Za-zſK]{24}\\.[0-9A-Za-zſK]{64}", skip: "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ".", skipMax: 24},
-	}},
-	"easypost-api-token": {sum: 0x811a751fec78b6e4, gated: false, heads: []headPlan{
-		{lits: []headLit{{"EZAK", false}}, before: 0, after: 162, boundary: true, tail: "[0-9A-Za-zſK]{54}\\b", skip: "", first: "", skipMax: 0},
-	}},
-	"easypost-test-api-token": {sum: 0xfc364594ed5704f9, gated: false, heads: []headPlan{
-		{lits: []headLit{{"EZTK", false}}, before: 0, after: 162, boundary: true, tail: "[0-9A-Za-zſK]{54}\\b", skip: "", first: "", skipMax: 0},
-	}},
-	"etsy-access-token": {sum: 0x52bef218ea561955, gated: false, heads: []headPlan{
-		{lits: []headLit{{"ETSY", false}, {"Etsy", true}}, before: 150, after: 146, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Za-zſK]{24}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
-	}},
-	"facebook-access-token": {sum: 0xbdf5bfb93306b3f2, gated: false, heads: nil},
-	"facebook-page-access-token": {sum: 0x739cb3e1e8bbaa64, gated: false, heads: []headPlan{
-		{lits: []headLit{{"EAAC", false}, {"EAAM", false}}, before: 0, after: 4096, boundary: true, tail: "(?-m:[0-9A-Za-zſK]{100,}(?:[\\t\\n\\f\\r \"';`]|\\\\[nr]|$))", skip: "", first: "", skipMax: 0},
-	}},
-	"facebook-secret": {sum: 0x67434161f9bdb101, gated: false, heads: []headPlan{
-		{lits: []headLit{{"FACEBOOK", true}}, before: 150, after: 106, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Fa-f]{32}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
-	}},
-	"fastly-api-token": {sum: 0xcd4d33209f85c877, gated: false, heads: []headPlan{
-		{lits: []headLit{{"FASTLY", true}}, before: 150, after: 170, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[\\-0-9=A-Z_a-zſK]{32}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
-	}},
-	"finicity-api-token": {sum: 0xb2199f95e7407b0a, gated: false, heads: []headPlan{
-		{lits: []headLit{{"FINICITY", true}}, before: 150, after: 106, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Fa-f]{32}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
-	}},
-	"finicity-client-secret": {sum: 0x4053cca24718655d, gated: false, heads: []headPlan{
-		{lits: []headLit{{"FINICITY", true}}, before: 150, after: 134, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Za-zſK]{20}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
-	}},
-	"finnhub-access-token": {sum: 0x2e006e0c6e4ae69c, gated: false, heads: []headPlan{
-		{lits: []headLit{{"FINNHUB", true}}, before: 150, after: 134, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Za-zſK]{20}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
-	}},
-	"flickr-access-token": {sum: 0xfdbe2531817cea52, gated: false, heads: []headPlan{
-		{lits: []headLit{{"FLICKR", true}}, before: 150, after: 170, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Za-zſK]{32}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
-	}},
-	"flutterwave-encryption-key": {sum: 0x806974b814975730, gated: false, heads: []headPlan{
-		{lits: []headLit{{"FLWSECK_TEST-", false}}, before: 0, after: 12, boundary: false, tail: "[0-9A-Ha-h]{12}", skip: "", first: "", skipMax: 0},
-	}},
-	"flutterwave-public-key": {sum: 0xdec5046eb95597a9, gated: false, heads: []headPlan{
-		{lits: []headLit{{"FLWPUBK_TEST-", false}}, before: 0, after: 34, boundary: false, tail: "(?i:[0-9A-Ha-h]{32}-X)", skip: "0123456789ABCDEFGHabcdefgh", first: "-", skipMax: 32},
-	}},
-	"flutterwave-secret-key": {sum: 0x3343168f1496aadb, gated: false, heads: []headPlan{
-		{lits: []headLit{{"FLWSECK_TEST-", false}}, before: 0, after: 34, boundary: false, tail: "(?i:[0-9A-Ha-h]{32}-X)", skip: "0123456789ABCDEFGHabcdefgh", first: "-", skipMax: 32},
-	}},
-	"flyio-access-token": {sum: 0x5c6b0e44dc93da9d, gated: false, heads: []headPlan{
-		{lits: []headLit{{"fo1_", false}, {"fm1a_", false}, {"fm1r_", false}, {"fm2_", false}}, before: 0, after: 4096, boundary: true, tail: "", skip: "", first: "", skipMax: 0},
-	}},
-	"frameio-api-token": {sum: 0x51610689d228ff30, gated: false, heads: []headPlan{
-		{lits: []headLit{{"fio-u-", false}}, before: 0, after: 192, boundary: false, tail: "[\\-0-9=A-Z_a-zſK]{64}", skip: "", first: "", skipMax: 0},
-	}},
-	"freemius-secret-key": {sum: 0xb42be3aab8060bd3, gated: false, heads: []headPlan{
-		{lits: []headLit{{"SECRET_KEY\"", true}, {"SECRET_KEY'", true}}, before: 1, after: 4096, boundary: false, tail: "(?i:[\\t\\n\\f\\r ]*=>[\\t\\n\\f\\r ]*[\"']SK_[^\\t\\n\\f\\r ]{29}[\"'])", skip: "\t\n\f\r ", first: "=", skipMax: -1},
-	}},
-	"freshbooks-access-token": {sum: 0xfed847353e864928, gated: false, heads: []headPlan{
-		{lits: []headLit{{"FRESHBOOKS", true}}, before: 150, after: 266, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Za-zſK]{64}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
-	}},
-	"gcp-api-key": {sum: 0xfe4f9004ad746314, gated: false, heads: []headPlan{
-		{lits: []headLit{{"AIza", false}}, before: 0, after: 37, boundary: true, tail: "(?-m:[\\-0-9A-Z_a-z]{35}(?:[\\t\\n\\f\\r \"';`]|\\\\[nr]|$))", skip: "", first: "", skipMax: 0},
-	}},
-	"generic-api-key": {sum: 0xacc545365a409b7f, gated: false, heads: []headPlan{
-		{lits: []headLit{{"ACCESS", true}, {"AUTH", true}, {"Api", true}, {"API", false}, {"CREDENTIAL", true}, {"CREDS", true}, {"KEY", true}, {"PASSWORD", true}, {"PASSWD", true}, {"SECRET", true}, {"TOKEN", true}}, before: 150, after: 4096, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}(?:[\\-\\.0-9=A-Z_a-zſK]{10,150}|[0-9A-Za-zſK][\\+/-9A-Za-zſK]{11,}={0,3})(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
-	}},
-	"github-app-token": {sum: 0x97062bcda19285f7, gated: false, heads: []headPlan{
-		{lits: []headLit{{"ghs_", false}, {"ghu_", false}}, before: 0, after: 36, boundary: false, tail: "[0-9A-Za-z]{36}", skip: "", first: "", skipMax: 0},
-	}},
-	"github-fine-grained-pat": {sum: 0xf639f86cd21e05be, gated: false, heads: []headPlan{
-		{lits: []headLit{{"github_pat_", false}}, before: 0, after: 82, boundary: false, tail: "[0-9A-Z_a-z]{82}", skip: "", first: "", skipMax: 0},
-	}},
-	"github-oauth": {sum: 0xd521ff8e5328ab7, gated: false, heads: []headPlan{
-		{lits: []headLit{{"gho_", false}}, before: 0, after: 36, boundary: false, tail: "[0-9A-Za-z]{36}", skip: "", first: "", skipMax: 0},
-	}},
-	"github-pat": {sum: 0x5bdb5a385201c1c6, gated: false, heads: []headPlan{
-		{lits: []headLit{{"ghp_", false}}, before: 0, after: 36, boundary: false, tail: "[0-9A-Za-z]{36}", skip: "", first: "", skipMax: 0},
-	}},
-	"github-refresh-token": {sum: 0x14a362453ca048fc, gated: false, heads: []headPlan{
-		{lits: []headLit{{"ghr_", false}}, before: 0, after: 36, boundary: false, tail: "[0-9A-Za-z]{36}", skip: "", first: "", skipMax: 0},
-	}},
-	"gitlab-cicd-job-token": {sum: 0xe4db772c0a8da903, gated: false, heads: []headPlan{
-		{lits: []headLit{{"glcbt-", false}}, before: 0, after: 26, boundary: false, tail: "[0-9A-Za-z]{1,5}_[\\-0-9A-Z_a-z]{20}", skip: "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz", first: "_", skipMax: 5},
-	}},
-	"gitlab-deploy-token": {sum: 0x91d19ec3686500a3, gated: false, heads: []headPlan{
-		{lits: []headLit{{"gldt-", false}}, before: 0, after: 20, boundary: false, tail: "[\\-0-9A-Z_a-z]{20}", skip: "", first: "", skipMax: 0},
-	}},
-	"gitlab-feature-flag-client-token": {sum: 0x95332d3451bbfc86, gated: false, heads: []headPlan{
-		{lits: []headLit{{"glffct-", false}}, before: 0, after: 20, boundary: false, tail: "[\\-0-9A-Z_a-z]{20}", skip: "", first: "", skipMax: 0},
-	}},
-	"gitlab-feed-token": {sum: 0x29a03bcae0b9b0f5, gated: false, heads: []headPlan{
-		{lits: []headLit{{"glft-", false}}, before: 0, after: 20, boundary: false, tail: "[\\-0-9A-Z_a-z]{20}", skip: "", first: "", skipMax: 0},
-	}},
-	"gitlab-incoming-mail-token": {sum: 0x3c49dab251cb5744, gated: false, heads: []headPlan{
-		{lits: []headLit{{"glimt-", false}}, before: 0, after: 25, boundary: false, tail: "[\\-0-9A-Z_a-z]{25}", skip: "", first: "", skipMax: 0},
-	}},
-	"gitlab-kubernetes-agent-token": {sum: 0x9df5b3ff6b0d7be5, gated: false, heads: []headPlan{
-		{lits: []headLit{{"glagent-", false}}, before: 0, after: 50, boundary: false, tail: "[\\-0-9A-Z_a-z]{50}", skip: "", first: "", skipMax: 0},
-	}},
-	"gitlab-oauth-app-secret": {sum: 0x8c1cfa6626f7f364, gated: false, heads: []headPlan{
-		{lits: []headLit{{"gloas-", false}}, before: 0, after: 64, boundary: false, tail: "[\\-0-9A-Z_a-z]{64}", skip: "", first: "", skipMax: 0},
-	}},
-	"gitlab-pat": {sum: 0xd9ad1cbf00b49f22, gated: false, heads: []headPlan{
-		{lits: []headLit{{"glpat-", false}}, before: 0, after: 20, boundary: false, tail: "[\\-0-9A-Z_a-z]{20}", skip: "", first: "", skipMax: 0},
-	}},
-	"gitlab-pat-routable": {sum: 0xbaed11a5dfa6025f, gated: false, heads: []headPlan{
-		{lits: []headLit{{"glpat-", false}}, before: 0, after: 310, boundary: true, tail: "[\\-0-9A-Z_a-z]{27,300}\\.[0-9a-z]{2}[0-9a-z]{7}\\b", skip: "-0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz", first: ".", skipMax: 300},
-	}},
-	"gitlab-ptt": {sum: 0x9ec94ba0f497db, gated: false, heads: []headPlan{
-		{lits: []headLit{{"glptt-", false}}, before: 0, after: 40, boundary: false, tail: "[0-9a-f]{40}", skip: "", first: "", skipMax: 0},
-	}},
-	"gitlab-rrt": {sum: 0x89ff0f056abbd21c, gated: false, heads: []headPlan{
-		{lits: []headLit{{"GR1348941", false}}, before: 0, after: 20, boundary: false, tail: "[\\-0-9A-Z_a-z]{20}", skip: "", first: "", skipMax: 0},
-	}},
-	"gitlab-runner-authentication-token": {sum: 0x2d19e66343eb571, gated: false, heads: []headPlan{
-		{lits: []headLit{{"glrt-", false}}, before: 0, after: 20, boundary: false, tail: "[\\-0-9A-Z_a-z]{20}", skip: "", first: "", skipMax: 0},
-	}},
-	"gitlab-runner-authentication-token-routable": {sum: 0x1deee334ae6df557, gated: false, heads: []headPlan{
-		{lits: []headLit{{"glrt-t", false}}, before: 0, after: 312, boundary: true, tail: "[0-9]_[\\-0-9A-Z_a-z]{27,300}\\.[0-9a-z]{2}[0-9a-z]{7}\\b", skip: "", first: "0123456789", skipMax: 0},
-	}},
-	"gitlab-scim-token": {sum: 0x4abb05a5de781e46, gated: false, heads: []headPlan{
-		{lits: []headLit{{"glsoat-", false}}, before: 0, after: 20, boundary: false, tail: "[\\-0-9A-Z_a-z]{20}", skip: "", first: "", skipMax: 0},
-	}},
-	"gitlab-session-cookie": {sum: 0x7bdcfa445ece5dd8, gated: false, heads: []headPlan{
-		{lits: []headLit{{"_gitlab_session=", false}}, before: 0, after: 32, boundary: false, tail: "[0-9a-z]{32}", skip: "", first: "", skipMax: 0},
-	}},
-	"gitter-access-token": {sum: 0x6b992491761f05c7, gated: false, heads: []headPlan{
-		{lits: []headLit{{"GITTER", true}}, before: 150, after: 194, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[\\-0-9A-Z_a-zſK]{40}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
-	}},
-	"gocardless-api-token": {sum: 0x14e55816027e7fec, gated: false, heads: []headPlan{
-		{lits: []headLit{{"GOCARDLESS", true}}, before: 150, after: 199, boundary: false, tail: "(?i-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}LIVE_[\\-0-9=A-Z_a-zſK]{40}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
-	}},
-	"grafana-api-key": {sum: 0x5274f68c0a69b682, gated: false, heads: []headPlan{
-		{lits: []headLit{{"EYJRIJOI", true}}, before: 0, after: 1205, boundary: true, tail: "(?-m:[0-9A-Za-zſK]{70,400}={0,3}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "", first: "", skipMax: 0},
-	}},
-	"grafana-cloud-api-token": {sum: 0xd7e12c12e9c12402, gated: false, heads: []headPlan{
-		{lits: []headLit{{"GLC_", true}}, before: 0, after: 1205, boundary: true, tail: "(?-m:[\\+/-9A-Za-zſK]{32,400}={0,3}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "", first: "", skipMax: 0},
-	}},
-	"grafana-service-account-token": {sum: 0x2d540d900796f916, gated: false, heads: []headPlan{
-		{lits: []headLit{{"GLSA_", true}}, before: 0, after: 107, boundary: true, tail: "(?-m:[0-9A-Za-zſK]{32}_[0-9A-Fa-f]{8}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: "_", skipMax: 32},
-	}},
-	"harness-api-key": {sum: 0x23b8ec310da765ac, gated: false, heads: []headPlan{
-		{lits: []headLit{{"pat.", false}, {"sat.", false}}, before: 0, after: 68, boundary: false, tail: "[\\-0-9A-Z_a-z]{22}\\.[0-9A-Za-z]{24}\\.[0-9A-Za-z]{20}", skip: "-0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz", first: ".", skipMax: 22},
-	}},
-	"hashicorp-tf-api-token": {sum: 0x2d71fe1189e80d35, gated: false, heads: []headPlan{
-		{lits: []headLit{{"atlasv1.", true}}, before: 43, after: 210, boundary: false, tail: "[\\-0-9=A-Z_a-zſK]{60,70}", skip: "", first: "", skipMax: 0},
-	}},
-	"hashicorp-tf-password": {sum: 0x7b0faea5b1da7fcb, gated: false, heads: []headPlan{
-		{lits: []headLit{{"ADMINISTRATOR_LOGIN_PASSWORD", true}, {"PASSWORD", true}}, before: 150, after: 136, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}\"[\\-0-9=A-Z_a-zſK]{8,20}\"(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
-	}},
-	"heroku-api-key": {sum: 0x35560e8b82a11943, gated: false, heads: []headPlan{
-		{lits: []headLit{{"HEROKU", true}}, before: 150, after: 110, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
-	}},
-	"heroku-api-key-v2": {sum: 0x8908e12278fa8940, gated: false, heads: []headPlan{
-		{lits: []headLit{{"HRKU-AA", false}}, before: 0, after: 60, boundary: true, tail: "(?-m:[\\-0-9A-Z_a-z]{58}(?:[\\t\\n\\f\\r \"';`]|\\\\[nr]|$))", skip: "", first: "", skipMax: 0},
-	}},
-	"hubspot-api-key": {sum: 0xabcffbb31a7a8106, gated: false, heads: []headPlan{
-		{lits: []headLit{{"HUBSPOT", true}}, before: 150, after: 110, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
-	}},
-	"huggingface-access-token": {sum: 0x80f502b4247c1d84, gated: false, heads: []headPlan{
-		{lits: []headLit{{"hf_", false}}, before: 0, after: 104, boundary: true, tail: "(?-m:[A-Za-zſK]{34}(?:[\\t\\n\\f\\r \"';`]|\\\\[nr]|$))", skip: "", first: "", skipMax: 0},
-	}},
-	"huggingface-organization-api-token": {sum: 0xbde814dcf68d911d, gated: false, heads: []headPlan{
-		{lits: []headLit{{"api_org_", false}}, before: 0, after: 104, boundary: true, tail: "(?-m:[A-Za-zſK]{34}(?:[\\t\\n\\f\\r \"';`]|\\\\[nr]|$))", skip: "", first: "", skipMax: 0},
-	}},
-	"infracost-api-token": {sum: 0x58fa4d82b66d81a0, gated: false, heads: []headPlan{
-		{lits: []headLit{{"ico-", false}}, before: 0, after: 34, boundary: true, tail: "(?-m:[0-9A-Za-z]{32}(?:[\\t\\n\\f\\r \"';`]|\\\\[nr]|$))", skip: "", first: "", skipMax: 0},
-	}},
-	"intercom-api-key": {sum: 0xe16230a80a9147e6, gated: false, heads: []headPlan{
-		{lits: []headLit{{"INTERCOM", true}}, before: 150, after: 254, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[\\-0-9=A-Z_a-zſK]{60}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
-	}},
-	"intra42-client-secret": {sum: 0xf26cd2505d415840, gated: false, heads: []headPlan{
-		{lits: []headLit{{"s-s4t2ud-", false}, {"s-s4t2af-", false}}, before: 0, after: 66, boundary: true, tail: "(?-m:[0-9A-Fa-f]{64}(?:[\\t\\n\\f\\r \"';`]|\\\\[nr]|$))", skip: "", first: "", skipMax: 0},
-	}},
-	"jfrog-api-key": {sum: 0x616f498b96517e6f, gated: false, heads: []headPlan{
-		{lits: []headLit{{"JFROG", true}, {"ARTIFACTORY", true}, {"BINTRAY", true}, {"XRAY", true}}, before: 150, after: 293, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Za-zſK]{73}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
-	}},
-	"jfrog-identity-token": {sum: 0x7a1686228ce30e5f, gated: false, heads: []headPlan{
-		{lits: []headLit{{"JFROG", true}, {"ARTIFACTORY", true}, {"BINTRAY", true}, {"XRAY", true}}, before: 150, after: 266, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Za-zſK]{64}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
-	}},
-	"jwt": {sum: 0xd9ca5bc65b8c954e, gated: false, heads: []headPlan{
-		{lits: []headLit{{"ey", false}}, before: 0, after: 4096, boundary: true, tail: "(?-m:[0-9A-Za-z]{17,}\\.ey[\\-/-9A-Z\\\\_a-z]{17,}\\.(?:[\\-/-9A-Z\\\\_a-z]{10,}={0,2})?(?:[\\t\\n\\f\\r \"';`]|\\\\[nr]|$))", skip: "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz", first: ".", skipMax: -1},
-	}},
-	"jwt-base64": {sum: 0x2f3036891dc23778, gated: false, heads: []headPlan{
-		{lits: []headLit{{"ZXlKaGJHY2lPaU", false}, {"ZXlKaGNIVWlPaU", false}, {"ZXlKaGNIWWlPaU", false}, {"ZXlKaGRXUWlPaU", false}, {"ZXlKaU5qUWlP", false}, {"ZXlKamNtbDBJanBi", false}, {"ZXlKamRIa2lPaU", false}, {"ZXlKbGNHc2lPbn", false}, {"ZXlKbGJtTWlPaU", false}, {"ZXlKcWEzVWlPaU", false}, {"ZXlKcWQyc2lPb", false}, {"ZXlKcGMzTWlPaU", false}, {"ZXlKcGRpSTZJ", false}, {"ZXlKcmFXUWlP", false}, {"ZXlKclpYbGZiM0J6SWpwY", false}, {"ZXlKcmRIa2lPaUp", false}, {"ZXlKdWIyNWpaU0k2", false}, {"ZXlKd01tTWlP", false}, {"ZXlKd01uTWlPaU", false}, {"ZXlKd2NIUWlPaU", false}, {"ZXlKemRXSWlPaU", false}, {"ZXlKemRuUWlP", false}, {"ZXlKMFlXY2lPaU", false}, {"ZXlKMGVYQWlPaUp", false}, {"ZXlKMWNtd2l", false}, {"ZXlKMWMyVWlPaUp", false}, {"ZXlKMlpYSWlPaU", false}, {"ZXlKMlpYSnphVzl1SWpv", false}, {"ZXlKNElqb2", false}, {"ZXlKNE5XTWlP", false}, {"ZXlKNE5YUWlPaU", false}, {"ZXlKNE5YUWpVekkxTmlJNkl", false}, {"ZXlKNE5YVWlPaU", false}, {"ZXlKNmFYQWlPaU", false}}, before: 0, after: 4096, boundary: true, tail: "[\\n\\r\\+\\-/-9A-Z\\\\_a-z]{40,}={0,2}", skip: "", first: "", skipMax: 0},
-	}},
-	"kraken-access-token": {sum: 0x478e4d7fb39bbcd8, gated: false, heads: []headPlan{
-		{lits: []headLit{{"KRAKEN", true}}, before: 150, after: 344, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[\\+\\-/-9=A-Z_a-zſK]{80,90}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
-	}},
-	"kubernetes-secret-yaml": {sum: 0xf53ea81f9cf0a1bc, gated: true, heads: []headPlan{
-		{lits: []headLit{{"KIND:", true}}, before: 0, after: 4096, boundary: true, tail: "(?is:[\\t ]*[\"']?\\bSECRET\\b[\"']?.{0,200}?\\bDATA:.{0,100}?[\\t\\n\\f\\r ]+[\\-\\.0-9A-Z_a-zſK]+:(?:[\\t ]*(?:\\||>[\\+\\-]?)[\\t\\n\\f\\r ]+)?[\\t ]*(?:[\"']?[\\+/-9A-Za-zſK]{10,}={0,3}[\"']?|\\{\\{[\\t \"\\$,-\\.0-:=A-Z_a-z\\|ſK]+\\}\\}|\"\"|''))", skip: "", first: "", skipMax: 0},
-		{lits: []headLit{{"DATA:", true}}, before: 0, after: 4096, boundary: true, tail: "(?is:.{0,100}?[\\t\\n\\f\\r ]+[\\-\\.0-9A-Z_a-zſK]+:(?:[\\t ]*(?:\\||>[\\+\\-]?)[\\t\\n\\f\\r ]+)?[\\t ]*(?:[\"']?[\\+/-9A-Za-zſK]{10,}={0,3}[\"']?|\\{\\{[\\t \"\\$,-\\.0-:=A-Z_a-z\\|ſK]+\\}\\}|\"\"|'').{0,200}?\\bKIND:[\\t ]*[\"']?\\bSECRET\\b[\"']?)", skip: "", first: "", skipMax: 0},
-	}},
-	"kucoin-access-token": {sum: 0x1fca4de1f2a8c01b, gated: false, heads: []headPlan{
-		{lits: []headLit{{"KUCOIN", true}}, before: 150, after: 98, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Fa-f]{24}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
-	}},
-	"kucoin-secret-key": {sum: 0xbac28e5a282ed87e, gated: false, heads: []headPlan{
-		{lits: []headLit{{"KUCOIN", true}}, before: 150, after: 110, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
-	}},
-	"kz-anthropic-key": {sum: 0xe36b932ac6b04eb1, gated: false, heads: []headPlan{
-		{lits: []headLit{{"sk-ant-", false}}, before: 6, after: 4096, boundary: false, tail: "[\\-0-9A-Z_a-z]{16,}", skip: "", first: "", skipMax: 0},
-	}},
-	"kz-api-key-header": {sum: 0xcf68521017bb1338, gated: false, heads: []headPlan{
-		{lits: []headLit{{"X-API-KEY\"", true}, {"X-API-KEY'", true}, {"X-API-KEY", true}, {"API-KEY\"", true}, {"API-KEY'", true}, {"API-KEY", true}, {"X-AUTH-TOKEN\"", true}, {"X-AUTH-TOKEN'", true}, {"X-AUTH-TOKEN", true}, {"X-ACCESS-TOKEN\"", true}, {"X-ACCESS-TOKEN'", true}, {"X-ACCESS-TOKEN", true}, {"PRIVATE-TOKEN\"", true}, {"PRIVATE-TOKEN'", true}, {"PRIVATE-TOKEN", true}, {"X-GOOG-API-KEY\"", true}, {"X-GOOG-API-KEY'", true}, {"X-GOOG-API-KEY", true}, {"OCP-APIM-SUBSCRIPTION-KEY\"", true}, {"OCP-APIM-SUBSCRIPTION-KEY'", true}, {"OCP-APIM-SUBSCRIPTION-KEY", true}, {"X-FUNCTIONS-KEY\"", true}, {"X-FUNCTIONS-KEY'", true}, {"X-FUNCTIONS-KEY", true}}, before: 1, after: 4096, boundary: false, tail: "[\\t ]*:[\\t ]*[\"']?[\\+\\--9=@-Z_a-z~ſK]{12,}", skip: "\t ", first: ":", skipMax: -1},
-	}},
-	"kz-authorization-header": {sum: 0x763528725a1a3abf, gated: false, heads: []headPlan{
-		{lits: []headLit{{"AUTHORIZATION\"", true}, {"AUTHORIZATION'", true}, {"AUTHORIZATION", true}}, before: 0, after: 4096, boundary: true, tail: "(?i:[\\t ]*[:=][\\t ]*[\"']?(?:(?:B(?:ASIC|EARER)|TOKEN|API(?:-TOKEN|KEY|-KEY)|SSO-KEY|KEY)[\\t ]+)?[\\+\\--9=@-Z_a-z~ſK]{8,})", skip: "\t ", first: ":=", skipMax: -1},
-	}},
-	"kz-aws-access-key": {sum: 0xb45dfd4cfa782002, gated: false, heads: []headPlan{
-		{lits: []headLit{{"AKIA", false}, {"ASIA", false}}, before: 6, after: 16, boundary: false, tail: "[0-9A-Z]{16}\\b", skip: "", first: "", skipMax: 0},
-	}},
-	"kz-aws-secret-key": {sum: 0x7c8000304034cd8c, gated: false, heads: []headPlan{
-		{lits: []headLit{{"AWS_SECRET_ACCESS_KEY\\\"", true}, {"AWS_SECRET_ACCESS_KEY\\'", true}, {"AWS_SECRET_ACCESS_KEY\"", true}, {"AWS_SECRET_ACCESS_KEY'", true}, {"AWS_SECRET_ACCESS_KEY", true}, {"AWS_SECRET_ACCESSKEY\\\"", true}, {"AWS_SECRET_ACCESSKEY\\'", true}, {"AWS_SECRET_ACCESSKEY\"", true}, {"AWS_SECRET_ACCESSKEY'", true}, {"AWS_SECRET_ACCESSKEY", true}, {"AWS_SECRETACCESS_KEY\\\"", true}, {"AWS_SECRETACCESS_KEY\\'", true}, {"AWS_SECRETACCESS_KEY\"", true}, {"AWS_SECRETACCESS_KEY'", true}, {"AWS_SECRETACCESS_KEY", true}, {"AWS_SECRETACCESSKEY\\\"", true}, {"AWS_SECRETACCESSKEY\\'", true}, {"AWS_SECRETACCESSKEY\"", true}, {"AWS_SECRETACCESSKEY'", true}, {"AWS_SECRETACCESSKEY", true}, {"AWSSECRET_ACCESS_KEY\\\"", true}, {"AWSSECRET_ACCESS_KEY\\'", true}, {"AWSSECRET_ACCESS_KEY\"", true}, {"AWSSECRET_ACCESS_KEY'", true}, {"AWSSECRET_ACCESS_KEY", true}, {"AWSSECRET_ACCESSKEY\\\"", true}, {"AWSSECRET_ACCESSKEY\\'", true}, {"AWSSECRET_ACCESSKEY\"", true}, {"AWSSECRET_ACCESSKEY'", true}, {"AWSSECRET_ACCESSKEY", true}, {"AWSSECRETACCESS_KEY\\\"", true}, {"AWSSECRETACCESS_KEY\\'", true}, {"AWSSECRETACCESS_KEY\"", true}, {"AWSSECRETACCESS_KEY'", true}, {"AWSSECRETACCESS_KEY", true}, {"AWSSECRETACCESSKEY\\\"", true}, {"AWSSECRETACCESSKEY\\'", true}, {"AWSSECRETACCESSKEY\"", true}, {"AWSSECRETACCESSKEY'", true}, {"AWSSECRETACCESSKEY", true}, {"SECRET_ACCESS_KEY\\\"", true}, {"SECRET_ACCESS_KEY\\'", true}, {"SECRET_ACCESS_KEY\"", true}, {"SECRET_ACCESS_KEY'", true}, {"SECRET_ACCESS_KEY", true}, {"SECRET_ACCESSKEY\\\"", true}, {"SECRET_ACCESSKEY\\'", true}, {"SECRET_ACCESSKEY\"", true}, {"SECRET_ACCESSKEY'", true}, {"SECRET_ACCESSKEY", true}, {"SECRETACCESS_KEY\\\"", true}, {"SECRETACCESS_KEY\\'", true}, {"SECRETACCESS_KEY\"", true}, {"SECRETACCESS_KEY'", true}, {"SECRETACCESS_KEY", true}, {"SECRETACCESSKEY\\\"", true}, {"SECRETACCESSKEY\\'", true}, {"SECRETACCESSKEY\"", true}, {"SECRETACCESSKEY'", true}, {"SECRETACCESSKEY", true}}, before: 0, after: 4096, boundary: false, tail: "[\\t ]*[:=][\\t ]*(?:\\\\?[\"'])?[\\+/-9=A-Za-z]{40}", skip: "\t ", first: ":=", skipMax: -1},
-	}},
-	"kz-azure-account-key": {sum: 0x9378c41d95c7c619, gated: false, heads: []headPlan{
-		{lits: []headLit{{"ACCOUNTKEY", true}, {"SHAREDACCESSKEY", true}}, before: 0, after: 4096, boundary: true, tail: "[\\t ]*=[\\t ]*[\\+/-9A-Za-zſK]{20,}={0,2}", skip: "\t ", first: "=", skipMax: -1},
-	}},
-	"kz-azure-sas-signature": {sum: 0x674252a8dfd95651, gated: false, heads: []headPlan{
-		{lits: []headLit{{"sig=", false}}, before: 1, after: 4096, boundary: false, tail: "[%\\+/-9=A-Za-z]{20,}", skip: "", first: "", skipMax: 0},
-	}},
-	"kz-bearer": {sum: 0x53427a9fc4dc6a0f, gated: false, heads: []headPlan{
-		{lits: []headLit{{"BEARER", true}}, before: 0, after: 4096, boundary: true, tail: "[\\t ]+[\\+\\--9A-Z_a-z~ſK]{16,}=*", skip: "", first: "", skipMax: 0},
-	}},
-	"kz-cli-user-password": {sum: 0xf4283a0f458471c5, gated: false, heads: []headPlan{
-		{lits: []headLit{{"-u", false}, {"--user", false}, {"--proxy-user", false}}, before: 1, after: 4096, boundary: false, tail: "(?-m:(?:[\\t ]+|=)?(?:'[^\\n':<>]*:([^\\n'<>]+)'|\"[^\\n\":<>]*:([^\\n\"<>]+)\"|'([^\\t\\n\\f\\r ':<>]{3,}):'|\"(?:([^\\t\\n\\f\\r \":<>]{3,}):\"|[^\\n\"]*\":\"([^\\n\"]+)\")|'[^\\n']*':'([^\\n']+)'|[^\\t\\n\\f\\r \"':<>]+:'([^\\n']+)'|[^\\t\\n\\f\\r \"':<>]+:\"([^\\n\"]+)\"|[^\\t\\n\\f\\r \"':<>]+:([^\\t\\n\\f\\r \"'<>]+)|([^\\t\\n\\f\\r \"':<>]{3,}):(?:[\\t\\n\\f\\r ]|$)))", skip: "", first: "", skipMax: 0},
-	}},
-	"kz-config-secret-bare": {sum: 0xf645b23bb027fa83, gated: false, heads: []headPlan{
-		{lits: []headLit{{"PASSWORD\"", true}, {"PASSWORD'", true}, {"PASSWORD", true}, {"PASSWD\"", true}, {"PASSWD'", true}, {"PASSWD", true}, {"PASSPHRASE\"", true}, {"PASSPHRASE'", true}, {"PASSPHRASE", true}, {"SECRET\"", true}, {"SECRET'", true}, {"SECRET", true}, {"TOKEN\"", true}, {"TOKEN'", true}, {"TOKEN", true}, {"API-KEY\"", true}, {"API-KEY'", true}, {"API-KEY", true}, {"API_KEY\"", true}, {"API_KEY'", true}, {"API_KEY", true}, {"APIKEY\"", true}, {"APIKEY'", true}, {"APIKEY", true}, {"APIKEY\"", true}, {"APIKEY'", true}, {"APIKEY", true}, {"ACCESS-KEY\"", true}, {"ACCESS-KEY'", true}, {"ACCESS-KEY", true}, {"ACCESS_KEY\"", true}, {"ACCESS_KEY'", true}, {"ACCESS_KEY", true}, {"ACCESSKEY\"", true}, {"ACCESSKEY'", true}, {"ACCESSKEY", true}, {"PRIVATE-KEY\"", true}, {"PRIVATE-KEY'", true}, {"PRIVATE-KEY", true}, {"PRIVATE_KEY\"", true}, {"PRIVATE_KEY'", true}, {"PRIVATE_KEY", true}, {"PRIVATEKEY\"", true}, {"PRIVATEKEY'", true}, {"PRIVATEKEY", true}, {"AUTH-KEY\"", true}, {"AUTH-KEY'", true}, {"AUTH-KEY", true}, {"AUTH_KEY\"", true}, {"AUTH_KEY'", true}, {"AUTH_KEY", true}, {"AUTHKEY\"", true}, {"AUTHKEY'", true}, {"AUTHKEY", true}, {"CREDENTIALS\"", true}, {"CREDENTIALS'", true}, {"CREDENTIALS", true}, {"CREDENTIAL\"", true}, {"CREDENTIAL'", true}, {"CREDENTIAL", true}}, before: 152, after: 4096, boundary: false, tail: "(?m-s:[\\t ]*[:=][\\t ]*[^\\t\\n\\f\\r -\\$&-\\(\\*<>\\[\\{\\|][^\\t\\n\\f\\r \"#'-\\)]*[\\t ]*(?:#.*)?\\r?$)", skip: "\t ", first: ":=", skipMax: -1},
-	}},
-	"kz-config-secret-quoted": {sum: 0xde55e2ac41a110ae, gated: false, heads: []headPlan{
-		{lits: []headLit{{"PASSWORD\"", true}, {"PASSWORD'", true}, {"PASSWORD", true}, {"PASSWD\"", true}, {"PASSWD'", true}, {"PASSWD", true}, {"PASSPHRASE\"", true}, {"PASSPHRASE'", true}, {"PASSPHRASE", true}, {"PWD\"", true}, {"PWD'", true}, {"PWD", true}, {"SECRET\"", true}, {"SECRET'", true}, {"SECRET", true}, {"TOKEN\"", true}, {"TOKEN'", true}, {"TOKEN", true}, {"API-KEY\"", true}, {"API-KEY'", true}, {"API-KEY", true}, {"API_KEY\"", true}, {"API_KEY'", true}, {"API_KEY", true}, {"APIKEY\"", true}, {"APIKEY'", true}, {"APIKEY", true}, {"APIKEY\"", true}, {"APIKEY'", true}, {"APIKEY", true}, {"ACCESS-KEY\"", true}, {"ACCESS-KEY'", true}, {"ACCESS-KEY", true}, {"ACCESS_KEY\"", true}, {"ACCESS_KEY'", true}, {"ACCESS_KEY", true}, {"ACCESSKEY\"", true}, {"ACCESSKEY'", true}, {"ACCESSKEY", true}, {"PRIVATE-KEY\"", true}, {"PRIVATE-KEY'", true}, {"PRIVATE-KEY", true}, {"PRIVATE_KEY\"", true}, {"PRIVATE_KEY'", true}, {"PRIVATE_KEY", true}, {"PRIVATEKEY\"", true}, {"PRIVATEKEY'", true}, {"PRIVATEKEY", true}, {"AUTH-KEY\"", true}, {"AUTH-KEY'", true}, {"AUTH-KEY", true}, {"AUTH_KEY\"", true}, {"AUTH_KEY'", true}, {"AUTH_KEY", true}, {"AUTHKEY\"", true}, {"AUTHKEY'", true}, {"AUTHKEY", true}, {"CREDENTIALS\"", true}, {"CREDENTIALS'", true}, {"CREDENTIALS", true}, {"CREDENTIAL\"", true}, {"CREDENTIAL'", true}, {"CREDENTIAL", true}}, before: 120, after: 4096, boundary: false, tail: "[\\t ]*(?:[:=]|:=|=>)[\\t ]*(?:\"([^\\n\"]{3,})\"|'([^\\n']{3,})')", skip: "\t ", first: ":=", skipMax: -1},
-	}},
-	"kz-curl-header": {sum: 0x15fb5cdf3012e4cb, gated: false, heads: []headPlan{
-		{lits: []headLit{{"-H", true}, {"--HEADER", true}}, before: 0, after: 4096, boundary: false, tail: "(?i:(?:=|[\\t ]{0,5})[\"']?(?:X-(?:[A-Za-zſK]+-)?)?(?:API-?)?(?:KEY|TOKEN)[\\t ]*:[\\t ]{0,5}[\\+\\--9=@-Z_a-z~ſK]{8,})", skip: "", first: "", skipMax: 0},
-	}},
-	"kz-env-secret": {sum: 0x470541dec8cfc65a, gated: false, heads: []headPlan{
-		{lits: []headLit{{"PASSWORD", false}, {"PASSWD", false}, {"_PWD", false}, {"PASSPHRASE", false}, {"SECRET", false}, {"TOKEN", false}, {"API_KEY", false}, {"APIKEY", false}, {"ACCESS_KEY", false}, {"PRIVATE_KEY", false}, {"AUTH_KEY", false}, {"CREDENTIALS", false}, {"CREDENTIAL", false}}, before: 46, after: 4096, boundary: false, tail: "[0-9A-Z_]{0,40}(?:\\\\?[\"'])?[\\t ]*[:=][\\t ]*(?:\\\\?[\"'])?[^\\t\\n\\f\\r \"\\$'\\\\`]{3,}", skip: "", first: "", skipMax: 0},
-	}},
-	"kz-github-pat": {sum: 0x804b29a9bc5609f, gated: false, heads: []headPlan{
-		{lits: []headLit{{"github_pat_", false}}, before: 6, after: 4096, boundary: false, tail: "[0-9A-Z_a-z]{30,}", skip: "", first: "", skipMax: 0},
-	}},
-	"kz-github-token": {sum: 0x8b37dbb1f5c15a2f, gated: false, heads: []headPlan{
-		{lits: []headLit{{"gho_", false}, {"ghp_", false}, {"ghr_", false}, {"ghs_", false}, {"ghu_", false}}, before: 6, after: 4096, boundary: false, tail: "[0-9A-Za-z]{30,}", skip: "", first: "", skipMax: 0},
-	}},
-	"kz-gitlab-pat": {sum: 0x334f0aa1a265ee54, gated: false, heads: []headPlan{
-		{lits: []headLit{{"glpat-", false}}, before: 6, after: 4096, boundary: false, tail: "[\\-0-9A-Z_a-z]{20,}", skip: "", first: "", skipMax: 0},
-	}},
-	"kz-google-api-key": {sum: 0x946b8cba6d6d6304, gated: false, heads: []headPlan{
-		{lits: []headLit{{"AIza", false}}, before: 6, after: 39, boundary: false, tail: "(?-m:[\\-0-9A-Z_a-z]{35}(?:[^\\-0-9A-Z_a-z]|$))", skip: "", first: "", skipMax: 0},
-	}},
-	"kz-google-oauth-token": {sum: 0xf06a45a938342346, gated: false, heads: []headPlan{
-		{lits: []headLit{{"ya29.", false}}, before: 6, after: 4096, boundary: false, tail: "[\\-0-9A-Z_a-z]{20,}", skip: "", first: "", skipMax: 0},
-	}},
-	"kz-google-refresh-token": {sum: 0x3e77263f89e25513, gated: false, heads: []headPlan{
-		{lits: []headLit{{"1//0", false}}, before: 4, after: 4096, boundary: false, tail: "[\\-0-9A-Z_a-z]{40,}", skip: "", first: "", skipMax: 0},
-	}},
-	"kz-huggingface-token": {sum: 0xf0e907858638ea01, gated: false, heads: []headPlan{
-		{lits: []headLit{{"hf_", false}}, before: 6, after: 4096, boundary: false, tail: "[0-9A-Za-z]{30,}", skip: "", first: "", skipMax: 0},
-	}},
-	"kz-jwt": {sum: 0xd6eaea3fcbc5c183, gated: false, heads: []headPlan{
-		{lits: []headLit{{"eyJ", false}}, before: 6, after: 4096, boundary: false, tail: "[\\-0-9A-Z_a-z]{8,}\\.eyJ[\\-0-9A-Z_a-z]{8,}\\.[\\-0-9A-Z_a-z]{8,}", skip: "-0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz", first: ".", skipMax: -1},
-	}},
-	"kz-mysql-password": {sum: 0x868a0206c8b72bae, gated: false, heads: []headPlan{
-		{lits: []headLit{{"mysql", false}, {"mariadb", false}}, before: 0, after: 4096, boundary: true, tail: "[\\-a-z]*\\b[^\\n&;\\|]{0,200}?[\\t ]-p(?:'([^\\n']+)'|\"([^\\n\"]+)\"|([^\\t\\n\\f\\r \"']+))", skip: "", first: "", skipMax: 0},
-	}},
-	"kz-npm-token": {sum: 0x633893b1153f0a64, gated: false, heads: []headPlan{
-		{lits: []headLit{{"npm_", false}}, before: 6, after: 36, boundary: false, tail: "[0-9A-Za-z]{36}", skip: "", first: "", skipMax: 0},
-	}},
-	"kz-openai-key": {sum: 0x2884081b9e5ebf4d, gated: false, heads: []headPlan{
-		{lits: []headLit{{"sk-proj-", false}, {"sk-svcacct-", false}, {"sk-admin-", false}, {"sk-", false}}, before: 6, after: 4096, boundary: false, tail: "[\\-0-9A-Z_a-z]{20,}", skip: "", first: "", skipMax: 0},
-	}},
-	"kz-openssl-pass": {sum: 0xf81e624a49b65201, gated: false, heads: []headPlan{
-		{lits: []headLit{{"-passin", false}, {"-passout", false}, {"-pass", false}}, before: 1, after: 4096, boundary: false, tail: "[\\t ]+pass:[^\\t\\n\\f\\r ]+", skip: "\t ", first: "p", skipMax: -1},
-	}},
-	"kz-password-flag": {sum: 0x7e2df92b26f8aa61, gated: false, heads: []headPlan{
-		{lits: []headLit{{"PASSWORD", true}, {"PASSWD", true}, {"PASSPHRASE", true}, {"PWD", true}, {"SECRET", true}, {"TOKEN", true}, {"API-KEY", true}, {"APIKEY", true}, {"API_KEY", true}, {"AUTH-TOKEN", true}, {"ACCESS-TOKEN", true}, {"CLIENT-SECRET", true}}, before: 247, after: 4096, boundary: false, tail: "(?:=|[\\t ]+)(?:'([^\\n']+)'|\"([^\\n\"]+)\"|([^\\t\\n\\f\\r \"']+))", skip: "", first: "\t =", skipMax: 0},
-	}},
-	"kz-slack-token": {sum: 0xb247d39f34fff89e, gated: false, heads: []headPlan{
-		{lits: []headLit{{"xoxa-", false}, {"xoxb-", false}, {"xoxo-", false}, {"xoxp-", false}, {"xoxr-", false}, {"xoxs-", false}}, before: 6, after: 4096, boundary: false, tail: "[0-9][\\-0-9A-Za-z]{9,}", skip: "", first: "0123456789", skipMax: 0},
-	}},
-	"kz-sshpass": {sum: 0x7671682ba8c35e35, gated: false, heads: []headPlan{
-		{lits: []headLit{{"sshpass", false}}, before: 0, after: 4096, boundary: true, tail: "\\b[^\\n&;\\|]{0,100}?[\\t ]-p[\\t ]*(?:'([^\\n']+)'|\"([^\\n\"]+)\"|([^\\t\\n\\f\\r \"']+))", skip: "", first: "", skipMax: 0},
-	}},
-	"kz-stripe-key": {sum: 0x6d8142a99c2e47e5, gated: false, heads: []headPlan{
-		{lits: []headLit{{"rk_live_", false}, {"sk_live_", false}}, before: 6, after: 4096, boundary: false, tail: "[0-9A-Za-z]{20,}", skip: "", first: "", skipMax: 0},
-	}},
-	"launchdarkly-access-token": {sum: 0x51d9a2b280f5573, gated: false, heads: []headPlan{
-		{lits: []headLit{{"LAUNCHDARKLY", true}}, before: 150, after: 194, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[\\-0-9=A-Z_a-zſK]{40}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
-	}},
-	"linear-api-key": {sum: 0x1d08893d0eca3235, gated: false, heads: []headPlan{
-		{lits: []headLit{{"lin_api_", false}}, before: 0, after: 120, boundary: false, tail: "[0-9A-Za-zſK]{40}", skip: "", first: "", skipMax: 0},
-	}},
-	"linear-client-secret": {sum: 0x56f71888b1809280, gated: false, heads: []headPlan{
-		{lits: []headLit{{"LINEAR", true}}, before: 150, after: 106, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Fa-f]{32}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
-	}},
-	"linkedin-client-id": {sum: 0xedfe6f07ebb0547a, gated: false, heads: []headPlan{
-		{lits: []headLit{{"LINKED-IN", true}, {"LINKED_IN", true}, {"LINKEDIN", true}}, before: 150, after: 116, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Za-zſK]{14}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
-	}},
-	"linkedin-client-secret": {sum: 0x98e0cc561bbbdb4c, gated: false, heads: []headPlan{
-		{lits: []headLit{{"LINKED-IN", true}, {"LINKED_IN", true}, {"LINKEDIN", true}}, before: 150, after: 122, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Za-zſK]{16}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
-	}},
-	"lob-api-key": {sum: 0x3094fc4d8355c941, gated: false, heads: []headPlan{
-		{lits: []headLit{{"LIVE_", true}, {"TEST_", true}}, before: 225, after: 37, boundary: false, tail: "(?-m:[0-9A-Fa-f]{35}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "", first: "", skipMax: 0},
-	}},
-	"lob-pub-api-key": {sum: 0xa391594177279219, gated: false, heads: []headPlan{
-		{lits: []headLit{{"TEST_PUB_", true}, {"LIVE_PUB_", true}}, before: 225, after: 33, boundary: false, tail: "(?-m:[0-9A-Fa-f]{31}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "", first: "", skipMax: 0},
-	}},
-	"looker-client-id": {sum: 0x9c30f559fc3a7d6a, gated: false, heads: []headPlan{
-		{lits: []headLit{{"LOOKER", true}}, before: 150, after: 134, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Za-zſK]{20}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
-	}},
-	"looker-client-secret": {sum: 0x4437b06d6cfb9156, gated: false, heads: []headPlan{
-		{lits: []headLit{{"LOOKER", true}}, before: 150, after: 146, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Za-zſK]{24}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
-	}},
-	"mailchimp-api-key": {sum: 0x7bb2e1b94cc61cb8, gated: false, heads: []headPlan{
-		{lits: []headLit{{"MAILCHIMP", true}}, before: 150, after: 132, boundary: false, tail: "(?i-ms:(?:SDK.INITIALIZE|(?:))[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Fa-f]{32}-US[0-9][0-9](?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "", first: "", skipMax: 0},
-	}},
-	"mailgun-private-api-token": {sum: 0x817e19e7d7049baa, gated: false, heads: []headPlan{
-		{lits: []headLit{{"MAILGUN", true}}, before: 150, after: 112, boundary: false, tail: "(?i-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}KEY-[0-9A-Fa-f]{32}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
-	}},
-	"mailgun-pub-key": {sum: 0xb6378c3fc67140f1, gated: false, heads: []headPlan{
-		{lits: []headLit{{"MAILGUN", true}}, before: 150, after: 115, boundary: false, tail: "(?i-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}PUBKEY-[0-9A-Fa-f]{32}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
-	}},
-	"mailgun-signing-key": {sum: 0x604d4e9a604492c2, gated: false, heads: []headPlan{
-		{lits: []headLit{{"MAILGUN", true}}, before: 150, after: 124, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Ha-h]{32}-[0-9A-Ha-h]{8}-[0-9A-Ha-h]{8}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
-	}},
-	"mapbox-api-token": {sum: 0x94482fe963b72e2c, gated: false, heads: []headPlan{
-		{lits: []headLit{{"MAPBOX", true}}, before: 150, after: 326, boundary: false, tail: "(?i-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}PK\\.[0-9A-Za-zſK]{60}\\.[0-9A-Za-zſK]{22}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
-	}},
-	"mattermost-access-token": {sum: 0x37ead70dfee65be2, gated: false, heads: []headPlan{
-		{lits: []headLit{{"MATTERMOST", true}}, before: 150, after: 152, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Za-zſK]{26}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
-	}},
-	"maxmind-license-key": {sum: 0x460588f6308d4247, gated: false, heads: []headPlan{
-		{lits: []headLit{{"_mmk", false}}, before: 36, after: 2, boundary: false, tail: "(?-m:(?:[\\t\\n\\f\\r \"';`]|\\\\[nr]|$))", skip: "", first: "", skipMax: 0},
-	}},
-	"messagebird-api-token": {sum: 0x8b2f5a100d0fce06, gated: false, heads: []headPlan{
-		{lits: []headLit{{"MESSAGE-BIRD", true}, {"MESSAGE_BIRD", true}, {"MESSAGEBIRD", true}}, before: 150, after: 149, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Za-zſK]{25}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
-	}},
-	"messagebird-client-id": {sum: 0xa2b2ba4da5b667dc, gated: false, heads: []headPlan{
-		{lits: []headLit{{"MESSAGE-BIRD", true}, {"MESSAGE_BIRD", true}, {"MESSAGEBIRD", true}}, before: 150, after: 110, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
-	}},
-	"microsoft-teams-webhook": {sum: 0x6cc1cfe5587e379c, gated: true, heads: []headPlan{
-		{lits: []headLit{{"https://", false}}, before: 0, after: 4096, boundary: false, tail: "[0-9a-z]+\\.webhook\\.office\\.com/webhookb2/[0-9a-z]{8}-([0-9a-z]{4}-){3}[0-9a-z]{12}@[0-9a-z]{8}-([0-9a-z]{4}-){3}[0-9a-z]{12}/IncomingWebhook/[0-9a-z]{32}/[0-9a-z]{8}-([0-9a-z]{4}-){3}[0-9a-z]{12}", skip: "0123456789abcdefghijklmnopqrstuvwxyz", first: ".", skipMax: -1},
-	}},
-	"netlify-access-token": {sum: 0xf97b90c3c7ea8b7c, gated: false, heads: []headPlan{
-		{lits: []headLit{{"NETLIFY", true}}, before: 150, after: 212, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[\\-0-9=A-Z_a-zſK]{40,46}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
-	}},
-	"new-relic-browser-api-token": {sum: 0x45719e07215f6681, gated: false, heads: []headPlan{
-		{lits: []headLit{{"NRJS-", true}}, before: 231, after: 21, boundary: false, tail: "(?-m:[0-9A-Fa-f]{19}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "", first: "", skipMax: 0},
-	}},
-	"new-relic-insert-key": {sum: 0xffb2c50ace0f50da, gated: false, heads: []headPlan{
-		{lits: []headLit{{"NRII-", true}}, before: 231, after: 98, boundary: false, tail: "(?-m:[\\-0-9A-Za-zſK]{32}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "", first: "", skipMax: 0},
-	}},
-	"new-relic-user-api-id": {sum: 0x40c27b8bdbf4d825, gated: false, heads: []headPlan{
-		{lits: []headLit{{"NEW-RELIC", true}, {"NEWRELIC", true}, {"NEW_RELIC", true}}, before: 150, after: 266, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Za-zſK]{64}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
-	}},
-	"new-relic-user-api-key": {sum: 0xd492f077d1e52b07, gated: false, heads: []headPlan{
-		{lits: []headLit{{"NRAK-", true}}, before: 231, after: 83, boundary: false, tail: "(?-m:[0-9A-Za-zſK]{27}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "", first: "", skipMax: 0},
-	}},
-	"notion-api-token": {sum: 0xad149b93ada4ca10, gated: false, heads: []headPlan{
-		{lits: []headLit{{"ntn_", false}}, before: 0, after: 48, boundary: true, tail: "(?-m:[0-9]{11}[0-9A-Za-z]{32}[0-9A-Za-z]{3}(?:[\\t\\n\\f\\r \"';`]|\\\\[nr]|$))", skip: "", first: "", skipMax: 0},
-	}},
-	"npm-access-token": {sum: 0xd778c6539a801181, gated: false, heads: []headPlan{
-		{lits: []headLit{{"NPM_", true}}, before: 0, after: 110, boundary: true, tail: "(?-m:[0-9A-Za-zſK]{36}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "", first: "", skipMax: 0},
-	}},
-	"nuget-config-password": {sum: 0xb0b7f87348dbb099, gated: false, heads: []headPlan{
-		{lits: []headLit{{"<ADD KEY=\"CLEARTEXTPASSWORD\"", true}, {"<ADD KEY=\"PASSWORD\"", true}}, before: 0, after: 4096, boundary: false, tail: "(?i-s:[\\t\\n\\f\\r ]*VALUE=\".{8,}\"[\\t\\n\\f\\r ]*/>)", skip: "\t\n\f\r ", first: "Vv", skipMax: -1},
-	}},
-	"nytimes-access-token": {sum: 0xa0baa31552885f1, gated: false, heads: []headPlan{
-		{lits: []headLit{{"NYTIMES", true}, {"NEW-YORK-TIMES,", true}, {"NEWYORKTIMES", true}}, before: 150, after: 170, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[\\-0-9=A-Z_a-zſK]{32}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
-	}},
-	"octopus-deploy-api-key": {sum: 0xb4a2f5633cbc501c, gated: false, heads: []headPlan{
-		{lits: []headLit{{"API-", false}}, before: 0, after: 28, boundary: true, tail: "(?-m:[0-9A-Z]{26}(?:[\\t\\n\\f\\r \"';`]|\\\\[nr]|$))", skip: "", first: "", skipMax: 0},
-	}},
-	"okta-access-token": {sum: 0xe2512a24789f8534, gated: false, heads: []headPlan{
-		{lits: []headLit{{"Okta", true}, {"OKTA", false}}, before: 200, after: 116, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}00[\\-0-9=A-Z_a-z]{40}(?:[\\t\\n\\f\\r \"';`]|\\\\[nr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
-	}},
-	"openai-api-key": {sum: 0xc81c8f6135dff065, gated: true, heads: []headPlan{
-		{lits: []headLit{{"sk-", false}}, before: 0, after: 166, boundary: true, tail: "(?-m:(?:(?:proj|svcacct|admin)-(?:[\\-0-9A-Z_a-z]{74}|[\\-0-9A-Z_a-z]{58})T3BlbkFJ(?:[\\-0-9A-Z_a-z]{74}|[\\-0-9A-Z_a-z]{58})\\b|[0-9A-Za-z]{20}T3BlbkFJ[0-9A-Za-z]{20})(?:[\\t\\n\\f\\r \"';`]|\\\\[nr]|$))", skip: "", first: "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz", skipMax: 0},
-	}},
-	"openshift-user-token": {sum: 0xec9d9bdaccedbd92, gated: false, heads: []headPlan{
-		{lits: []headLit{{"sha256~", false}}, before: 0, after: 47, boundary: true, tail: "[\\-0-9A-Z_a-z]{43}(?:[^\\-0-9A-Z_a-z]|\\z)", skip: "", first: "", skipMax: 0},
-	}},
-	"perplexity-api-key": {sum: 0x73945f14c15f2720, gated: false, heads: []headPlan{
-		{lits: []headLit{{"pplx-", false}}, before: 0, after: 50, boundary: true, tail: "(?-m:[0-9A-Za-z]{48}(?:[\\t\\n\\f\\r \"';`]|\\\\[nr]|$|\\b))", skip: "", first: "", skipMax: 0},
-	}},
-	"plaid-api-token": {sum: 0x3363f02e83ebd230, gated: false, heads: []headPlan{
-		{lits: []headLit{{"PLAID", true}}, before: 150, after: 131, boundary: false, tail: "(?i-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}ACCESS-(?:SANDBOX|DEVELOPMENT|PRODUCTION)-[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
-	}},
-	"plaid-client-id": {sum: 0xdf7defcec87d50de, gated: false, heads: []headPlan{
-		{lits: []headLit{{"PLAID", true}}, before: 150, after: 146, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Za-zſK]{24}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
-	}},
-	"plaid-secret-key": {sum: 0x24bf8e8139112de7, gated: false, heads: []headPlan{
-		{lits: []headLit{{"PLAID", true}}, before: 150, after: 164, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Za-zſK]{30}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
-	}},
-	"planetscale-api-token": {sum: 0x3762e3df9e70291d, gated: false, heads: []headPlan{
-		{lits: []headLit{{"pscale_tkn_", false}}, before: 0, after: 194, boundary: true, tail: "(?-m:[\\-\\.0-9=A-Z_a-zſK]{32,64}(?:[\\t\\n\\f\\r \"';`]|\\\\[nr]|$))", skip: "", first: "", skipMax: 0},
-	}},
-	"planetscale-oauth-token": {sum: 0xd1560608c59e6388, gated: false, heads: []headPlan{
-		{lits: []headLit{{"pscale_oauth_", false}}, before: 0, after: 66, boundary: true, tail: "(?-m:[\\-\\.0-9=A-Z_a-z]{32,64}(?:[\\t\\n\\f\\r \"';`]|\\\\[nr]|$))", skip: "", first: "", skipMax: 0},
-	}},
-	"planetscale-password": {sum: 0x122a02c4430b4610, gated: false, heads: []headPlan{
-		{lits: []headLit{{"PSCALE_PW_", true}}, before: 0, after: 194, boundary: true, tail: "(?-m:[\\-\\.0-9=A-Z_a-zſK]{32,64}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "", first: "", skipMax: 0},
-	}},
-	"postman-api-token": {sum: 0xf241f763c12ffba, gated: false, heads: []headPlan{
-		{lits: []headLit{{"PMAK-", false}}, before: 0, after: 61, boundary: true, tail: "(?-m:[0-9A-Fa-f]{24}-[0-9A-Fa-f]{34}(?:[\\t\\n\\f\\r \"';`]|\\\\[nr]|$))", skip: "0123456789ABCDEFabcdef", first: "-", skipMax: 24},
-	}},
-	"prefect-api-token": {sum: 0x40069d6d5249ee06, gated: false, heads: []headPlan{
-		{lits: []headLit{{"pnu_", false}}, before: 0, after: 38, boundary: true, tail: "(?-m:[0-9A-Za-z]{36}(?:[\\t\\n\\f\\r \"';`]|\\\\[nr]|$))", skip: "", first: "", skipMax: 0},
-	}},
-	"privateai-api-token": {sum: 0x3092dcad20afd669, gated: false, heads: []headPlan{
-		{lits: []headLit{{"PRIVATE-AI", true}, {"PRIVATE_AI", true}, {"PRIVATEAI", true}}, before: 200, after: 106, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9a-z]{32}(?:[\\t\\n\\f\\r \"';`]|\\\\[nr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
-	}},
-	"pulumi-api-token": {sum: 0x63ec9e0002fbb0d5, gated: false, heads: []headPlan{
-		{lits: []headLit{{"pul-", false}}, before: 0, after: 42, boundary: true, tail: "(?-m:[0-9a-f]{40}(?:[\\t\\n\\f\\r \"';`]|\\\\[nr]|$))", skip: "", first: "", skipMax: 0},
-	}},
-	"pypi-upload-token": {sum: 0x31598fe78e2f14a2, gated: false, heads: []headPlan{
-		{lits: []headLit{{"pypi-AgEIcHlwaS5vcmc", false}}, before: 0, after: 1000, boundary: false, tail: "[\\-0-9A-Z_a-z]{50,1000}", skip: "", first: "", skipMax: 0},
-	}},
-	"rapidapi-access-token": {sum: 0xecd4cf1f10765c13, gated: false, heads: []headPlan{
-		{lits: []headLit{{"RAPIDAPI", true}}, before: 150, after: 224, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[\\-0-9A-Z_a-zſK]{50}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
-	}},
-	"readme-api-token": {sum: 0xd1c4933f51c69f7f, gated: false, heads: []headPlan{
-		{lits: []headLit{{"rdme_", false}}, before: 0, after: 72, boundary: true, tail: "(?-m:[0-9a-z]{70}(?:[\\t\\n\\f\\r \"';`]|\\\\[nr]|$))", skip: "", first: "", skipMax: 0},
-	}},
-	"rubygems-api-token": {sum: 0xbc4530179f667660, gated: false, heads: []headPlan{
-		{lits: []headLit{{"rubygems_", false}}, before: 0, after: 50, boundary: true, tail: "(?-m:[0-9a-f]{48}(?:[\\t\\n\\f\\r \"';`]|\\\\[nr]|$))", skip: "", first: "", skipMax: 0},
-	}},
-	"scalingo-api-token": {sum: 0x64e085cfcc1faa2c, gated: false, heads: []headPlan{
-		{lits: []headLit{{"tk-us-", false}}, before: 0, after: 50, boundary: true, tail: "(?-m:[\\-0-9A-Z_a-z]{48}(?:[\\t\\n\\f\\r \"';`]|\\\\[nr]|$))", skip: "", first: "", skipMax: 0},
-	}},
-	"sendbird-access-id": {sum: 0xe7348904638e49fe, gated: false, heads: []headPlan{
-		{lits: []headLit{{"SENDBIRD", true}}, before: 150, after: 110, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
-	}},
-	"sendbird-access-token": {sum: 0x8ac6829f0c5d7ac5, gated: false, heads: []headPlan{
-		{lits: []headLit{{"SENDBIRD", true}}, before: 150, after: 114, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Fa-f]{40}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
-	}},
-	"sendgrid-api-token": {sum: 0xe9481ad1af075969, gated: false, heads: []headPlan{
-		{lits: []headLit{{"SG.", false}}, before: 0, after: 200, boundary: true, tail: "(?-m:[\\-\\.0-9=A-Z_a-zſK]{66}(?:[\\t\\n\\f\\r \"';`]|\\\\[nr]|$))", skip: "", first: "", skipMax: 0},
-	}},
-	"sendinblue-api-token": {sum: 0xc86dd045ab03f474, gated: false, heads: []headPlan{
-		{lits: []headLit{{"xkeysib-", false}}, before: 0, after: 115, boundary: true, tail: "(?-m:[0-9a-f]{64}-[0-9A-Za-zſK]{16}(?:[\\t\\n\\f\\r \"';`]|\\\\[nr]|$))", skip: "0123456789abcdef", first: "-", skipMax: 64},
-	}},
-	"sentry-access-token": {sum: 0xb8356269e447ab8d, gated: false, heads: []headPlan{
-		{lits: []headLit{{"SENTRY", true}}, before: 150, after: 138, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Fa-f]{64}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
-	}},
-	"sentry-org-token": {sum: 0xcd77ef8d57e1a48c, gated: false, heads: []headPlan{
-		{lits: []headLit{{"sntrys_eyJpYXQiO", false}}, before: 0, after: 466, boundary: true, tail: "[\\+/-9A-Za-z]{10,200}(?:LCJyZWdpb25fdXJs|InJlZ2lvbl91cmwi|cmVnaW9uX3VybCI6)[\\+/-9A-Za-z]{10,200}={0,2}_[\\+/-9A-Za-z]{43}(?:[^\\+/-9A-Za-z]|\\z)", skip: "+/0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz", first: "ILc", skipMax: 200},
-	}},
-	"sentry-user-token": {sum: 0x388bf71bffbffb43, gated: false, heads: []headPlan{
-		{lits: []headLit{{"sntryu_", false}}, before: 0, after: 66, boundary: true, tail: "(?-m:[0-9a-f]{64}(?:[\\t\\n\\f\\r \"';`]|\\\\[nr]|$))", skip: "", first: "", skipMax: 0},
-	}},
-	"settlemint-application-access-token": {sum: 0x20152e9d3c403dd6, gated: false, heads: []headPlan{
-		{lits: []headLit{{"sm_aat_", false}}, before: 0, after: 18, boundary: true, tail: "(?-m:[0-9A-Za-z]{16}(?:[\\t\\n\\f\\r \"';`]|\\\\[nr]|$))", skip: "", first: "", skipMax: 0},
-	}},
-	"settlemint-personal-access-token": {sum: 0x460e1043d078ef73, gated: false, heads: []headPlan{
-		{lits: []headLit{{"sm_pat_", false}}, before: 0, after: 18, boundary: true, tail: "(?-m:[0-9A-Za-z]{16}(?:[\\t\\n\\f\\r \"';`]|\\\\[nr]|$))", skip: "", first: "", skipMax: 0},
-	}},
-	"settlemint-service-access-token": {sum: 0x440d3b6aa8e97ea8, gated: false, heads: []headPlan{
-		{lits: []headLit{{"sm_sat_", false}}, before: 0, after: 18, boundary: true, tail: "(?-m:[0-9A-Za-z]{16}(?:[\\t\\n\\f\\r \"';`]|\\\\[nr]|$))", skip: "", first: "", skipMax: 0},
-	}},
-	"shippo-api-token": {sum: 0x7442275aa4d11cfa, gated: false, heads: []headPlan{
-		{lits: []headLit{{"shippo_live_", false}, {"shippo_test_", false}}, before: 0, after: 42, boundary: true, tail: "(?-m:[0-9A-Fa-f]{40}(?:[\\t\\n\\f\\r \"';`]|\\\\[nr]|$))", skip: "", first: "", skipMax: 0},
-	}},
-	"shopify-access-token": {sum: 0xbd524e2fdf753823, gated: false, heads: []headPlan{
-		{lits: []headLit{{"shpat_", false}}, before: 0, after: 32, boundary: false, tail: "[0-9A-Fa-f]{32}", skip: "", first: "", skipMax: 0},
-	}},
-	"shopify-custom-access-token": {sum: 0xac8bbfd6e47283fa, gated: false, heads: []headPlan{
-		{lits: []headLit{{"shpca_", false}}, before: 0, after: 32, boundary: false, tail: "[0-9A-Fa-f]{32}", skip: "", first: "", skipMax: 0},
-	}},
-	"shopify-private-app-access-token": {sum: 0x21052558b31f6fb5, gated: false, heads: []headPlan{
-		{lits: []headLit{{"shppa_", false}}, before: 0, after: 32, boundary: false, tail: "[0-9A-Fa-f]{32}", skip: "", first: "", skipMax: 0},
-	}},
-	"shopify-shared-secret": {sum: 0xbd9afcd55c4e9668, gated: false, heads: []headPlan{
-		{lits: []headLit{{"shpss_", false}}, before: 0, after: 32, boundary: false, tail: "[0-9A-Fa-f]{32}", skip: "", first: "", skipMax: 0},
-	}},
-	"sidekiq-secret": {sum: 0xd547c84d992a40a7, gated: false, heads: []headPlan{
-		{lits: []headLit{{"BUNDLE_ENTERPRISE__CONTRIBSYS__COM", true}, {"BUNDLE_GEMS__CONTRIBSYS__COM", true}}, before: 150, after: 91, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Fa-f]{8}:[0-9A-Fa-f]{8}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
-	}},
-	"sidekiq-sensitive-url": {sum: 0x182c1649a64a1fdf, gated: true, heads: []headPlan{
-		{lits: []headLit{{"HTTPS://", true}, {"HTTP://", true}}, before: 0, after: 53, boundary: true, tail: "(?i-ms:[0-9A-Fa-f]{8}:[0-9A-Fa-f]{8}@(?:GEMS.CONTRIBSYS.COM|ENTERPRISE.CONTRIBSYS.COM)(?:[#/:\\?\\|]|$))", skip: "0123456789ABCDEFabcdef", first: ":", skipMax: 8},
-	}},
-	"slack-app-token": {sum: 0xc0ab381598afe5fc, gated: false, heads: []headPlan{
-		{lits: []headLit{{"XAPP-", true}}, before: 0, after: 4096, boundary: false, tail: "[0-9]-[0-9A-Za-zſK]+-[0-9]+-[0-9A-Za-zſK]+", skip: "", first: "0123456789", skipMax: 0},
-	}},
-	"slack-bot-token": {sum: 0x683800e840168b81, gated: false, heads: []headPlan{
-		{lits: []headLit{{"xoxb-", false}}, before: 0, after: 4096, boundary: false, tail: "[0-9]{10,13}-[0-9]{10,13}[\\-0-9A-Za-z]*", skip: "0123456789", first: "-", skipMax: 13},
-	}},
-	"slack-config-access-token": {sum: 0x1f8268cada00588e, gated: true, heads: []headPlan{
-		{lits: []headLit{{"XOXE", true}}, before: 0, after: 509, boundary: false, tail: "(?i-s:.XOX[BPbp]-[0-9]-[0-9A-Za-zſK]{163,166})", skip: "", first: "", skipMax: 0},
-	}},
-	"slack-config-refresh-token": {sum: 0x9a18cb3835c89c01, gated: false, heads: []headPlan{
-		{lits: []headLit{{"XOXE-", true}}, before: 0, after: 440, boundary: false, tail: "[0-9]-[0-9A-Za-zſK]{146}", skip: "", first: "0123456789", skipMax: 0},
-	}},
-	"slack-legacy-bot-token": {sum: 0xcd88ddbb8535e1e4, gated: false, heads: []headPlan{
-		{lits: []headLit{{"xoxb-", false}}, before: 0, after: 41, boundary: false, tail: "[0-9]{8,14}-[0-9A-Za-z]{18,26}", skip: "0123456789", first: "-", skipMax: 14},
-	}},
-	"slack-legacy-token": {sum: 0x4732dbceb7141592, gated: false, heads: []headPlan{
-		{lits: []headLit{{"xoxo-", false}, {"xoxs-", false}}, before: 0, after: 4096, boundary: false, tail: "[0-9]+-[0-9]+-[0-9]+-[0-9A-Fa-f]+", skip: "0123456789", first: "-", skipMax: -1},
-	}},
-	"slack-legacy-workspace-token": {sum: 0xe9ab4d6f99652cf4, gated: false, heads: []headPlan{
-		{lits: []headLit{{"xoxa-", false}, {"xoxr-", false}}, before: 0, after: 50, boundary: false, tail: "(?:[0-9]-)?[0-9A-Za-z]{8,48}", skip: "", first: "", skipMax: 0},
-	}},
-	"slack-user-token": {sum: 0xa6b7376dae967557, gated: true, heads: []headPlan{
-		{lits: []headLit{{"xoxe", false}, {"xoxp", false}}, before: 0, after: 77, boundary: false, tail: "(?:-[0-9]{10,13}){3}-[\\-0-9A-Za-z]{28,34}", skip: "", first: "-", skipMax: 0},
-	}},
-	"slack-webhook-url": {sum: 0x1973c85bd979b106, gated: true, heads: []headPlan{
-		{lits: []headLit{{"https://hooks", false}, {"http://hooks", false}, {"hooks", false}}, before: 0, after: 83, boundary: false, tail: "(?-s:.slack.com/(?:services|workflows|triggers)/[\\+/-9A-Za-z]{43,56})", skip: "", first: "", skipMax: 0},
-	}},
-	"snyk-api-token": {sum: 0xc666481b4e4e5c86, gated: false, heads: []headPlan{
-		{lits: []headLit{{"SNYK-API-", true}, {"SNYK-API.", true}, {"SNYK-API_", true}, {"SNYK-API", true}, {"SNYK-OAUTH-", true}, {"SNYK-OAUTH.", true}, {"SNYK-OAUTH_", true}, {"SNYK-OAUTH", true}, {"SNYK-", true}, {"SNYK.API-", true}, {"SNYK.API.", true}, {"SNYK.API_", true}, {"SNYK.API", true}, {"SNYK.OAUTH-", true}, {"SNYK.OAUTH.", true}, {"SNYK.OAUTH_", true}, {"SNYK.OAUTH", true}, {"SNYK.", true}, {"SNYK_API-", true}, {"SNYK_API.", true}, {"SNYK_API_", true}, {"SNYK_API", true}, {"SNYK_OAUTH-", true}, {"SNYK_OAUTH.", true}, {"SNYK_OAUTH_", true}, {"SNYK_OAUTH", true}, {"SNYK_", true}, {"SNYKAPI-", true}, {"SNYKAPI.", true}, {"SNYKAPI_", true}, {"SNYKAPI", true}, {"SNYKOAUTH-", true}, {"SNYKOAUTH.", true}, {"SNYKOAUTH_", true}, {"SNYKOAUTH", true}, {"SNYK", true}}, before: 150, after: 117, boundary: false, tail: "(?i-m:(?:KEY|TOKEN)[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "", first: "KTkt\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", skipMax: 0},
-	}},
-	"sonar-api-token": {sum: 0xca194edcd4310578, gated: false, heads: []headPlan{
-		{lits: []headLit{{"SONAR-LOGIN", true}, {"SONAR-TOKEN", true}, {"SONAR.LOGIN", true}, {"SONAR.TOKEN", true}, {"SONAR_LOGIN", true}, {"SONAR_TOKEN", true}, {"SONARLOGIN", true}, {"SONARTOKEN", true}}, before: 150, after: 199, boundary: false, tail: "(?i-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}(?:SQ(?:U_|P_|A_))?[\\-0-9=A-Z_a-zſK]{40}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
-	}},
-	"sourcegraph-access-token": {sum: 0x385004b70f6cfaba, gated: false, heads: nil},
-	"square-access-token": {sum: 0xcf6d471b7d1359eb, gated: false, heads: []headPlan{
-		{lits: []headLit{{"EAAA", false}, {"sq0atp-", false}}, before: 0, after: 62, boundary: true, tail: "(?-m:[\\-0-9A-Z_a-z]{22,60}(?:[\\t\\n\\f\\r \"';`]|\\\\[nr]|$))", skip: "", first: "", skipMax: 0},
-	}},
-	"squarespace-access-token": {sum: 0x999171c9554c7eee, gated: false, heads: []headPlan{
-		{lits: []headLit{{"SQUARESPACE", true}}, before: 150, after: 110, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
-	}},
-	"stripe-access-token": {sum: 0x158a26e2feb0ffd2, gated: false, heads: []headPlan{
-		{lits: []headLit{{"sk_test_", false}, {"sk_live_", false}, {"sk_prod_", false}, {"rk_test_", false}, {"rk_live_", false}, {"rk_prod_", false}}, before: 0, after: 101, boundary: true, tail: "(?-m:[0-9A-Za-z]{10,99}(?:[\\t\\n\\f\\r \"';`]|\\\\[nr]|$))", skip: "", first: "", skipMax: 0},
-	}},
-	"sumologic-access-id": {sum: 0x41330f80e5838b14, gated: false, heads: []headPlan{
-		{lits: []headLit{{"Sumo", false}, {"sumo", false}, {"SUMO", false}}, before: 200, after: 88, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}su[0-9A-Za-z]{12}(?:[\\t\\n\\f\\r \"';`]|\\\\[nr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
-	}},
-	"sumologic-access-token": {sum: 0x57ada67b17698095, gated: false, heads: []headPlan{
-		{lits: []headLit{{"Sumo", false}, {"sumo", false}, {"SUMO", false}}, before: 150, after: 266, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Za-zſK]{64}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
-	}},
-	"telegram-bot-api-token": {sum: 0x4683fdb58638709b, gated: false, heads: []headPlan{
-		{lits: []headLit{{"TELEGR", true}}, before: 150, after: 194, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9]{5,16}:A[\\-0-9A-Z_a-zſK]{34}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
-	}},
-	"travisci-access-token": {sum: 0x7eb9af493ec29729, gated: false, heads: []headPlan{
-		{lits: []headLit{{"TRAVIS", true}}, before: 150, after: 140, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Za-zſK]{22}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
-	}},
-	"twilio-api-key": {sum: 0xbf83e219e44acd62, gated: false, heads: []headPlan{
-		{lits: []headLit{{"SK", false}}, before: 0, after: 32, boundary: false, tail: "[0-9A-Fa-f]{32}", skip: "", first: "", skipMax: 0},
-	}},
-	"twitch-api-token": {sum: 0xe51db53a1fd53d60, gated: false, heads: []headPlan{
-		{lits: []headLit{{"TWITCH", true}}, before: 150, after: 164, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Za-zſK]{30}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
-	}},
-	"twitter-access-secret": {sum: 0xc3ee4f34479b7f8a, gated: false, heads: []headPlan{
-		{lits: []headLit{{"TWITTER", true}}, before: 150, after: 209, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Za-zſK]{45}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
-	}},
-	"twitter-access-token": {sum: 0x2b7f0de08a3e1bf3, gated: false, heads: []headPlan{
-		{lits: []headLit{{"TWITTER", true}}, before: 150, after: 220, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9]{15,25}-[0-9A-Za-zſK]{20,40}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
-	}},
-	"twitter-api-key": {sum: 0x81a7a68e8082c734, gated: false, heads: []headPlan{
-		{lits: []headLit{{"TWITTER", true}}, before: 150, after: 149, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Za-zſK]{25}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
-	}},
-	"twitter-api-secret": {sum: 0x278556efce4bb428, gated: false, heads: []headPlan{
-		{lits: []headLit{{"TWITTER", true}}, before: 150, after: 224, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Za-zſK]{50}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
-	}},
-	"twitter-bearer-token": {sum: 0x6f0a0a407b4ca6ce, gated: false, heads: []headPlan{
-		{lits: []headLit{{"TWITTER", true}}, before: 150, after: 396, boundary: false, tail: "(?i-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}A{22}[%0-9A-Za-zſK]{80,100}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
-	}},
-	"typeform-api-token": {sum: 0xa030932ddc0999e8, gated: false, heads: []headPlan{
-		{lits: []headLit{{"TFP_", true}}, before: 230, after: 179, boundary: false, tail: "(?-m:[\\-\\.0-9=A-Z_a-zſK]{59}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "", first: "", skipMax: 0},
-	}},
-	"vault-batch-token": {sum: 0x8535f7ab6c4b14e, gated: false, heads: []headPlan{
-		{lits: []headLit{{"hvb.", false}}, before: 0, after: 302, boundary: true, tail: "(?-m:[\\-0-9A-Z_a-z]{138,300}(?:[\\t\\n\\f\\r \"';`]|\\\\[nr]|$))", skip: "", first: "", skipMax: 0},
-	}},
-	"vault-service-token": {sum: 0x43b3018e9c638250, gated: false, heads: []headPlan{
-		{lits: []headLit{{"hvs.", false}, {"s.", false}}, before: 0, after: 126, boundary: true, tail: "", skip: "", first: "", skipMax: 0},
-	}},
-	"yandex-access-token": {sum: 0xf2bc65e906f6677b, gated: false, heads: []headPlan{
-		{lits: []headLit{{"YANDEX", true}}, before: 150, after: 4096, boundary: false, tail: "(?i-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}T1\\.[\\-0-9A-Z_a-zſK]+={0,2}\\.[\\-0-9A-Z_a-zſK]{86}={0,2}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
-	}},
-	"yandex-api-key": {sum: 0x4530a1b8418b7a06, gated: false, heads: []headPlan{
-		{lits: []headLit{{"YANDEX", true}}, before: 150, after: 192, boundary: false, tail: "(?i-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}AQVN[\\-0-9A-Z_a-zſK]{35,38}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
-	}},
-	"yandex-aws-access-token": {sum: 0xc3b64e080c8d7794, gated: false, heads: []headPlan{
-		{lits: []headLit{{"YANDEX", true}}, before: 150, after: 190, boundary: false, tail: "(?i-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}YC[\\-0-9A-Z_a-zſK]{38}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
-	}},
-	"zendesk-secret-key": {sum: 0x1aff7a59a44b23f6, gated: false, heads: []headPlan{
-		{lits: []headLit{{"ZENDESK", true}}, before: 150, after: 194, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Za-zſK]{40}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
-	}},
-}
+import "sync"
+
+// redactPlans are the plans made ahead of time, by rule id. The map is
+// built on first use, so that every kz process does not pay for it at
+// start.
+var redactPlans = sync.OnceValue(func() map[string]rulePlan {
+	return map[string]rulePlan{
+		"1password-secret-key": {sum: 0xc9aa607c1fae965d, gated: false, heads: []headPlan{
+			{lits: []headLit{{"A3-", false}}, before: 0, after: 37, boundary: true, tail: "[0-9A-Z]{6}-(?:[0-9A-Z]{11}|[0-9A-Z]{6}-[0-9A-Z]{5})-[0-9A-Z]{5}-[0-9A-Z]{5}-[0-9A-Z]{5}\\b", skip: "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ", first: "-", skipMax: 6},
+		}},
+		"1password-service-account-token": {sum: 0xfe2c2c0abb8e5bc1, gated: false, heads: []headPlan{
+			{lits: []headLit{{"ops_eyJ", false}}, before: 0, after: 4096, boundary: false, tail: "[\\+/-9A-Za-z]{250,}={0,3}", skip: "", first: "", skipMax: 0},
+		}},
+		"adafruit-api-key": {sum: 0xbbd5c27932271877, gated: false, heads: []headPlan{
+			{lits: []headLit{{"ADAFRUIT", true}}, before: 150, after: 170, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[\\-0-9A-Z_a-zſK]{32}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
+		}},
+		"adobe-client-id": {sum: 0x7e0ed97b52351b3c, gated: false, heads: []headPlan{
+			{lits: []headLit{{"ADOBE", true}}, before: 150, after: 106, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Fa-f]{32}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
+		}},
+		"adobe-client-secret": {sum: 0xdc29c3da74587a63, gated: false, heads: []headPlan{
+			{lits: []headLit{{"p8e-", false}}, before: 0, after: 98, boundary: true, tail: "(?-m:[0-9A-Za-zſK]{32}(?:[\\t\\n\\f\\r \"';`]|\\\\[nr]|$))", skip: "", first: "", skipMax: 0},
+		}},
+		"age-secret-key": {sum: 0x16b9f979ec51492f, gated: false, heads: []headPlan{
+			{lits: []headLit{{"AGE-SECRET-KEY-1", false}}, before: 0, after: 58, boundary: false, tail: "[02-9AC-HJ-NP-Z]{58}", skip: "", first: "", skipMax: 0},
+		}},
+		"airtable-api-key": {sum: 0x64b117c0dab85c78, gated: false, heads: []headPlan{
+			{lits: []headLit{{"AIRTABLE", true}}, before: 150, after: 125, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Za-zſK]{17}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
+		}},
+		"airtable-personnal-access-token": {sum: 0xb8af016e716a00b7, gated: true, heads: []headPlan{
+			{lits: []headLit{{"pat", false}}, before: 0, after: 79, boundary: true, tail: "[0-9A-Za-z]{14}\\.[0-9a-f]{64}\\b", skip: "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz", first: ".", skipMax: 14},
+		}},
+		"algolia-api-key": {sum: 0x50b0cde5eb7dc0c4, gated: false, heads: []headPlan{
+			{lits: []headLit{{"ALGOLIA", true}}, before: 150, after: 170, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Za-zſK]{32}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
+		}},
+		"alibaba-access-key-id": {sum: 0xba7a312a70854e94, gated: false, heads: []headPlan{
+			{lits: []headLit{{"LTAI", false}}, before: 0, after: 62, boundary: true, tail: "(?-m:[0-9A-Za-zſK]{20}(?:[\\t\\n\\f\\r \"';`]|\\\\[nr]|$))", skip: "", first: "", skipMax: 0},
+		}},
+		"alibaba-secret-key": {sum: 0x4d88f25f39fac045, gated: false, heads: []headPlan{
+			{lits: []headLit{{"ALIBABA", true}}, before: 150, after: 164, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Za-zſK]{30}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
+		}},
+		"anthropic-admin-api-key": {sum: 0xf232c9dba660db35, gated: false, heads: []headPlan{
+			{lits: []headLit{{"sk-ant-admin01-", false}}, before: 0, after: 97, boundary: true, tail: "(?-m:[\\-0-9A-Z_a-z]{93}AA(?:[\\t\\n\\f\\r \"';`]|\\\\[nr]|$))", skip: "-0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz", first: "A", skipMax: 93},
+		}},
+		"anthropic-api-key": {sum: 0x35903c8f323da1e4, gated: false, heads: []headPlan{
+			{lits: []headLit{{"sk-ant-api03-", false}}, before: 0, after: 97, boundary: true, tail: "(?-m:[\\-0-9A-Z_a-z]{93}AA(?:[\\t\\n\\f\\r \"';`]|\\\\[nr]|$))", skip: "-0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz", first: "A", skipMax: 93},
+		}},
+		"artifactory-api-key": {sum: 0x9f9f06f5b4013351, gated: false, heads: []headPlan{
+			{lits: []headLit{{"AKCp", false}}, before: 0, after: 69, boundary: true, tail: "[0-9A-Za-z]{69}\\b", skip: "", first: "", skipMax: 0},
+		}},
+		"artifactory-reference-token": {sum: 0xc47fb1b9b773e326, gated: false, heads: []headPlan{
+			{lits: []headLit{{"cmVmd", false}}, before: 0, after: 59, boundary: true, tail: "[0-9A-Za-z]{59}\\b", skip: "", first: "", skipMax: 0},
+		}},
+		"asana-client-id": {sum: 0x79868743b9e9a1c9, gated: false, heads: []headPlan{
+			{lits: []headLit{{"ASANA", true}}, before: 150, after: 90, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9]{16}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
+		}},
+		"asana-client-secret": {sum: 0x53cc3c640121f7f5, gated: false, heads: []headPlan{
+			{lits: []headLit{{"ASANA", true}}, before: 150, after: 170, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Za-zſK]{32}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
+		}},
+		"atlassian-api-token": {sum: 0x6aa6ad9a6d017d55, gated: false, heads: []headPlan{
+			{lits: []headLit{{"ATLASSIAN", false}, {"Atlassian", true}, {"CONFLUENCE", false}, {"Confluence", true}, {"JIRA", false}, {"Jira", true}}, before: 150, after: 138, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Za-zſK]{20}[0-9A-Fa-f]{4}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
+			{lits: []headLit{{"ATATT3", true}}, before: 0, after: 560, boundary: true, tail: "(?-m:[\\-0-9=A-Z_a-zſK]{186}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "", first: "", skipMax: 0},
+		}},
+		"authress-service-client-access-key": {sum: 0x4acf6a3904da6662, gated: false, heads: []headPlan{
+			{lits: []headLit{{"sc_", false}, {"ext_", false}, {"scauth_", false}, {"authress_", false}}, before: 0, after: 573, boundary: true, tail: "(?-m:[0-9A-Za-zſK]{5,30}\\.[0-9A-Za-zſK]{4,6}\\.acc[\\-_][\\-0-9A-Za-zſK]{10,32}\\.[\\+\\-/-9=A-Z_a-zſK]{30,120}(?:[\\t\\n\\f\\r \"';`]|\\\\[nr]|$))", skip: "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ".", skipMax: 30},
+		}},
+		"aws-access-token": {sum: 0x4bf1a8efbc0dc242, gated: false, heads: []headPlan{
+			{lits: []headLit{{"A3T", false}, {"AKIA", false}, {"ASIA", false}, {"ABIA", false}, {"ACCA", false}}, before: 0, after: 19, boundary: true, tail: "", skip: "", first: "", skipMax: 0},
+		}},
+		"aws-amazon-bedrock-api-key-long-lived": {sum: 0x464554d5a45b9014, gated: false, heads: []headPlan{
+			{lits: []headLit{{"ABSK", false}}, before: 0, after: 273, boundary: true, tail: "(?-m:[\\+/-9A-Za-z]{109,269}={0,2}(?:[\\t\\n\\f\\r \"';`]|\\\\[nr]|$))", skip: "", first: "", skipMax: 0},
+		}},
+		"aws-amazon-bedrock-api-key-short-lived": {sum: 0xdec0fa553a8320e7, gated: false, heads: []headPlan{
+			{lits: []headLit{{"bedrock-api-key-YmVkcm9jay5hbWF6b25hd3MuY29t", false}}, before: 0, after: 0, boundary: false, tail: "", skip: "", first: "", skipMax: 0},
+		}},
+		"azure-ad-client-secret": {sum: 0xcf5b1cffa286d0b1, gated: false, heads: []headPlan{
+			{lits: []headLit{{"Q~", false}}, before: 5, after: 35, boundary: false, tail: "(?-m:[\\-\\.0-9A-Z_a-z~]{31,34}(?:$|[\\t\\n\\f\\r \"'\\),<\\\\`]))", skip: "", first: "", skipMax: 0},
+		}},
+		"beamer-api-token": {sum: 0x12f7b9f1028fac4a, gated: false, heads: []headPlan{
+			{lits: []headLit{{"BEAMER", true}}, before: 150, after: 208, boundary: false, tail: "(?i-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}B_[\\-0-9=A-Z_a-zſK]{44}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
+		}},
+		"bitbucket-client-id": {sum: 0x3c8e6c5cc5b72476, gated: false, heads: []headPlan{
+			{lits: []headLit{{"BITBUCKET", true}}, before: 150, after: 170, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Za-zſK]{32}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
+		}},
+		"bitbucket-client-secret": {sum: 0x854da80037d4c16a, gated: false, heads: []headPlan{
+			{lits: []headLit{{"BITBUCKET", true}}, before: 150, after: 266, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[\\-0-9=A-Z_a-zſK]{64}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
+		}},
+		"bittrex-access-key": {sum: 0x2c7300738b15e41f, gated: false, heads: []headPlan{
+			{lits: []headLit{{"BITTREX", true}}, before: 150, after: 170, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Za-zſK]{32}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
+		}},
+		"bittrex-secret-key": {sum: 0x2c7300738b15e41f, gated: false, heads: []headPlan{
+			{lits: []headLit{{"BITTREX", true}}, before: 150, after: 170, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Za-zſK]{32}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
+		}},
+		"cisco-meraki-api-key": {sum: 0xd315eed895f3a7fb, gated: false, heads: []headPlan{
+			{lits: []headLit{{"Meraki", true}, {"MERAKI", false}}, before: 200, after: 114, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9a-f]{40}(?:[\\t\\n\\f\\r \"';`]|\\\\[nr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
+		}},
+		"clickhouse-cloud-api-secret-key": {sum: 0x287ba979ca48e8b8, gated: false, heads: []headPlan{
+			{lits: []headLit{{"4b1d", false}}, before: 0, after: 38, boundary: true, tail: "[0-9A-Za-z]{38}\\b", skip: "", first: "", skipMax: 0},
+		}},
+		"clojars-api-token": {sum: 0x86d6110450170355, gated: false, heads: []headPlan{
+			{lits: []headLit{{"CLOJARS_", true}}, before: 0, after: 180, boundary: false, tail: "[0-9A-Za-zſK]{60}", skip: "", first: "", skipMax: 0},
+		}},
+		"cloudflare-api-key": {sum: 0x25e465ea8bccf8f7, gated: false, heads: []headPlan{
+			{lits: []headLit{{"CLOUDFLARE", true}}, before: 150, after: 194, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[\\-0-9A-Z_a-zſK]{40}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
+		}},
+		"cloudflare-global-api-key": {sum: 0x5bf2e56108b38051, gated: false, heads: []headPlan{
+			{lits: []headLit{{"CLOUDFLARE", true}}, before: 150, after: 111, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Fa-f]{37}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
+		}},
+		"cloudflare-origin-ca-key": {sum: 0x2b3fc97001d688f5, gated: false, heads: []headPlan{
+			{lits: []headLit{{"v1.0-", false}}, before: 0, after: 173, boundary: true, tail: "(?-m:[0-9a-f]{24}-[0-9a-f]{146}(?:[\\t\\n\\f\\r \"';`]|\\\\[nr]|$))", skip: "0123456789abcdef", first: "-", skipMax: 24},
+		}},
+		"codecov-access-token": {sum: 0x22b403772a3fa3fc, gated: false, heads: []headPlan{
+			{lits: []headLit{{"CODECOV", true}}, before: 150, after: 170, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Za-zſK]{32}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
+		}},
+		"cohere-api-token": {sum: 0x6b6215503c470d91, gated: false, heads: []headPlan{
+			{lits: []headLit{{"COHERE", true}, {"CO_API_KEY", true}}, before: 200, after: 114, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Za-z]{40}(?:[\\t\\n\\f\\r \"';`]|\\\\[nr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
+		}},
+		"coinbase-access-token": {sum: 0x953734599801b80a, gated: false, heads: []headPlan{
+			{lits: []headLit{{"COINBASE", true}}, before: 150, after: 266, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[\\-0-9A-Z_a-zſK]{64}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
+		}},
+		"confluent-access-token": {sum: 0xac7c8490a3bb4aef, gated: false, heads: []headPlan{
+			{lits: []headLit{{"CONFLUENT", true}}, before: 150, after: 122, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Za-zſK]{16}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
+		}},
+		"confluent-secret-key": {sum: 0x4053ff721228af02, gated: false, heads: []headPlan{
+			{lits: []headLit{{"CONFLUENT", true}}, before: 150, after: 266, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Za-zſK]{64}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
+		}},
+		"contentful-delivery-api-token": {sum: 0xe5f44a76707aa83a, gated: false, heads: []headPlan{
+			{lits: []headLit{{"CONTENTFUL", true}}, before: 150, after: 203, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[\\-0-9=A-Z_a-zſK]{43}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
+		}},
+		"databricks-api-token": {sum: 0xab89ccbe9a390e88, gated: false, heads: []headPlan{
+			{lits: []headLit{{"dapi", false}}, before: 0, after: 36, boundary: true, tail: "(?-m:[0-9a-f]{32}(?:-[0-9])?(?:[\\t\\n\\f\\r \"';`]|\\\\[nr]|$))", skip: "", first: "", skipMax: 0},
+		}},
+		"datadog-access-token": {sum: 0x1d3b37ae3465759c, gated: false, heads: []headPlan{
+			{lits: []headLit{{"DATADOG", true}}, before: 150, after: 194, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Za-zſK]{40}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
+		}},
+		"defined-networking-api-token": {sum: 0xa86fae4e0a148bcb, gated: false, heads: []headPlan{
+			{lits: []headLit{{"DNKEY", true}}, before: 150, after: 317, boundary: false, tail: "(?i-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}DNKEY-[\\-0-9=A-Z_a-zſK]{26}-[\\-0-9=A-Z_a-zſK]{52}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
+		}},
+		"digitalocean-access-token": {sum: 0x9b6a0089d04efd8c, gated: false, heads: []headPlan{
+			{lits: []headLit{{"doo_v1_", false}}, before: 0, after: 66, boundary: true, tail: "(?-m:[0-9a-f]{64}(?:[\\t\\n\\f\\r \"';`]|\\\\[nr]|$))", skip: "", first: "", skipMax: 0},
+		}},
+		"digitalocean-pat": {sum: 0xf681ea52f66dc9af, gated: false, heads: []headPlan{
+			{lits: []headLit{{"dop_v1_", false}}, before: 0, after: 66, boundary: true, tail: "(?-m:[0-9a-f]{64}(?:[\\t\\n\\f\\r \"';`]|\\\\[nr]|$))", skip: "", first: "", skipMax: 0},
+		}},
+		"digitalocean-refresh-token": {sum: 0x88ddcda662d5312c, gated: false, heads: []headPlan{
+			{lits: []headLit{{"DOR_V1_", true}}, before: 0, after: 66, boundary: true, tail: "(?-m:[0-9A-Fa-f]{64}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "", first: "", skipMax: 0},
+		}},
+		"discord-api-token": {sum: 0xa615359a50d4d1c4, gated: false, heads: []headPlan{
+			{lits: []headLit{{"DISCORD", true}}, before: 150, after: 138, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Fa-f]{64}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
+		}},
+		"discord-client-id": {sum: 0xbc5a5c8fa3539e91, gated: false, heads: []headPlan{
+			{lits: []headLit{{"DISCORD", true}}, before: 150, after: 92, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9]{18}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
+		}},
+		"discord-client-secret": {sum: 0xccf8066c39dc2570, gated: false, heads: []headPlan{
+			{lits: []headLit{{"DISCORD", true}}, before: 150, after: 170, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[\\-0-9=A-Z_a-zſK]{32}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
+		}},
+		"doppler-api-token": {sum: 0x13ea3561535ed49b, gated: false, heads: []headPlan{
+			{lits: []headLit{{"dp.pt.", false}}, before: 0, after: 129, boundary: false, tail: "[0-9A-Za-zſK]{43}", skip: "", first: "", skipMax: 0},
+		}},
+		"droneci-access-token": {sum: 0xfba25551861bfa4d, gated: false, heads: []headPlan{
+			{lits: []headLit{{"DRONECI", true}}, before: 150, after: 170, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Za-zſK]{32}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
+		}},
+		"dropbox-api-token": {sum: 0xb03f15fccfb68dfe, gated: false, heads: []headPlan{
+			{lits: []headLit{{"DROPBOX", true}}, before: 150, after: 119, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Za-zſK]{15}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
+		}},
+		"dropbox-long-lived-api-token": {sum: 0xcf1cddc040971fb5, gated: false, heads: []headPlan{
+			{lits: []headLit{{"DROPBOX", true}}, before: 150, after: 246, boundary: false, tail: "(?i-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Za-zſK]{11}AAAAAAAAAA[\\-0-9=A-Z_a-zſK]{43}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
+		}},
+		"dropbox-short-lived-api-token": {sum: 0xc53ddcdc5a7c59d5, gated: false, heads: []headPlan{
+			{lits: []headLit{{"DROPBOX", true}}, before: 150, after: 483, boundary: false, tail: "(?i-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}SL\\.[\\-0-9=A-Z_a-zſK]{135}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
+		}},
+		"duffel-api-token": {sum: 0x853cf39771a7da48, gated: false, heads: []headPlan{
+			{lits: []headLit{{"duffel_test_", false}, {"duffel_live_", false}}, before: 0, after: 129, boundary: false, tail: "[\\-0-9=A-Z_a-zſK]{43}", skip: "", first: "", skipMax: 0},
+		}},
+		"dynatrace-api-token": {sum: 0x114c2ef1e624f85c, gated: false, heads: []headPlan{
+			{lits: []headLit{{"dt0c01.", false}}, before: 0, after: 265, boundary: false, tail: "[0-9A-Za-zſK]{24}\\.[0-9A-Za-zſK]{64}", skip: "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ".", skipMax: 24},
+		}},
+		"easypost-api-token": {sum: 0x811a751fec78b6e4, gated: false, heads: []headPlan{
+			{lits: []headLit{{"EZAK", false}}, before: 0, after: 162, boundary: true, tail: "[0-9A-Za-zſK]{54}\\b", skip: "", first: "", skipMax: 0},
+		}},
+		"easypost-test-api-token": {sum: 0xfc364594ed5704f9, gated: false, heads: []headPlan{
+			{lits: []headLit{{"EZTK", false}}, before: 0, after: 162, boundary: true, tail: "[0-9A-Za-zſK]{54}\\b", skip: "", first: "", skipMax: 0},
+		}},
+		"etsy-access-token": {sum: 0x52bef218ea561955, gated: false, heads: []headPlan{
+			{lits: []headLit{{"ETSY", false}, {"Etsy", true}}, before: 150, after: 146, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Za-zſK]{24}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
+		}},
+		"facebook-access-token": {sum: 0xbdf5bfb93306b3f2, gated: false, heads: nil},
+		"facebook-page-access-token": {sum: 0x739cb3e1e8bbaa64, gated: false, heads: []headPlan{
+			{lits: []headLit{{"EAAC", false}, {"EAAM", false}}, before: 0, after: 4096, boundary: true, tail: "(?-m:[0-9A-Za-zſK]{100,}(?:[\\t\\n\\f\\r \"';`]|\\\\[nr]|$))", skip: "", first: "", skipMax: 0},
+		}},
+		"facebook-secret": {sum: 0x67434161f9bdb101, gated: false, heads: []headPlan{
+			{lits: []headLit{{"FACEBOOK", true}}, before: 150, after: 106, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Fa-f]{32}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
+		}},
+		"fastly-api-token": {sum: 0xcd4d33209f85c877, gated: false, heads: []headPlan{
+			{lits: []headLit{{"FASTLY", true}}, before: 150, after: 170, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[\\-0-9=A-Z_a-zſK]{32}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
+		}},
+		"finicity-api-token": {sum: 0xb2199f95e7407b0a, gated: false, heads: []headPlan{
+			{lits: []headLit{{"FINICITY", true}}, before: 150, after: 106, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Fa-f]{32}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
+		}},
+		"finicity-client-secret": {sum: 0x4053cca24718655d, gated: false, heads: []headPlan{
+			{lits: []headLit{{"FINICITY", true}}, before: 150, after: 134, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Za-zſK]{20}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
+		}},
+		"finnhub-access-token": {sum: 0x2e006e0c6e4ae69c, gated: false, heads: []headPlan{
+			{lits: []headLit{{"FINNHUB", true}}, before: 150, after: 134, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Za-zſK]{20}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
+		}},
+		"flickr-access-token": {sum: 0xfdbe2531817cea52, gated: false, heads: []headPlan{
+			{lits: []headLit{{"FLICKR", true}}, before: 150, after: 170, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Za-zſK]{32}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
+		}},
+		"flutterwave-encryption-key": {sum: 0x806974b814975730, gated: false, heads: []headPlan{
+			{lits: []headLit{{"FLWSECK_TEST-", false}}, before: 0, after: 12, boundary: false, tail: "[0-9A-Ha-h]{12}", skip: "", first: "", skipMax: 0},
+		}},
+		"flutterwave-public-key": {sum: 0xdec5046eb95597a9, gated: false, heads: []headPlan{
+			{lits: []headLit{{"FLWPUBK_TEST-", false}}, before: 0, after: 34, boundary: false, tail: "(?i:[0-9A-Ha-h]{32}-X)", skip: "0123456789ABCDEFGHabcdefgh", first: "-", skipMax: 32},
+		}},
+		"flutterwave-secret-key": {sum: 0x3343168f1496aadb, gated: false, heads: []headPlan{
+			{lits: []headLit{{"FLWSECK_TEST-", false}}, before: 0, after: 34, boundary: false, tail: "(?i:[0-9A-Ha-h]{32}-X)", skip: "0123456789ABCDEFGHabcdefgh", first: "-", skipMax: 32},
+		}},
+		"flyio-access-token": {sum: 0x5c6b0e44dc93da9d, gated: false, heads: []headPlan{
+			{lits: []headLit{{"fo1_", false}, {"fm1a_", false}, {"fm1r_", false}, {"fm2_", false}}, before: 0, after: 4096, boundary: true, tail: "", skip: "", first: "", skipMax: 0},
+		}},
+		"frameio-api-token": {sum: 0x51610689d228ff30, gated: false, heads: []headPlan{
+			{lits: []headLit{{"fio-u-", false}}, before: 0, after: 192, boundary: false, tail: "[\\-0-9=A-Z_a-zſK]{64}", skip: "", first: "", skipMax: 0},
+		}},
+		"freemius-secret-key": {sum: 0xb42be3aab8060bd3, gated: false, heads: []headPlan{
+			{lits: []headLit{{"SECRET_KEY\"", true}, {"SECRET_KEY'", true}}, before: 1, after: 4096, boundary: false, tail: "(?i:[\\t\\n\\f\\r ]*=>[\\t\\n\\f\\r ]*[\"']SK_[^\\t\\n\\f\\r ]{29}[\"'])", skip: "\t\n\f\r ", first: "=", skipMax: -1},
+		}},
+		"freshbooks-access-token": {sum: 0xfed847353e864928, gated: false, heads: []headPlan{
+			{lits: []headLit{{"FRESHBOOKS", true}}, before: 150, after: 266, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Za-zſK]{64}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
+		}},
+		"gcp-api-key": {sum: 0xfe4f9004ad746314, gated: false, heads: []headPlan{
+			{lits: []headLit{{"AIza", false}}, before: 0, after: 37, boundary: true, tail: "(?-m:[\\-0-9A-Z_a-z]{35}(?:[\\t\\n\\f\\r \"';`]|\\\\[nr]|$))", skip: "", first: "", skipMax: 0},
+		}},
+		"generic-api-key": {sum: 0xacc545365a409b7f, gated: false, heads: []headPlan{
+			{lits: []headLit{{"ACCESS", true}, {"AUTH", true}, {"Api", true}, {"API", false}, {"CREDENTIAL", true}, {"CREDS", true}, {"KEY", true}, {"PASSWORD", true}, {"PASSWD", true}, {"SECRET", true}, {"TOKEN", true}}, before: 150, after: 4096, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}(?:[\\-\\.0-9=A-Z_a-zſK]{10,150}|[0-9A-Za-zſK][\\+/-9A-Za-zſK]{11,}={0,3})(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
+		}},
+		"github-app-token": {sum: 0x97062bcda19285f7, gated: false, heads: []headPlan{
+			{lits: []headLit{{"ghs_", false}, {"ghu_", false}}, before: 0, after: 36, boundary: false, tail: "[0-9A-Za-z]{36}", skip: "", first: "", skipMax: 0},
+		}},
+		"github-fine-grained-pat": {sum: 0xf639f86cd21e05be, gated: false, heads: []headPlan{
+			{lits: []headLit{{"github_pat_", false}}, before: 0, after: 82, boundary: false, tail: "[0-9A-Z_a-z]{82}", skip: "", first: "", skipMax: 0},
+		}},
+		"github-oauth": {sum: 0xd521ff8e5328ab7, gated: false, heads: []headPlan{
+			{lits: []headLit{{"gho_", false}}, before: 0, after: 36, boundary: false, tail: "[0-9A-Za-z]{36}", skip: "", first: "", skipMax: 0},
+		}},
+		"github-pat": {sum: 0x5bdb5a385201c1c6, gated: false, heads: []headPlan{
+			{lits: []headLit{{"ghp_", false}}, before: 0, after: 36, boundary: false, tail: "[0-9A-Za-z]{36}", skip: "", first: "", skipMax: 0},
+		}},
+		"github-refresh-token": {sum: 0x14a362453ca048fc, gated: false, heads: []headPlan{
+			{lits: []headLit{{"ghr_", false}}, before: 0, after: 36, boundary: false, tail: "[0-9A-Za-z]{36}", skip: "", first: "", skipMax: 0},
+		}},
+		"gitlab-cicd-job-token": {sum: 0xe4db772c0a8da903, gated: false, heads: []headPlan{
+			{lits: []headLit{{"glcbt-", false}}, before: 0, after: 26, boundary: false, tail: "[0-9A-Za-z]{1,5}_[\\-0-9A-Z_a-z]{20}", skip: "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz", first: "_", skipMax: 5},
+		}},
+		"gitlab-deploy-token": {sum: 0x91d19ec3686500a3, gated: false, heads: []headPlan{
+			{lits: []headLit{{"gldt-", false}}, before: 0, after: 20, boundary: false, tail: "[\\-0-9A-Z_a-z]{20}", skip: "", first: "", skipMax: 0},
+		}},
+		"gitlab-feature-flag-client-token": {sum: 0x95332d3451bbfc86, gated: false, heads: []headPlan{
+			{lits: []headLit{{"glffct-", false}}, before: 0, after: 20, boundary: false, tail: "[\\-0-9A-Z_a-z]{20}", skip: "", first: "", skipMax: 0},
+		}},
+		"gitlab-feed-token": {sum: 0x29a03bcae0b9b0f5, gated: false, heads: []headPlan{
+			{lits: []headLit{{"glft-", false}}, before: 0, after: 20, boundary: false, tail: "[\\-0-9A-Z_a-z]{20}", skip: "", first: "", skipMax: 0},
+		}},
+		"gitlab-incoming-mail-token": {sum: 0x3c49dab251cb5744, gated: false, heads: []headPlan{
+			{lits: []headLit{{"glimt-", false}}, before: 0, after: 25, boundary: false, tail: "[\\-0-9A-Z_a-z]{25}", skip: "", first: "", skipMax: 0},
+		}},
+		"gitlab-kubernetes-agent-token": {sum: 0x9df5b3ff6b0d7be5, gated: false, heads: []headPlan{
+			{lits: []headLit{{"glagent-", false}}, before: 0, after: 50, boundary: false, tail: "[\\-0-9A-Z_a-z]{50}", skip: "", first: "", skipMax: 0},
+		}},
+		"gitlab-oauth-app-secret": {sum: 0x8c1cfa6626f7f364, gated: false, heads: []headPlan{
+			{lits: []headLit{{"gloas-", false}}, before: 0, after: 64, boundary: false, tail: "[\\-0-9A-Z_a-z]{64}", skip: "", first: "", skipMax: 0},
+		}},
+		"gitlab-pat": {sum: 0xd9ad1cbf00b49f22, gated: false, heads: []headPlan{
+			{lits: []headLit{{"glpat-", false}}, before: 0, after: 20, boundary: false, tail: "[\\-0-9A-Z_a-z]{20}", skip: "", first: "", skipMax: 0},
+		}},
+		"gitlab-pat-routable": {sum: 0xbaed11a5dfa6025f, gated: false, heads: []headPlan{
+			{lits: []headLit{{"glpat-", false}}, before: 0, after: 310, boundary: true, tail: "[\\-0-9A-Z_a-z]{27,300}\\.[0-9a-z]{2}[0-9a-z]{7}\\b", skip: "-0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz", first: ".", skipMax: 300},
+		}},
+		"gitlab-ptt": {sum: 0x9ec94ba0f497db, gated: false, heads: []headPlan{
+			{lits: []headLit{{"glptt-", false}}, before: 0, after: 40, boundary: false, tail: "[0-9a-f]{40}", skip: "", first: "", skipMax: 0},
+		}},
+		"gitlab-rrt": {sum: 0x89ff0f056abbd21c, gated: false, heads: []headPlan{
+			{lits: []headLit{{"GR1348941", false}}, before: 0, after: 20, boundary: false, tail: "[\\-0-9A-Z_a-z]{20}", skip: "", first: "", skipMax: 0},
+		}},
+		"gitlab-runner-authentication-token": {sum: 0x2d19e66343eb571, gated: false, heads: []headPlan{
+			{lits: []headLit{{"glrt-", false}}, before: 0, after: 20, boundary: false, tail: "[\\-0-9A-Z_a-z]{20}", skip: "", first: "", skipMax: 0},
+		}},
+		"gitlab-runner-authentication-token-routable": {sum: 0x1deee334ae6df557, gated: false, heads: []headPlan{
+			{lits: []headLit{{"glrt-t", false}}, before: 0, after: 312, boundary: true, tail: "[0-9]_[\\-0-9A-Z_a-z]{27,300}\\.[0-9a-z]{2}[0-9a-z]{7}\\b", skip: "", first: "0123456789", skipMax: 0},
+		}},
+		"gitlab-scim-token": {sum: 0x4abb05a5de781e46, gated: false, heads: []headPlan{
+			{lits: []headLit{{"glsoat-", false}}, before: 0, after: 20, boundary: false, tail: "[\\-0-9A-Z_a-z]{20}", skip: "", first: "", skipMax: 0},
+		}},
+		"gitlab-session-cookie": {sum: 0x7bdcfa445ece5dd8, gated: false, heads: []headPlan{
+			{lits: []headLit{{"_gitlab_session=", false}}, before: 0, after: 32, boundary: false, tail: "[0-9a-z]{32}", skip: "", first: "", skipMax: 0},
+		}},
+		"gitter-access-token": {sum: 0x6b992491761f05c7, gated: false, heads: []headPlan{
+			{lits: []headLit{{"GITTER", true}}, before: 150, after: 194, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[\\-0-9A-Z_a-zſK]{40}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
+		}},
+		"gocardless-api-token": {sum: 0x14e55816027e7fec, gated: false, heads: []headPlan{
+			{lits: []headLit{{"GOCARDLESS", true}}, before: 150, after: 199, boundary: false, tail: "(?i-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}LIVE_[\\-0-9=A-Z_a-zſK]{40}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
+		}},
+		"grafana-api-key": {sum: 0x5274f68c0a69b682, gated: false, heads: []headPlan{
+			{lits: []headLit{{"EYJRIJOI", true}}, before: 0, after: 1205, boundary: true, tail: "(?-m:[0-9A-Za-zſK]{70,400}={0,3}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "", first: "", skipMax: 0},
+		}},
+		"grafana-cloud-api-token": {sum: 0xd7e12c12e9c12402, gated: false, heads: []headPlan{
+			{lits: []headLit{{"GLC_", true}}, before: 0, after: 1205, boundary: true, tail: "(?-m:[\\+/-9A-Za-zſK]{32,400}={0,3}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "", first: "", skipMax: 0},
+		}},
+		"grafana-service-account-token": {sum: 0x2d540d900796f916, gated: false, heads: []headPlan{
+			{lits: []headLit{{"GLSA_", true}}, before: 0, after: 107, boundary: true, tail: "(?-m:[0-9A-Za-zſK]{32}_[0-9A-Fa-f]{8}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: "_", skipMax: 32},
+		}},
+		"harness-api-key": {sum: 0x23b8ec310da765ac, gated: false, heads: []headPlan{
+			{lits: []headLit{{"pat.", false}, {"sat.", false}}, before: 0, after: 68, boundary: false, tail: "[\\-0-9A-Z_a-z]{22}\\.[0-9A-Za-z]{24}\\.[0-9A-Za-z]{20}", skip: "-0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz", first: ".", skipMax: 22},
+		}},
+		"hashicorp-tf-api-token": {sum: 0x2d71fe1189e80d35, gated: false, heads: []headPlan{
+			{lits: []headLit{{"atlasv1.", true}}, before: 43, after: 210, boundary: false, tail: "[\\-0-9=A-Z_a-zſK]{60,70}", skip: "", first: "", skipMax: 0},
+		}},
+		"hashicorp-tf-password": {sum: 0x7b0faea5b1da7fcb, gated: false, heads: []headPlan{
+			{lits: []headLit{{"ADMINISTRATOR_LOGIN_PASSWORD", true}, {"PASSWORD", true}}, before: 150, after: 136, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}\"[\\-0-9=A-Z_a-zſK]{8,20}\"(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
+		}},
+		"heroku-api-key": {sum: 0x35560e8b82a11943, gated: false, heads: []headPlan{
+			{lits: []headLit{{"HEROKU", true}}, before: 150, after: 110, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
+		}},
+		"heroku-api-key-v2": {sum: 0x8908e12278fa8940, gated: false, heads: []headPlan{
+			{lits: []headLit{{"HRKU-AA", false}}, before: 0, after: 60, boundary: true, tail: "(?-m:[\\-0-9A-Z_a-z]{58}(?:[\\t\\n\\f\\r \"';`]|\\\\[nr]|$))", skip: "", first: "", skipMax: 0},
+		}},
+		"hubspot-api-key": {sum: 0xabcffbb31a7a8106, gated: false, heads: []headPlan{
+			{lits: []headLit{{"HUBSPOT", true}}, before: 150, after: 110, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
+		}},
+		"huggingface-access-token": {sum: 0x80f502b4247c1d84, gated: false, heads: []headPlan{
+			{lits: []headLit{{"hf_", false}}, before: 0, after: 104, boundary: true, tail: "(?-m:[A-Za-zſK]{34}(?:[\\t\\n\\f\\r \"';`]|\\\\[nr]|$))", skip: "", first: "", skipMax: 0},
+		}},
+		"huggingface-organization-api-token": {sum: 0xbde814dcf68d911d, gated: false, heads: []headPlan{
+			{lits: []headLit{{"api_org_", false}}, before: 0, after: 104, boundary: true, tail: "(?-m:[A-Za-zſK]{34}(?:[\\t\\n\\f\\r \"';`]|\\\\[nr]|$))", skip: "", first: "", skipMax: 0},
+		}},
+		"infracost-api-token": {sum: 0x58fa4d82b66d81a0, gated: false, heads: []headPlan{
+			{lits: []headLit{{"ico-", false}}, before: 0, after: 34, boundary: true, tail: "(?-m:[0-9A-Za-z]{32}(?:[\\t\\n\\f\\r \"';`]|\\\\[nr]|$))", skip: "", first: "", skipMax: 0},
+		}},
+		"intercom-api-key": {sum: 0xe16230a80a9147e6, gated: false, heads: []headPlan{
+			{lits: []headLit{{"INTERCOM", true}}, before: 150, after: 254, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[\\-0-9=A-Z_a-zſK]{60}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
+		}},
+		"intra42-client-secret": {sum: 0xf26cd2505d415840, gated: false, heads: []headPlan{
+			{lits: []headLit{{"s-s4t2ud-", false}, {"s-s4t2af-", false}}, before: 0, after: 66, boundary: true, tail: "(?-m:[0-9A-Fa-f]{64}(?:[\\t\\n\\f\\r \"';`]|\\\\[nr]|$))", skip: "", first: "", skipMax: 0},
+		}},
+		"jfrog-api-key": {sum: 0x616f498b96517e6f, gated: false, heads: []headPlan{
+			{lits: []headLit{{"JFROG", true}, {"ARTIFACTORY", true}, {"BINTRAY", true}, {"XRAY", true}}, before: 150, after: 293, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Za-zſK]{73}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
+		}},
+		"jfrog-identity-token": {sum: 0x7a1686228ce30e5f, gated: false, heads: []headPlan{
+			{lits: []headLit{{"JFROG", true}, {"ARTIFACTORY", true}, {"BINTRAY", true}, {"XRAY", true}}, before: 150, after: 266, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Za-zſK]{64}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
+		}},
+		"jwt": {sum: 0xd9ca5bc65b8c954e, gated: false, heads: []headPlan{
+			{lits: []headLit{{"ey", false}}, before: 0, after: 4096, boundary: true, tail: "(?-m:[0-9A-Za-z]{17,}\\.ey[\\-/-9A-Z\\\\_a-z]{17,}\\.(?:[\\-/-9A-Z\\\\_a-z]{10,}={0,2})?(?:[\\t\\n\\f\\r \"';`]|\\\\[nr]|$))", skip: "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz", first: ".", skipMax: -1},
+		}},
+		"jwt-base64": {sum: 0x2f3036891dc23778, gated: false, heads: []headPlan{
+			{lits: []headLit{{"ZXlKaGJHY2lPaU", false}, {"ZXlKaGNIVWlPaU", false}, {"ZXlKaGNIWWlPaU", false}, {"ZXlKaGRXUWlPaU", false}, {"ZXlKaU5qUWlP", false}, {"ZXlKamNtbDBJanBi", false}, {"ZXlKamRIa2lPaU", false}, {"ZXlKbGNHc2lPbn", false}, {"ZXlKbGJtTWlPaU", false}, {"ZXlKcWEzVWlPaU", false}, {"ZXlKcWQyc2lPb", false}, {"ZXlKcGMzTWlPaU", false}, {"ZXlKcGRpSTZJ", false}, {"ZXlKcmFXUWlP", false}, {"ZXlKclpYbGZiM0J6SWpwY", false}, {"ZXlKcmRIa2lPaUp", false}, {"ZXlKdWIyNWpaU0k2", false}, {"ZXlKd01tTWlP", false}, {"ZXlKd01uTWlPaU", false}, {"ZXlKd2NIUWlPaU", false}, {"ZXlKemRXSWlPaU", false}, {"ZXlKemRuUWlP", false}, {"ZXlKMFlXY2lPaU", false}, {"ZXlKMGVYQWlPaUp", false}, {"ZXlKMWNtd2l", false}, {"ZXlKMWMyVWlPaUp", false}, {"ZXlKMlpYSWlPaU", false}, {"ZXlKMlpYSnphVzl1SWpv", false}, {"ZXlKNElqb2", false}, {"ZXlKNE5XTWlP", false}, {"ZXlKNE5YUWlPaU", false}, {"ZXlKNE5YUWpVekkxTmlJNkl", false}, {"ZXlKNE5YVWlPaU", false}, {"ZXlKNmFYQWlPaU", false}}, before: 0, after: 4096, boundary: true, tail: "[\\n\\r\\+\\-/-9A-Z\\\\_a-z]{40,}={0,2}", skip: "", first: "", skipMax: 0},
+		}},
+		"kraken-access-token": {sum: 0x478e4d7fb39bbcd8, gated: false, heads: []headPlan{
+			{lits: []headLit{{"KRAKEN", true}}, before: 150, after: 344, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[\\+\\-/-9=A-Z_a-zſK]{80,90}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
+		}},
+		"kubernetes-secret-yaml": {sum: 0xf53ea81f9cf0a1bc, gated: true, heads: []headPlan{
+			{lits: []headLit{{"KIND:", true}}, before: 0, after: 4096, boundary: true, tail: "(?is:[\\t ]*[\"']?\\bSECRET\\b[\"']?.{0,200}?\\bDATA:.{0,100}?[\\t\\n\\f\\r ]+[\\-\\.0-9A-Z_a-zſK]+:(?:[\\t ]*(?:\\||>[\\+\\-]?)[\\t\\n\\f\\r ]+)?[\\t ]*(?:[\"']?[\\+/-9A-Za-zſK]{10,}={0,3}[\"']?|\\{\\{[\\t \"\\$,-\\.0-:=A-Z_a-z\\|ſK]+\\}\\}|\"\"|''))", skip: "", first: "", skipMax: 0},
+			{lits: []headLit{{"DATA:", true}}, before: 0, after: 4096, boundary: true, tail: "(?is:.{0,100}?[\\t\\n\\f\\r ]+[\\-\\.0-9A-Z_a-zſK]+:(?:[\\t ]*(?:\\||>[\\+\\-]?)[\\t\\n\\f\\r ]+)?[\\t ]*(?:[\"']?[\\+/-9A-Za-zſK]{10,}={0,3}[\"']?|\\{\\{[\\t \"\\$,-\\.0-:=A-Z_a-z\\|ſK]+\\}\\}|\"\"|'').{0,200}?\\bKIND:[\\t ]*[\"']?\\bSECRET\\b[\"']?)", skip: "", first: "", skipMax: 0},
+		}},
+		"kucoin-access-token": {sum: 0x1fca4de1f2a8c01b, gated: false, heads: []headPlan{
+			{lits: []headLit{{"KUCOIN", true}}, before: 150, after: 98, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Fa-f]{24}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
+		}},
+		"kucoin-secret-key": {sum: 0xbac28e5a282ed87e, gated: false, heads: []headPlan{
+			{lits: []headLit{{"KUCOIN", true}}, before: 150, after: 110, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
+		}},
+		"kz-anthropic-key": {sum: 0xe36b932ac6b04eb1, gated: false, heads: []headPlan{
+			{lits: []headLit{{"sk-ant-", false}}, before: 6, after: 4096, boundary: false, tail: "[\\-0-9A-Z_a-z]{16,}", skip: "", first: "", skipMax: 0},
+		}},
+		"kz-api-key-header": {sum: 0xcf68521017bb1338, gated: false, heads: []headPlan{
+			{lits: []headLit{{"X-API-KEY\"", true}, {"X-API-KEY'", true}, {"X-API-KEY", true}, {"API-KEY\"", true}, {"API-KEY'", true}, {"API-KEY", true}, {"X-AUTH-TOKEN\"", true}, {"X-AUTH-TOKEN'", true}, {"X-AUTH-TOKEN", true}, {"X-ACCESS-TOKEN\"", true}, {"X-ACCESS-TOKEN'", true}, {"X-ACCESS-TOKEN", true}, {"PRIVATE-TOKEN\"", true}, {"PRIVATE-TOKEN'", true}, {"PRIVATE-TOKEN", true}, {"X-GOOG-API-KEY\"", true}, {"X-GOOG-API-KEY'", true}, {"X-GOOG-API-KEY", true}, {"OCP-APIM-SUBSCRIPTION-KEY\"", true}, {"OCP-APIM-SUBSCRIPTION-KEY'", true}, {"OCP-APIM-SUBSCRIPTION-KEY", true}, {"X-FUNCTIONS-KEY\"", true}, {"X-FUNCTIONS-KEY'", true}, {"X-FUNCTIONS-KEY", true}}, before: 1, after: 4096, boundary: false, tail: "[\\t ]*:[\\t ]*[\"']?[\\+\\--9=@-Z_a-z~ſK]{12,}", skip: "\t ", first: ":", skipMax: -1},
+		}},
+		"kz-authorization-header": {sum: 0x763528725a1a3abf, gated: false, heads: []headPlan{
+			{lits: []headLit{{"AUTHORIZATION\"", true}, {"AUTHORIZATION'", true}, {"AUTHORIZATION", true}}, before: 0, after: 4096, boundary: true, tail: "(?i:[\\t ]*[:=][\\t ]*[\"']?(?:(?:B(?:ASIC|EARER)|TOKEN|API(?:-TOKEN|KEY|-KEY)|SSO-KEY|KEY)[\\t ]+)?[\\+\\--9=@-Z_a-z~ſK]{8,})", skip: "\t ", first: ":=", skipMax: -1},
+		}},
+		"kz-aws-access-key": {sum: 0xb45dfd4cfa782002, gated: false, heads: []headPlan{
+			{lits: []headLit{{"AKIA", false}, {"ASIA", false}}, before: 6, after: 16, boundary: false, tail: "[0-9A-Z]{16}\\b", skip: "", first: "", skipMax: 0},
+		}},
+		"kz-aws-secret-key": {sum: 0x7c8000304034cd8c, gated: false, heads: []headPlan{
+			{lits: []headLit{{"AWS_SECRET_ACCESS_KEY\\\"", true}, {"AWS_SECRET_ACCESS_KEY\\'", true}, {"AWS_SECRET_ACCESS_KEY\"", true}, {"AWS_SECRET_ACCESS_KEY'", true}, {"AWS_SECRET_ACCESS_KEY", true}, {"AWS_SECRET_ACCESSKEY\\\"", true}, {"AWS_SECRET_ACCESSKEY\\'", true}, {"AWS_SECRET_ACCESSKEY\"", true}, {"AWS_SECRET_ACCESSKEY'", true}, {"AWS_SECRET_ACCESSKEY", true}, {"AWS_SECRETACCESS_KEY\\\"", true}, {"AWS_SECRETACCESS_KEY\\'", true}, {"AWS_SECRETACCESS_KEY\"", true}, {"AWS_SECRETACCESS_KEY'", true}, {"AWS_SECRETACCESS_KEY", true}, {"AWS_SECRETACCESSKEY\\\"", true}, {"AWS_SECRETACCESSKEY\\'", true}, {"AWS_SECRETACCESSKEY\"", true}, {"AWS_SECRETACCESSKEY'", true}, {"AWS_SECRETACCESSKEY", true}, {"AWSSECRET_ACCESS_KEY\\\"", true}, {"AWSSECRET_ACCESS_KEY\\'", true}, {"AWSSECRET_ACCESS_KEY\"", true}, {"AWSSECRET_ACCESS_KEY'", true}, {"AWSSECRET_ACCESS_KEY", true}, {"AWSSECRET_ACCESSKEY\\\"", true}, {"AWSSECRET_ACCESSKEY\\'", true}, {"AWSSECRET_ACCESSKEY\"", true}, {"AWSSECRET_ACCESSKEY'", true}, {"AWSSECRET_ACCESSKEY", true}, {"AWSSECRETACCESS_KEY\\\"", true}, {"AWSSECRETACCESS_KEY\\'", true}, {"AWSSECRETACCESS_KEY\"", true}, {"AWSSECRETACCESS_KEY'", true}, {"AWSSECRETACCESS_KEY", true}, {"AWSSECRETACCESSKEY\\\"", true}, {"AWSSECRETACCESSKEY\\'", true}, {"AWSSECRETACCESSKEY\"", true}, {"AWSSECRETACCESSKEY'", true}, {"AWSSECRETACCESSKEY", true}, {"SECRET_ACCESS_KEY\\\"", true}, {"SECRET_ACCESS_KEY\\'", true}, {"SECRET_ACCESS_KEY\"", true}, {"SECRET_ACCESS_KEY'", true}, {"SECRET_ACCESS_KEY", true}, {"SECRET_ACCESSKEY\\\"", true}, {"SECRET_ACCESSKEY\\'", true}, {"SECRET_ACCESSKEY\"", true}, {"SECRET_ACCESSKEY'", true}, {"SECRET_ACCESSKEY", true}, {"SECRETACCESS_KEY\\\"", true}, {"SECRETACCESS_KEY\\'", true}, {"SECRETACCESS_KEY\"", true}, {"SECRETACCESS_KEY'", true}, {"SECRETACCESS_KEY", true}, {"SECRETACCESSKEY\\\"", true}, {"SECRETACCESSKEY\\'", true}, {"SECRETACCESSKEY\"", true}, {"SECRETACCESSKEY'", true}, {"SECRETACCESSKEY", true}}, before: 0, after: 4096, boundary: false, tail: "[\\t ]*[:=][\\t ]*(?:\\\\?[\"'])?[\\+/-9=A-Za-z]{40}", skip: "\t ", first: ":=", skipMax: -1},
+		}},
+		"kz-azure-account-key": {sum: 0x9378c41d95c7c619, gated: false, heads: []headPlan{
+			{lits: []headLit{{"ACCOUNTKEY", true}, {"SHAREDACCESSKEY", true}}, before: 0, after: 4096, boundary: true, tail: "[\\t ]*=[\\t ]*[\\+/-9A-Za-zſK]{20,}={0,2}", skip: "\t ", first: "=", skipMax: -1},
+		}},
+		"kz-azure-sas-signature": {sum: 0x674252a8dfd95651, gated: false, heads: []headPlan{
+			{lits: []headLit{{"sig=", false}}, before: 1, after: 4096, boundary: false, tail: "[%\\+/-9=A-Za-z]{20,}", skip: "", first: "", skipMax: 0},
+		}},
+		"kz-bearer": {sum: 0x53427a9fc4dc6a0f, gated: false, heads: []headPlan{
+			{lits: []headLit{{"BEARER", true}}, before: 0, after: 4096, boundary: true, tail: "[\\t ]+[\\+\\--9A-Z_a-z~ſK]{16,}=*", skip: "", first: "", skipMax: 0},
+		}},
+		"kz-cli-user-password": {sum: 0xf4283a0f458471c5, gated: false, heads: []headPlan{
+			{lits: []headLit{{"-u", false}, {"--user", false}, {"--proxy-user", false}}, before: 1, after: 4096, boundary: false, tail: "(?-m:(?:[\\t ]+|=)?(?:'[^\\n':<>]*:([^\\n'<>]+)'|\"[^\\n\":<>]*:([^\\n\"<>]+)\"|'([^\\t\\n\\f\\r ':<>]{3,}):'|\"(?:([^\\t\\n\\f\\r \":<>]{3,}):\"|[^\\n\"]*\":\"([^\\n\"]+)\")|'[^\\n']*':'([^\\n']+)'|[^\\t\\n\\f\\r \"':<>]+:'([^\\n']+)'|[^\\t\\n\\f\\r \"':<>]+:\"([^\\n\"]+)\"|[^\\t\\n\\f\\r \"':<>]+:([^\\t\\n\\f\\r \"'<>]+)|([^\\t\\n\\f\\r \"':<>]{3,}):(?:[\\t\\n\\f\\r ]|$)))", skip: "", first: "", skipMax: 0},
+		}},
+		"kz-config-secret-bare": {sum: 0xf645b23bb027fa83, gated: false, heads: []headPlan{
+			{lits: []headLit{{"PASSWORD\"", true}, {"PASSWORD'", true}, {"PASSWORD", true}, {"PASSWD\"", true}, {"PASSWD'", true}, {"PASSWD", true}, {"PASSPHRASE\"", true}, {"PASSPHRASE'", true}, {"PASSPHRASE", true}, {"SECRET\"", true}, {"SECRET'", true}, {"SECRET", true}, {"TOKEN\"", true}, {"TOKEN'", true}, {"TOKEN", true}, {"API-KEY\"", true}, {"API-KEY'", true}, {"API-KEY", true}, {"API_KEY\"", true}, {"API_KEY'", true}, {"API_KEY", true}, {"APIKEY\"", true}, {"APIKEY'", true}, {"APIKEY", true}, {"APIKEY\"", true}, {"APIKEY'", true}, {"APIKEY", true}, {"ACCESS-KEY\"", true}, {"ACCESS-KEY'", true}, {"ACCESS-KEY", true}, {"ACCESS_KEY\"", true}, {"ACCESS_KEY'", true}, {"ACCESS_KEY", true}, {"ACCESSKEY\"", true}, {"ACCESSKEY'", true}, {"ACCESSKEY", true}, {"PRIVATE-KEY\"", true}, {"PRIVATE-KEY'", true}, {"PRIVATE-KEY", true}, {"PRIVATE_KEY\"", true}, {"PRIVATE_KEY'", true}, {"PRIVATE_KEY", true}, {"PRIVATEKEY\"", true}, {"PRIVATEKEY'", true}, {"PRIVATEKEY", true}, {"AUTH-KEY\"", true}, {"AUTH-KEY'", true}, {"AUTH-KEY", true}, {"AUTH_KEY\"", true}, {"AUTH_KEY'", true}, {"AUTH_KEY", true}, {"AUTHKEY\"", true}, {"AUTHKEY'", true}, {"AUTHKEY", true}, {"CREDENTIALS\"", true}, {"CREDENTIALS'", true}, {"CREDENTIALS", true}, {"CREDENTIAL\"", true}, {"CREDENTIAL'", true}, {"CREDENTIAL", true}}, before: 152, after: 4096, boundary: false, tail: "(?m-s:[\\t ]*[:=][\\t ]*[^\\t\\n\\f\\r -\\$&-\\(\\*<>\\[\\{\\|][^\\t\\n\\f\\r \"#'-\\)]*[\\t ]*(?:#.*)?\\r?$)", skip: "\t ", first: ":=", skipMax: -1},
+		}},
+		"kz-config-secret-quoted": {sum: 0xde55e2ac41a110ae, gated: false, heads: []headPlan{
+			{lits: []headLit{{"PASSWORD\"", true}, {"PASSWORD'", true}, {"PASSWORD", true}, {"PASSWD\"", true}, {"PASSWD'", true}, {"PASSWD", true}, {"PASSPHRASE\"", true}, {"PASSPHRASE'", true}, {"PASSPHRASE", true}, {"PWD\"", true}, {"PWD'", true}, {"PWD", true}, {"SECRET\"", true}, {"SECRET'", true}, {"SECRET", true}, {"TOKEN\"", true}, {"TOKEN'", true}, {"TOKEN", true}, {"API-KEY\"", true}, {"API-KEY'", true}, {"API-KEY", true}, {"API_KEY\"", true}, {"API_KEY'", true}, {"API_KEY", true}, {"APIKEY\"", true}, {"APIKEY'", true}, {"APIKEY", true}, {"APIKEY\"", true}, {"APIKEY'", true}, {"APIKEY", true}, {"ACCESS-KEY\"", true}, {"ACCESS-KEY'", true}, {"ACCESS-KEY", true}, {"ACCESS_KEY\"", true}, {"ACCESS_KEY'", true}, {"ACCESS_KEY", true}, {"ACCESSKEY\"", true}, {"ACCESSKEY'", true}, {"ACCESSKEY", true}, {"PRIVATE-KEY\"", true}, {"PRIVATE-KEY'", true}, {"PRIVATE-KEY", true}, {"PRIVATE_KEY\"", true}, {"PRIVATE_KEY'", true}, {"PRIVATE_KEY", true}, {"PRIVATEKEY\"", true}, {"PRIVATEKEY'", true}, {"PRIVATEKEY", true}, {"AUTH-KEY\"", true}, {"AUTH-KEY'", true}, {"AUTH-KEY", true}, {"AUTH_KEY\"", true}, {"AUTH_KEY'", true}, {"AUTH_KEY", true}, {"AUTHKEY\"", true}, {"AUTHKEY'", true}, {"AUTHKEY", true}, {"CREDENTIALS\"", true}, {"CREDENTIALS'", true}, {"CREDENTIALS", true}, {"CREDENTIAL\"", true}, {"CREDENTIAL'", true}, {"CREDENTIAL", true}}, before: 120, after: 4096, boundary: false, tail: "[\\t ]*(?:[:=]|:=|=>)[\\t ]*(?:\"([^\\n\"]{3,})\"|'([^\\n']{3,})')", skip: "\t ", first: ":=", skipMax: -1},
+		}},
+		"kz-curl-header": {sum: 0x15fb5cdf3012e4cb, gated: false, heads: []headPlan{
+			{lits: []headLit{{"-H", true}, {"--HEADER", true}}, before: 0, after: 4096, boundary: false, tail: "(?i:(?:=|[\\t ]{0,5})[\"']?(?:X-(?:[A-Za-zſK]+-)?)?(?:API-?)?(?:KEY|TOKEN)[\\t ]*:[\\t ]{0,5}[\\+\\--9=@-Z_a-z~ſK]{8,})", skip: "", first: "", skipMax: 0},
+		}},
+		"kz-env-secret": {sum: 0x470541dec8cfc65a, gated: false, heads: []headPlan{
+			{lits: []headLit{{"PASSWORD", false}, {"PASSWD", false}, {"_PWD", false}, {"PASSPHRASE", false}, {"SECRET", false}, {"TOKEN", false}, {"API_KEY", false}, {"APIKEY", false}, {"ACCESS_KEY", false}, {"PRIVATE_KEY", false}, {"AUTH_KEY", false}, {"CREDENTIALS", false}, {"CREDENTIAL", false}}, before: 46, after: 4096, boundary: false, tail: "[0-9A-Z_]{0,40}(?:\\\\?[\"'])?[\\t ]*[:=][\\t ]*(?:\\\\?[\"'])?[^\\t\\n\\f\\r \"\\$'\\\\`]{3,}", skip: "", first: "", skipMax: 0},
+		}},
+		"kz-github-pat": {sum: 0x804b29a9bc5609f, gated: false, heads: []headPlan{
+			{lits: []headLit{{"github_pat_", false}}, before: 6, after: 4096, boundary: false, tail: "[0-9A-Z_a-z]{30,}", skip: "", first: "", skipMax: 0},
+		}},
+		"kz-github-token": {sum: 0x8b37dbb1f5c15a2f, gated: false, heads: []headPlan{
+			{lits: []headLit{{"gho_", false}, {"ghp_", false}, {"ghr_", false}, {"ghs_", false}, {"ghu_", false}}, before: 6, after: 4096, boundary: false, tail: "[0-9A-Za-z]{30,}", skip: "", first: "", skipMax: 0},
+		}},
+		"kz-gitlab-pat": {sum: 0x334f0aa1a265ee54, gated: false, heads: []headPlan{
+			{lits: []headLit{{"glpat-", false}}, before: 6, after: 4096, boundary: false, tail: "[\\-0-9A-Z_a-z]{20,}", skip: "", first: "", skipMax: 0},
+		}},
+		"kz-google-api-key": {sum: 0x946b8cba6d6d6304, gated: false, heads: []headPlan{
+			{lits: []headLit{{"AIza", false}}, before: 6, after: 39, boundary: false, tail: "(?-m:[\\-0-9A-Z_a-z]{35}(?:[^\\-0-9A-Z_a-z]|$))", skip: "", first: "", skipMax: 0},
+		}},
+		"kz-google-oauth-token": {sum: 0xf06a45a938342346, gated: false, heads: []headPlan{
+			{lits: []headLit{{"ya29.", false}}, before: 6, after: 4096, boundary: false, tail: "[\\-0-9A-Z_a-z]{20,}", skip: "", first: "", skipMax: 0},
+		}},
+		"kz-google-refresh-token": {sum: 0x3e77263f89e25513, gated: false, heads: []headPlan{
+			{lits: []headLit{{"1//0", false}}, before: 4, after: 4096, boundary: false, tail: "[\\-0-9A-Z_a-z]{40,}", skip: "", first: "", skipMax: 0},
+		}},
+		"kz-huggingface-token": {sum: 0xf0e907858638ea01, gated: false, heads: []headPlan{
+			{lits: []headLit{{"hf_", false}}, before: 6, after: 4096, boundary: false, tail: "[0-9A-Za-z]{30,}", skip: "", first: "", skipMax: 0},
+		}},
+		"kz-jwt": {sum: 0xd6eaea3fcbc5c183, gated: false, heads: []headPlan{
+			{lits: []headLit{{"eyJ", false}}, before: 6, after: 4096, boundary: false, tail: "[\\-0-9A-Z_a-z]{8,}\\.eyJ[\\-0-9A-Z_a-z]{8,}\\.[\\-0-9A-Z_a-z]{8,}", skip: "-0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz", first: ".", skipMax: -1},
+		}},
+		"kz-mysql-password": {sum: 0x868a0206c8b72bae, gated: false, heads: []headPlan{
+			{lits: []headLit{{"mysql", false}, {"mariadb", false}}, before: 0, after: 4096, boundary: true, tail: "[\\-a-z]*\\b[^\\n&;\\|]{0,200}?[\\t ]-p(?:'([^\\n']+)'|\"([^\\n\"]+)\"|([^\\t\\n\\f\\r \"']+))", skip: "", first: "", skipMax: 0},
+		}},
+		"kz-npm-token": {sum: 0x633893b1153f0a64, gated: false, heads: []headPlan{
+			{lits: []headLit{{"npm_", false}}, before: 6, after: 36, boundary: false, tail: "[0-9A-Za-z]{36}", skip: "", first: "", skipMax: 0},
+		}},
+		"kz-openai-key": {sum: 0x2884081b9e5ebf4d, gated: false, heads: []headPlan{
+			{lits: []headLit{{"sk-proj-", false}, {"sk-svcacct-", false}, {"sk-admin-", false}, {"sk-", false}}, before: 6, after: 4096, boundary: false, tail: "[\\-0-9A-Z_a-z]{20,}", skip: "", first: "", skipMax: 0},
+		}},
+		"kz-openssl-pass": {sum: 0xf81e624a49b65201, gated: false, heads: []headPlan{
+			{lits: []headLit{{"-passin", false}, {"-passout", false}, {"-pass", false}}, before: 1, after: 4096, boundary: false, tail: "[\\t ]+pass:[^\\t\\n\\f\\r ]+", skip: "\t ", first: "p", skipMax: -1},
+		}},
+		"kz-password-flag": {sum: 0x7e2df92b26f8aa61, gated: false, heads: []headPlan{
+			{lits: []headLit{{"PASSWORD", true}, {"PASSWD", true}, {"PASSPHRASE", true}, {"PWD", true}, {"SECRET", true}, {"TOKEN", true}, {"API-KEY", true}, {"APIKEY", true}, {"API_KEY", true}, {"AUTH-TOKEN", true}, {"ACCESS-TOKEN", true}, {"CLIENT-SECRET", true}}, before: 247, after: 4096, boundary: false, tail: "(?:=|[\\t ]+)(?:'([^\\n']+)'|\"([^\\n\"]+)\"|([^\\t\\n\\f\\r \"']+))", skip: "", first: "\t =", skipMax: 0},
+		}},
+		"kz-slack-token": {sum: 0xb247d39f34fff89e, gated: false, heads: []headPlan{
+			{lits: []headLit{{"xoxa-", false}, {"xoxb-", false}, {"xoxo-", false}, {"xoxp-", false}, {"xoxr-", false}, {"xoxs-", false}}, before: 6, after: 4096, boundary: false, tail: "[0-9][\\-0-9A-Za-z]{9,}", skip: "", first: "0123456789", skipMax: 0},
+		}},
+		"kz-sshpass": {sum: 0x7671682ba8c35e35, gated: false, heads: []headPlan{
+			{lits: []headLit{{"sshpass", false}}, before: 0, after: 4096, boundary: true, tail: "\\b[^\\n&;\\|]{0,100}?[\\t ]-p[\\t ]*(?:'([^\\n']+)'|\"([^\\n\"]+)\"|([^\\t\\n\\f\\r \"']+))", skip: "", first: "", skipMax: 0},
+		}},
+		"kz-stripe-key": {sum: 0x6d8142a99c2e47e5, gated: false, heads: []headPlan{
+			{lits: []headLit{{"rk_live_", false}, {"sk_live_", false}}, before: 6, after: 4096, boundary: false, tail: "[0-9A-Za-z]{20,}", skip: "", first: "", skipMax: 0},
+		}},
+		"launchdarkly-access-token": {sum: 0x51d9a2b280f5573, gated: false, heads: []headPlan{
+			{lits: []headLit{{"LAUNCHDARKLY", true}}, before: 150, after: 194, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[\\-0-9=A-Z_a-zſK]{40}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
+		}},
+		"linear-api-key": {sum: 0x1d08893d0eca3235, gated: false, heads: []headPlan{
+			{lits: []headLit{{"lin_api_", false}}, before: 0, after: 120, boundary: false, tail: "[0-9A-Za-zſK]{40}", skip: "", first: "", skipMax: 0},
+		}},
+		"linear-client-secret": {sum: 0x56f71888b1809280, gated: false, heads: []headPlan{
+			{lits: []headLit{{"LINEAR", true}}, before: 150, after: 106, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Fa-f]{32}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
+		}},
+		"linkedin-client-id": {sum: 0xedfe6f07ebb0547a, gated: false, heads: []headPlan{
+			{lits: []headLit{{"LINKED-IN", true}, {"LINKED_IN", true}, {"LINKEDIN", true}}, before: 150, after: 116, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Za-zſK]{14}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
+		}},
+		"linkedin-client-secret": {sum: 0x98e0cc561bbbdb4c, gated: false, heads: []headPlan{
+			{lits: []headLit{{"LINKED-IN", true}, {"LINKED_IN", true}, {"LINKEDIN", true}}, before: 150, after: 122, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Za-zſK]{16}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
+		}},
+		"lob-api-key": {sum: 0x3094fc4d8355c941, gated: false, heads: []headPlan{
+			{lits: []headLit{{"LIVE_", true}, {"TEST_", true}}, before: 225, after: 37, boundary: false, tail: "(?-m:[0-9A-Fa-f]{35}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "", first: "", skipMax: 0},
+		}},
+		"lob-pub-api-key": {sum: 0xa391594177279219, gated: false, heads: []headPlan{
+			{lits: []headLit{{"TEST_PUB_", true}, {"LIVE_PUB_", true}}, before: 225, after: 33, boundary: false, tail: "(?-m:[0-9A-Fa-f]{31}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "", first: "", skipMax: 0},
+		}},
+		"looker-client-id": {sum: 0x9c30f559fc3a7d6a, gated: false, heads: []headPlan{
+			{lits: []headLit{{"LOOKER", true}}, before: 150, after: 134, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Za-zſK]{20}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
+		}},
+		"looker-client-secret": {sum: 0x4437b06d6cfb9156, gated: false, heads: []headPlan{
+			{lits: []headLit{{"LOOKER", true}}, before: 150, after: 146, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Za-zſK]{24}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
+		}},
+		"mailchimp-api-key": {sum: 0x7bb2e1b94cc61cb8, gated: false, heads: []headPlan{
+			{lits: []headLit{{"MAILCHIMP", true}}, before: 150, after: 132, boundary: false, tail: "(?i-ms:(?:SDK.INITIALIZE|(?:))[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Fa-f]{32}-US[0-9][0-9](?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "", first: "", skipMax: 0},
+		}},
+		"mailgun-private-api-token": {sum: 0x817e19e7d7049baa, gated: false, heads: []headPlan{
+			{lits: []headLit{{"MAILGUN", true}}, before: 150, after: 112, boundary: false, tail: "(?i-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}KEY-[0-9A-Fa-f]{32}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
+		}},
+		"mailgun-pub-key": {sum: 0xb6378c3fc67140f1, gated: false, heads: []headPlan{
+			{lits: []headLit{{"MAILGUN", true}}, before: 150, after: 115, boundary: false, tail: "(?i-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}PUBKEY-[0-9A-Fa-f]{32}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
+		}},
+		"mailgun-signing-key": {sum: 0x604d4e9a604492c2, gated: false, heads: []headPlan{
+			{lits: []headLit{{"MAILGUN", true}}, before: 150, after: 124, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Ha-h]{32}-[0-9A-Ha-h]{8}-[0-9A-Ha-h]{8}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
+		}},
+		"mapbox-api-token": {sum: 0x94482fe963b72e2c, gated: false, heads: []headPlan{
+			{lits: []headLit{{"MAPBOX", true}}, before: 150, after: 326, boundary: false, tail: "(?i-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}PK\\.[0-9A-Za-zſK]{60}\\.[0-9A-Za-zſK]{22}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
+		}},
+		"mattermost-access-token": {sum: 0x37ead70dfee65be2, gated: false, heads: []headPlan{
+			{lits: []headLit{{"MATTERMOST", true}}, before: 150, after: 152, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Za-zſK]{26}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
+		}},
+		"maxmind-license-key": {sum: 0x460588f6308d4247, gated: false, heads: []headPlan{
+			{lits: []headLit{{"_mmk", false}}, before: 36, after: 2, boundary: false, tail: "(?-m:(?:[\\t\\n\\f\\r \"';`]|\\\\[nr]|$))", skip: "", first: "", skipMax: 0},
+		}},
+		"messagebird-api-token": {sum: 0x8b2f5a100d0fce06, gated: false, heads: []headPlan{
+			{lits: []headLit{{"MESSAGE-BIRD", true}, {"MESSAGE_BIRD", true}, {"MESSAGEBIRD", true}}, before: 150, after: 149, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Za-zſK]{25}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
+		}},
+		"messagebird-client-id": {sum: 0xa2b2ba4da5b667dc, gated: false, heads: []headPlan{
+			{lits: []headLit{{"MESSAGE-BIRD", true}, {"MESSAGE_BIRD", true}, {"MESSAGEBIRD", true}}, before: 150, after: 110, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
+		}},
+		"microsoft-teams-webhook": {sum: 0x6cc1cfe5587e379c, gated: true, heads: []headPlan{
+			{lits: []headLit{{"https://", false}}, before: 0, after: 4096, boundary: false, tail: "[0-9a-z]+\\.webhook\\.office\\.com/webhookb2/[0-9a-z]{8}-([0-9a-z]{4}-){3}[0-9a-z]{12}@[0-9a-z]{8}-([0-9a-z]{4}-){3}[0-9a-z]{12}/IncomingWebhook/[0-9a-z]{32}/[0-9a-z]{8}-([0-9a-z]{4}-){3}[0-9a-z]{12}", skip: "0123456789abcdefghijklmnopqrstuvwxyz", first: ".", skipMax: -1},
+		}},
+		"netlify-access-token": {sum: 0xf97b90c3c7ea8b7c, gated: false, heads: []headPlan{
+			{lits: []headLit{{"NETLIFY", true}}, before: 150, after: 212, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[\\-0-9=A-Z_a-zſK]{40,46}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
+		}},
+		"new-relic-browser-api-token": {sum: 0x45719e07215f6681, gated: false, heads: []headPlan{
+			{lits: []headLit{{"NRJS-", true}}, before: 231, after: 21, boundary: false, tail: "(?-m:[0-9A-Fa-f]{19}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "", first: "", skipMax: 0},
+		}},
+		"new-relic-insert-key": {sum: 0xffb2c50ace0f50da, gated: false, heads: []headPlan{
+			{lits: []headLit{{"NRII-", true}}, before: 231, after: 98, boundary: false, tail: "(?-m:[\\-0-9A-Za-zſK]{32}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "", first: "", skipMax: 0},
+		}},
+		"new-relic-user-api-id": {sum: 0x40c27b8bdbf4d825, gated: false, heads: []headPlan{
+			{lits: []headLit{{"NEW-RELIC", true}, {"NEWRELIC", true}, {"NEW_RELIC", true}}, before: 150, after: 266, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Za-zſK]{64}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
+		}},
+		"new-relic-user-api-key": {sum: 0xd492f077d1e52b07, gated: false, heads: []headPlan{
+			{lits: []headLit{{"NRAK-", true}}, before: 231, after: 83, boundary: false, tail: "(?-m:[0-9A-Za-zſK]{27}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "", first: "", skipMax: 0},
+		}},
+		"notion-api-token": {sum: 0xad149b93ada4ca10, gated: false, heads: []headPlan{
+			{lits: []headLit{{"ntn_", false}}, before: 0, after: 48, boundary: true, tail: "(?-m:[0-9]{11}[0-9A-Za-z]{32}[0-9A-Za-z]{3}(?:[\\t\\n\\f\\r \"';`]|\\\\[nr]|$))", skip: "", first: "", skipMax: 0},
+		}},
+		"npm-access-token": {sum: 0xd778c6539a801181, gated: false, heads: []headPlan{
+			{lits: []headLit{{"NPM_", true}}, before: 0, after: 110, boundary: true, tail: "(?-m:[0-9A-Za-zſK]{36}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "", first: "", skipMax: 0},
+		}},
+		"nuget-config-password": {sum: 0xb0b7f87348dbb099, gated: false, heads: []headPlan{
+			{lits: []headLit{{"<ADD KEY=\"CLEARTEXTPASSWORD\"", true}, {"<ADD KEY=\"PASSWORD\"", true}}, before: 0, after: 4096, boundary: false, tail: "(?i-s:[\\t\\n\\f\\r ]*VALUE=\".{8,}\"[\\t\\n\\f\\r ]*/>)", skip: "\t\n\f\r ", first: "Vv", skipMax: -1},
+		}},
+		"nytimes-access-token": {sum: 0xa0baa31552885f1, gated: false, heads: []headPlan{
+			{lits: []headLit{{"NYTIMES", true}, {"NEW-YORK-TIMES,", true}, {"NEWYORKTIMES", true}}, before: 150, after: 170, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[\\-0-9=A-Z_a-zſK]{32}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
+		}},
+		"octopus-deploy-api-key": {sum: 0xb4a2f5633cbc501c, gated: false, heads: []headPlan{
+			{lits: []headLit{{"API-", false}}, before: 0, after: 28, boundary: true, tail: "(?-m:[0-9A-Z]{26}(?:[\\t\\n\\f\\r \"';`]|\\\\[nr]|$))", skip: "", first: "", skipMax: 0},
+		}},
+		"okta-access-token": {sum: 0xe2512a24789f8534, gated: false, heads: []headPlan{
+			{lits: []headLit{{"Okta", true}, {"OKTA", false}}, before: 200, after: 116, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}00[\\-0-9=A-Z_a-z]{40}(?:[\\t\\n\\f\\r \"';`]|\\\\[nr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
+		}},
+		"openai-api-key": {sum: 0xc81c8f6135dff065, gated: true, heads: []headPlan{
+			{lits: []headLit{{"sk-", false}}, before: 0, after: 166, boundary: true, tail: "(?-m:(?:(?:proj|svcacct|admin)-(?:[\\-0-9A-Z_a-z]{74}|[\\-0-9A-Z_a-z]{58})T3BlbkFJ(?:[\\-0-9A-Z_a-z]{74}|[\\-0-9A-Z_a-z]{58})\\b|[0-9A-Za-z]{20}T3BlbkFJ[0-9A-Za-z]{20})(?:[\\t\\n\\f\\r \"';`]|\\\\[nr]|$))", skip: "", first: "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz", skipMax: 0},
+		}},
+		"openshift-user-token": {sum: 0xec9d9bdaccedbd92, gated: false, heads: []headPlan{
+			{lits: []headLit{{"sha256~", false}}, before: 0, after: 47, boundary: true, tail: "[\\-0-9A-Z_a-z]{43}(?:[^\\-0-9A-Z_a-z]|\\z)", skip: "", first: "", skipMax: 0},
+		}},
+		"perplexity-api-key": {sum: 0x73945f14c15f2720, gated: false, heads: []headPlan{
+			{lits: []headLit{{"pplx-", false}}, before: 0, after: 50, boundary: true, tail: "(?-m:[0-9A-Za-z]{48}(?:[\\t\\n\\f\\r \"';`]|\\\\[nr]|$|\\b))", skip: "", first: "", skipMax: 0},
+		}},
+		"plaid-api-token": {sum: 0x3363f02e83ebd230, gated: false, heads: []headPlan{
+			{lits: []headLit{{"PLAID", true}}, before: 150, after: 131, boundary: false, tail: "(?i-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}ACCESS-(?:SANDBOX|DEVELOPMENT|PRODUCTION)-[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
+		}},
+		"plaid-client-id": {sum: 0xdf7defcec87d50de, gated: false, heads: []headPlan{
+			{lits: []headLit{{"PLAID", true}}, before: 150, after: 146, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Za-zſK]{24}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
+		}},
+		"plaid-secret-key": {sum: 0x24bf8e8139112de7, gated: false, heads: []headPlan{
+			{lits: []headLit{{"PLAID", true}}, before: 150, after: 164, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Za-zſK]{30}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
+		}},
+		"planetscale-api-token": {sum: 0x3762e3df9e70291d, gated: false, heads: []headPlan{
+			{lits: []headLit{{"pscale_tkn_", false}}, before: 0, after: 194, boundary: true, tail: "(?-m:[\\-\\.0-9=A-Z_a-zſK]{32,64}(?:[\\t\\n\\f\\r \"';`]|\\\\[nr]|$))", skip: "", first: "", skipMax: 0},
+		}},
+		"planetscale-oauth-token": {sum: 0xd1560608c59e6388, gated: false, heads: []headPlan{
+			{lits: []headLit{{"pscale_oauth_", false}}, before: 0, after: 66, boundary: true, tail: "(?-m:[\\-\\.0-9=A-Z_a-z]{32,64}(?:[\\t\\n\\f\\r \"';`]|\\\\[nr]|$))", skip: "", first: "", skipMax: 0},
+		}},
+		"planetscale-password": {sum: 0x122a02c4430b4610, gated: false, heads: []headPlan{
+			{lits: []headLit{{"PSCALE_PW_", true}}, before: 0, after: 194, boundary: true, tail: "(?-m:[\\-\\.0-9=A-Z_a-zſK]{32,64}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "", first: "", skipMax: 0},
+		}},
+		"postman-api-token": {sum: 0xf241f763c12ffba, gated: false, heads: []headPlan{
+			{lits: []headLit{{"PMAK-", false}}, before: 0, after: 61, boundary: true, tail: "(?-m:[0-9A-Fa-f]{24}-[0-9A-Fa-f]{34}(?:[\\t\\n\\f\\r \"';`]|\\\\[nr]|$))", skip: "0123456789ABCDEFabcdef", first: "-", skipMax: 24},
+		}},
+		"prefect-api-token": {sum: 0x40069d6d5249ee06, gated: false, heads: []headPlan{
+			{lits: []headLit{{"pnu_", false}}, before: 0, after: 38, boundary: true, tail: "(?-m:[0-9A-Za-z]{36}(?:[\\t\\n\\f\\r \"';`]|\\\\[nr]|$))", skip: "", first: "", skipMax: 0},
+		}},
+		"privateai-api-token": {sum: 0x3092dcad20afd669, gated: false, heads: []headPlan{
+			{lits: []headLit{{"PRIVATE-AI", true}, {"PRIVATE_AI", true}, {"PRIVATEAI", true}}, before: 200, after: 106, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9a-z]{32}(?:[\\t\\n\\f\\r \"';`]|\\\\[nr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
+		}},
+		"pulumi-api-token": {sum: 0x63ec9e0002fbb0d5, gated: false, heads: []headPlan{
+			{lits: []headLit{{"pul-", false}}, before: 0, after: 42, boundary: true, tail: "(?-m:[0-9a-f]{40}(?:[\\t\\n\\f\\r \"';`]|\\\\[nr]|$))", skip: "", first: "", skipMax: 0},
+		}},
+		"pypi-upload-token": {sum: 0x31598fe78e2f14a2, gated: false, heads: []headPlan{
+			{lits: []headLit{{"pypi-AgEIcHlwaS5vcmc", false}}, before: 0, after: 1000, boundary: false, tail: "[\\-0-9A-Z_a-z]{50,1000}", skip: "", first: "", skipMax: 0},
+		}},
+		"rapidapi-access-token": {sum: 0xecd4cf1f10765c13, gated: false, heads: []headPlan{
+			{lits: []headLit{{"RAPIDAPI", true}}, before: 150, after: 224, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[\\-0-9A-Z_a-zſK]{50}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
+		}},
+		"readme-api-token": {sum: 0xd1c4933f51c69f7f, gated: false, heads: []headPlan{
+			{lits: []headLit{{"rdme_", false}}, before: 0, after: 72, boundary: true, tail: "(?-m:[0-9a-z]{70}(?:[\\t\\n\\f\\r \"';`]|\\\\[nr]|$))", skip: "", first: "", skipMax: 0},
+		}},
+		"rubygems-api-token": {sum: 0xbc4530179f667660, gated: false, heads: []headPlan{
+			{lits: []headLit{{"rubygems_", false}}, before: 0, after: 50, boundary: true, tail: "(?-m:[0-9a-f]{48}(?:[\\t\\n\\f\\r \"';`]|\\\\[nr]|$))", skip: "", first: "", skipMax: 0},
+		}},
+		"scalingo-api-token": {sum: 0x64e085cfcc1faa2c, gated: false, heads: []headPlan{
+			{lits: []headLit{{"tk-us-", false}}, before: 0, after: 50, boundary: true, tail: "(?-m:[\\-0-9A-Z_a-z]{48}(?:[\\t\\n\\f\\r \"';`]|\\\\[nr]|$))", skip: "", first: "", skipMax: 0},
+		}},
+		"sendbird-access-id": {sum: 0xe7348904638e49fe, gated: false, heads: []headPlan{
+			{lits: []headLit{{"SENDBIRD", true}}, before: 150, after: 110, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
+		}},
+		"sendbird-access-token": {sum: 0x8ac6829f0c5d7ac5, gated: false, heads: []headPlan{
+			{lits: []headLit{{"SENDBIRD", true}}, before: 150, after: 114, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Fa-f]{40}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
+		}},
+		"sendgrid-api-token": {sum: 0xe9481ad1af075969, gated: false, heads: []headPlan{
+			{lits: []headLit{{"SG.", false}}, before: 0, after: 200, boundary: true, tail: "(?-m:[\\-\\.0-9=A-Z_a-zſK]{66}(?:[\\t\\n\\f\\r \"';`]|\\\\[nr]|$))", skip: "", first: "", skipMax: 0},
+		}},
+		"sendinblue-api-token": {sum: 0xc86dd045ab03f474, gated: false, heads: []headPlan{
+			{lits: []headLit{{"xkeysib-", false}}, before: 0, after: 115, boundary: true, tail: "(?-m:[0-9a-f]{64}-[0-9A-Za-zſK]{16}(?:[\\t\\n\\f\\r \"';`]|\\\\[nr]|$))", skip: "0123456789abcdef", first: "-", skipMax: 64},
+		}},
+		"sentry-access-token": {sum: 0xb8356269e447ab8d, gated: false, heads: []headPlan{
+			{lits: []headLit{{"SENTRY", true}}, before: 150, after: 138, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Fa-f]{64}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
+		}},
+		"sentry-org-token": {sum: 0xcd77ef8d57e1a48c, gated: false, heads: []headPlan{
+			{lits: []headLit{{"sntrys_eyJpYXQiO", false}}, before: 0, after: 466, boundary: true, tail: "[\\+/-9A-Za-z]{10,200}(?:LCJyZWdpb25fdXJs|InJlZ2lvbl91cmwi|cmVnaW9uX3VybCI6)[\\+/-9A-Za-z]{10,200}={0,2}_[\\+/-9A-Za-z]{43}(?:[^\\+/-9A-Za-z]|\\z)", skip: "+/0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz", first: "ILc", skipMax: 200},
+		}},
+		"sentry-user-token": {sum: 0x388bf71bffbffb43, gated: false, heads: []headPlan{
+			{lits: []headLit{{"sntryu_", false}}, before: 0, after: 66, boundary: true, tail: "(?-m:[0-9a-f]{64}(?:[\\t\\n\\f\\r \"';`]|\\\\[nr]|$))", skip: "", first: "", skipMax: 0},
+		}},
+		"settlemint-application-access-token": {sum: 0x20152e9d3c403dd6, gated: false, heads: []headPlan{
+			{lits: []headLit{{"sm_aat_", false}}, before: 0, after: 18, boundary: true, tail: "(?-m:[0-9A-Za-z]{16}(?:[\\t\\n\\f\\r \"';`]|\\\\[nr]|$))", skip: "", first: "", skipMax: 0},
+		}},
+		"settlemint-personal-access-token": {sum: 0x460e1043d078ef73, gated: false, heads: []headPlan{
+			{lits: []headLit{{"sm_pat_", false}}, before: 0, after: 18, boundary: true, tail: "(?-m:[0-9A-Za-z]{16}(?:[\\t\\n\\f\\r \"';`]|\\\\[nr]|$))", skip: "", first: "", skipMax: 0},
+		}},
+		"settlemint-service-access-token": {sum: 0x440d3b6aa8e97ea8, gated: false, heads: []headPlan{
+			{lits: []headLit{{"sm_sat_", false}}, before: 0, after: 18, boundary: true, tail: "(?-m:[0-9A-Za-z]{16}(?:[\\t\\n\\f\\r \"';`]|\\\\[nr]|$))", skip: "", first: "", skipMax: 0},
+		}},
+		"shippo-api-token": {sum: 0x7442275aa4d11cfa, gated: false, heads: []headPlan{
+			{lits: []headLit{{"shippo_live_", false}, {"shippo_test_", false}}, before: 0, after: 42, boundary: true, tail: "(?-m:[0-9A-Fa-f]{40}(?:[\\t\\n\\f\\r \"';`]|\\\\[nr]|$))", skip: "", first: "", skipMax: 0},
+		}},
+		"shopify-access-token": {sum: 0xbd524e2fdf753823, gated: false, heads: []headPlan{
+			{lits: []headLit{{"shpat_", false}}, before: 0, after: 32, boundary: false, tail: "[0-9A-Fa-f]{32}", skip: "", first: "", skipMax: 0},
+		}},
+		"shopify-custom-access-token": {sum: 0xac8bbfd6e47283fa, gated: false, heads: []headPlan{
+			{lits: []headLit{{"shpca_", false}}, before: 0, after: 32, boundary: false, tail: "[0-9A-Fa-f]{32}", skip: "", first: "", skipMax: 0},
+		}},
+		"shopify-private-app-access-token": {sum: 0x21052558b31f6fb5, gated: false, heads: []headPlan{
+			{lits: []headLit{{"shppa_", false}}, before: 0, after: 32, boundary: false, tail: "[0-9A-Fa-f]{32}", skip: "", first: "", skipMax: 0},
+		}},
+		"shopify-shared-secret": {sum: 0xbd9afcd55c4e9668, gated: false, heads: []headPlan{
+			{lits: []headLit{{"shpss_", false}}, before: 0, after: 32, boundary: false, tail: "[0-9A-Fa-f]{32}", skip: "", first: "", skipMax: 0},
+		}},
+		"sidekiq-secret": {sum: 0xd547c84d992a40a7, gated: false, heads: []headPlan{
+			{lits: []headLit{{"BUNDLE_ENTERPRISE__CONTRIBSYS__COM", true}, {"BUNDLE_GEMS__CONTRIBSYS__COM", true}}, before: 150, after: 91, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Fa-f]{8}:[0-9A-Fa-f]{8}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
+		}},
+		"sidekiq-sensitive-url": {sum: 0x182c1649a64a1fdf, gated: true, heads: []headPlan{
+			{lits: []headLit{{"HTTPS://", true}, {"HTTP://", true}}, before: 0, after: 53, boundary: true, tail: "(?i-ms:[0-9A-Fa-f]{8}:[0-9A-Fa-f]{8}@(?:GEMS.CONTRIBSYS.COM|ENTERPRISE.CONTRIBSYS.COM)(?:[#/:\\?\\|]|$))", skip: "0123456789ABCDEFabcdef", first: ":", skipMax: 8},
+		}},
+		"slack-app-token": {sum: 0xc0ab381598afe5fc, gated: false, heads: []headPlan{
+			{lits: []headLit{{"XAPP-", true}}, before: 0, after: 4096, boundary: false, tail: "[0-9]-[0-9A-Za-zſK]+-[0-9]+-[0-9A-Za-zſK]+", skip: "", first: "0123456789", skipMax: 0},
+		}},
+		"slack-bot-token": {sum: 0x683800e840168b81, gated: false, heads: []headPlan{
+			{lits: []headLit{{"xoxb-", false}}, before: 0, after: 4096, boundary: false, tail: "[0-9]{10,13}-[0-9]{10,13}[\\-0-9A-Za-z]*", skip: "0123456789", first: "-", skipMax: 13},
+		}},
+		"slack-config-access-token": {sum: 0x1f8268cada00588e, gated: true, heads: []headPlan{
+			{lits: []headLit{{"XOXE", true}}, before: 0, after: 509, boundary: false, tail: "(?i-s:.XOX[BPbp]-[0-9]-[0-9A-Za-zſK]{163,166})", skip: "", first: "", skipMax: 0},
+		}},
+		"slack-config-refresh-token": {sum: 0x9a18cb3835c89c01, gated: false, heads: []headPlan{
+			{lits: []headLit{{"XOXE-", true}}, before: 0, after: 440, boundary: false, tail: "[0-9]-[0-9A-Za-zſK]{146}", skip: "", first: "0123456789", skipMax: 0},
+		}},
+		"slack-legacy-bot-token": {sum: 0xcd88ddbb8535e1e4, gated: false, heads: []headPlan{
+			{lits: []headLit{{"xoxb-", false}}, before: 0, after: 41, boundary: false, tail: "[0-9]{8,14}-[0-9A-Za-z]{18,26}", skip: "0123456789", first: "-", skipMax: 14},
+		}},
+		"slack-legacy-token": {sum: 0x4732dbceb7141592, gated: false, heads: []headPlan{
+			{lits: []headLit{{"xoxo-", false}, {"xoxs-", false}}, before: 0, after: 4096, boundary: false, tail: "[0-9]+-[0-9]+-[0-9]+-[0-9A-Fa-f]+", skip: "0123456789", first: "-", skipMax: -1},
+		}},
+		"slack-legacy-workspace-token": {sum: 0xe9ab4d6f99652cf4, gated: false, heads: []headPlan{
+			{lits: []headLit{{"xoxa-", false}, {"xoxr-", false}}, before: 0, after: 50, boundary: false, tail: "(?:[0-9]-)?[0-9A-Za-z]{8,48}", skip: "", first: "", skipMax: 0},
+		}},
+		"slack-user-token": {sum: 0xa6b7376dae967557, gated: true, heads: []headPlan{
+			{lits: []headLit{{"xoxe", false}, {"xoxp", false}}, before: 0, after: 77, boundary: false, tail: "(?:-[0-9]{10,13}){3}-[\\-0-9A-Za-z]{28,34}", skip: "", first: "-", skipMax: 0},
+		}},
+		"slack-webhook-url": {sum: 0x1973c85bd979b106, gated: true, heads: []headPlan{
+			{lits: []headLit{{"https://hooks", false}, {"http://hooks", false}, {"hooks", false}}, before: 0, after: 83, boundary: false, tail: "(?-s:.slack.com/(?:services|workflows|triggers)/[\\+/-9A-Za-z]{43,56})", skip: "", first: "", skipMax: 0},
+		}},
+		"snyk-api-token": {sum: 0xc666481b4e4e5c86, gated: false, heads: []headPlan{
+			{lits: []headLit{{"SNYK-API-", true}, {"SNYK-API.", true}, {"SNYK-API_", true}, {"SNYK-API", true}, {"SNYK-OAUTH-", true}, {"SNYK-OAUTH.", true}, {"SNYK-OAUTH_", true}, {"SNYK-OAUTH", true}, {"SNYK-", true}, {"SNYK.API-", true}, {"SNYK.API.", true}, {"SNYK.API_", true}, {"SNYK.API", true}, {"SNYK.OAUTH-", true}, {"SNYK.OAUTH.", true}, {"SNYK.OAUTH_", true}, {"SNYK.OAUTH", true}, {"SNYK.", true}, {"SNYK_API-", true}, {"SNYK_API.", true}, {"SNYK_API_", true}, {"SNYK_API", true}, {"SNYK_OAUTH-", true}, {"SNYK_OAUTH.", true}, {"SNYK_OAUTH_", true}, {"SNYK_OAUTH", true}, {"SNYK_", true}, {"SNYKAPI-", true}, {"SNYKAPI.", true}, {"SNYKAPI_", true}, {"SNYKAPI", true}, {"SNYKOAUTH-", true}, {"SNYKOAUTH.", true}, {"SNYKOAUTH_", true}, {"SNYKOAUTH", true}, {"SNYK", true}}, before: 150, after: 117, boundary: false, tail: "(?i-m:(?:KEY|TOKEN)[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "", first: "KTkt\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", skipMax: 0},
+		}},
+		"sonar-api-token": {sum: 0xca194edcd4310578, gated: false, heads: []headPlan{
+			{lits: []headLit{{"SONAR-LOGIN", true}, {"SONAR-TOKEN", true}, {"SONAR.LOGIN", true}, {"SONAR.TOKEN", true}, {"SONAR_LOGIN", true}, {"SONAR_TOKEN", true}, {"SONARLOGIN", true}, {"SONARTOKEN", true}}, before: 150, after: 199, boundary: false, tail: "(?i-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}(?:SQ(?:U_|P_|A_))?[\\-0-9=A-Z_a-zſK]{40}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
+		}},
+		"sourcegraph-access-token": {sum: 0x385004b70f6cfaba, gated: false, heads: nil},
+		"square-access-token": {sum: 0xcf6d471b7d1359eb, gated: false, heads: []headPlan{
+			{lits: []headLit{{"EAAA", false}, {"sq0atp-", false}}, before: 0, after: 62, boundary: true, tail: "(?-m:[\\-0-9A-Z_a-z]{22,60}(?:[\\t\\n\\f\\r \"';`]|\\\\[nr]|$))", skip: "", first: "", skipMax: 0},
+		}},
+		"squarespace-access-token": {sum: 0x999171c9554c7eee, gated: false, heads: []headPlan{
+			{lits: []headLit{{"SQUARESPACE", true}}, before: 150, after: 110, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
+		}},
+		"stripe-access-token": {sum: 0x158a26e2feb0ffd2, gated: false, heads: []headPlan{
+			{lits: []headLit{{"sk_test_", false}, {"sk_live_", false}, {"sk_prod_", false}, {"rk_test_", false}, {"rk_live_", false}, {"rk_prod_", false}}, before: 0, after: 101, boundary: true, tail: "(?-m:[0-9A-Za-z]{10,99}(?:[\\t\\n\\f\\r \"';`]|\\\\[nr]|$))", skip: "", first: "", skipMax: 0},
+		}},
+		"sumologic-access-id": {sum: 0x41330f80e5838b14, gated: false, heads: []headPlan{
+			{lits: []headLit{{"Sumo", false}, {"sumo", false}, {"SUMO", false}}, before: 200, after: 88, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}su[0-9A-Za-z]{12}(?:[\\t\\n\\f\\r \"';`]|\\\\[nr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
+		}},
+		"sumologic-access-token": {sum: 0x57ada67b17698095, gated: false, heads: []headPlan{
+			{lits: []headLit{{"Sumo", false}, {"sumo", false}, {"SUMO", false}}, before: 150, after: 266, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Za-zſK]{64}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
+		}},
+		"telegram-bot-api-token": {sum: 0x4683fdb58638709b, gated: false, heads: []headPlan{
+			{lits: []headLit{{"TELEGR", true}}, before: 150, after: 194, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9]{5,16}:A[\\-0-9A-Z_a-zſK]{34}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
+		}},
+		"travisci-access-token": {sum: 0x7eb9af493ec29729, gated: false, heads: []headPlan{
+			{lits: []headLit{{"TRAVIS", true}}, before: 150, after: 140, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Za-zſK]{22}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
+		}},
+		"twilio-api-key": {sum: 0xbf83e219e44acd62, gated: false, heads: []headPlan{
+			{lits: []headLit{{"SK", false}}, before: 0, after: 32, boundary: false, tail: "[0-9A-Fa-f]{32}", skip: "", first: "", skipMax: 0},
+		}},
+		"twitch-api-token": {sum: 0xe51db53a1fd53d60, gated: false, heads: []headPlan{
+			{lits: []headLit{{"TWITCH", true}}, before: 150, after: 164, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Za-zſK]{30}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
+		}},
+		"twitter-access-secret": {sum: 0xc3ee4f34479b7f8a, gated: false, heads: []headPlan{
+			{lits: []headLit{{"TWITTER", true}}, before: 150, after: 209, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Za-zſK]{45}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
+		}},
+		"twitter-access-token": {sum: 0x2b7f0de08a3e1bf3, gated: false, heads: []headPlan{
+			{lits: []headLit{{"TWITTER", true}}, before: 150, after: 220, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9]{15,25}-[0-9A-Za-zſK]{20,40}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
+		}},
+		"twitter-api-key": {sum: 0x81a7a68e8082c734, gated: false, heads: []headPlan{
+			{lits: []headLit{{"TWITTER", true}}, before: 150, after: 149, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Za-zſK]{25}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
+		}},
+		"twitter-api-secret": {sum: 0x278556efce4bb428, gated: false, heads: []headPlan{
+			{lits: []headLit{{"TWITTER", true}}, before: 150, after: 224, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Za-zſK]{50}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
+		}},
+		"twitter-bearer-token": {sum: 0x6f0a0a407b4ca6ce, gated: false, heads: []headPlan{
+			{lits: []headLit{{"TWITTER", true}}, before: 150, after: 396, boundary: false, tail: "(?i-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}A{22}[%0-9A-Za-zſK]{80,100}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
+		}},
+		"typeform-api-token": {sum: 0xa030932ddc0999e8, gated: false, heads: []headPlan{
+			{lits: []headLit{{"TFP_", true}}, before: 230, after: 179, boundary: false, tail: "(?-m:[\\-\\.0-9=A-Z_a-zſK]{59}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "", first: "", skipMax: 0},
+		}},
+		"vault-batch-token": {sum: 0x8535f7ab6c4b14e, gated: false, heads: []headPlan{
+			{lits: []headLit{{"hvb.", false}}, before: 0, after: 302, boundary: true, tail: "(?-m:[\\-0-9A-Z_a-z]{138,300}(?:[\\t\\n\\f\\r \"';`]|\\\\[nr]|$))", skip: "", first: "", skipMax: 0},
+		}},
+		"vault-service-token": {sum: 0x43b3018e9c638250, gated: false, heads: []headPlan{
+			{lits: []headLit{{"hvs.", false}, {"s.", false}}, before: 0, after: 126, boundary: true, tail: "", skip: "", first: "", skipMax: 0},
+		}},
+		"yandex-access-token": {sum: 0xf2bc65e906f6677b, gated: false, heads: []headPlan{
+			{lits: []headLit{{"YANDEX", true}}, before: 150, after: 4096, boundary: false, tail: "(?i-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}T1\\.[\\-0-9A-Z_a-zſK]+={0,2}\\.[\\-0-9A-Z_a-zſK]{86}={0,2}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
+		}},
+		"yandex-api-key": {sum: 0x4530a1b8418b7a06, gated: false, heads: []headPlan{
+			{lits: []headLit{{"YANDEX", true}}, before: 150, after: 192, boundary: false, tail: "(?i-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}AQVN[\\-0-9A-Z_a-zſK]{35,38}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
+		}},
+		"yandex-aws-access-token": {sum: 0xc3b64e080c8d7794, gated: false, heads: []headPlan{
+			{lits: []headLit{{"YANDEX", true}}, before: 150, after: 190, boundary: false, tail: "(?i-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}YC[\\-0-9A-Z_a-zſK]{38}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
+		}},
+		"zendesk-secret-key": {sum: 0x1aff7a59a44b23f6, gated: false, heads: []headPlan{
+			{lits: []headLit{{"ZENDESK", true}}, before: 150, after: 194, boundary: false, tail: "(?-m:[\\t \\-\\.0-9A-Z_a-zſK]{0,20}[\\t\\n\\f\\r \"']{0,3}(?:[=>]|:{1,3}=|\\|\\||:|=>|\\?=|,)[\\t\\n\\f\\r \"'=`]{0,5}[0-9A-Za-zſK]{40}(?:[\\t\\n\\f\\r \"';`]|\\\\[NRnr]|$))", skip: "\t\n\f\r \"'-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff", first: ",:=>?|", skipMax: 23},
+		}},
+	}
+})

@@ -56,23 +56,26 @@ type gitleaksAllowlist struct {
 
 // skippedGitleaksRules are the rules kz does not run, and why. A rule
 // that is neither here nor run makes loading fail, so an update of the
-// rule set cannot drop one silently.
-var skippedGitleaksRules = map[string]string{
-	// It has no regular expression: it reports a file by its name.
-	"pkcs12-file": "a rule on file names only; a transcript has no file name",
-	// kz's own key block scanner redacts every kind of private key block,
-	// a block cut short included, whole; gitleaks' rule needs the END
-	// line.
-	"private-key": "replaced by kz's key block scanner (kz-private-key-block)",
-	// Both look for curl, then anything up to six lines on, then the
-	// flag: Go's regexp keeps that search alive across every line of a
-	// script of curl commands, which redacted such a script at 1 MB/s.
-	// kz's rules find the same credentials after -H, -u and --user in
-	// any command, in bounded windows; TestRedactGitleaksCorpus checks
-	// they redact what these rules find in gitleaks' examples.
-	"curl-auth-header": "replaced by kz-curl-header and kz-authorization-header (gitleaks' form costs 1 MB/s on a script of curl commands)",
-	"curl-auth-user":   "replaced by kz-cli-user-password (gitleaks' form costs 1 MB/s on a script of curl commands)",
-}
+// rule set cannot drop one silently. The map is built on first use, so that
+// every kz process does not pay for it at start.
+var skippedGitleaksRules = sync.OnceValue(func() map[string]string {
+	return map[string]string{
+		// It has no regular expression: it reports a file by its name.
+		"pkcs12-file": "a rule on file names only; a transcript has no file name",
+		// kz's own key block scanner redacts every kind of private key block,
+		// a block cut short included, whole; gitleaks' rule needs the END
+		// line.
+		"private-key": "replaced by kz's key block scanner (kz-private-key-block)",
+		// Both look for curl, then anything up to six lines on, then the
+		// flag: Go's regexp keeps that search alive across every line of a
+		// script of curl commands, which redacted such a script at 1 MB/s.
+		// kz's rules find the same credentials after -H, -u and --user in
+		// any command, in bounded windows; TestRedactGitleaksCorpus checks
+		// they redact what these rules find in gitleaks' examples.
+		"curl-auth-header": "replaced by kz-curl-header and kz-authorization-header (gitleaks' form costs 1 MB/s on a script of curl commands)",
+		"curl-auth-user":   "replaced by kz-cli-user-password (gitleaks' form costs 1 MB/s on a script of curl commands)",
+	}
+})
 
 // secretRule is one detector: a regular expression with the keywords
 // that must occur for it to run, or a scanner written in Go.
@@ -169,7 +172,7 @@ func (r *secretRule) compile() error {
 // setPlan gives the rule its plan: the one made ahead of time when it is
 // for the same expression, else a fresh analysis.
 func (r *secretRule) setPlan() error {
-	if p, ok := redactPlans[r.id]; ok && p.sum == exprSum(r.expr) {
+	if p, ok := redactPlans()[r.id]; ok && p.sum == exprSum(r.expr) {
 		r.plan = p
 		return nil
 	}
@@ -278,7 +281,7 @@ func loadGitleaks() ([]*secretRule, *allowlist, error) {
 	}
 	var rules []*secretRule
 	for _, gr := range cfg.Rules {
-		if _, ok := skippedGitleaksRules[gr.ID]; ok {
+		if _, ok := skippedGitleaksRules()[gr.ID]; ok {
 			continue
 		}
 		if gr.Regex == "" || gr.SkipReport || len(gr.Required) > 0 {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"charm.land/glamour/v2"
@@ -274,14 +275,16 @@ func (d *mdDoc) Append(s string) {
 // it only when both are in one render.
 func (d *mdDoc) Finish() {
 	d.done = true
-	if len(d.cuts) > 0 && refDefinition.MatchString(d.src.String()) {
+	if len(d.cuts) > 0 && refDefinition().MatchString(d.src.String()) {
 		d.cuts = nil
 		d.all, d.stableLen, d.chunksDone, d.rendered = d.all[:0], 0, 0, false
 	}
 }
 
 // refDefinition matches a line that defines a link reference.
-var refDefinition = regexp.MustCompile(`(?m)^ {0,3}\[[^\]\n]+\]:`)
+// refDefinition is compiled on first use, so that every kz process does not pay
+// for it at start.
+var refDefinition = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^ {0,3}\[[^\]\n]+\]:`) })
 
 // Text returns the source so far.
 func (d *mdDoc) Text() string { return d.src.String() }

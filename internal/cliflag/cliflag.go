@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -36,23 +37,30 @@ func Empty(fs *flag.FlagSet, names ...string) string {
 }
 
 // The flag package's own messages name flags with one dash and say
-// "parse error" for a bad number.
+// "parse error" for a bad number. The expressions are compiled on first
+// use, so that every kz process does not pay for them at start.
 var (
-	undefined = regexp.MustCompile(`^flag provided but not defined: -+(.*)$`)
-	noValue   = regexp.MustCompile(`^flag needs an argument: -+(.*)$`)
-	badValue  = regexp.MustCompile(`^invalid (?:boolean )?value "((?s).*)" for (?:flag )?-+([^:]+): ((?s).*)$`)
+	undefined = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^flag provided but not defined: -+(.*)$`)
+	})
+	noValue = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^flag needs an argument: -+(.*)$`)
+	})
+	badValue = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^invalid (?:boolean )?value "((?s).*)" for (?:flag )?-+([^:]+): ((?s).*)$`)
+	})
 )
 
 // Message turns an error of flag.FlagSet.Parse into one line.
 func Message(err error) string {
 	msg := err.Error()
-	if m := undefined.FindStringSubmatch(msg); m != nil {
+	if m := undefined().FindStringSubmatch(msg); m != nil {
 		return "unknown flag " + Dashed(m[1])
 	}
-	if m := noValue.FindStringSubmatch(msg); m != nil {
+	if m := noValue().FindStringSubmatch(msg); m != nil {
 		return Dashed(m[1]) + " needs a value"
 	}
-	if m := badValue.FindStringSubmatch(msg); m != nil {
+	if m := badValue().FindStringSubmatch(msg); m != nil {
 		why := m[3]
 		if strings.HasSuffix(why, "parse error") || strings.HasSuffix(why, "invalid syntax") {
 			why = fmt.Sprintf("%q is not a valid value", m[1])

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/pelletier/go-toml/v2"
 	"github.com/pelletier/go-toml/v2/unstable"
@@ -169,15 +170,18 @@ func (k keyLines) wrap(key string, err error) error {
 
 // typeMismatch matches go-toml's message for a value of the wrong type,
 // which names Go types: "cannot decode TOML string into struct field
-// config.Limits.MaxCycles of type int".
-var typeMismatch = regexp.MustCompile(`cannot decode TOML ([a-z ]+?) into .* of type (\S+)$`)
+// config.Limits.MaxCycles of type int". The expression is compiled on first
+// use, so that every kz process does not pay for it at start.
+var typeMismatch = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`cannot decode TOML ([a-z ]+?) into .* of type (\S+)$`)
+})
 
 // decodeMessage rewrites a decoder error in the file's terms: the TOML key,
 // what it wants and what it got, never the Go names behind them.
 func decodeMessage(de *toml.DecodeError) string {
 	msg := strings.TrimPrefix(de.Error(), "toml: ")
 	key := strings.Join(de.Key(), ".")
-	if m := typeMismatch.FindStringSubmatch(msg); m != nil {
+	if m := typeMismatch().FindStringSubmatch(msg); m != nil {
 		msg = fmt.Sprintf("want %s, got %s", goTypeWord(m[2]), withArticle(m[1]))
 	}
 	if key == "" {
@@ -187,8 +191,10 @@ func decodeMessage(de *toml.DecodeError) string {
 }
 
 // fileTypes are the Go types a configuration file decodes into, by the
-// name go-toml's messages give them ("config.RuntimeKind").
-var fileTypes = func() map[string]reflect.Type {
+// name go-toml's messages give them ("config.RuntimeKind"). The map is
+// built on first use, so that every kz process does not pay for the walk
+// at start.
+var fileTypes = sync.OnceValue(func() map[string]reflect.Type {
 	m := map[string]reflect.Type{}
 	var walk func(t reflect.Type)
 	walk = func(t reflect.Type) {
@@ -208,11 +214,11 @@ var fileTypes = func() map[string]reflect.Type {
 	walk(reflect.TypeFor[File]())
 	walk(reflect.TypeFor[grantsDoc]())
 	return m
-}()
+})
 
 // goTypeWord names, for a person, the kind of TOML value a Go type takes.
 func goTypeWord(name string) string {
-	t, ok := fileTypes[name]
+	t, ok := fileTypes()[name]
 	if !ok {
 		return "another type of value"
 	}

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/kaizen-code/kz/internal/childenv"
 )
@@ -62,14 +63,24 @@ type MCPServer struct {
 
 // mcpName is what a server name may hold. Its tools are called
 // mcp__NAME__tool, so a name with "__" would make the split ambiguous,
-// and the agent CLIs accept no other characters.
-var mcpName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]*$`)
+// and the agent CLIs accept no other characters. The expression is compiled
+// on first use, so that every kz process does not pay for it at start.
+var mcpName = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]*$`)
+})
 
-// varRef is a ${VAR} reference inside an env or header value.
-var varRef = regexp.MustCompile(`\$\{([^}]*)\}`)
+// varRef is a ${VAR} reference inside an env or header value. The
+// expression is compiled on first use, so that every kz process does not
+// pay for it at start.
+var varRef = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\$\{([^}]*)\}`)
+})
 
-// envName is a valid environment variable name.
-var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+// envName is a valid environment variable name. The expression is compiled
+// on first use, so that every kz process does not pay for it at start.
+var envName = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+})
 
 // applyMCP merges one file's [mcp.servers.*] tables. A server of an
 // untrusted project is kept, marked NotTrusted, so that kz mcp list can
@@ -114,7 +125,7 @@ func validateMCPServer(name string, s MCPServerFile, lines keyLines) (MCPTranspo
 		}
 		return fmt.Errorf("%s: mcp server %s: %s", lines.at(k), name, fmt.Sprintf(format, args...))
 	}
-	if !mcpName.MatchString(name) || strings.Contains(name, "__") {
+	if !mcpName().MatchString(name) || strings.Contains(name, "__") {
 		return "", bad("", "bad name %q: use letters, digits, - and single _ (its tools are called mcp__%s__TOOL)", name, name)
 	}
 	var t MCPTransport
@@ -142,13 +153,13 @@ func validateMCPServer(name string, s MCPServerFile, lines keyLines) (MCPTranspo
 		return "", bad("command", "set command (a stdio server) or url (a streamable HTTP server)")
 	}
 	for _, k := range slices.Sorted(maps.Keys(s.Env)) {
-		if !envName.MatchString(k) {
+		if !envName().MatchString(k) {
 			return "", bad("env."+k, "%q is not a variable name", k)
 		}
 		if err := checkRefs(s.Env[k]); err != nil {
 			return "", bad("env."+k, "%v", err)
 		}
-		if childenv.Secret(k) && !varRef.MatchString(s.Env[k]) {
+		if childenv.Secret(k) && !varRef().MatchString(s.Env[k]) {
 			return "", bad("env."+k, "looks like a secret written in the file; name the variable that holds it: %s = \"${%s}\"", k, k)
 		}
 	}
@@ -160,7 +171,7 @@ func validateMCPServer(name string, s MCPServerFile, lines keyLines) (MCPTranspo
 		if err := checkRefs(v); err != nil {
 			return "", bad("headers."+k, "%v", err)
 		}
-		if secretHeader(k) && !varRef.MatchString(v) {
+		if secretHeader(k) && !varRef().MatchString(v) {
 			return "", bad("headers."+k, "a credential must not be written in the file; name the variable that holds it, e.g. \"Bearer ${TOKEN}\"")
 		}
 	}
@@ -169,12 +180,12 @@ func validateMCPServer(name string, s MCPServerFile, lines keyLines) (MCPTranspo
 
 // checkRefs checks the ${VAR} references of a value.
 func checkRefs(v string) error {
-	for _, m := range varRef.FindAllStringSubmatch(v, -1) {
-		if !envName.MatchString(m[1]) {
+	for _, m := range varRef().FindAllStringSubmatch(v, -1) {
+		if !envName().MatchString(m[1]) {
 			return fmt.Errorf("${%s}: not a variable name", m[1])
 		}
 	}
-	if strings.Count(v, "${") != len(varRef.FindAllString(v, -1)) {
+	if strings.Count(v, "${") != len(varRef().FindAllString(v, -1)) {
 		return fmt.Errorf("%q: unclosed ${", v)
 	}
 	return nil
@@ -189,7 +200,7 @@ func secretHeader(name string) bool {
 // VarRefs returns the variables a value names as ${VAR}, in order.
 func VarRefs(v string) []string {
 	var out []string
-	for _, m := range varRef.FindAllStringSubmatch(v, -1) {
+	for _, m := range varRef().FindAllStringSubmatch(v, -1) {
 		out = append(out, m[1])
 	}
 	return out
@@ -200,7 +211,7 @@ func VarRefs(v string) []string {
 // fails later with a message that does not say why.
 func ExpandVars(v string, lookup func(string) (string, bool)) (string, error) {
 	var missing string
-	out := varRef.ReplaceAllStringFunc(v, func(ref string) string {
+	out := varRef().ReplaceAllStringFunc(v, func(ref string) string {
 		name := ref[2 : len(ref)-1]
 		val, ok := lookup(name)
 		if !ok && missing == "" {

@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/pelletier/go-toml/v2"
 	"github.com/pelletier/go-toml/v2/unstable"
@@ -28,7 +29,7 @@ import (
 // written and the error says what to add by hand. The file is replaced
 // atomically with mode 0600.
 func SetDefaultRuntime(path, name string, rt *Runtime) error {
-	if !runtimeName.MatchString(name) {
+	if !runtimeName().MatchString(name) {
 		return fmt.Errorf("runtime name %q: use letters, digits, - and _", name)
 	}
 	old, err := os.ReadFile(path)
@@ -42,8 +43,12 @@ func SetDefaultRuntime(path, name string, rt *Runtime) error {
 	return WriteUserFile(path, merged)
 }
 
-// runtimeName is a runtime name that is a bare TOML key.
-var runtimeName = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+// runtimeName is a runtime name that is a bare TOML key. The expression is
+// compiled on first use, so that every kz process does not pay for it at
+// start.
+var runtimeName = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+})
 
 // MergeDefaultRuntime returns old (the user config's bytes, nil for a
 // missing file; path only names it in errors) with name as its
@@ -260,7 +265,7 @@ const KeysDir = "keys"
 // atomically through an os.Root of configDir, and returns the file's
 // path. The key is checked first: one line of printable characters.
 func WriteKeyFile(configDir, name, key string) (string, error) {
-	if !runtimeName.MatchString(name) {
+	if !runtimeName().MatchString(name) {
 		return "", fmt.Errorf("runtime name %q: use letters, digits, - and _", name)
 	}
 	key, err := CleanKey(key)

@@ -228,7 +228,9 @@ func (r *Runtime) Capabilities(string) engine.Capabilities {
 // agent, so that children which left its process group are killed too.
 const markerVar = "KZ_ACP_RUN"
 
-var versionRE = regexp.MustCompile(`\d+\.\d+\.\d+\S*`)
+// versionRE is compiled on first use, so that every kz process does not pay
+// for it at start.
+var versionRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\d+\.\d+\.\d+\S*`) })
 
 // Available reports the agent's version (from --version), or a
 // *engine.RuntimeError of kind runtime_missing saying what to do.
@@ -250,7 +252,7 @@ func (r *Runtime) Available() (string, error) {
 		return "", &engine.RuntimeError{Kind: engine.ErrRuntimeMissing, Runtime: r.cfg.Name,
 			Message: fmt.Sprintf("%s --version failed (%v)%s", path, err, r.installHint()), Err: err}
 	}
-	if v := versionRE.FindString(string(out)); v != "" {
+	if v := versionRE().FindString(string(out)); v != "" {
 		return v, nil
 	}
 	return strings.TrimSpace(string(out)), nil

@@ -156,7 +156,9 @@ func (r *Runtime) Capabilities(string) engine.Capabilities {
 	}
 }
 
-var versionRE = regexp.MustCompile(`\d+\.\d+\.\d+\S*`)
+// versionRE is compiled on first use, so that every kz process does not pay
+// for it at start.
+var versionRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\d+\.\d+\.\d+\S*`) })
 
 // Available reports the CLI's version, or why it cannot run here: the
 // error is a *engine.RuntimeError of kind runtime_missing with a message
@@ -181,7 +183,7 @@ func (r *Runtime) AvailableContext(ctx context.Context) (string, error) {
 		return "", &engine.RuntimeError{Kind: engine.ErrRuntimeMissing, Runtime: r.cfg.Name,
 			Message: fmt.Sprintf("%s --version failed (%v): reinstall with `npm install -g @anthropic-ai/claude-code`", path, err), Err: err}
 	}
-	v := versionRE.FindString(string(out))
+	v := versionRE().FindString(string(out))
 	if v == "" {
 		v = strings.TrimSpace(string(out))
 	}

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/kaizen-code/kz/engine"
 	"github.com/kaizen-code/kz/internal/diff"
@@ -244,7 +245,9 @@ func isRejection(raw json.RawMessage) bool {
 	return json.Unmarshal(raw, &s) == nil && strings.Contains(s, "rejected")
 }
 
-var exitCodeRE = regexp.MustCompile(`(?m)^Exit code (\d+)`)
+// exitCodeRE is compiled on first use, so that every kz process does not pay
+// for it at start.
+var exitCodeRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^Exit code (\d+)`) })
 
 // exitCode reads a Bash result's exit code: Claude reports failures as
 // "Exit code N" at the start of an error result, success as no error.
@@ -253,7 +256,7 @@ func exitCode(isError bool, out string) *int {
 		z := 0
 		return &z
 	}
-	if m := exitCodeRE.FindStringSubmatch(out); m != nil {
+	if m := exitCodeRE().FindStringSubmatch(out); m != nil {
 		if n, err := strconv.Atoi(m[1]); err == nil {
 			return &n
 		}

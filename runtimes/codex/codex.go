@@ -28,6 +28,7 @@ import (
 	"os/exec"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/kaizen-code/kz/engine"
@@ -188,7 +189,9 @@ func buildEnv(cfgEnv []string) []string { return agentcli.Env(envSpec, cfgEnv) }
 // CLI, so that children which left its process group are killed too.
 const markerVar = "KZ_CODEX_RUN"
 
-var versionRE = regexp.MustCompile(`\d+\.\d+\.\d+\S*`)
+// versionRE is compiled on first use, so that every kz process does not pay
+// for it at start.
+var versionRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\d+\.\d+\.\d+\S*`) })
 
 // Available reports the CLI's version, or a *engine.RuntimeError of kind
 // runtime_missing saying what to do.
@@ -207,7 +210,7 @@ func (r *Runtime) Available() (string, error) {
 		return "", &engine.RuntimeError{Kind: engine.ErrRuntimeMissing, Runtime: r.cfg.Name,
 			Message: fmt.Sprintf("%s --version failed (%v): reinstall with `npm install -g @openai/codex`", path, err), Err: err}
 	}
-	if v := versionRE.FindString(string(out)); v != "" {
+	if v := versionRE().FindString(string(out)); v != "" {
 		return v, nil
 	}
 	return strings.TrimSpace(string(out)), nil

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/pelletier/go-toml/v2"
 
@@ -47,7 +48,9 @@ const defaultUpstream = "https://api.openai.com/v1"
 
 // providerID is what a provider id must look like to be named in a -c
 // override without quoting.
-var providerID = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+// providerID is compiled on first use, so that every kz process does not pay
+// for it at start.
+var providerID = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-]+$`) })
 
 // codexConfig is the part of config.toml kz reads.
 type codexConfig struct {
@@ -99,7 +102,7 @@ func shield(env, args []string, log *slog.Logger) (shielded, error) {
 		if !ok || pc.EnvKey == "" || childenv.Lookup(env, pc.EnvKey) == "" {
 			return shielded{env: env}, nil
 		}
-		if pc.BaseURL == "" || !providerID.MatchString(id) {
+		if pc.BaseURL == "" || !providerID().MatchString(id) {
 			// kz cannot point this provider at a proxy: the key is not
 			// handed over rather than handed to the agent's shell.
 			log.Warn("codex: not passing the provider's key, which kz cannot proxy", "provider", id, "env_key", pc.EnvKey)

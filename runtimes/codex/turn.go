@@ -245,7 +245,7 @@ func (tr *turnRun) run(ctx context.Context) (engine.Result, error) {
 		tr.model = th.Model
 	}
 	tr.t.Emit(engine.Event{Type: engine.EventSessionStarted, NativeID: tr.threadID, Model: tr.model,
-		Version: versionRE.FindString(init.UserAgent), PermissionMode: "untrusted"})
+		Version: versionRE().FindString(init.UserAgent), PermissionMode: "untrusted"})
 
 	if err := tr.t.StartCycle(); err != nil {
 		return engine.Result{Status: engine.StatusMaxCycles, Model: tr.model, NativeID: tr.threadID}, err

@@ -8,13 +8,16 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // ErrNoJSON is wrapped by ExtractJSON's error when an answer holds no JSON
 // object kz can recover.
 var ErrNoJSON = errors.New("no JSON object in the answer")
 
-var fence = regexp.MustCompile("(?s)```[a-zA-Z0-9_-]*[ \t]*\r?\n(.*?)```")
+// fence is compiled on first use, so that every kz process does not pay
+// for it at start.
+var fence = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile("(?s)```[a-zA-Z0-9_-]*[ \t]*\r?\n(.*?)```") })
 
 // ExtractJSON recovers one JSON object from a model's answer, in order: the
 // whole answer; a fenced code block; the first balanced {…} span; then a
@@ -26,7 +29,7 @@ func ExtractJSON(text string) (json.RawMessage, error) {
 	if obj, ok := asObject(t); ok {
 		return obj, nil
 	}
-	for _, m := range fence.FindAllStringSubmatch(t, -1) {
+	for _, m := range fence().FindAllStringSubmatch(t, -1) {
 		if obj, ok := asObject(strings.TrimSpace(m[1])); ok {
 			return obj, nil
 		}
@@ -135,7 +138,9 @@ func balanced(s string) (string, bool) {
 	return s, false
 }
 
-var trailingComma = regexp.MustCompile(`,(\s*[}\]])`)
+// trailingComma is compiled on first use, so that every kz process does not pay
+// for it at start.
+var trailingComma = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`,(\s*[}\]])`) })
 
 // repair closes what a truncated answer left open and drops trailing commas.
 func repair(s string) string {
@@ -173,7 +178,7 @@ func repair(s string) string {
 	for i := len(stack) - 1; i >= 0; i-- {
 		out += string(stack[i])
 	}
-	return trailingComma.ReplaceAllString(out, "$1")
+	return trailingComma().ReplaceAllString(out, "$1")
 }
 
 func clip(s string, n int) string {

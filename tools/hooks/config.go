@@ -27,6 +27,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -150,15 +151,18 @@ func Validate(c Config) error {
 }
 
 // simpleMatcher is a matcher Claude Code compares exactly: names joined
-// by "|".
-var simpleMatcher = regexp.MustCompile(`^[A-Za-z0-9_|]+$`)
+// by "|". The expression is compiled on first use, so that every kz process
+// does not pay for it at start.
+var simpleMatcher = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[A-Za-z0-9_|]+$`)
+})
 
 // compileMatcher turns a matcher into a predicate on a name.
 func compileMatcher(m string) (func(string) bool, error) {
 	switch {
 	case m == "" || m == "*":
 		return func(string) bool { return true }, nil
-	case simpleMatcher.MatchString(m):
+	case simpleMatcher().MatchString(m):
 		names := strings.Split(m, "|")
 		return func(n string) bool { return slices.Contains(names, n) }, nil
 	}

@@ -3,6 +3,7 @@ package permission
 import (
 	"path"
 	"strings"
+	"sync"
 
 	"github.com/kaizen-code/kz/engine"
 	"github.com/kaizen-code/kz/tools/shell"
@@ -49,15 +50,18 @@ func (e Enforcement) full() bool { return e == EnforcementFull }
 // sandbox backs the analysis: small, well-known read-only tools whose every
 // option the shell analysis models, so that a proof about them needs no
 // kernel to make it true. Anything else that the analysis proves
-// read-only is asked on such machines.
-var vouchedPrograms = map[string]bool{
-	"ls": true, "pwd": true, "cd": true, "cat": true, "head": true, "tail": true, "wc": true, "echo": true,
-	"printf": true, "grep": true, "egrep": true, "fgrep": true, "sort": true, "uniq": true, "cut": true,
-	"tr": true, "basename": true, "dirname": true, "realpath": true, "true": true, "false": true, "test": true,
-	"[": true, "nl": true, "tac": true, "rev": true, "seq": true, "paste": true, "comm": true, "cmp": true,
-	"stat": true, "du": true, "which": true, "type": true, "md5sum": true, "sha1sum": true, "sha256sum": true,
-	"sha512sum": true, "uname": true, "whoami": true,
-}
+// read-only is asked on such machines. The map is built on first use, so
+// that every kz process does not pay for it at start.
+var vouchedPrograms = sync.OnceValue(func() map[string]bool {
+	return map[string]bool{
+		"ls": true, "pwd": true, "cd": true, "cat": true, "head": true, "tail": true, "wc": true, "echo": true,
+		"printf": true, "grep": true, "egrep": true, "fgrep": true, "sort": true, "uniq": true, "cut": true,
+		"tr": true, "basename": true, "dirname": true, "realpath": true, "true": true, "false": true, "test": true,
+		"[": true, "nl": true, "tac": true, "rev": true, "seq": true, "paste": true, "comm": true, "cmp": true,
+		"stat": true, "du": true, "which": true, "type": true, "md5sum": true, "sha1sum": true, "sha256sum": true,
+		"sha512sum": true, "uname": true, "whoami": true,
+	}
+})
 
 // unvouched returns the first sub-command that may not run without asking
 // on a machine without full enforcement, and false; or "", true when the
@@ -77,7 +81,7 @@ func (e *eval) unvouched() (string, bool) {
 // vouched reports whether c is on the short list, spelled as a bare name,
 // with no wrapper, no variable in front, and only options its model knows.
 func vouched(c shell.Command) bool {
-	if !vouchedPrograms[c.Name] || c.Privileged || c.DynamicName || len(c.Wrappers) > 0 || len(c.Env) > 0 {
+	if !vouchedPrograms()[c.Name] || c.Privileged || c.DynamicName || len(c.Wrappers) > 0 || len(c.Env) > 0 {
 		return false
 	}
 	for i, a := range c.Args {
@@ -107,17 +111,21 @@ func optionsKnown(c shell.Command) bool {
 
 // gitWriteSubs are git sub-commands that write the repository's .git
 // directory (objects, refs, index, worktrees): under a workspace-write
-// profile they need .git writable (but never its config or hooks).
-var gitWriteSubs = map[string]bool{
-	"commit": true, "add": true, "rm": true, "mv": true, "checkout": true, "switch": true, "restore": true,
-	"reset": true, "stash": true, "merge": true, "rebase": true, "cherry-pick": true, "revert": true,
-	"tag": true, "branch": true, "fetch": true, "pull": true, "push": true, "am": true, "init": true,
-	"clone": true, "worktree": true, "notes": true, "apply": true, "update-index": true, "update-ref": true,
-	"symbolic-ref": true, "read-tree": true, "write-tree": true, "commit-tree": true, "hash-object": true,
-	"checkout-index": true, "gc": true, "prune": true, "repack": true, "pack-refs": true, "maintenance": true,
-	"submodule": true, "sparse-checkout": true, "bisect": true, "replace": true, "mktag": true, "mktree": true,
-	"fast-import": true, "lfs": true, "stage": true, "remote": true, "reflog": true, "mergetool": true,
-}
+// profile they need .git writable (but never its config or hooks). The map
+// is built on first use, so that every kz process does not pay for it at
+// start.
+var gitWriteSubs = sync.OnceValue(func() map[string]bool {
+	return map[string]bool{
+		"commit": true, "add": true, "rm": true, "mv": true, "checkout": true, "switch": true, "restore": true,
+		"reset": true, "stash": true, "merge": true, "rebase": true, "cherry-pick": true, "revert": true,
+		"tag": true, "branch": true, "fetch": true, "pull": true, "push": true, "am": true, "init": true,
+		"clone": true, "worktree": true, "notes": true, "apply": true, "update-index": true, "update-ref": true,
+		"symbolic-ref": true, "read-tree": true, "write-tree": true, "commit-tree": true, "hash-object": true,
+		"checkout-index": true, "gc": true, "prune": true, "repack": true, "pack-refs": true, "maintenance": true,
+		"submodule": true, "sparse-checkout": true, "bisect": true, "replace": true, "mktag": true, "mktree": true,
+		"fast-import": true, "lfs": true, "stage": true, "remote": true, "reflog": true, "mergetool": true,
+	}
+})
 
 // gitWrites reports whether the command line runs a git sub-command that
 // writes the repository.
@@ -134,7 +142,7 @@ func (e *eval) gitWrites() bool {
 			// Plain git apply changes the work tree only.
 			continue
 		}
-		if gitWriteSubs[sub] {
+		if gitWriteSubs()[sub] {
 			return true
 		}
 	}

@@ -319,7 +319,7 @@ func (g *Gate) prepare(q engine.GateQuery) *eval {
 	e.rules = g.rules
 	g.mu.RUnlock()
 	e.write = q.Request.Write || e.kind == KindEdit || e.kind == KindWrite
-	if s, ok := toolSpecs[q.Request.Tool]; ok && e.kind == Kind(q.Request.Tool) {
+	if s, ok := toolSpecs()[q.Request.Tool]; ok && e.kind == Kind(q.Request.Tool) {
 		e.spec = &s
 	}
 

@@ -3,6 +3,7 @@ package permission
 import (
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/kaizen-code/kz/engine"
 )
@@ -21,8 +22,9 @@ const (
 
 // toolKinds maps the tool names whose input the gate reads (a command, a
 // path, a URL), kz's and other runtimes' (Claude Code, Codex, Gemini CLI),
-// to their rule kind. KindOf and KnownTools both read it.
-var toolKinds = func() map[string]Kind {
+// to their rule kind. KindOf and KnownTools both read it. The map is built
+// on first use, so that every kz process does not pay for it at start.
+var toolKinds = sync.OnceValue(func() map[string]Kind {
 	m := map[string]Kind{}
 	for kind, names := range map[Kind][]string{
 		KindBash: {"bash", "Bash", "shell", "shell_command", "local_shell", "exec_command", "run_shell_command"},
@@ -37,11 +39,11 @@ var toolKinds = func() map[string]Kind {
 		}
 	}
 	return m
-}()
+})
 
 // KindOf maps a tool name, kz's or another runtime's, to its rule kind.
 func KindOf(tool string) Kind {
-	if k, ok := toolKinds[tool]; ok {
+	if k, ok := toolKinds()[tool]; ok {
 		return k
 	}
 	return Kind(tool)
@@ -91,8 +93,10 @@ type ToolSpec struct {
 
 // toolSpecs are the other agents' tools that reach the gate without a
 // command or path: Claude Code's (as listed by its system/init and
-// documented by the protocol notes), Codex's and Gemini CLI's.
-var toolSpecs = func() map[string]ToolSpec {
+// documented by the protocol notes), Codex's and Gemini CLI's. The map is
+// built on first use, so that every kz process does not pay for it at
+// start.
+var toolSpecs = sync.OnceValue(func() map[string]ToolSpec {
 	m := map[string]ToolSpec{}
 	for _, s := range []ToolSpec{
 		// kz.
@@ -142,19 +146,20 @@ var toolSpecs = func() map[string]ToolSpec {
 		m[s.Name] = s
 	}
 	return m
-}()
+})
 
 // SpecOf returns the declared spec of a tool whose input the gate does not
 // read, if kz knows it.
 func SpecOf(tool string) (ToolSpec, bool) {
-	s, ok := toolSpecs[tool]
+	s, ok := toolSpecs()[tool]
 	return s, ok
 }
 
 // ToolSpecs lists the declared specs, sorted by name.
 func ToolSpecs() []ToolSpec {
-	out := make([]ToolSpec, 0, len(toolSpecs))
-	for _, s := range toolSpecs {
+	specs := toolSpecs()
+	out := make([]ToolSpec, 0, len(specs))
+	for _, s := range specs {
 		out = append(out, s)
 	}
 	slices.SortFunc(out, func(a, b ToolSpec) int { return strings.Compare(a.Name, b.Name) })
@@ -183,11 +188,12 @@ const MCPToolPrefix = "mcp__"
 // naming it, its mode and its capabilities: the gate cannot tell what it
 // would touch.
 func KnownTools() []string {
-	names := make([]string, 0, len(toolKinds)+len(toolSpecs))
-	for n := range toolKinds {
+	kinds, specs := toolKinds(), toolSpecs()
+	names := make([]string, 0, len(kinds)+len(specs))
+	for n := range kinds {
 		names = append(names, n)
 	}
-	for n := range toolSpecs {
+	for n := range specs {
 		names = append(names, n)
 	}
 	slices.Sort(names)
@@ -196,7 +202,7 @@ func KnownTools() []string {
 
 // KnownTool reports whether name is in KnownTools or is an MCP tool.
 func KnownTool(name string) bool {
-	_, ok := toolKinds[name]
-	_, spec := toolSpecs[name]
+	_, ok := toolKinds()[name]
+	_, spec := toolSpecs()[name]
 	return ok || spec || strings.HasPrefix(name, MCPToolPrefix) && len(name) > len(MCPToolPrefix)
 }

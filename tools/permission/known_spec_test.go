@@ -101,7 +101,7 @@ func TestToolSpecsAreKnown(t *testing.T) {
 		if !KnownTool(s.Name) || !valid[s.Class] || s.Does == "" {
 			t.Errorf("spec %+v", s)
 		}
-		if _, ok := toolKinds[s.Name]; ok {
+		if _, ok := toolKinds()[s.Name]; ok {
 			t.Errorf("%s has a kind and a spec", s.Name)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/kaizen-code/kz/engine"
 	"github.com/kaizen-code/kz/tools/shell"
@@ -324,17 +325,24 @@ func unknownCwdWrite(p string) string {
 }
 
 // gitDirNames are the files and directories found inside a git directory:
-// a relative path starting with one may be inside .git.
-var gitDirNames = map[string]bool{"config": true, "config.worktree": true, "hooks": true, "info": true,
-	"head": true, "index": true, "objects": true, "refs": true, "packed-refs": true, "modules": true,
-	"worktrees": true, "description": true, "fetch_head": true, "orig_head": true, "commondir": true,
-	"gitdir": true, "shallow": true, "logs": true, "branches": true, "commit_editmsg": true}
+// a relative path starting with one may be inside .git. The map is built on
+// first use, so that every kz process does not pay for it at start.
+var gitDirNames = sync.OnceValue(func() map[string]bool {
+	return map[string]bool{"config": true, "config.worktree": true, "hooks": true, "info": true,
+		"head": true, "index": true, "objects": true, "refs": true, "packed-refs": true, "modules": true,
+		"worktrees": true, "description": true, "fetch_head": true, "orig_head": true, "commondir": true,
+		"gitdir": true, "shallow": true, "logs": true, "branches": true, "commit_editmsg": true}
+})
 
 // agentDirFiles are names found inside agent configuration directories
-// (.claude/settings.json, .vscode/tasks.json, .kz/config.toml).
-var agentDirFiles = map[string]bool{"settings.json": true, "settings.local.json": true, "tasks.json": true,
-	"launch.json": true, "config.toml": true, "mcp.json": true, "commands": true, "agents": true,
-	"hooks.json": true, "config.json": true, "auth.json": true, "extensions.json": true}
+// (.claude/settings.json, .vscode/tasks.json, .kz/config.toml). The map is
+// built on first use, so that every kz process does not pay for it at
+// start.
+var agentDirFiles = sync.OnceValue(func() map[string]bool {
+	return map[string]bool{"settings.json": true, "settings.local.json": true, "tasks.json": true,
+		"launch.json": true, "config.toml": true, "mcp.json": true, "commands": true, "agents": true,
+		"hooks.json": true, "config.json": true, "auth.json": true, "extensions.json": true}
+})
 
 // protectedSuffix reports a relative path that would be protected if the
 // working directory were a .git, .kz, agent or home directory.
@@ -346,9 +354,9 @@ func protectedSuffix(comps []string) (string, string) {
 	}
 	first, base := comps[0], comps[len(comps)-1]
 	switch {
-	case gitDirNames[first]:
+	case gitDirNames()[first]:
 		return first, "it may be inside a .git directory"
-	case agentDirFiles[first]:
+	case agentDirFiles()[first]:
 		return first, "it may be inside an agent or kz configuration directory"
 	case rcFiles[base] || agentFiles[base]:
 		return base, "it may be a shell startup or agent configuration file"
@@ -400,9 +408,12 @@ func (e *eval) foreignGit(c shell.Command) string {
 
 // repoMarkers are the names that make a directory a git repository to git's
 // discovery (a .git entry, or a bare repository's HEAD, objects, refs and
-// config).
-var repoMarkers = map[string]bool{".git": true, "head": true, "objects": true, "refs": true, "config": true,
-	"commondir": true, "gitdir": true}
+// config). The map is built on first use, so that every kz process does not
+// pay for it at start.
+var repoMarkers = sync.OnceValue(func() map[string]bool {
+	return map[string]bool{".git": true, "head": true, "objects": true, "refs": true, "config": true,
+		"commondir": true, "gitdir": true}
+})
 
 // makesRepository returns a path the command line writes that would make
 // dir a repository (dir/HEAD, dir/config, dir/objects/...), or one it
@@ -416,7 +427,7 @@ func (e *eval) makesRepository(dir string) string {
 			return t.Path
 		}
 		for p := t.resolved; within(dir, p) && p != dir; p = filepath.Dir(p) {
-			if filepath.Dir(p) == dir && repoMarkers[strings.ToLower(filepath.Base(p))] {
+			if filepath.Dir(p) == dir && repoMarkers()[strings.ToLower(filepath.Base(p))] {
 				return t.Path
 			}
 		}

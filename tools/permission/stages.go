@@ -6,22 +6,26 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/kaizen-code/kz/engine"
 	"github.com/kaizen-code/kz/tools/shell"
 )
 
 // interpreters run inline code given with the listed flags; in
-// patch-proposal mode that code could write files unseen.
-var interpreters = map[string][]string{
-	"python": {"-c"}, "python3": {"-c"}, "python2": {"-c"}, "pypy": {"-c"}, "pypy3": {"-c"},
-	"node": {"-e", "--eval", "-p", "--print"}, "nodejs": {"-e", "--eval", "-p", "--print"},
-	"perl": {"-e", "-E", "-i"}, "ruby": {"-e", "-i"}, "php": {"-r"}, "lua": {"-e"},
-	"deno": {"eval"}, "bun": {"-e", "--eval"}, "osascript": {"-e"}, "tclsh": {}, "Rscript": {"-e"},
-}
+// patch-proposal mode that code could write files unseen. The map is built
+// on first use, so that every kz process does not pay for it at start.
+var interpreters = sync.OnceValue(func() map[string][]string {
+	return map[string][]string{
+		"python": {"-c"}, "python3": {"-c"}, "python2": {"-c"}, "pypy": {"-c"}, "pypy3": {"-c"},
+		"node": {"-e", "--eval", "-p", "--print"}, "nodejs": {"-e", "--eval", "-p", "--print"},
+		"perl": {"-e", "-E", "-i"}, "ruby": {"-e", "-i"}, "php": {"-r"}, "lua": {"-e"},
+		"deno": {"eval"}, "bun": {"-e", "--eval"}, "osascript": {"-e"}, "tclsh": {}, "Rscript": {"-e"},
+	}
+})
 
 func inlineInterpreter(c shell.Command) bool {
-	flags, ok := interpreters[filepath.Base(c.Name)]
+	flags, ok := interpreters()[filepath.Base(c.Name)]
 	if !ok {
 		return false
 	}

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 
 	"golang.org/x/net/idna"
 
@@ -30,8 +31,11 @@ import (
 
 // hostProfile maps a host like the WHATWG URL parser does (UTS #46,
 // nontransitional, without the STD3 restriction that would refuse
-// underscores).
-var hostProfile = idna.New(idna.MapForLookup(), idna.StrictDomainName(false), idna.BidiRule(), idna.Transitional(false))
+// underscores). It is made on first use, so that every kz process does
+// not pay for it at start.
+var hostProfile = sync.OnceValue(func() *idna.Profile {
+	return idna.New(idna.MapForLookup(), idna.StrictDomainName(false), idna.BidiRule(), idna.Transitional(false))
+})
 
 // errBadHost is wrapped by every host that cannot be normalised.
 var errBadHost = errors.New("not a valid host")
@@ -59,7 +63,7 @@ func normalizeHost(h string) (string, error) {
 	if strings.ContainsFunc(h, func(c rune) bool { return c <= 0x20 || c == 0x7f }) {
 		return "", fmt.Errorf("%w: %q contains spaces or control characters", errBadHost, h)
 	}
-	a, err := hostProfile.ToASCII(h)
+	a, err := hostProfile().ToASCII(h)
 	if err != nil {
 		return "", fmt.Errorf("%w: %q: %w", errBadHost, h, err)
 	}

@@ -2,6 +2,7 @@ package shell
 
 import (
 	"strings"
+	"sync"
 )
 
 // classInfo is what kz knows about one program run with given arguments.
@@ -191,38 +192,41 @@ func readMeta(c *classCtx) {
 func readNone(*classCtx) {}
 
 // readers are the programs that are read-only unless an option says
-// otherwise, with what they do with their operands.
-var readers = map[string]operandReader{
-	"cat": readContent, "tac": readContent, "nl": readContent, "od": readContent, "fold": readContent,
-	"expand": readContent, "unexpand": readContent, "cut": readContent, "paste": readContent,
-	"comm": readContent, "join": readContent, "cmp": readContent, "diff": readDiff, "md5sum": readContent,
-	"sha1sum": readContent, "sha224sum": readContent, "sha256sum": readContent, "sha384sum": readContent,
-	"sha512sum": readContent, "b2sum": readContent, "cksum": readContent, "base64": readContent,
-	"base32": readContent, "strings": readContent, "hexdump": readContent, "rev": readContent,
-	"column": readContent, "head": readContent, "tail": readContent, "wc": readContent, "sort": readContent,
-	"file": readContent, "look": readLook, "numfmt": readNone, "tr": readNone, "seq": readNone,
-	"uniq": readInOut, "xxd": readInOut,
-	"ls": readMeta, "dir": readMeta, "vdir": readMeta, "du": readMeta, "df": readMetaOperands,
-	"stat": readMetaOperands, "realpath": readMetaOperands, "readlink": readMetaOperands, "tree": readMeta,
-	"basename": readNone, "dirname": readNone, "echo": readNone, "printf": readNone, "true": readNone,
-	"false": readNone, ":": readNone, "sleep": readNone, "yes": readNone, "pwd": readNone,
-	"whoami": readNone, "id": readNone, "uname": readNone, "nproc": readNone, "tty": readNone,
-	"groups": readNone, "users": readNone, "who": readNone, "arch": readNone, "logname": readNone,
-	"hostid": readNone, "locale": readNone, "getconf": readNone, "free": readNone, "uptime": readNone,
-	"which": readNone, "type": readNone, "pgrep": readNone, "lsblk": readNone, "jobs": readNone,
-	"wait": readNone, "dirs": readNone, "command": readNone, "exec": readNone, "times": readNone, "help": readNone,
-	"printenv": readPrintenv, "env": readEnvDump, "date": readDate, "hostname": readHostname, "ps": readNone,
-	"test": readNone, "[": readNone, "cd": readNone, "pushd": readNone, "popd": readNone,
-	"grep": readGrep, "egrep": readGrep, "fgrep": readGrep, "rg": readRg, "fd": readFd, "fdfind": readFd,
-	"find": readFind, "jq": readJq, "sed": readSed, "awk": readAwk, "gawk": readAwk, "mawk": readAwk,
-	"nawk": readAwk,
-}
+// otherwise, with what they do with their operands. The map is built on
+// first use, so that every kz process does not pay for it at start.
+var readers = sync.OnceValue(func() map[string]operandReader {
+	return map[string]operandReader{
+		"cat": readContent, "tac": readContent, "nl": readContent, "od": readContent, "fold": readContent,
+		"expand": readContent, "unexpand": readContent, "cut": readContent, "paste": readContent,
+		"comm": readContent, "join": readContent, "cmp": readContent, "diff": readDiff, "md5sum": readContent,
+		"sha1sum": readContent, "sha224sum": readContent, "sha256sum": readContent, "sha384sum": readContent,
+		"sha512sum": readContent, "b2sum": readContent, "cksum": readContent, "base64": readContent,
+		"base32": readContent, "strings": readContent, "hexdump": readContent, "rev": readContent,
+		"column": readContent, "head": readContent, "tail": readContent, "wc": readContent, "sort": readContent,
+		"file": readContent, "look": readLook, "numfmt": readNone, "tr": readNone, "seq": readNone,
+		"uniq": readInOut, "xxd": readInOut,
+		"ls": readMeta, "dir": readMeta, "vdir": readMeta, "du": readMeta, "df": readMetaOperands,
+		"stat": readMetaOperands, "realpath": readMetaOperands, "readlink": readMetaOperands, "tree": readMeta,
+		"basename": readNone, "dirname": readNone, "echo": readNone, "printf": readNone, "true": readNone,
+		"false": readNone, ":": readNone, "sleep": readNone, "yes": readNone, "pwd": readNone,
+		"whoami": readNone, "id": readNone, "uname": readNone, "nproc": readNone, "tty": readNone,
+		"groups": readNone, "users": readNone, "who": readNone, "arch": readNone, "logname": readNone,
+		"hostid": readNone, "locale": readNone, "getconf": readNone, "free": readNone, "uptime": readNone,
+		"which": readNone, "type": readNone, "pgrep": readNone, "lsblk": readNone, "jobs": readNone,
+		"wait": readNone, "dirs": readNone, "command": readNone, "exec": readNone, "times": readNone, "help": readNone,
+		"printenv": readPrintenv, "env": readEnvDump, "date": readDate, "hostname": readHostname, "ps": readNone,
+		"test": readNone, "[": readNone, "cd": readNone, "pushd": readNone, "popd": readNone,
+		"grep": readGrep, "egrep": readGrep, "fgrep": readGrep, "rg": readRg, "fd": readFd, "fdfind": readFd,
+		"find": readFind, "jq": readJq, "sed": readSed, "awk": readAwk, "gawk": readAwk, "mawk": readAwk,
+		"nawk": readAwk,
+	}
+})
 
 // TracksFiles reports whether the analysis reports every file the program
 // reads or writes as a target (a modelled reader), so that a caller need
 // not guess from its arguments.
 func TracksFiles(prog string) bool {
-	_, ok := readers[baseName(prog)]
+	_, ok := readers()[baseName(prog)]
 	return ok
 }
 

@@ -3,6 +3,7 @@ package shell
 import (
 	"path"
 	"strings"
+	"sync"
 )
 
 // gitInvocation is a git command line with its global options parsed by
@@ -59,14 +60,17 @@ func (g gitInvocation) action() string {
 }
 
 // gitReadOnly lists the sub-commands that only read the repository, when
-// their every option is known and harmless.
-var gitReadOnly = map[string]bool{
-	"status": true, "log": true, "diff": true, "show": true, "rev-parse": true, "ls-files": true, "ls-tree": true,
-	"blame": true, "grep": true, "describe": true, "shortlog": true, "cat-file": true, "rev-list": true,
-	"merge-base": true, "name-rev": true, "for-each-ref": true, "show-ref": true, "version": true,
-	"count-objects": true, "check-ignore": true, "check-attr": true, "whatchanged": true, "cherry": true,
-	"diff-tree": true, "diff-files": true, "diff-index": true, "show-branch": true, "annotate": true,
-}
+// their every option is known and harmless. The map is built on first use,
+// so that every kz process does not pay for it at start.
+var gitReadOnly = sync.OnceValue(func() map[string]bool {
+	return map[string]bool{
+		"status": true, "log": true, "diff": true, "show": true, "rev-parse": true, "ls-files": true, "ls-tree": true,
+		"blame": true, "grep": true, "describe": true, "shortlog": true, "cat-file": true, "rev-list": true,
+		"merge-base": true, "name-rev": true, "for-each-ref": true, "show-ref": true, "version": true,
+		"count-objects": true, "check-ignore": true, "check-attr": true, "whatchanged": true, "cherry": true,
+		"diff-tree": true, "diff-files": true, "diff-index": true, "show-branch": true, "annotate": true,
+	}
+})
 
 // gitContent are the sub-commands whose path operands have their content
 // shown (a credential named there is read); gitPatch are the options
@@ -182,7 +186,7 @@ func classifyGit(args []string, dyn []bool) classInfo {
 			}
 		}
 	default:
-		if !gitReadOnly[g.sub] {
+		if !gitReadOnly()[g.sub] {
 			c.info.writes, c.notProven = true, true
 			break
 		}

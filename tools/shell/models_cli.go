@@ -1,6 +1,9 @@
 package shell
 
-import "strings"
+import (
+	"strings"
+	"sync"
+)
 
 // Models of the programs with sub-commands: the global options before the
 // sub-command, so that Sub is the sub-command the program runs (`git -C x
@@ -178,16 +181,22 @@ func parseBuiltinOperands(name string) func([]string, []bool) Parsed {
 	}
 }
 
-// git's global options: those taking a value, and the others.
+// git's global options: those taking a value, and the others. The maps
+// are built on first use, so that every kz process does not pay for them
+// at start.
 var (
-	gitValued = map[string]Effect{"-C": EffectChdir, "-c": EffectConfig, "--git-dir": EffectConfig,
-		"--work-tree": EffectConfig, "--namespace": EffectConfig, "--super-prefix": EffectConfig,
-		"--config-env": EffectConfig, "--attr-source": EffectConfig}
-	gitBare = map[string]Effect{"-p": "", "--paginate": "", "-P": "", "--no-pager": "", "--no-replace-objects": "",
-		"--no-lazy-fetch": "", "--no-optional-locks": "", "--no-advice": "", "--bare": EffectConfig,
-		"--literal-pathspecs": "", "--glob-pathspecs": "", "--noglob-pathspecs": "", "--icase-pathspecs": "",
-		"--html-path": "", "--man-path": "", "--info-path": "", "-v": "", "--version": "", "-h": "", "--help": "",
-		"--exec-path": EffectExec}
+	gitValued = sync.OnceValue(func() map[string]Effect {
+		return map[string]Effect{"-C": EffectChdir, "-c": EffectConfig, "--git-dir": EffectConfig,
+			"--work-tree": EffectConfig, "--namespace": EffectConfig, "--super-prefix": EffectConfig,
+			"--config-env": EffectConfig, "--attr-source": EffectConfig}
+	})
+	gitBare = sync.OnceValue(func() map[string]Effect {
+		return map[string]Effect{"-p": "", "--paginate": "", "-P": "", "--no-pager": "", "--no-replace-objects": "",
+			"--no-lazy-fetch": "", "--no-optional-locks": "", "--no-advice": "", "--bare": EffectConfig,
+			"--literal-pathspecs": "", "--glob-pathspecs": "", "--noglob-pathspecs": "", "--icase-pathspecs": "",
+			"--html-path": "", "--man-path": "", "--info-path": "", "-v": "", "--version": "", "-h": "", "--help": "",
+			"--exec-path": EffectExec}
+	})
 )
 
 // parseGitArgs follows git.c's handle_options: exact global options only
@@ -213,7 +222,7 @@ func parseGitArgs(args []string, dyn []bool) Parsed {
 			break
 		}
 		name, val, hasVal := strings.Cut(a, "=")
-		if e, ok := gitValued[name]; ok {
+		if e, ok := gitValued()[name]; ok {
 			f := Flag{Name: name, Index: i, Effect: e, Global: true, HasValue: true, Value: val}
 			if name == "-C" || name == "-c" {
 				if hasVal {
@@ -236,7 +245,7 @@ func parseGitArgs(args []string, dyn []bool) Parsed {
 			p.Flags = append(p.Flags, Flag{Name: name, Index: i, Effect: EffectExec, Global: true, HasValue: hasVal, Value: val})
 			continue
 		}
-		if e, ok := gitBare[a]; ok {
+		if e, ok := gitBare()[a]; ok {
 			p.Flags = append(p.Flags, Flag{Name: gitCanon(a), Index: i, Effect: e, Global: true})
 			continue
 		}

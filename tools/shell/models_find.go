@@ -1,6 +1,9 @@
 package shell
 
-import "strings"
+import (
+	"strings"
+	"sync"
+)
 
 // find and ps do not use getopt: find takes leading options, start points
 // and an expression of single-dash primaries (GNU findutils 4.9 manual);
@@ -8,36 +11,44 @@ import "strings"
 // long options (procps-ng 4 ps(1)).
 
 // findPrimaries maps find's primaries to the number of words they take;
-// -1 means up to a terminating ";" or "+" (-exec and friends).
-var findPrimaries = map[string]int{
-	// Positional options.
-	"-daystart": 0, "-follow": 0, "-nowarn": 0, "-warn": 0, "-ignore_readdir_race": 0,
-	"-noignore_readdir_race": 0, "-depth": 0, "-d": 0, "-mount": 0, "-xdev": 0, "-noleaf": 0,
-	"-regextype": 1, "-maxdepth": 1, "-mindepth": 1, "-files0-from": 1,
-	// Tests.
-	"-amin": 1, "-anewer": 1, "-atime": 1, "-cmin": 1, "-cnewer": 1, "-ctime": 1, "-empty": 0,
-	"-executable": 0, "-false": 0, "-fstype": 1, "-gid": 1, "-group": 1, "-ilname": 1, "-iname": 1,
-	"-inum": 1, "-ipath": 1, "-iregex": 1, "-iwholename": 1, "-links": 1, "-lname": 1, "-mmin": 1,
-	"-mtime": 1, "-name": 1, "-newer": 1, "-nogroup": 0, "-nouser": 0, "-path": 1, "-perm": 1,
-	"-readable": 0, "-regex": 1, "-samefile": 1, "-size": 1, "-true": 0, "-type": 1, "-uid": 1,
-	"-used": 1, "-user": 1, "-wholename": 1, "-writable": 0, "-xtype": 1, "-context": 1,
-	// Actions.
-	"-delete": 0, "-exec": -1, "-execdir": -1, "-ok": -1, "-okdir": -1, "-fls": 1, "-fprint": 1,
-	"-fprint0": 1, "-fprintf": 2, "-ls": 0, "-print": 0, "-print0": 0, "-printf": 1, "-prune": 0,
-	"-quit": 0,
-	// Operators.
-	"-not": 0, "-a": 0, "-and": 0, "-o": 0, "-or": 0,
-	// Information.
-	"-help": 0, "--help": 0, "-version": 0, "--version": 0,
-}
+// -1 means up to a terminating ";" or "+" (-exec and friends). The map is
+// built on first use, so that every kz process does not pay for it at
+// start.
+var findPrimaries = sync.OnceValue(func() map[string]int {
+	return map[string]int{
+		// Positional options.
+		"-daystart": 0, "-follow": 0, "-nowarn": 0, "-warn": 0, "-ignore_readdir_race": 0,
+		"-noignore_readdir_race": 0, "-depth": 0, "-d": 0, "-mount": 0, "-xdev": 0, "-noleaf": 0,
+		"-regextype": 1, "-maxdepth": 1, "-mindepth": 1, "-files0-from": 1,
+		// Tests.
+		"-amin": 1, "-anewer": 1, "-atime": 1, "-cmin": 1, "-cnewer": 1, "-ctime": 1, "-empty": 0,
+		"-executable": 0, "-false": 0, "-fstype": 1, "-gid": 1, "-group": 1, "-ilname": 1, "-iname": 1,
+		"-inum": 1, "-ipath": 1, "-iregex": 1, "-iwholename": 1, "-links": 1, "-lname": 1, "-mmin": 1,
+		"-mtime": 1, "-name": 1, "-newer": 1, "-nogroup": 0, "-nouser": 0, "-path": 1, "-perm": 1,
+		"-readable": 0, "-regex": 1, "-samefile": 1, "-size": 1, "-true": 0, "-type": 1, "-uid": 1,
+		"-used": 1, "-user": 1, "-wholename": 1, "-writable": 0, "-xtype": 1, "-context": 1,
+		// Actions.
+		"-delete": 0, "-exec": -1, "-execdir": -1, "-ok": -1, "-okdir": -1, "-fls": 1, "-fprint": 1,
+		"-fprint0": 1, "-fprintf": 2, "-ls": 0, "-print": 0, "-print0": 0, "-printf": 1, "-prune": 0,
+		"-quit": 0,
+		// Operators.
+		"-not": 0, "-a": 0, "-and": 0, "-o": 0, "-or": 0,
+		// Information.
+		"-help": 0, "--help": 0, "-version": 0, "--version": 0,
+	}
+})
 
-// findEffects are the primaries that do more than select and print.
-var findEffects = map[string]Effect{
-	"-delete": EffectWrites, "-exec": EffectExec, "-execdir": EffectExec, "-ok": EffectExec,
-	"-okdir": EffectExec, "-fls": EffectWrite, "-fprint": EffectWrite, "-fprint0": EffectWrite,
-	"-fprintf": EffectWrite, "-files0-from": EffectReadList, "-anewer": EffectStat, "-cnewer": EffectStat,
-	"-newer": EffectStat, "-samefile": EffectStat,
-}
+// findEffects are the primaries that do more than select and print. The map
+// is built on first use, so that every kz process does not pay for it at
+// start.
+var findEffects = sync.OnceValue(func() map[string]Effect {
+	return map[string]Effect{
+		"-delete": EffectWrites, "-exec": EffectExec, "-execdir": EffectExec, "-ok": EffectExec,
+		"-okdir": EffectExec, "-fls": EffectWrite, "-fprint": EffectWrite, "-fprint0": EffectWrite,
+		"-fprintf": EffectWrite, "-files0-from": EffectReadList, "-anewer": EffectStat, "-cnewer": EffectStat,
+		"-newer": EffectStat, "-samefile": EffectStat,
+	}
+})
 
 func initFindModels() {
 	register(&Model{name: "find", custom: parseFind})
@@ -99,7 +110,7 @@ starts:
 		case "(", ")", "!", ",":
 			continue
 		}
-		n, ok := findPrimaries[a]
+		n, ok := findPrimaries()[a]
 		if !ok && isFindNewerXY(a) {
 			n, ok = 1, true
 		}
@@ -107,7 +118,7 @@ starts:
 			p.Unknown = append(p.Unknown, a)
 			continue
 		}
-		f := Flag{Name: a, Index: i, Effect: findEffects[a]}
+		f := Flag{Name: a, Index: i, Effect: findEffects()[a]}
 		if isFindNewerXY(a) && a[len(a)-1] != 't' {
 			f.Effect = EffectStat
 		}

@@ -3,6 +3,7 @@ package shell
 import (
 	"slices"
 	"strings"
+	"sync"
 )
 
 // This file's init runs after models_cli.go's (files initialise in name
@@ -15,36 +16,40 @@ import (
 // walkers (log, show, diff, rev-list) take only exact names.
 
 // gitEffects are the options of git sub-commands that do more than shape
-// the output, by canonical name ("" key: every sub-command).
-var gitEffects = map[string]map[string]string{
-	"": {"--output": "w", "--ext-diff": "x", "--pathspec-from-file": "l", "--open-files-in-pager": "x",
-		"--exec": "x", "--upload-pack": "x", "--receive-pack": "x", "--edit-description": "x", "--exclude-from": "r"},
-	"grep":        {"-f": "r"},
-	"log":         {"-O": "r"},
-	"whatchanged": {"-O": "r"},
-	"show":        {"-O": "r"},
-	"diff":        {"-O": "r"},
-	"diff-tree":   {"-O": "r"},
-	"diff-files":  {"-O": "r"},
-	"diff-index":  {"-O": "r"},
-	"blame":       {"--contents": "r", "--ignore-revs-file": "r", "-S": "r"},
-	"annotate":    {"--contents": "r", "--ignore-revs-file": "r", "-S": "r"},
-	"ls-files":    {"-X": "r"},
-	"cat-file":    {"--batch": "l", "--batch-check": "l", "--batch-command": "l", "--batch-all-objects": "l"},
-	"rev-list":    {"--stdin": ""},
-	"config":      {"--file": "r", "--blob": "", "--edit": "x"},
-	"clone":       {"--template": "C", "--config": "C", "--separate-git-dir": "w"},
-	"commit":      {"--file": "r", "--template": "r", "--pathspec-from-file": "l"},
-	"tag":         {"--file": "r"},
-	"notes":       {},
-	"archive":     {"--output": "w", "--remote": "x"},
-	"am":          {},
-	"apply":       {"--directory": ""},
-	"bisect":      {},
-	"fetch":       {"--upload-pack": "x"},
-	"pull":        {"--upload-pack": "x"},
-	"submodule":   {},
-}
+// the output, by canonical name ("" key: every sub-command). The map is
+// built on first use, so that every kz process does not pay for it at
+// start.
+var gitEffects = sync.OnceValue(func() map[string]map[string]string {
+	return map[string]map[string]string{
+		"": {"--output": "w", "--ext-diff": "x", "--pathspec-from-file": "l", "--open-files-in-pager": "x",
+			"--exec": "x", "--upload-pack": "x", "--receive-pack": "x", "--edit-description": "x", "--exclude-from": "r"},
+		"grep":        {"-f": "r"},
+		"log":         {"-O": "r"},
+		"whatchanged": {"-O": "r"},
+		"show":        {"-O": "r"},
+		"diff":        {"-O": "r"},
+		"diff-tree":   {"-O": "r"},
+		"diff-files":  {"-O": "r"},
+		"diff-index":  {"-O": "r"},
+		"blame":       {"--contents": "r", "--ignore-revs-file": "r", "-S": "r"},
+		"annotate":    {"--contents": "r", "--ignore-revs-file": "r", "-S": "r"},
+		"ls-files":    {"-X": "r"},
+		"cat-file":    {"--batch": "l", "--batch-check": "l", "--batch-command": "l", "--batch-all-objects": "l"},
+		"rev-list":    {"--stdin": ""},
+		"config":      {"--file": "r", "--blob": "", "--edit": "x"},
+		"clone":       {"--template": "C", "--config": "C", "--separate-git-dir": "w"},
+		"commit":      {"--file": "r", "--template": "r", "--pathspec-from-file": "l"},
+		"tag":         {"--file": "r"},
+		"notes":       {},
+		"archive":     {"--output": "w", "--remote": "x"},
+		"am":          {},
+		"apply":       {"--directory": ""},
+		"bisect":      {},
+		"fetch":       {"--upload-pack": "x"},
+		"pull":        {"--upload-pack": "x"},
+		"submodule":   {},
+	}
+})
 
 // gitRevisionWalkers parse with setup_revisions: exact option names.
 var gitRevisionWalkers = map[string]bool{"log": true, "show": true, "diff": true, "diff-tree": true,
@@ -53,7 +58,8 @@ var gitRevisionWalkers = map[string]bool{"log": true, "show": true, "diff": true
 
 func initGitModels() {
 	git := models["git"]
-	for sub, specs := range gitOptionSpecs {
+	optionSpecs := gitOptionSpecs()
+	for sub, specs := range optionSpecs {
 		if len(specs) == 0 {
 			continue
 		}
@@ -61,9 +67,9 @@ func initGitModels() {
 	}
 	// whatchanged is log; annotate is blame; show takes log's options
 	// too.
-	git.subs["whatchanged"] = gitSubModel("whatchanged", gitOptionSpecs["log"])
-	git.subs["annotate"] = gitSubModel("annotate", gitOptionSpecs["blame"])
-	git.subs["show"] = gitSubModel("show", append(append([]string(nil), gitOptionSpecs["log"]...), gitOptionSpecs["show"]...))
+	git.subs["whatchanged"] = gitSubModel("whatchanged", optionSpecs["log"])
+	git.subs["annotate"] = gitSubModel("annotate", optionSpecs["blame"])
+	git.subs["show"] = gitSubModel("show", append(append([]string(nil), optionSpecs["log"]...), optionSpecs["show"]...))
 	git.subs["version"] = newModel("version", true, "build-options")
 	// Sub-commands with sub-commands of their own: the first operand is
 	// the action; their options are judged by classifyGit.
@@ -74,7 +80,7 @@ func initGitModels() {
 		"b=", "B=", "detach", "checkout", "no-checkout", "lock", "reason=", "orphan", "track", "no-track",
 		"guess-remote", "no-guess-remote", "q,quiet", "n,dry-run"})
 	git.subs["reflog"] = gitSubModel("reflog", append([]string{"expire=", "expire-unreachable=", "rewrite",
-		"updateref", "stale-fix", "dry-run", "verbose", "single-worktree"}, gitOptionSpecs["log"]...))
+		"updateref", "stale-fix", "dry-run", "verbose", "single-worktree"}, optionSpecs["log"]...))
 	git.subs["remote"] = gitSubModel("remote", []string{"v,verbose", "n", "push", "all", "f", "t=", "m=",
 		"tags", "no-tags", "mirror?", "add", "delete", "dry-run"})
 }
@@ -104,7 +110,8 @@ func gitSubModel(sub string, specs []string) *Model {
 	if sub == "grep" {
 		m.numeric = "--context"
 	}
-	for _, table := range []map[string]string{gitEffects[""], gitEffects[sub]} {
+	effects := gitEffects()
+	for _, table := range []map[string]string{effects[""], effects[sub]} {
 		for name, letter := range table {
 			var o *modelOpt
 			if k, ok := strings.CutPrefix(name, "--"); ok {

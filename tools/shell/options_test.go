@@ -240,7 +240,7 @@ func TestParseArgsDynamic(t *testing.T) {
 // must have a model, or its options could not be known.
 func TestEveryReaderHasAModel(t *testing.T) {
 	t.Parallel()
-	for name := range readers {
+	for name := range readers() {
 		if modelTable()[name] == nil {
 			t.Errorf("%s is a reader without a model", name)
 		}

@@ -10,7 +10,7 @@ import (
 // to write are judged by what they write; everything else is neither
 // read-only nor known to write, and is asked.
 func classify(base string, args []string, dyn []bool) classInfo {
-	if r, ok := readers[base]; ok {
+	if r, ok := readers()[base]; ok {
 		return classifyModelled(base, args, dyn, r)
 	}
 	switch base {

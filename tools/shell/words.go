@@ -2,6 +2,7 @@ package shell
 
 import (
 	"strings"
+	"sync"
 
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -337,24 +338,28 @@ var steeringPrefixes = []string{"GIT_", "LD_", "DYLD_", "npm_config_", "NPM_CONF
 	"MYVIMRC", "NVIM", "TAR_", "ZSTD_", "XZ_", "GZIP", "BZIP", "CURL_", "WGETRC", "http_proxy", "https_proxy",
 	"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "all_proxy", "NO_PROXY", "no_proxy"}
 
-var steeringVars = map[string]bool{
-	"PAGER": true, "MANPAGER": true, "MANOPT": true, "MANPATH": true, "EDITOR": true, "VISUAL": true,
-	"BASH_ENV": true, "ENV": true, "PROMPT_COMMAND": true, "PS0": true, "PS1": true, "PS2": true, "PS4": true,
-	"SHELLOPTS": true, "BASHOPTS": true, "IFS": true, "PATH": true, "HOME": true, "ZDOTDIR": true,
-	"MAKEFLAGS": true, "MFLAGS": true, "MAKE": true, "MAKEFILES": true, "SSH_ASKPASS": true, "SUDO_ASKPASS": true,
-	"BROWSER": true, "_JAVA_OPTIONS": true, "CLASSPATH": true, "CC": true, "CXX": true, "CPP": true, "LD": true,
-	"AR": true, "AS": true, "CFLAGS": true, "CXXFLAGS": true, "CPPFLAGS": true, "LDFLAGS": true, "SHELL": true,
-	"CDPATH": true, "GLOBIGNORE": true, "TMPDIR": true, "PROMPT": true, "FPATH": true, "RIPGREP_CONFIG_PATH": true,
-	"GREP_OPTIONS": true, "POSIXLY_CORRECT": true, "HOSTALIASES": true, "RESOLV_HOST_CONF": true,
-	"KUBECONFIG": true, "EXECIGNORE": true, "TZDIR": true,
-	"SYSTEMD_EDITOR": true, "FZF_DEFAULT_COMMAND": true, "FZF_DEFAULT_OPTS": true, "BAT_PAGER": true,
-	"DELTA_PAGER": true, "GH_PAGER": true, "GH_EDITOR": true, "SSL_CERT_FILE": true, "SSL_CERT_DIR": true,
-}
+// The map is built on first use, so that every kz process does not pay
+// for it at start.
+var steeringVars = sync.OnceValue(func() map[string]bool {
+	return map[string]bool{
+		"PAGER": true, "MANPAGER": true, "MANOPT": true, "MANPATH": true, "EDITOR": true, "VISUAL": true,
+		"BASH_ENV": true, "ENV": true, "PROMPT_COMMAND": true, "PS0": true, "PS1": true, "PS2": true, "PS4": true,
+		"SHELLOPTS": true, "BASHOPTS": true, "IFS": true, "PATH": true, "HOME": true, "ZDOTDIR": true,
+		"MAKEFLAGS": true, "MFLAGS": true, "MAKE": true, "MAKEFILES": true, "SSH_ASKPASS": true, "SUDO_ASKPASS": true,
+		"BROWSER": true, "_JAVA_OPTIONS": true, "CLASSPATH": true, "CC": true, "CXX": true, "CPP": true, "LD": true,
+		"AR": true, "AS": true, "CFLAGS": true, "CXXFLAGS": true, "CPPFLAGS": true, "LDFLAGS": true, "SHELL": true,
+		"CDPATH": true, "GLOBIGNORE": true, "TMPDIR": true, "PROMPT": true, "FPATH": true, "RIPGREP_CONFIG_PATH": true,
+		"GREP_OPTIONS": true, "POSIXLY_CORRECT": true, "HOSTALIASES": true, "RESOLV_HOST_CONF": true,
+		"KUBECONFIG": true, "EXECIGNORE": true, "TZDIR": true,
+		"SYSTEMD_EDITOR": true, "FZF_DEFAULT_COMMAND": true, "FZF_DEFAULT_OPTS": true, "BAT_PAGER": true,
+		"DELTA_PAGER": true, "GH_PAGER": true, "GH_EDITOR": true, "SSL_CERT_FILE": true, "SSL_CERT_DIR": true,
+	}
+})
 
 // IsSteeringVar reports whether assigning the variable can make another
 // program run code (or read files) chosen by the assigner.
 func IsSteeringVar(name string) bool {
-	if steeringVars[name] {
+	if steeringVars()[name] {
 		return true
 	}
 	for _, p := range steeringPrefixes {

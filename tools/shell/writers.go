@@ -1,6 +1,9 @@
 package shell
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // Programs that always write (downloaders, archivers) are never proven
 // read-only, so their every option need not be known; what matters is
@@ -24,18 +27,19 @@ type fileOpt struct {
 // writerSpec describes such a program's options.
 type writerSpec struct {
 	// valued are the short options that take a value (a value ends a
-	// cluster); longValued the long ones.
+	// cluster); longValued the long ones. longValued is a list rather
+	// than a set so that the specs are static data: a map literal would
+	// be built when the package initialises, in every kz process.
 	valued     string
-	longValued map[string]bool
+	longValued []string
 	files      []fileOpt
 }
 
 var (
-	curlSpec = writerSpec{valued: "ABCDEHKPQTUXYbcdeEFhmorstuwxyz", longValued: map[string]bool{
-		"data": true, "data-binary": true, "data-raw": true, "data-ascii": true, "data-urlencode": true,
-		"form": true, "form-string": true, "header": true, "user": true, "user-agent": true, "referer": true,
-		"request": true, "proxy": true, "max-time": true, "connect-timeout": true, "retry": true, "url": true,
-		"json": true, "cookie": true, "range": true, "resolve": true, "connect-to": true},
+	curlSpec = writerSpec{valued: "ABCDEHKPQTUXYbcdeEFhmorstuwxyz", longValued: []string{
+		"data", "data-binary", "data-raw", "data-ascii", "data-urlencode", "form", "form-string", "header", "user",
+		"user-agent", "referer", "request", "proxy", "max-time", "connect-timeout", "retry", "url", "json", "cookie",
+		"range", "resolve", "connect-to"},
 		files: []fileOpt{{short: 'o', long: "output", op: OpWrite}, {short: 'D', long: "dump-header", op: OpWrite},
 			{short: 'c', long: "cookie-jar", op: OpWrite}, {long: "trace", op: OpWrite}, {long: "trace-ascii", op: OpWrite},
 			{long: "stderr", op: OpWrite}, {long: "etag-save", op: OpWrite}, {long: "libcurl", op: OpWrite},
@@ -47,18 +51,17 @@ var (
 			{long: "data-urlencode", op: OpRead, at: true}, {long: "data-ascii", op: OpRead, at: true},
 			{long: "json", op: OpRead, at: true}, {short: 'F', long: "form", op: OpRead, at: true},
 			{short: 'H', long: "header", op: OpRead, at: true}}}
-	wgetSpec = writerSpec{valued: "OoaPiDeUtTwQlAR", longValued: map[string]bool{"tries": true, "timeout": true,
-		"user-agent": true, "header": true, "user": true, "password": true, "accept": true, "reject": true,
-		"level": true, "wait": true, "quota": true, "domains": true, "limit-rate": true},
+	wgetSpec = writerSpec{valued: "OoaPiDeUtTwQlAR", longValued: []string{"tries", "timeout",
+		"user-agent", "header", "user", "password", "accept", "reject", "level", "wait", "quota", "domains", "limit-rate"},
 		files: []fileOpt{{short: 'O', long: "output-document", op: OpWrite}, {short: 'o', long: "output-file", op: OpWrite},
 			{short: 'a', long: "append-output", op: OpWrite}, {short: 'P', long: "directory-prefix", op: OpWrite, dir: true},
 			{short: 'i', long: "input-file", op: OpRead}, {long: "load-cookies", op: OpRead},
 			{long: "save-cookies", op: OpWrite}, {long: "post-file", op: OpRead}, {long: "body-file", op: OpRead},
 			{long: "warc-file", op: OpWrite}, {long: "certificate", op: OpRead}, {long: "private-key", op: OpRead},
 			{long: "config", exec: true}, {short: 'e', long: "execute", exec: true}, {long: "use-askpass", exec: true}}}
-	tarSpec = writerSpec{valued: "fCTXIgbLFNHKV", longValued: map[string]bool{"format": true, "owner": true,
-		"group": true, "mode": true, "mtime": true, "exclude": true, "transform": true, "strip-components": true,
-		"blocking-factor": true, "label": true, "newer": true, "after-date": true, "newer-mtime": true, "record-size": true},
+	tarSpec = writerSpec{valued: "fCTXIgbLFNHKV", longValued: []string{"format", "owner",
+		"group", "mode", "mtime", "exclude", "transform", "strip-components", "blocking-factor", "label", "newer",
+		"after-date", "newer-mtime", "record-size"},
 		files: []fileOpt{{short: 'f', long: "file", op: OpWrite}, {short: 'C', long: "directory", op: OpWrite, dir: true},
 			{short: 'T', long: "files-from", op: OpRead}, {short: 'X', long: "exclude-from", op: OpRead},
 			{long: "to-command", exec: true}, {short: 'I', long: "use-compress-program", exec: true},
@@ -125,7 +128,7 @@ func scanWriter(base string, spec writerSpec, args []string, dyn []bool) (tg []T
 		if name, ok := strings.CutPrefix(a, "--"); ok {
 			n, v, hasVal := strings.Cut(name, "=")
 			o := spec.lookup(n, 0)
-			takes := spec.longValued[n] || o != nil && !hasVal
+			takes := slices.Contains(spec.longValued, n) || o != nil && !hasVal
 			if takes && !hasVal && i+1 < len(args) {
 				i++
 				v, hasVal = args[i], true
