@@ -279,6 +279,17 @@ type Gate interface {
 	Remember(ctx context.Context, q GateQuery, scope AnswerScope) error
 }
 
+// gatePreparer is a gate with work it can do before its first check (the
+// permission gate builds its models of shell commands, some milliseconds
+// of CPU). A session asks for it when a runtime first reports its session
+// started (an agent CLI does once it is up and has sent the model its
+// request) or a tool call, both before any check, and not when the turn
+// starts: an agent CLI starts then, and on a two-core machine the work
+// took a core from kz and the CLI starting, 4 to 7 ms before the CLI ran.
+type gatePreparer interface {
+	Prepare()
+}
+
 // Answer is the final decision on a permission request.
 type Answer struct {
 	Decision Decision    `json:"decision"`

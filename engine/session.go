@@ -20,10 +20,13 @@ import (
 // Invariant: every event of a session is sequenced, journaled and published
 // under s.mu, so the journal and every subscriber see the same order.
 type Session struct {
-	id          string
-	workspace   string
-	journal     Journal
-	gate        Gate
+	id        string
+	workspace string
+	journal   Journal
+	gate      Gate
+	// gateReady starts the gate's preparation (gatePreparer) once, when
+	// a runtime first reports its session started or a tool call.
+	gateReady   sync.Once
 	interactive bool
 	limits      Limits
 	failover    []ChainLink
@@ -653,6 +656,9 @@ func changesWorkspace(t EventType) bool {
 // before the runtime hears back, and the checkpoint after it is stored
 // before the runtime's next event.
 func (s *Session) emit(ev Event) Event {
+	if ev.Type == EventSessionStarted || ev.Type == EventToolCallStarted {
+		s.gateReady.Do(s.prepareGate)
+	}
 	s.mu.Lock()
 	q, post := s.postToolQueryLocked(ev)
 	cc, before, after := s.checkpointQueryLocked(ev)
@@ -676,6 +682,14 @@ func (s *Session) emit(ev Event) Event {
 		s.postToolHooks(ctx, out.TurnID, q, ev.Output)
 	}
 	return out
+}
+
+// prepareGate lets a gate that has work to do before its first check
+// (gatePreparer) do it in the background.
+func (s *Session) prepareGate() {
+	if p, ok := s.gate.(gatePreparer); ok {
+		go p.Prepare()
+	}
 }
 
 func label(runtime, model string) string {

@@ -14,7 +14,6 @@ import (
 	"github.com/kaizen-code/kz/runtimes"
 	"github.com/kaizen-code/kz/runtimes/llm"
 	"github.com/kaizen-code/kz/tools/sandbox"
-	"github.com/kaizen-code/kz/tools/shell"
 )
 
 // gitStatusTimeout bounds the git status of a turn's environment: a huge
@@ -31,9 +30,6 @@ const gitStatusTimeout = 250 * time.Millisecond
 // looked at (memory.Cache), so that a turn in an unchanged workspace reads
 // no memory file.
 func (a *App) turnContext(ctx context.Context, workspace string) engine.TurnContext {
-	// The gate's shell models are built while the turn starts, not when
-	// its first command waits for the gate.
-	go shell.Prepare()
 	home, _ := os.UserHomeDir()
 	res := a.memory.Load(ctx, memory.Options{Workspace: workspace, UserDir: a.Env.MemoryDir(), Home: home})
 	return engine.TurnContext{Memory: res.Files, Problems: res.Problems}

@@ -185,6 +185,11 @@ func (r Report) Verdict() engine.Verdict {
 		Confinement: r.Confinement}
 }
 
+// Prepare builds what the gate's first check of a command would otherwise
+// wait for: the models of shell commands (shell.Prepare). A session calls
+// it in the background once a runtime reports its session started.
+func (g *Gate) Prepare() { shell.Prepare() }
+
 // Check implements engine.Gate.
 func (g *Gate) Check(ctx context.Context, q engine.GateQuery) engine.Verdict {
 	return g.Judge(ctx, q).Verdict()
