@@ -111,3 +111,11 @@ replace github.com/charmbracelet/ultraviolet => ./third_party/ultraviolet
 // second, instead of waking fps times a second to look (see
 // third_party/README.md).
 replace charm.land/bubbletea/v2 => ./third_party/bubbletea
+
+// The clipboard commands are looked up on first use, not at start (see
+// third_party/README.md).
+replace github.com/atotto/clipboard => ./third_party/clipboard
+
+// The article parser's regular expressions are compiled on first use (see
+// third_party/README.md).
+replace codeberg.org/readeck/go-readability/v2 => ./third_party/readability

@@ -65,6 +65,8 @@ var forks = []struct{ name, module string }{
 	{"glamour", "charm.land/glamour/v2"},
 	{"genai", "google.golang.org/genai"},
 	{"goldmark", "github.com/yuin/goldmark"},
+	{"readability", "codeberg.org/readeck/go-readability/v2"},
+	{"clipboard", "github.com/atotto/clipboard"},
 }
 
 // variant is one build of kz: "forks" as go.mod says, "no-X" without fork X.

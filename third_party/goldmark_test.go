@@ -35,6 +35,13 @@ func TestGoldmarkForkLazyTables(t *testing.T) {
 		"| a | b |\n|:--|--:|\n| 1 | 2 |\n":           `<th style="text-align:left">a</th>`,
 		"- [x] done\n- [ ] open\n":                    `<input checked="" disabled="" type="checkbox"`,
 		"http://" + strings.Repeat("a", 300) + ".com": "http://" + strings.Repeat("a", 300) + ".com",
+		// The HTML block and raw HTML patterns of the parser.
+		"<script>\nlet a = 1;\n</script>\n\nafter": "<!-- raw HTML omitted -->",
+		"<div class=\"x\">\nblock\n</div>\n":       "<!-- raw HTML omitted -->",
+		"<!-- a comment -->\n":                     "<!-- raw HTML omitted -->",
+		"text <span title='t'>in</span> line":      "text <!-- raw HTML omitted -->in<!-- raw HTML omitted --> line",
+		"a < b and c > d":                          "a &lt; b and c &gt; d",
+		"<custom-tag a=1/>\n":                      "<!-- raw HTML omitted -->",
 	} {
 		var wg sync.WaitGroup
 		for range 4 {

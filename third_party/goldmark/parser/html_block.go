@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/text"
@@ -76,24 +77,33 @@ var allowedBlockTags = map[string]bool{
 	"ul":         true,
 }
 
-var htmlBlockType1OpenRegexp = regexp.MustCompile(`(?i)^[ ]{0,3}<(script|pre|style|textarea)(?:\s.*|>.*|/>.*|)(?:\r\n|\n)?$`) //nolint:golint,lll
-var htmlBlockType1CloseRegexp = regexp.MustCompile(`(?i)^.*</(?:script|pre|style|textarea)>.*`)
+// The HTML patterns of this file are compiled on first use (kz fork):
+// upstream compiled them in package initialisation, which every kz
+// process paid before main.
+var htmlBlockType1OpenRegexp = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)^[ ]{0,3}<(script|pre|style|textarea)(?:\s.*|>.*|/>.*|)(?:\r\n|\n)?$`)
+}) //nolint:golint,lll
+var htmlBlockType1CloseRegexp = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)^.*</(?:script|pre|style|textarea)>.*`) })
 
-var htmlBlockType2OpenRegexp = regexp.MustCompile(`^[ ]{0,3}<!\-\-`)
+var htmlBlockType2OpenRegexp = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[ ]{0,3}<!\-\-`) })
 var htmlBlockType2Close = []byte{'-', '-', '>'}
 
-var htmlBlockType3OpenRegexp = regexp.MustCompile(`^[ ]{0,3}<\?`)
+var htmlBlockType3OpenRegexp = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[ ]{0,3}<\?`) })
 var htmlBlockType3Close = []byte{'?', '>'}
 
-var htmlBlockType4OpenRegexp = regexp.MustCompile(`^[ ]{0,3}<![A-Z]+.*(?:\r\n|\n)?$`)
+var htmlBlockType4OpenRegexp = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[ ]{0,3}<![A-Z]+.*(?:\r\n|\n)?$`) })
 var htmlBlockType4Close = []byte{'>'}
 
-var htmlBlockType5OpenRegexp = regexp.MustCompile(`^[ ]{0,3}<\!\[CDATA\[`)
+var htmlBlockType5OpenRegexp = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[ ]{0,3}<\!\[CDATA\[`) })
 var htmlBlockType5Close = []byte{']', ']', '>'}
 
-var htmlBlockType6Regexp = regexp.MustCompile(`^[ ]{0,3}<(?:/[ ]*)?([a-zA-Z]+[a-zA-Z0-9\-]*)(?:[ ].*|>.*|/>.*|)(?:\r\n|\n)?$`) //nolint:golint,lll
+var htmlBlockType6Regexp = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[ ]{0,3}<(?:/[ ]*)?([a-zA-Z]+[a-zA-Z0-9\-]*)(?:[ ].*|>.*|/>.*|)(?:\r\n|\n)?$`)
+}) //nolint:golint,lll
 
-var htmlBlockType7Regexp = regexp.MustCompile(`^[ ]{0,3}<(/[ ]*)?([a-zA-Z]+[a-zA-Z0-9\-]*)(` + attributePattern + `*)[ ]*(?:>|/>)[ ]*(?:\r\n|\n)?$`) //nolint:golint,lll
+var htmlBlockType7Regexp = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[ ]{0,3}<(/[ ]*)?([a-zA-Z]+[a-zA-Z0-9\-]*)(` + attributePattern + `*)[ ]*(?:>|/>)[ ]*(?:\r\n|\n)?$`)
+}) //nolint:golint,lll
 
 type htmlBlockParser struct {
 }
@@ -115,17 +125,17 @@ func (b *htmlBlockParser) Open(parent ast.Node, reader text.Reader, pc Context) 
 	line, segment := reader.PeekLine()
 	last := pc.LastOpenedBlock().Node
 
-	if m := htmlBlockType1OpenRegexp.FindSubmatchIndex(line); m != nil {
+	if m := htmlBlockType1OpenRegexp().FindSubmatchIndex(line); m != nil {
 		node = ast.NewHTMLBlock(ast.HTMLBlockType1)
-	} else if htmlBlockType2OpenRegexp.Match(line) {
+	} else if htmlBlockType2OpenRegexp().Match(line) {
 		node = ast.NewHTMLBlock(ast.HTMLBlockType2)
-	} else if htmlBlockType3OpenRegexp.Match(line) {
+	} else if htmlBlockType3OpenRegexp().Match(line) {
 		node = ast.NewHTMLBlock(ast.HTMLBlockType3)
-	} else if htmlBlockType4OpenRegexp.Match(line) {
+	} else if htmlBlockType4OpenRegexp().Match(line) {
 		node = ast.NewHTMLBlock(ast.HTMLBlockType4)
-	} else if htmlBlockType5OpenRegexp.Match(line) {
+	} else if htmlBlockType5OpenRegexp().Match(line) {
 		node = ast.NewHTMLBlock(ast.HTMLBlockType5)
-	} else if match := htmlBlockType7Regexp.FindSubmatchIndex(line); match != nil {
+	} else if match := htmlBlockType7Regexp().FindSubmatchIndex(line); match != nil {
 		isCloseTag := match[2] > -1 && bytes.Equal(line[match[2]:match[3]], []byte("/"))
 		hasAttr := match[6] != match[7]
 		tagName := strings.ToLower(string(line[match[4]:match[5]]))
@@ -138,7 +148,7 @@ func (b *htmlBlockParser) Open(parent ast.Node, reader text.Reader, pc Context) 
 		}
 	}
 	if node == nil {
-		if match := htmlBlockType6Regexp.FindSubmatchIndex(line); match != nil {
+		if match := htmlBlockType6Regexp().FindSubmatchIndex(line); match != nil {
 			tagName := string(line[match[2]:match[3]])
 			_, ok := allowedBlockTags[strings.ToLower(tagName)]
 			if ok {
@@ -164,11 +174,11 @@ func (b *htmlBlockParser) Continue(node ast.Node, reader text.Reader, pc Context
 	case ast.HTMLBlockType1:
 		if lines.Len() == 1 {
 			firstLine := lines.At(0)
-			if htmlBlockType1CloseRegexp.Match(firstLine.Value(reader.Source())) {
+			if htmlBlockType1CloseRegexp().Match(firstLine.Value(reader.Source())) {
 				return Close
 			}
 		}
-		if htmlBlockType1CloseRegexp.Match(line) {
+		if htmlBlockType1CloseRegexp().Match(line) {
 			htmlBlock.ClosureLine = segment
 			reader.AdvanceToEOL()
 			return Close

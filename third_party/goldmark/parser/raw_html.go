@@ -3,6 +3,7 @@ package parser
 import (
 	"bytes"
 	"regexp"
+	"sync"
 
 	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/text"
@@ -27,10 +28,10 @@ func (s *rawHTMLParser) Trigger() []byte {
 func (s *rawHTMLParser) Parse(parent ast.Node, block text.Reader, pc Context) ast.Node {
 	line, _ := block.PeekLine()
 	if len(line) > 1 && util.IsAlphaNumeric(line[1]) {
-		return s.parseMultiLineRegexp(openTagRegexp, block, pc)
+		return s.parseMultiLineRegexp(openTagRegexp(), block, pc)
 	}
 	if len(line) > 2 && line[1] == '/' && util.IsAlphaNumeric(line[2]) {
-		return s.parseMultiLineRegexp(closeTagRegexp, block, pc)
+		return s.parseMultiLineRegexp(closeTagRegexp(), block, pc)
 	}
 	if bytes.HasPrefix(line, openComment) {
 		return s.parseComment(block, pc)
@@ -50,8 +51,13 @@ func (s *rawHTMLParser) Parse(parent ast.Node, block text.Reader, pc Context) as
 var tagnamePattern = `([A-Za-z][A-Za-z0-9-]*)`
 var spaceOrOneNewline = `(?:[ \t]|(?:\r\n|\n){0,1})`
 var attributePattern = `(?:[\r\n \t]+[a-zA-Z_:][a-zA-Z0-9:._-]*(?:[\r\n \t]*=[\r\n \t]*(?:[^\"'=<>` + "`" + `\x00-\x20]+|'[^']*'|"[^"]*"))?)` //nolint:golint,lll
-var openTagRegexp = regexp.MustCompile("^<" + tagnamePattern + attributePattern + `*` + spaceOrOneNewline + `*/?>`)
-var closeTagRegexp = regexp.MustCompile("^</" + tagnamePattern + spaceOrOneNewline + `*>`)
+// The HTML patterns of this file are compiled on first use (kz fork):
+// upstream compiled them in package initialisation, which every kz
+// process paid before main.
+var openTagRegexp = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile("^<" + tagnamePattern + attributePattern + `*` + spaceOrOneNewline + `*/?>`)
+})
+var closeTagRegexp = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile("^</" + tagnamePattern + spaceOrOneNewline + `*>`) })
 
 var openProcessingInstruction = []byte("<?")
 var closeProcessingInstruction = []byte("?>")
