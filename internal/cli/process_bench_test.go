@@ -300,6 +300,7 @@ func reportMedian(b *testing.B, times []time.Duration) {
 	slices.Sort(times)
 	if len(times) > 0 {
 		b.ReportMetric(float64(times[len(times)/2].Microseconds())/1000, "median-ms")
+		b.ReportMetric(float64(times[0].Microseconds())/1000, "min-ms")
 	}
 }
 
