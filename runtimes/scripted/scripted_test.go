@@ -341,15 +341,19 @@ func TestDenseLinesArePlayedInBatches(t *testing.T) {
 			t.Errorf("line %d played %v after it was due", i, late)
 		}
 	}
-	// Sparse lines are played one by one, each when due.
+	// Sparse lines are played one by one, each when due on the script's
+	// timeline, never earlier (a line played late shortens the wait for
+	// the next, which keeps its own time: measuring each wait alone made
+	// this test fail on a loaded machine).
 	p = player{t: turn}
+	start = time.Now()
 	for i := range 5 {
-		before := time.Now()
 		if stop, err := p.wait(context.Background(), 15); stop || err != nil {
 			t.Fatal(stop, err)
 		}
-		if took := time.Since(before); took < 14*time.Millisecond {
-			t.Errorf("sparse line %d played after %v, want its 15 ms", i, took)
+		due := time.Duration(i+1) * 15 * time.Millisecond
+		if at := time.Since(start); at < due-time.Millisecond {
+			t.Errorf("sparse line %d played %v after the start, before it was due at %v", i, at, due)
 		}
 	}
 }
