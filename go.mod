@@ -112,10 +112,6 @@ replace github.com/charmbracelet/ultraviolet => ./third_party/ultraviolet
 // third_party/README.md).
 replace charm.land/bubbletea/v2 => ./third_party/bubbletea
 
-// The clipboard commands are looked up on first use, not at start (see
-// third_party/README.md).
-replace github.com/atotto/clipboard => ./third_party/clipboard
-
 // The article parser's regular expressions are compiled on first use (see
 // third_party/README.md).
 replace codeberg.org/readeck/go-readability/v2 => ./third_party/readability

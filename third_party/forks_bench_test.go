@@ -66,7 +66,6 @@ var forks = []struct{ name, module string }{
 	{"genai", "google.golang.org/genai"},
 	{"goldmark", "github.com/yuin/goldmark"},
 	{"readability", "codeberg.org/readeck/go-readability/v2"},
-	{"clipboard", "github.com/atotto/clipboard"},
 }
 
 // variant is one build of kz: "forks" as go.mod says, "no-X" without fork X.
