@@ -215,14 +215,26 @@ func (a *App) openDemo(o Options) error {
 // sandbox every shell command of the session (kz's bash, a proposal's
 // VERIFY) runs in under the profile of the gate's answer, and the
 // runtimes.
+//
+// The store opens (its file, the schema check, a migration) while the
+// gate and the sandbox (its private directories) are built: neither needs
+// the other, each costs a few milliseconds of file system work, and all of
+// it comes before an agent CLI can start. The store's error is reported
+// first, as when they were opened one after the other; on any error the
+// caller closes what did open.
 func (a *App) openParts(ctx context.Context, o Options) (err error) {
-	if a.Store, err = a.Env.OpenStore(ctx, o.Warn); err != nil {
-		return err
+	var storeErr error
+	var opened sync.WaitGroup
+	opened.Go(func() { a.Store, storeErr = a.Env.OpenStore(ctx, o.Warn) })
+	a.Gate, err = a.Env.Gate(!o.Interactive, o.Rules)
+	if err == nil {
+		a.sandbox, err = a.Env.osSandbox(a.Gate)
 	}
-	if a.Gate, err = a.Env.Gate(!o.Interactive, o.Rules); err != nil {
-		return err
+	opened.Wait()
+	if storeErr != nil {
+		return storeErr
 	}
-	if a.sandbox, err = a.Env.osSandbox(a.Gate); err != nil {
+	if err != nil {
 		return err
 	}
 	if o.Demo {
