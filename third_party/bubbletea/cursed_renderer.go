@@ -342,7 +342,8 @@ func (s *cursedRenderer) flush(closing bool) error {
 	// Clear our screen buffer before copying the new frame into it to ensure
 	// we erase any old content.
 	s.cellbuf.Clear()
-	content.Draw(s.cellbuf, s.cellbuf.Bounds())
+	// kz fork: the buffer is blank already; Draw would blank it again.
+	content.DrawCleared(s.cellbuf, s.cellbuf.Bounds())
 
 	// If the frame height is greater than the screen height, we drop the
 	// lines from the top of the buffer.
