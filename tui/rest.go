@@ -26,8 +26,8 @@ import (
 // for the next rest.
 var restDelay = 500 * time.Millisecond
 
-// freeOSMemory is the trim; tests count its calls.
-var freeOSMemory = func() {
+// restTrim is the trim; tests count its calls.
+var restTrim = func() {
 	debug.FreeOSMemory()
 	// The executable's clean pages mapped at start and by the last turn
 	// are unmapped too (see package imagetrim); the next frame maps back
@@ -70,7 +70,7 @@ func (m *Model) onRest(msg restMsg) tea.Cmd {
 		return nil
 	}
 	return func() tea.Msg {
-		freeOSMemory()
+		restTrim()
 		return nil
 	}
 }

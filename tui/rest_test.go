@@ -13,9 +13,9 @@ import (
 // only after the last rest, and never while a turn runs.
 func TestRestTrimsOnceAtRest(t *testing.T) {
 	trims := 0
-	oldFree, oldDelay := freeOSMemory, restDelay
-	freeOSMemory, restDelay = func() { trims++ }, time.Millisecond
-	t.Cleanup(func() { freeOSMemory, restDelay = oldFree, oldDelay })
+	oldFree, oldDelay := restTrim, restDelay
+	restTrim, restDelay = func() { trims++ }, time.Millisecond
+	t.Cleanup(func() { restTrim, restDelay = oldFree, oldDelay })
 
 	m := testModel(t, &fakeSession{}, 80, 24)
 	gen := m.restGen

@@ -54,11 +54,8 @@ func (s *StyledString) Draw(buf Screen, area Rectangle) {
 			buf.SetCell(x, y, nil)
 		}
 	}
-	str := s.Text
-	// We need to normalize newlines "\n" to "\r\n" to emulate a raw terminal
-	// output.
-	str = strings.ReplaceAll(str, "\r\n", "\n")
-	printString(buf, buf.WidthMethod(), area.Min.X, area.Min.Y, area, str, !s.Wrap, s.Tail)
+	// kz fork: the drawing itself is DrawCleared's.
+	s.DrawCleared(buf, area)
 }
 
 // DrawCleared draws the string into area of buf as Draw does, for a buf
@@ -67,6 +64,8 @@ func (s *StyledString) Draw(buf Screen, area Rectangle) {
 // buffer before every frame, so that was a second pass over every cell of
 // every frame, about 2 % of kz's CPU while an answer streams.
 func (s *StyledString) DrawCleared(buf Screen, area Rectangle) {
+	// We need to normalize newlines "\n" to "\r\n" to emulate a raw terminal
+	// output.
 	str := strings.ReplaceAll(s.Text, "\r\n", "\n")
 	printString(buf, buf.WidthMethod(), area.Min.X, area.Min.Y, area, str, !s.Wrap, s.Tail)
 }

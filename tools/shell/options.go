@@ -264,15 +264,15 @@ func buildModels() {
 	initSearchModels()
 }
 
-// Prepare builds the models now if they are not built yet. kz calls it in
-// the background when a turn starts, so that the gate's first command of
-// the session (which an agent CLI asks for some hundreds of milliseconds
-// later) does not wait the 5 ms the build takes.
+// Prepare builds the models now if they are not built yet. The gate calls
+// it in the background once a runtime reports its session started
+// (permission.Gate.Prepare), so that the gate's first command of the
+// session does not wait the 5 ms the build takes.
 func Prepare() { modelsOnce.Do(buildModels) }
 
 // modelTable returns the models, built on first use.
 func modelTable() map[string]*Model {
-	modelsOnce.Do(buildModels)
+	Prepare()
 	return models
 }
 
