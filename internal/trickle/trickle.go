@@ -112,6 +112,18 @@ func (t *Reader) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// Hurry makes the next read start at once and the stream count as sparse
+// again. The reader calls it after it took a piece that is not part of a
+// dense stream of deltas (the end of a message, a request, a turn's
+// result): what follows such a piece is usually the turn's next step,
+// and holding it for a Window would add that Window to the turn's wall
+// time without saving a wake-up worth having. Only deltas wait. Like Read,
+// it belongs to the reader's goroutine.
+func (t *Reader) Hurry() {
+	t.next = time.Time{}
+	t.gate.n, t.gate.dense = 0, false
+}
+
 // ReadCloser is a Reader that closes the stream it reads.
 type ReadCloser struct {
 	*Reader

@@ -205,3 +205,53 @@ type closeRecorder struct {
 }
 
 func (c *closeRecorder) Close() error { c.closed = true; return nil }
+
+// A piece that ends a dense burst is not held: after Hurry the next read
+// starts at once, and the stream must be dense again before a read waits.
+// Without it, the piece after a burst (a turn's result after its last
+// deltas) would wait a Window.
+func TestHurryReadsTheNextPieceAtOnce(t *testing.T) {
+	clock := &fakeClock{now: time.Unix(0, 0)}
+	src := &trickleSource{clock: clock, start: clock.now}
+	for i := range 10 {
+		src.pieces = append(src.pieces, "d")
+		src.at = append(src.at, time.Duration(i)*time.Millisecond)
+	}
+	// The end of the burst, and the result 4 ms later, while the read
+	// after the end would still wait.
+	src.pieces = append(src.pieces, "E", "R")
+	src.at = append(src.at, 10*time.Millisecond, 14*time.Millisecond)
+	r := NewReader(src)
+	r.sleep, r.now = clock.Sleep, clock.Now
+	buf := make([]byte, 64)
+	for {
+		n, err := r.Read(buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bytes.Contains(buf[:n], []byte("E")) {
+			if !bytes.HasSuffix(buf[:n], []byte("E")) {
+				t.Fatalf("the read took %q: the test wants the end of the burst last", buf[:n])
+			}
+			break
+		}
+	}
+	if r.next.IsZero() {
+		t.Fatal("the burst was not dense: the test would not show Hurry")
+	}
+	r.Hurry()
+	slept := len(clock.slept)
+	n, err := r.Read(buf)
+	if err != nil || string(buf[:n]) != "R" {
+		t.Fatalf("read %q %v, want the result", buf[:n], err)
+	}
+	if len(clock.slept) != slept {
+		t.Errorf("the read after Hurry waited %v", clock.slept[slept:])
+	}
+	if clock.now.After(src.start.Add(14 * time.Millisecond)) {
+		t.Errorf("the result was read at %v, it arrived at 14ms", clock.now.Sub(src.start))
+	}
+	if !r.next.IsZero() {
+		t.Errorf("one read after Hurry already waits: the stream must be dense again first")
+	}
+}

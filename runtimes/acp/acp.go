@@ -11,6 +11,7 @@
 package acp
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -345,7 +346,7 @@ func (r *Runtime) spawn(s *slot, t *engine.Turn, dir string) (*agent, error) {
 		}
 	}
 	env, trust := r.decideTrust(dir, env, localEnv)
-	c, err := jsonrpc.Start(r.cfg.Confiner, homes, r.cfg.Command, r.cfg.Args, dir, env, markerVar, r.log)
+	c, err := jsonrpc.Start(r.cfg.Confiner, homes, r.cfg.Command, r.cfg.Args, dir, env, markerVar, isChunk, r.log)
 	if err != nil {
 		if proxy != nil {
 			_ = proxy.Close()
@@ -379,4 +380,14 @@ func (r *Runtime) overlay(s *slot, t *engine.Turn, env []string) (*geminiOverlay
 
 func (r *Runtime) errorf(kind engine.ErrorKind, model string, err error, format string, args ...any) *engine.RuntimeError {
 	return &engine.RuntimeError{Kind: kind, Runtime: r.cfg.Name, Model: model, Message: fmt.Sprintf(format, args...), Err: err}
+}
+
+// isChunk reports a session/update that streams the agent's text or
+// thought piece by piece (agent_message_chunk, agent_thought_chunk): the
+// only lines the reader may hold for a frame. The kind is looked for in
+// the raw parameters; a chunk whose text names it is still a chunk, and a
+// line taken for one only waits a frame.
+func isChunk(m jsonrpc.Message) bool {
+	return m.Method == "session/update" &&
+		(bytes.Contains(m.Params, []byte(`"agent_message_chunk"`)) || bytes.Contains(m.Params, []byte(`"agent_thought_chunk"`)))
 }

@@ -233,13 +233,17 @@ func (p *process) read(stdout io.Reader) {
 	}()
 	// A dense stream of lines (a fast model's deltas) is read a frame's
 	// time apart, each time all of it (trickle).
-	br := bufio.NewReaderSize(trickle.NewReader(stdout), 64<<10)
+	tr := trickle.NewReader(stdout)
+	br := bufio.NewReaderSize(tr, 64<<10)
 	for {
 		// ReadBytes grows as needed: a line (a whole Write of a big file,
 		// a long tool result) has no size limit.
 		line, err := br.ReadBytes('\n')
-		if len(bytes.TrimSpace(line)) > 0 {
-			p.dispatch(line)
+		if len(bytes.TrimSpace(line)) > 0 && !p.dispatch(line) {
+			// Only streamed deltas may wait for the next frame: the
+			// line after any other (a message's end, the result, a
+			// request) is read the moment it comes.
+			tr.Hurry()
 		}
 		if err != nil {
 			return
@@ -247,19 +251,31 @@ func (p *process) read(stdout io.Reader) {
 	}
 }
 
-func (p *process) dispatch(line []byte) {
+// isDelta reports a stream_event that carries a content_block_delta (a
+// piece of text, thinking or a tool's input). The kind is looked for in
+// the raw event; a delta whose text names it is still a delta, and a line
+// taken for one only waits a frame.
+func isDelta(m wireMsg) bool {
+	return m.Type == "stream_event" && bytes.Contains(m.Event, []byte(`"content_block_delta"`))
+}
+
+// dispatch decodes one line and hands it on; delta reports a streamed
+// text or thinking delta (content_block_delta), the only kind of line
+// the reader may hold for a frame.
+func (p *process) dispatch(line []byte) (delta bool) {
 	var m wireMsg
 	if err := json.Unmarshal(line, &m); err != nil {
 		p.log.Warn("claude: skipping a line that is not JSON", "err", err, "line", proc.Clip(string(line), 200))
-		return
+		return false
 	}
+	delta = isDelta(m)
 	m.recv = time.Now()
 	if p.log.Enabled(context.Background(), slog.LevelDebug) {
 		p.log.Debug("claude: line", "line", proc.Clip(string(line), 500))
 	}
 	if m.Type == "control_response" {
 		p.deliverControl(m)
-		return
+		return false
 	}
 	if m.Type == "result" {
 		p.results.Add(1)
@@ -268,6 +284,7 @@ func (p *process) dispatch(line []byte) {
 	case p.msgs <- m:
 	case <-p.quit:
 	}
+	return delta
 }
 
 // deliverControl hands the answer to one of kz's control requests to its

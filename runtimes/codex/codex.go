@@ -189,6 +189,14 @@ func buildEnv(cfgEnv []string) []string { return agentcli.Env(envSpec, cfgEnv) }
 // CLI, so that children which left its process group are killed too.
 const markerVar = "KZ_CODEX_RUN"
 
+// isDelta reports the notifications that stream an item piece by piece
+// (item/agentMessage/delta, item/reasoning/textDelta,
+// item/commandExecution/outputDelta and the like): the only lines the
+// reader may hold for a frame.
+func isDelta(m jsonrpc.Message) bool {
+	return strings.HasSuffix(m.Method, "/delta") || strings.HasSuffix(m.Method, "Delta")
+}
+
 // versionRE is compiled on first use, so that every kz process does not pay
 // for it at start.
 var versionRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\d+\.\d+\.\d+\S*`) })
@@ -258,7 +266,7 @@ func (r *Runtime) Run(ctx context.Context, t *engine.Turn) (engine.Result, error
 		}
 	}
 	args := append(append(append(append([]string(nil), r.cfg.Args...), sh.args...), untrustArgs(dir)...), "app-server")
-	c, err := jsonrpc.Start(r.cfg.Confiner, []string{codexHome(sh.env)}, r.cfg.Command, args, dir, sh.env, markerVar, r.log)
+	c, err := jsonrpc.Start(r.cfg.Confiner, []string{codexHome(sh.env)}, r.cfg.Command, args, dir, sh.env, markerVar, isDelta, r.log)
 	if err != nil {
 		closeProxy()
 		return engine.Result{Status: engine.StatusError, Model: model},

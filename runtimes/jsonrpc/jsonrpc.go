@@ -81,14 +81,20 @@ type Conn struct {
 	quit    chan struct{}
 	qonce   sync.Once
 	Stderr  *proc.Tail
+	// delta reports a streamed delta (Start); nil reports none.
+	delta func(Message) bool
 }
 
 // Start spawns command in dir in its own process group, under the
 // confiner when there is one (nil runs it unconfined), with writable (the
 // CLI's own home) writable besides the workspace. markerVar names the
 // variable whose random value marks every process descended from it.
+// delta reports the notifications that stream a reply piece by piece
+// (the CLI's text and output deltas): while they come densely the reader
+// takes them a frame apart (trickle), and every other line is read the
+// moment it comes. nil holds no line.
 func Start(confiner agentcli.Confiner, writable []string, command string, args []string, dir string, env []string,
-	markerVar string, log *slog.Logger) (*Conn, error) {
+	markerVar string, delta func(Message) bool, log *slog.Logger) (*Conn, error) {
 	path, err := exec.LookPath(command)
 	if err != nil {
 		return nil, err
@@ -119,7 +125,7 @@ func Start(confiner agentcli.Confiner, writable []string, command string, args [
 	if err != nil {
 		return nil, fmt.Errorf("stdout pipe: %w", err)
 	}
-	c := &Conn{cmd: cmd, cancel: cancel, stdin: stdin, log: log, pending: map[int64]chan Message{},
+	c := &Conn{cmd: cmd, cancel: cancel, stdin: stdin, log: log, delta: delta, pending: map[int64]chan Message{},
 		In: make(chan Message, 256), Done: make(chan struct{}), quit: make(chan struct{}), Stderr: proc.NewTail(16 << 10)}
 	cmd.Stderr = c.Stderr
 	if err := cmd.Start(); err != nil {
@@ -144,11 +150,15 @@ func (c *Conn) read(stdout io.Reader) {
 	}()
 	// A dense stream of lines (a fast model's deltas) is read a frame's
 	// time apart, each time all of it (trickle).
-	br := bufio.NewReaderSize(trickle.NewReader(stdout), 64<<10)
+	tr := trickle.NewReader(stdout)
+	br := bufio.NewReaderSize(tr, 64<<10)
 	for {
 		line, err := br.ReadBytes('\n')
-		if len(bytes.TrimSpace(line)) > 0 {
-			c.dispatch(line)
+		if len(bytes.TrimSpace(line)) > 0 && !c.dispatch(line) {
+			// Only streamed deltas may wait for the next frame: the
+			// line after any other (an item's end, a request, the end
+			// of the turn) is read the moment it comes.
+			tr.Hurry()
 		}
 		if err != nil {
 			return
@@ -156,18 +166,21 @@ func (c *Conn) read(stdout io.Reader) {
 	}
 }
 
-func (c *Conn) dispatch(line []byte) {
+// dispatch decodes one line and hands it on; delta reports a streamed
+// delta notification (Start's delta), the only kind of line the reader
+// may hold for a frame.
+func (c *Conn) dispatch(line []byte) (delta bool) {
 	var m Message
 	if err := json.Unmarshal(line, &m); err != nil {
 		c.log.Warn("skipping a line that is not JSON", "err", err, "line", proc.Clip(string(line), 200))
-		return
+		return false
 	}
 	m.recv = time.Now()
 	if m.Method == "" {
 		id, err := strconv.ParseInt(string(m.ID), 10, 64)
 		if err != nil {
 			c.log.Warn("response with an unknown id", "id", string(m.ID))
-			return
+			return false
 		}
 		c.pmu.Lock()
 		ch := c.pending[id]
@@ -176,12 +189,14 @@ func (c *Conn) dispatch(line []byte) {
 		if ch != nil {
 			ch <- m
 		}
-		return
+		return false
 	}
+	delta = c.delta != nil && c.delta(m)
 	select {
 	case c.In <- m:
 	case <-c.quit:
 	}
+	return delta
 }
 
 func (c *Conn) failPending() {
