@@ -46,6 +46,8 @@ type Session struct {
 	hookWG sync.WaitGroup
 	// checkpoints records what tool calls change (Config.Checkpoints).
 	checkpoints Checkpointer
+	// release is Config.Release.
+	release func(runtime string)
 	// resumed says the session continues a stored one (Config.Prior), and
 	// hooksStarted that the SessionStart hooks ran in this process.
 	resumed, hooksStarted bool
@@ -258,6 +260,15 @@ type Config struct {
 	// Checkpoints records what every tool call changes in the workspace,
 	// for undo and /rewind; nil records nothing.
 	Checkpoints Checkpointer
+	// Release, when set, is called once a turn no longer needs its
+	// runtime (its attempts, its stop hooks and its patch rounds are
+	// over), before the turn's last checkpoint and its result are stored,
+	// with the name of the runtime that served it last. A session that
+	// runs no further turn (kz -p) stops the runtime's process then, so
+	// that the CLI's exit overlaps kz's own end of the turn instead of
+	// following it. It must not block. A later turn on the runtime would
+	// start a new process, as after any restart.
+	Release func(runtime string)
 }
 
 // Errors of the session API.
@@ -295,7 +306,7 @@ func NewSession(cfg Config) (*Session, error) {
 		pending: map[string]*pendingRequest{}, patcher: cfg.Patcher, patchRetries: cfg.PatchRetries,
 		pricer: cfg.Pricer, redactor: cfg.Redact, turnContext: cfg.Context, turnEnv: cfg.Environment, hooks: cfg.Hooks, resumed: cfg.Prior != nil,
 		subagents:   cfg.Subagents,
-		checkpoints: cfg.Checkpoints,
+		checkpoints: cfg.Checkpoints, release: cfg.Release,
 	}
 	switch {
 	case s.patchRetries == 0:

@@ -341,6 +341,12 @@ func (s *Session) completeTurn(ctx context.Context, ts *turnState, attempts []at
 	if err == nil && s.patcher != nil && ts.turn.Mode == ModePatchProposal {
 		res, err = s.proposalLoop(ts.ctx, ts, attempts, res)
 	}
+	if s.release != nil {
+		s.mu.Lock()
+		name := s.runtime
+		s.mu.Unlock()
+		s.release(name)
+	}
 	// Whatever the turn changed is checkpointed before its result, even
 	// when it was interrupted: its calls may have written.
 	s.checkpointEnd(context.WithoutCancel(ts.ctx), ts)

@@ -34,6 +34,11 @@ type Options struct {
 	// Interactive says a person answers the gate's questions (the TUI);
 	// kz -p's session is not interactive.
 	Interactive bool
+	// OneShot says the session runs one message and ends (kz -p): the
+	// agent CLI that served it is stopped as soon as the turn is done
+	// with it (see engine.Config.Release), while kz stores the turn's
+	// end, not after.
+	OneShot bool
 	// DataDir replaces the configured data directory (--data-dir).
 	DataDir string
 	// Runtime and Model choose the runtime ("auto": the strategy
@@ -111,6 +116,9 @@ type App struct {
 	memory    memory.Cache
 	gitStatus memory.StatusCache
 	mcp       *mcp.Manager
+	// released are the CLI processes a one-shot session stopped once its
+	// turn was done with them (releaseRuntime); Close waits for them.
+	released sync.WaitGroup
 }
 
 // NotStartedError is a failure of Open with what it knew by then: the
@@ -364,6 +372,9 @@ func (a *App) newSession(o Options, c engine.Config) error {
 	// store redacts what it persists.
 	c.Redact = store.Redact
 	c.Context, c.Environment = a.turnContext, a.turnEnvironment
+	if o.OneShot {
+		c.Release = a.releaseRuntime
+	}
 	if a.Env.hooks != nil {
 		// The prompt and notification hooks; PreToolUse runs in the gate.
 		c.Hooks = a.Env.hooks
@@ -418,6 +429,7 @@ func (a *App) Close() {
 	_ = a.CloseSession(context.Background())
 	var stopped sync.WaitGroup
 	stopped.Go(func() {
+		a.released.Wait()
 		runtimes.Close(a.Runtimes)
 		// The MCP servers are the session's: none outlives it.
 		a.mcp.Close()

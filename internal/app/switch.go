@@ -66,3 +66,17 @@ func (w *switchWatcher) stop() {
 		<-w.done
 	})
 }
+
+// releaseRuntime stops, in the background, the process the named runtime
+// keeps for this session (engine.Config.Release, in a one-shot session):
+// the CLI's polite shutdown (stdin closed, then its exit) runs while kz
+// checkpoints and stores the end of the turn. Close waits for it before
+// it releases the claim and the sandbox, as for any CLI.
+func (a *App) releaseRuntime(name string) {
+	c, ok := runtimes.Entry(a.Runtimes, name).Runtime.(sessionCloser)
+	if !ok || a.Session == nil {
+		return
+	}
+	id := a.Session.ID()
+	a.released.Go(func() { c.CloseSession(id) })
+}

@@ -248,7 +248,7 @@ func parseRoot(args []string) (*rootFlags, error) {
 // options turns the flags into what app.Open takes; the modes are
 // checked here, so that a bad one is a usage error.
 func (o *rootFlags) options(warn io.Writer) (app.Options, error) {
-	opts := app.Options{Interactive: o.prompt == "", DataDir: o.dataDir, Runtime: o.runtime, Model: o.model,
+	opts := app.Options{Interactive: o.prompt == "", OneShot: o.prompt != "", DataDir: o.dataDir, Runtime: o.runtime, Model: o.model,
 		Resume: o.resume, Continue: o.cont, Rules: o.rules.Rules, Script: o.script, Demo: o.demo, Warn: warn,
 		Reasoning: o.reasoning}
 	if len(o.images) > 0 {
