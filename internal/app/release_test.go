@@ -2,11 +2,14 @@ package app
 
 import (
 	"context"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/internal/config"
+	"github.com/kaizen-code/kz/store"
 )
 
 // heldRuntime is a keptRuntime whose CloseSession, like a CLI's polite
@@ -30,14 +33,8 @@ func (r *heldRuntime) CloseSession(id string) {
 func TestOneShotReleasesTheAgentAfterItsTurn(t *testing.T) {
 	t.Run("one-shot", func(t *testing.T) {
 		rt := &heldRuntime{keptRuntime: keptRuntime{name: "a"}, entered: make(chan string, 1), leave: make(chan struct{})}
-		entries := []engine.RuntimeEntry{{Runtime: rt}}
-		a := &App{Runtimes: entries}
-		sess, err := engine.NewSession(engine.Config{Workspace: t.TempDir(), Journal: nopJournal{}, Runtimes: entries, Runtime: "a",
-			Release: a.releaseRuntime})
-		if err != nil {
-			t.Fatal(err)
-		}
-		a.Session = sess
+		a := sessionApp(t, Options{OneShot: true}, rt)
+		sess := a.Session
 		final, err := sess.RunTurn(context.Background(), "go")
 		if err != nil || final.Status != string(engine.StatusComplete) {
 			t.Fatalf("turn: %v %+v", err, final)
@@ -73,13 +70,9 @@ func TestOneShotReleasesTheAgentAfterItsTurn(t *testing.T) {
 	})
 	t.Run("interactive", func(t *testing.T) {
 		rt := &keptRuntime{name: "a"}
-		entries := []engine.RuntimeEntry{{Runtime: rt}}
-		sess, err := engine.NewSession(engine.Config{Workspace: t.TempDir(), Journal: nopJournal{}, Runtimes: entries, Runtime: "a"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		a := &App{Session: sess, Runtimes: entries}
+		a := sessionApp(t, Options{Interactive: true}, rt)
 		defer a.Close()
+		sess := a.Session
 		for range 2 {
 			if _, err := sess.RunTurn(context.Background(), "go"); err != nil {
 				t.Fatal(err)
@@ -89,4 +82,21 @@ func TestOneShotReleasesTheAgentAfterItsTurn(t *testing.T) {
 			t.Errorf("a session that goes on closed its agent: %v", got)
 		}
 	})
+}
+
+// sessionApp is an App with a store on disk and rt as its one runtime,
+// whose session newSession made from o, as Open makes it.
+func sessionApp(t *testing.T, o Options, rt engine.Runtime) *App {
+	t.Helper()
+	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "kz.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &App{Env: &Env{Workspace: t.TempDir(), Config: &config.Config{}}, Store: st,
+		Runtimes: []engine.RuntimeEntry{{Runtime: rt}}}
+	if err := a.newSession(o, engine.Config{ID: engine.NewID(), Runtime: rt.Name()}); err != nil {
+		a.Close()
+		t.Fatal(err)
+	}
+	return a
 }

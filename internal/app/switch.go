@@ -46,9 +46,7 @@ func (a *App) watchSwitches() {
 			}
 			prev := cur
 			cur = ev.Runtime
-			if c, ok := runtimes.Entry(entries, prev).Runtime.(sessionCloser); ok {
-				c.CloseSession(sess.ID())
-			}
+			closeSession(entries, prev, sess.ID())
 		}
 	}()
 	a.switches = w
@@ -73,10 +71,14 @@ func (w *switchWatcher) stop() {
 // checkpoints and stores the end of the turn. Close waits for it before
 // it releases the claim and the sandbox, as for any CLI.
 func (a *App) releaseRuntime(name string) {
-	c, ok := runtimes.Entry(a.Runtimes, name).Runtime.(sessionCloser)
-	if !ok || a.Session == nil {
-		return
-	}
 	id := a.Session.ID()
-	a.released.Go(func() { c.CloseSession(id) })
+	a.released.Go(func() { closeSession(a.Runtimes, name, id) })
+}
+
+// closeSession ends the process the named runtime keeps for session id,
+// when it keeps one per session.
+func closeSession(entries []engine.RuntimeEntry, name, id string) {
+	if c, ok := runtimes.Entry(entries, name).Runtime.(sessionCloser); ok {
+		c.CloseSession(id)
+	}
 }

@@ -15,6 +15,8 @@
 package trickle
 
 import (
+	"bufio"
+	"bytes"
 	"io"
 	"time"
 )
@@ -73,6 +75,10 @@ func (g *Gate) After(now time.Time, blocked time.Duration, small bool) time.Dura
 	return Window
 }
 
+// Reset makes the stream count as sparse again: it must be dense anew
+// before a read waits (see Reader.Hurry).
+func (g *Gate) Reset() { g.n, g.dense = 0, false }
+
 // Reader reads r through a Gate: while r trickles densely, each read
 // waits until a Window has passed since the last one, and then takes
 // everything that arrived meanwhile.
@@ -121,7 +127,31 @@ func (t *Reader) Read(p []byte) (int, error) {
 // it belongs to the reader's goroutine.
 func (t *Reader) Hurry() {
 	t.next = time.Time{}
-	t.gate.n, t.gate.dense = 0, false
+	t.gate.Reset()
+}
+
+// ReadLines reads r line by line through a Reader until EOF or an error,
+// and hands each line that is not blank to handle, which reports whether
+// it was a delta. While deltas come densely they are read a Window apart;
+// any other line makes the next read start at once (Hurry), so that what
+// follows it (a turn's next step, its end) is read the moment it comes.
+// A line has no size limit: a CLI writes a big file or a long tool result
+// as one.
+func ReadLines(r io.Reader, handle func(line []byte) (delta bool)) {
+	readLines(NewReader(r), handle)
+}
+
+func readLines(t *Reader, handle func(line []byte) (delta bool)) {
+	br := bufio.NewReaderSize(t, 64<<10)
+	for {
+		line, err := br.ReadBytes('\n')
+		if len(bytes.TrimSpace(line)) > 0 && !handle(line) {
+			t.Hurry()
+		}
+		if err != nil {
+			return
+		}
+	}
 }
 
 // ReadCloser is a Reader that closes the stream it reads.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -253,5 +254,45 @@ func TestHurryReadsTheNextPieceAtOnce(t *testing.T) {
 	}
 	if !r.next.IsZero() {
 		t.Errorf("one read after Hurry already waits: the stream must be dense again first")
+	}
+}
+
+// ReadLines hands on every line that is not blank, in order, the last
+// one even without its newline; after a line that is not a delta the next
+// is read the moment it arrives, while a dense run of deltas is still
+// read a Window apart.
+func TestReadLinesHoldsOnlyDeltas(t *testing.T) {
+	clock := &fakeClock{now: time.Unix(0, 0)}
+	src := &trickleSource{clock: clock, start: clock.now}
+	add := func(piece string, ms int) {
+		src.pieces = append(src.pieces, piece)
+		src.at = append(src.at, time.Duration(ms)*time.Millisecond)
+	}
+	for i := range 10 {
+		add("d\n", i)
+	}
+	add("\n", 10)
+	add("end\n", 10)
+	add("result", 14)
+	r := NewReader(src)
+	r.sleep, r.now = clock.Sleep, clock.Now
+	var got []string
+	var resultAt time.Duration
+	readLines(r, func(line []byte) bool {
+		got = append(got, string(line))
+		if string(line) == "result" {
+			resultAt = clock.now.Sub(src.start)
+		}
+		return string(line) == "d\n"
+	})
+	want := append(slices.Repeat([]string{"d\n"}, 10), "end\n", "result")
+	if !slices.Equal(got, want) {
+		t.Fatalf("lines %q, want %q", got, want)
+	}
+	if len(clock.slept) == 0 {
+		t.Error("the dense deltas were never held: the test would not show the hurry")
+	}
+	if resultAt != 14*time.Millisecond {
+		t.Errorf("the line after the end was read at %v, it arrived at 14ms", resultAt)
 	}
 }

@@ -96,7 +96,7 @@ func TestRealCLIKilledBetweenTurnsResumes(t *testing.T) {
 	// result: the kill waits for it, or the CLI has nothing to resume
 	// (TestRealCLIResumeOfALostSessionStartsPrimed is that case).
 	native := h.Journal.OfType(engine.EventSessionStarted)[0].NativeID
-	waitSessionFile(t, filepath.Dir(ws), native)
+	waitSessionFile(t, filepath.Dir(ws), native, "noted")
 	pid := rt.Pid(h.Session.ID())
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
@@ -156,16 +156,20 @@ func TestRealCLIResumeOfALostSessionStartsPrimed(t *testing.T) {
 }
 
 // waitSessionFile waits until a file named after the Claude session native
-// is under root, for up to 10 seconds.
-func waitSessionFile(t *testing.T, root, native string) {
+// is under root and holds the turn's answer, for up to 10 seconds.
+func waitSessionFile(t *testing.T, root, native, answer string) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		found := false
 		_ = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 			if err == nil && !d.IsDir() && strings.HasPrefix(d.Name(), native) {
-				found = true
-				return filepath.SkipAll
+				// The file comes before the conversation does: it holds
+				// the turn once the answer is in it.
+				if data, err := os.ReadFile(path); err == nil && strings.Contains(string(data), answer) {
+					found = true
+					return filepath.SkipAll
+				}
 			}
 			return nil
 		})
@@ -173,7 +177,7 @@ func waitSessionFile(t *testing.T, root, native string) {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("Claude Code never wrote session %s under %s", native, root)
+			t.Fatalf("Claude Code never wrote session %s with %q under %s", native, answer, root)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

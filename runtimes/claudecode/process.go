@@ -1,7 +1,6 @@
 package claudecode
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -231,24 +230,9 @@ func (p *process) read(stdout io.Reader) {
 		close(p.msgs)
 		close(p.done)
 	}()
-	// A dense stream of lines (a fast model's deltas) is read a frame's
-	// time apart, each time all of it (trickle).
-	tr := trickle.NewReader(stdout)
-	br := bufio.NewReaderSize(tr, 64<<10)
-	for {
-		// ReadBytes grows as needed: a line (a whole Write of a big file,
-		// a long tool result) has no size limit.
-		line, err := br.ReadBytes('\n')
-		if len(bytes.TrimSpace(line)) > 0 && !p.dispatch(line) {
-			// Only streamed deltas may wait for the next frame: the
-			// line after any other (a message's end, the result, a
-			// request) is read the moment it comes.
-			tr.Hurry()
-		}
-		if err != nil {
-			return
-		}
-	}
+	// A dense stream of deltas (a fast model's) is read a frame's time
+	// apart, each time all of it; any other line is read when it comes.
+	trickle.ReadLines(stdout, p.dispatch)
 }
 
 // isDelta reports a stream_event that carries a content_block_delta (a

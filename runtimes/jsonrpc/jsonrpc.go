@@ -5,8 +5,6 @@
 package jsonrpc
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -148,22 +146,9 @@ func (c *Conn) read(stdout io.Reader) {
 		close(c.In)
 		close(c.Done)
 	}()
-	// A dense stream of lines (a fast model's deltas) is read a frame's
-	// time apart, each time all of it (trickle).
-	tr := trickle.NewReader(stdout)
-	br := bufio.NewReaderSize(tr, 64<<10)
-	for {
-		line, err := br.ReadBytes('\n')
-		if len(bytes.TrimSpace(line)) > 0 && !c.dispatch(line) {
-			// Only streamed deltas may wait for the next frame: the
-			// line after any other (an item's end, a request, the end
-			// of the turn) is read the moment it comes.
-			tr.Hurry()
-		}
-		if err != nil {
-			return
-		}
-	}
+	// A dense stream of deltas (a fast model's) is read a frame's time
+	// apart, each time all of it; any other line is read when it comes.
+	trickle.ReadLines(stdout, c.dispatch)
 }
 
 // dispatch decodes one line and hands it on; delta reports a streamed
