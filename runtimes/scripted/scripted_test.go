@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -354,6 +355,64 @@ func TestDenseLinesArePlayedInBatches(t *testing.T) {
 		due := time.Duration(i+1) * 15 * time.Millisecond
 		if at := time.Since(start); at < due-time.Millisecond {
 			t.Errorf("sparse line %d played %v after the start, before it was due at %v", i, at, due)
+		}
+	}
+}
+
+// TestReplayedLinesCarryOnlyTheirOwnFields plays lines that set many
+// fields followed by lines that set few, through the one line value each
+// pass reuses: a field, a slice or an option of one line never reaches the
+// next, and each played event is the line as a strict decode reads it.
+func TestReplayedLinesCarryOnlyTheirOwnFields(t *testing.T) {
+	script := `{"type":"tool_call_started","tool_call_id":"c1","tool":"grep","input":{"pattern":"x"},"paths":["a.go","b.go"],"text":"t1","repeat":2}
+{"type":"text_delta","text":"plain"}
+{"type":"tool_call_finished","tool_call_id":"c1","tool":"grep","status":"ok","output":"a.go:1","is_error":true}
+{"type":"text_delta","text":"again"}
+{"type":"notice","stage":"hook","feedback":"told","reason":"r","paths":["c.go"]}
+{"type":"reasoning_delta","text":"why"}
+{"type":"assistant_message","text":"end"}
+`
+	rt, err := Parse("s", "s.jsonl", strings.NewReader(script))
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := &journal{}
+	s, err := engine.NewSession(engine.Config{Journal: j, Runtimes: []engine.RuntimeEntry{{Runtime: rt, Models: []string{"m"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = s.Close(context.Background()) }()
+	if _, err := s.RunTurn(context.Background(), "go"); err != nil {
+		t.Fatal(err)
+	}
+	var want []engine.Event
+	for raw := range strings.Lines(script) {
+		var l line
+		if err := decodeStrict([]byte(raw), &l); err != nil {
+			t.Fatal(err)
+		}
+		for range max(l.Repeat, 1) {
+			want = append(want, l.Event)
+		}
+	}
+	// The session adds its own events (the user's message, the turn's
+	// start and end); the played ones are those the script names, in
+	// order, with kz's fields (seq, time, ids) left out.
+	var got []engine.Event
+	for _, ev := range j.evs {
+		if ev.Type == engine.EventUserMessage || ev.Type == engine.EventSessionStarted || ev.Type == engine.EventFinalResult ||
+			ev.Type == engine.EventUsageUpdated {
+			continue
+		}
+		ev.SessionID, ev.Seq, ev.Time, ev.TurnID, ev.Runtime, ev.Model = "", 0, time.Time{}, 0, "", ""
+		got = append(got, ev)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("played %d events, the script has %d:\n%+v", len(got), len(want), got)
+	}
+	for i := range want {
+		if !reflect.DeepEqual(got[i], want[i]) {
+			t.Errorf("event %d:\n got %+v\nwant %+v", i, got[i], want[i])
 		}
 	}
 }
