@@ -420,9 +420,41 @@ func colorEqual(c, o color.Color) bool {
 	if c == nil || o == nil {
 		return false
 	}
+	// kz fork: two colours of one of the types that parsed styles hold
+	// are equal when their values are, without the two RGBA conversions
+	// through the interface, which were a sixth of the renderer's diff of
+	// an unchanged line. Values that differ may still convert to one RGBA
+	// (indexed colour 0 and 16 are both black), so only equality takes
+	// the short way.
+	if sameColorValue(c, o) {
+		return true
+	}
 	cr, cg, cb, ca := c.RGBA()
 	or, og, ob, oa := o.RGBA()
 	return cr == or && cg == og && cb == ob && ca == oa
+}
+
+// sameColorValue reports two colours of the same comparable type from
+// x/ansi or image/color with equal values (kz fork, see colorEqual).
+func sameColorValue(c, o color.Color) bool {
+	switch c := c.(type) {
+	case ansi.BasicColor:
+		o, ok := o.(ansi.BasicColor)
+		return ok && c == o
+	case ansi.IndexedColor:
+		o, ok := o.(ansi.IndexedColor)
+		return ok && c == o
+	case ansi.TrueColor:
+		o, ok := o.(ansi.TrueColor)
+		return ok && c == o
+	case ansi.RGBColor:
+		o, ok := o.(ansi.RGBColor)
+		return ok && c == o
+	case color.RGBA:
+		o, ok := o.(color.RGBA)
+		return ok && c == o
+	}
+	return false
 }
 
 // IsZero returns true if the style is empty.

@@ -134,6 +134,7 @@ type TerminalRenderer struct {
 	curbuf           *RenderBuffer // the current buffer
 	tabs             *TabStops
 	hasher           maphash.Hash
+	hashScratch      []byte       // kz fork: a line's contents, for hash
 	oldhash, newhash []uint64     // the old and new hash values for each line
 	hashtab          []hashmap    // the hashmap table
 	oldnum           []int        // old indices from previous hash

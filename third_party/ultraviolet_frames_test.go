@@ -1,0 +1,138 @@
+package thirdparty
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"fmt"
+	"image/color"
+	"io"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/charmbracelet/colorprofile"
+	uv "github.com/charmbracelet/ultraviolet"
+	"github.com/charmbracelet/x/ansi"
+)
+
+// scrollFrames is what a streamed answer looks like to the renderer: a
+// 200×50 full screen whose transcript grows at the bottom, each frame the
+// last 46 lines of the document so far (styled as glamour styles text:
+// SGR colours, bold, code with a background) over a four-line footer that
+// changes with every frame, the last line still being written.
+func scrollFrames(n int) []string {
+	rng := rand.New(rand.NewPCG(7, 21))
+	words := []string{"stream", "the", "\x1b[1mbold\x1b[0m", "render", "\x1b[38;5;42mgreen\x1b[0m", "of", "frame",
+		"\x1b[48;5;236m\x1b[38;5;203mcode()\x1b[0m", "a", "terminal", "diff", "scroll", "line"}
+	var doc []string
+	// Glamour gives every run of text its document colour, spaces
+	// included, and resets after it.
+	line := func() string {
+		var b strings.Builder
+		b.WriteString("\x1b[38;5;252m  \x1b[0m")
+		for w := 0; w < 8+rng.IntN(18); w++ {
+			word := words[rng.IntN(len(words))]
+			if !strings.Contains(word, "\x1b") {
+				word = "\x1b[38;5;252m" + word + "\x1b[0m"
+			}
+			b.WriteString(word)
+			b.WriteString("\x1b[38;5;252m \x1b[0m")
+		}
+		return b.String()
+	}
+	frames := make([]string, n)
+	for i := range frames {
+		for range rng.IntN(3) {
+			doc = append(doc, line())
+		}
+		tail := line()
+		tail = ansi.Truncate(tail, rng.IntN(ansi.StringWidth(tail)/2+1)+ansi.StringWidth(tail)/2, "")
+		view := append(append([]string(nil), doc[max(len(doc)-45, 0):]...), tail)
+		for len(view) < 46 {
+			view = append([]string{""}, view...)
+		}
+		view = append(view, strings.Repeat("─", 200), fmt.Sprintf("\x1b[2m⠋ streaming · %d tokens\x1b[0m", i*7), "> ", "status")
+		frames[i] = strings.Join(view, "\n")
+	}
+	return frames
+}
+
+// renderFrames draws frames as Bubble Tea's renderer (fork) does, a full
+// screen with scroll optimisation, and returns what it writes.
+func renderFrames(w io.Writer, frames []string) {
+	r := uv.NewTerminalRenderer(w, []string{"TERM=xterm-256color"})
+	r.SetColorProfile(colorprofile.ANSI256)
+	r.SetScrollOptim(true)
+	r.SetFullscreen(true)
+	r.SetRelativeCursor(false)
+	buf := uv.NewScreenBuffer(200, 50)
+	for _, f := range frames {
+		buf.Clear()
+		uv.NewStyledString(f).DrawCleared(buf, buf.Bounds())
+		r.Render(buf.RenderBuffer)
+		_ = r.Flush()
+	}
+}
+
+// TestScrollFramesRenderAsBefore holds the renderer's output for 300
+// frames of a growing, scrolling transcript to the bytes it wrote before
+// the fork's speed patches to the renderer (terminal_renderer_hashmap.go):
+// they change how fast lines are hashed, never what is written.
+func TestScrollFramesRenderAsBefore(t *testing.T) {
+	var out bytes.Buffer
+	renderFrames(&out, scrollFrames(300))
+	const want = "23cef33ad976adcd24cad602f390f658f35792fec78358ffb8253ba178e97798"
+	if got := fmt.Sprintf("%x", sha256.Sum256(out.Bytes())); got != want {
+		t.Fatalf("the renderer wrote %d bytes with sha256 %s, want %s", out.Len(), got, want)
+	}
+}
+
+// BenchmarkScrollFrame is the renderer's cost per frame of a streamed
+// answer on a 200×50 screen (see scrollFrames): the frame drawn into the
+// cleared cell buffer, diffed against the screen, written to io.Discard.
+func BenchmarkScrollFrame(b *testing.B) {
+	frames := scrollFrames(400)
+	b.ReportAllocs()
+	for b.Loop() {
+		renderFrames(io.Discard, frames)
+	}
+	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*len(frames)), "µs/frame")
+}
+
+// TestCellColoursEqualAsTheirRGBA: the fork's short way to equal colours
+// (cell.go, sameColorValue) changes no answer of Cell.Equal: two cells
+// differing only in a colour are equal exactly when the colours convert
+// to the same RGBA, across the colour types and values where the two can
+// part (indexed 0 and 16 are both black; basic 1 and indexed 1 are one
+// red; nil is no colour).
+func TestCellColoursEqualAsTheirRGBA(t *testing.T) {
+	colours := []color.Color{nil, ansi.BasicColor(0), ansi.BasicColor(1), ansi.IndexedColor(0), ansi.IndexedColor(1),
+		ansi.IndexedColor(16), ansi.IndexedColor(252), ansi.TrueColor(0), ansi.TrueColor(0xd0d0d0),
+		ansi.RGBColor{R: 0xd0, G: 0xd0, B: 0xd0}, color.RGBA{R: 0xd0, G: 0xd0, B: 0xd0, A: 0xff}, color.RGBA{A: 0xff},
+		color.Gray{Y: 0xd0}}
+	rgba := func(c color.Color) [4]uint32 {
+		if c == nil {
+			return [4]uint32{1 << 31}
+		}
+		r, g, b, a := c.RGBA()
+		return [4]uint32{r, g, b, a}
+	}
+	for _, a := range colours {
+		for _, b := range colours {
+			for _, field := range []string{"fg", "bg", "underline"} {
+				x, y := uv.Cell{Content: "x", Width: 1}, uv.Cell{Content: "x", Width: 1}
+				switch field {
+				case "fg":
+					x.Style.Fg, y.Style.Fg = a, b
+				case "bg":
+					x.Style.Bg, y.Style.Bg = a, b
+				default:
+					x.Style.UnderlineColor, y.Style.UnderlineColor = a, b
+				}
+				if got, want := x.Equal(&y), rgba(a) == rgba(b); got != want {
+					t.Errorf("%s %#v and %#v: Equal %v, their RGBA say %v", field, a, b, got, want)
+				}
+			}
+		}
+	}
+}
