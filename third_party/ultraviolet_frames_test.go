@@ -107,7 +107,7 @@ func BenchmarkScrollFrame(b *testing.B) {
 // red; nil is no colour).
 func TestCellColoursEqualAsTheirRGBA(t *testing.T) {
 	colours := []color.Color{nil, ansi.BasicColor(0), ansi.BasicColor(1), ansi.IndexedColor(0), ansi.IndexedColor(1),
-		ansi.IndexedColor(16), ansi.IndexedColor(252), ansi.TrueColor(0), ansi.TrueColor(0xd0d0d0),
+		ansi.IndexedColor(16), ansi.IndexedColor(252),
 		ansi.RGBColor{R: 0xd0, G: 0xd0, B: 0xd0}, color.RGBA{R: 0xd0, G: 0xd0, B: 0xd0, A: 0xff}, color.RGBA{A: 0xff},
 		color.Gray{Y: 0xd0}}
 	rgba := func(c color.Color) [4]uint32 {

@@ -444,9 +444,6 @@ func sameColorValue(c, o color.Color) bool {
 	case ansi.IndexedColor:
 		o, ok := o.(ansi.IndexedColor)
 		return ok && c == o
-	case ansi.TrueColor:
-		o, ok := o.(ansi.TrueColor)
-		return ok && c == o
 	case ansi.RGBColor:
 		o, ok := o.(ansi.RGBColor)
 		return ok && c == o
