@@ -58,7 +58,7 @@ func scrollFrames(n int) []string {
 }
 
 // renderFrames draws frames as Bubble Tea's renderer (fork) does, a full
-// screen with scroll optimisation, and returns what it writes.
+// screen with scroll optimisation, writing what it outputs to w.
 func renderFrames(w io.Writer, frames []string) {
 	r := uv.NewTerminalRenderer(w, []string{"TERM=xterm-256color"})
 	r.SetColorProfile(colorprofile.ANSI256)
@@ -76,8 +76,9 @@ func renderFrames(w io.Writer, frames []string) {
 
 // TestScrollFramesRenderAsBefore holds the renderer's output for 300
 // frames of a growing, scrolling transcript to the bytes it wrote before
-// the fork's speed patches to the renderer (terminal_renderer_hashmap.go):
-// they change how fast lines are hashed, never what is written.
+// the fork's speed patches to the renderer (terminal_renderer_hashmap.go's
+// hash, cell.go's colorEqual): they change how fast lines are hashed and
+// cells compared, never what is written.
 func TestScrollFramesRenderAsBefore(t *testing.T) {
 	var out bytes.Buffer
 	renderFrames(&out, scrollFrames(300))
