@@ -91,6 +91,17 @@ type Tree struct {
 	// Marker is the "NAME=token" entry of the child's environment (see
 	// NewMarker); empty finds no descendant outside the group.
 	Marker string
+	// PIDNamespace says the child is a sandbox whose descendants all
+	// live in a PID namespace of its own that ends with it (bubblewrap
+	// with --unshare-pid and --die-with-parent): its namespace's first
+	// process gets SIGKILL when the child dies, and the kernel then kills
+	// every process of the namespace, however it left the group. A
+	// SIGKILL to the group is then enough, and Signal skips the scan of
+	// /proc, which reads every process's environment on the machine
+	// (some milliseconds on a desktop with hundreds of them) at every
+	// CLI's end and kill. Other signals, which do not end the namespace,
+	// still go to every marked process.
+	PIDNamespace bool
 }
 
 // NewMarker returns a fresh "name=<random token>" entry to add to a
@@ -102,9 +113,14 @@ func NewMarker(name string) string {
 }
 
 // Signal sends sig to the tree's process group and to every process that
-// carries its marker, so that no descendant outlives the child.
+// carries its marker, so that no descendant outlives the child. A SIGKILL
+// to a tree in its own PID namespace goes to the group alone: the
+// namespace ends with the child (see PIDNamespace).
 func (t Tree) Signal(sig syscall.Signal) {
 	SignalGroup(t.Pgid, sig)
+	if t.PIDNamespace && sig == syscall.SIGKILL {
+		return
+	}
 	for _, pid := range t.Marked() {
 		_ = syscall.Kill(pid, sig)
 	}

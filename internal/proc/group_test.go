@@ -149,3 +149,37 @@ func TestTreeReachesMarkedDescendants(t *testing.T) {
 		t.Error("a tree without a marker found processes")
 	}
 }
+
+// A SIGKILL to a tree in its own PID namespace goes to the group alone:
+// the namespace's end kills the rest, so the scan of /proc is skipped.
+// Here the tree is not really in a namespace of its own, which makes the
+// skip visible: the descendant that left the group survives the SIGKILL.
+// Any other signal still reaches it through its marker.
+func TestTreeInItsOwnPIDNamespaceKillsOnlyTheGroup(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("setsid"); err != nil {
+		t.Skip("no setsid here")
+	}
+	marker := NewMarker("KZ_PROC_TEST_NS")
+	cmd, child := startShell(t, context.Background(), "setsid sleep 61.6 & echo $!; wait", marker)
+	tree := Tree{Pgid: cmd.Process.Pid, Marker: marker, PIDNamespace: true}
+	deadline := time.Now().Add(3 * time.Second)
+	for time.Now().Before(deadline) {
+		if pgid, _ := syscall.Getpgid(child); pgid != tree.Pgid {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if pgid, _ := syscall.Getpgid(child); pgid == tree.Pgid {
+		t.Fatal("the child stayed in the group: the test proves nothing")
+	}
+	tree.Signal(syscall.SIGKILL)
+	_ = cmd.Wait()
+	if gone(child) {
+		t.Fatal("the SIGKILL reached the child outside the group: the tree scanned /proc")
+	}
+	tree.Signal(syscall.SIGTERM)
+	if !waitGone(t, child) {
+		t.Error("a SIGTERM did not reach the marked child")
+	}
+}

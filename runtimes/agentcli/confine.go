@@ -21,7 +21,8 @@ type Confiner interface {
 	// process group; ctx bounds its life.
 	Command(ctx context.Context, argv []string, dir string, env []string, writable []string) (*exec.Cmd, error)
 	// Full reports whether the confinement is complete (bubblewrap: its
-	// own PID namespace, hidden credentials), not only of writes.
+	// own PID namespace, which ends with the command, and hidden
+	// credentials), not only of writes.
 	Full() bool
 	// Describe says in one line how CLI processes run here, for kz
 	// runtimes.
@@ -59,6 +60,15 @@ func Command(ctx context.Context, c Confiner, argv []string, dir string, env []s
 		return nil, fmt.Errorf("agent CLI: sandbox: %w", err)
 	}
 	return cmd, nil
+}
+
+// Tree is the process tree of a CLI started by Command under c with pid
+// and the marker entry of its environment. Under a full confinement every
+// descendant lives in the sandbox's PID namespace, which ends with the
+// command, so killing the command kills the tree without looking for its
+// marked processes (proc.Tree.PIDNamespace).
+func Tree(c Confiner, pid int, marker string) proc.Tree {
+	return proc.Tree{Pgid: pid, Marker: marker, PIDNamespace: c != nil && c.Full()}
 }
 
 // Describe is how CLI processes run under c, for kz runtimes.

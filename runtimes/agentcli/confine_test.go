@@ -1,14 +1,19 @@
 package agentcli
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
+	"github.com/kaizen-code/kz/internal/proc"
 	"github.com/kaizen-code/kz/tools/sandbox"
 )
 
@@ -102,4 +107,83 @@ func TestConfinedCommand(t *testing.T) {
 			t.Errorf("the confined CLI wrote .git/%s", p)
 		}
 	}
+}
+
+// TestConfinedTreeEndsWithTheCommand: a CLI under bubblewrap whose tool
+// child left its process group (setsid, as Claude's Bash tool does) leaves
+// nothing behind, whether the CLI exits by itself or is killed: the
+// sandbox's PID namespace ends with the command. This is what lets
+// Tree.Signal skip the scan of /proc for a confined CLI.
+func TestConfinedTreeEndsWithTheCommand(t *testing.T) {
+	if st := sandbox.Probe(); st.Kind != sandbox.KindBubblewrap {
+		if os.Getenv("KZ_REQUIRE_SANDBOX") != "" {
+			t.Fatalf("no bubblewrap here: %s", st.Reason)
+		}
+		t.Skipf("no bubblewrap here: %s", st.Reason)
+	}
+	ws := t.TempDir()
+	sb, err := sandbox.New(sandbox.Policy{Workspace: ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = sb.Close() }()
+	c := NewConfiner(sb)
+	for _, killed := range []bool{false, true} {
+		marker := proc.NewMarker("KZ_AGENTCLI_TEST")
+		// The CLI starts a child in a session of its own, says so, and
+		// exits when its stdin closes (or is killed first).
+		script := "setsid sleep 61.8 </dev/null >/dev/null 2>&1 & echo started; read -r _"
+		cmd, err := Command(context.Background(), c, []string{"/bin/bash", "-c", script}, ws, []string{"PATH=/usr/bin:/bin", marker}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stdin, _ := cmd.StdinPipe()
+		stdout, _ := cmd.StdoutPipe()
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		tree := Tree(c, cmd.Process.Pid, marker)
+		if !tree.PIDNamespace {
+			t.Fatal("a fully confined CLI's tree is not in its own PID namespace")
+		}
+		if line, _ := bufio.NewReader(stdout).ReadString('\n'); line != "started\n" {
+			t.Fatalf("the CLI said %q", line)
+		}
+		sleeper := markedSleep(t, tree, "61.8")
+		if pgid, _ := syscall.Getpgid(sleeper); pgid == tree.Pgid {
+			t.Fatal("the child stayed in the group: the test proves nothing")
+		}
+		if killed {
+			tree.Signal(syscall.SIGKILL)
+		} else {
+			_ = stdin.Close()
+		}
+		_ = cmd.Wait()
+		deadline := time.Now().Add(3 * time.Second)
+		for syscall.Kill(sleeper, 0) == nil && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
+		}
+		if syscall.Kill(sleeper, 0) == nil {
+			_ = syscall.Kill(sleeper, syscall.SIGKILL)
+			t.Errorf("killed %v: the child that left the group outlived the confined CLI", killed)
+		}
+	}
+}
+
+// markedSleep is the host pid of the marked `sleep arg` of tree, waited
+// for up to 3 s.
+func markedSleep(t *testing.T, tree proc.Tree, arg string) int {
+	t.Helper()
+	deadline := time.Now().Add(3 * time.Second)
+	for time.Now().Before(deadline) {
+		for _, pid := range tree.Marked() {
+			b, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+			if string(b) == "sleep\x00"+arg+"\x00" {
+				return pid
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatal("the CLI's child never ran")
+	return 0
 }

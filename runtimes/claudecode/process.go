@@ -192,7 +192,7 @@ func start(confiner agentcli.Confiner, command string, args []string, dir string
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	p.tree = proc.Tree{Pgid: cmd.Process.Pid, Marker: marker}
+	p.tree = agentcli.Tree(confiner, cmd.Process.Pid, marker)
 	go p.read(stdout)
 	return p, nil
 }

@@ -130,7 +130,7 @@ func Start(confiner agentcli.Confiner, writable []string, command string, args [
 		return nil, err
 	}
 	started = true
-	c.tree = proc.Tree{Pgid: cmd.Process.Pid, Marker: marker}
+	c.tree = agentcli.Tree(confiner, cmd.Process.Pid, marker)
 	go c.read(stdout)
 	return c, nil
 }
