@@ -13,6 +13,7 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/subtle"
+	"crypto/tls"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -58,8 +59,13 @@ type Config struct {
 	Logger *slog.Logger
 	// Transport carries requests upstream. Nil means a copy of
 	// http.DefaultTransport (which honours HTTPS_PROXY), owned and closed
-	// by the proxy.
+	// by the proxy, which opens its first upstream connection ahead of
+	// the first request (warm.go).
 	Transport http.RoundTripper
+	// TLSClientConfig is the TLS configuration of the proxy's own
+	// transport for an https upstream; nil means Go's defaults (the
+	// system's roots). It is ignored with a Transport of the caller's.
+	TLSClientConfig *tls.Config
 }
 
 // Proxy is one running credential proxy on 127.0.0.1.
@@ -79,6 +85,10 @@ type Proxy struct {
 	srv       *http.Server
 	rp        *httputil.ReverseProxy
 	transport *http.Transport
+	// warm opens the first upstream connection when the CLI first
+	// connects (warm.go); nil when the transport is the caller's or an
+	// HTTP proxy applies.
+	warm *warmer
 	// cancel ends the base context of every request, which also ends
 	// upgraded (WebSocket) connections that http.Server.Close does not
 	// track.
@@ -120,6 +130,10 @@ func Start(cfg Config) (*Proxy, error) {
 	rt := cfg.Transport
 	if rt == nil {
 		p.transport = http.DefaultTransport.(*http.Transport).Clone()
+		if cfg.TLSClientConfig != nil {
+			p.transport.TLSClientConfig = cfg.TLSClientConfig.Clone()
+		}
+		p.warm = newWarmer(p.transport, up)
 		rt = p.transport
 	}
 	p.rp = &httputil.ReverseProxy{
@@ -145,6 +159,13 @@ func Start(cfg Config) (*Proxy, error) {
 		// The server's own messages can quote a request line, which may
 		// hold a placeholder in its query: they are dropped.
 		ErrorLog: log.New(io.Discard, "", 0),
+	}
+	if p.warm != nil {
+		p.srv.ConnState = func(_ net.Conn, s http.ConnState) {
+			if s == http.StateNew {
+				p.warm.start(ctx)
+			}
+		}
 	}
 	go func() {
 		defer close(p.served)
@@ -205,6 +226,9 @@ func (p *Proxy) Close() error {
 		p.cancel()
 		<-p.served
 		p.handlers.Wait()
+		if p.warm != nil {
+			p.warm.close()
+		}
 		if p.transport != nil {
 			p.transport.CloseIdleConnections()
 		}
