@@ -42,15 +42,43 @@ type CheckpointCall struct {
 	Paths   []string
 }
 
+// startRecording prepares the recording of the workspace's state at the
+// turn's start (checkpointRefresh), which the first Turn.Ready starts:
+// before an EarlyStarter hands over the prompt (after it started its
+// process), or before any other runtime runs. It returns nil when there
+// is no checkpointer.
+func (s *Session) startRecording(ts *turnState) *recording {
+	if s.checkpoints == nil {
+		return nil
+	}
+	// The call is taken now: the turn's runtime fields change under the
+	// session's lock as its attempts start.
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := CheckpointCall{SessionID: s.id, TurnID: ts.turn.ID, Runtime: ts.turn.Runtime}
+	r := newRecording(func() { s.refresh(ts.ctx, c) })
+	ts.turn.recording = r
+	return r
+}
+
 // checkpointRefresh runs at a turn's start and, in patch-proposal mode
 // (where applied proposals keep their own snapshots), at its end.
 func (s *Session) checkpointRefresh(ctx context.Context, ts *turnState) {
 	if s.checkpoints == nil {
 		return
 	}
+	s.mu.Lock()
 	c := CheckpointCall{SessionID: s.id, TurnID: ts.turn.ID, Runtime: ts.turn.Runtime}
-	if err := s.checkpoints.Refresh(ctx, c); err != nil {
-		s.checkpointError(ts.turn.ID, "", err)
+	s.mu.Unlock()
+	s.refresh(ctx, c)
+}
+
+// refresh is checkpointRefresh of call c.
+func (s *Session) refresh(ctx context.Context, c CheckpointCall) {
+	// An interrupted turn's refresh ends with it: nothing of the turn
+	// runs after it, so there is nothing to warn about.
+	if err := s.checkpoints.Refresh(ctx, c); err != nil && ctx.Err() == nil {
+		s.checkpointError(c.TurnID, "", err)
 	}
 }
 

@@ -18,6 +18,14 @@ type pendingRequest struct {
 
 // requestPermission runs the gate and, when it asks, the person.
 func (s *Session) requestPermission(ctx context.Context, t *Turn, req PermissionRequest) Answer {
+	if err := t.Ready(ctx); err != nil {
+		// No call is decided before the workspace's state at the
+		// turn's start is recorded (EarlyStarter): its undo would miss
+		// what the call changes.
+		a := Answer{Decision: DecisionDeny, Stage: "turn", Reason: "the turn ended before the call could be decided: " + err.Error()}
+		s.emitDecision(decisionEvent(t, req), "", a)
+		return a
+	}
 	q, interactive := s.permissionQuery(t, req)
 	v, ok := s.takeVerdict(t, req)
 	if !ok {
@@ -94,6 +102,9 @@ func (s *Session) requestPermission(ctx context.Context, t *Turn, req Permission
 // verdict is kept for the requestPermission of the same call, which then
 // does not run the gate (and its hooks) a second time.
 func (s *Session) decideUnasked(ctx context.Context, t *Turn, req PermissionRequest) (Answer, bool) {
+	if t.Ready(ctx) != nil {
+		return Answer{}, false
+	}
 	q, _ := s.permissionQuery(t, req)
 	v := s.check(ctx, q)
 	if v.Decision != DecisionAllow {

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"sync"
 	"time"
 )
 
@@ -80,6 +81,76 @@ type Turn struct {
 	Context TurnContext
 
 	host turnHost
+	// recording records the workspace's state at the turn's start (see
+	// Ready); nil means there is nothing to record.
+	recording *recording
+}
+
+// EarlyStarter is a runtime that may begin a turn before the workspace's
+// state at the turn's start is recorded (the checkpoint that undoing the
+// turn goes back to, a scan of every file: tens of milliseconds in a
+// repository of 10,000 files, seconds the first time kz sees it). It
+// starts what takes time first (an agent CLI's process, which then takes
+// hundreds of milliseconds to be ready, and whose sandbox searches the
+// workspace too), then calls Turn.Ready, which records the state while
+// the process starts up, before anything of the turn reaches its model:
+// no tool call of the turn can change a file before its state is
+// recorded. The session records the state before it runs any other
+// runtime.
+type EarlyStarter interface {
+	Runtime
+	// StartsEarly marks the runtime; it does nothing.
+	StartsEarly()
+}
+
+// Ready records the workspace's state at the turn's start, if no call did
+// yet, and waits until it is recorded or ctx ends (its cause is
+// returned). An EarlyStarter calls it before it hands the turn's prompt to
+// its model; the gate waits for it before it decides any tool call of the
+// turn.
+func (t *Turn) Ready(ctx context.Context) error {
+	if t.recording == nil {
+		return nil
+	}
+	return t.recording.wait(ctx)
+}
+
+// recording is the recording of a turn's starting state: it starts at
+// the first wait (or end) and runs once, in a goroutine of its own so
+// that a wait can end with its context.
+type recording struct {
+	once sync.Once
+	run  func()
+	done chan struct{}
+}
+
+func newRecording(run func()) *recording { return &recording{run: run, done: make(chan struct{})} }
+
+func (r *recording) start() {
+	r.once.Do(func() {
+		go func() {
+			defer close(r.done)
+			r.run()
+		}()
+	})
+}
+
+// wait starts the recording and waits for it or the end of ctx.
+func (r *recording) wait(ctx context.Context) error {
+	r.start()
+	select {
+	case <-r.done:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+}
+
+// end starts the recording if nothing did and waits for it: the turn's
+// end compares the workspace with it.
+func (r *recording) end() {
+	r.start()
+	<-r.done
 }
 
 // turnHost is the part of the session a turn calls back into.

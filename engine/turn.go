@@ -334,8 +334,14 @@ func (s *Session) completeTurn(ctx context.Context, ts *turnState, attempts []at
 	var res Result
 	err := s.runPromptHooks(ts.ctx, ts)
 	if err == nil {
-		s.checkpointRefresh(ts.ctx, ts)
+		// The workspace's state at the turn's start is recorded while
+		// an EarlyStarter's process starts; any other runtime waits
+		// for it (runAttempts).
+		rec := s.startRecording(ts)
 		res, err = s.runAttempts(ts.ctx, ts, attempts)
+		if rec != nil {
+			rec.end()
+		}
 		s.stopHooksAfterTurn(ts.ctx, ts, res, err)
 	}
 	if err == nil && s.patcher != nil && ts.turn.Mode == ModePatchProposal {
@@ -426,6 +432,11 @@ func (s *Session) runAttempts(ctx context.Context, ts *turnState, attempts []att
 		case a.entry.Unavailable != "":
 			err = &RuntimeError{Kind: ErrRuntimeMissing, Runtime: a.name, Model: a.model, Message: a.entry.Unavailable}
 		default:
+			if _, early := a.entry.Runtime.(EarlyStarter); !early {
+				if err = t.Ready(ctx); err != nil {
+					return Result{Status: StatusInterrupted}, err
+				}
+			}
 			res, err = runSafely(ctx, a.entry.Runtime, t)
 		}
 		if err == nil {

@@ -191,6 +191,11 @@ func New(cfg Config) *Runtime {
 // Name implements engine.Runtime.
 func (r *Runtime) Name() string { return r.cfg.Name }
 
+// StartsEarly implements engine.EarlyStarter: the agent starts and opens
+// its session while the session records the workspace's state; the
+// session/prompt waits for it.
+func (r *Runtime) StartsEarly() {}
+
 // IgnoresEnvironment says the turn's environment block never reaches an
 // ACP agent: the agent knows its own environment, and kz hands it the
 // memory files only. The session then runs no git status for its turns.

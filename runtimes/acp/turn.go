@@ -529,6 +529,11 @@ type promptResult struct {
 
 // prompt sends the prompt and maps what the agent sends until its result.
 func (tr *turnRun) prompt(ctx context.Context, text string) (engine.Result, error) {
+	// The agent started and opened its session while the workspace's
+	// state was being recorded (StartsEarly); the prompt waits for it.
+	if err := tr.t.Ready(ctx); err != nil {
+		return engine.Result{Status: engine.StatusInterrupted}, err
+	}
 	_, ch, err := tr.c.Begin("session/prompt", map[string]any{"sessionId": tr.sessionID, "prompt": tr.promptBlocks(text)})
 	if err != nil {
 		return tr.stepFailed(ctx, "session/prompt", err)

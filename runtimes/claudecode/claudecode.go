@@ -210,6 +210,11 @@ func (r *Runtime) Run(ctx context.Context, t *engine.Turn) (engine.Result, error
 	return tr.run(ctx, s)
 }
 
+// StartsEarly implements engine.EarlyStarter: the CLI's process starts
+// (some 300 ms before it reads anything) while the session records the
+// workspace's state, and the prompt waits for it (turnRun.attempt).
+func (r *Runtime) StartsEarly() {}
+
 // Close stops every CLI process this runtime started. It is safe to call
 // more than once; turns started afterwards fail.
 func (r *Runtime) Close() error {

@@ -86,6 +86,11 @@ func (tr *turnRun) attempt(ctx context.Context, s *slot, noResume bool) (res eng
 	if err != nil {
 		return engine.Result{Status: engine.StatusError, Model: tr.model}, false, err
 	}
+	// The CLI started while the workspace's state was being recorded
+	// (StartsEarly); the prompt waits for it.
+	if err := tr.t.Ready(ctx); err != nil {
+		return engine.Result{Status: engine.StatusInterrupted, Model: tr.model}, false, err
+	}
 	tr.tools = map[string]toolCall{}
 	tr.perms = map[string]*pendingPerm{}
 	tr.denied = map[string]bool{}

@@ -138,6 +138,11 @@ func New(cfg Config) *Runtime {
 // Name implements engine.Runtime.
 func (r *Runtime) Name() string { return r.cfg.Name }
 
+// StartsEarly implements engine.EarlyStarter: the app-server starts and
+// opens its thread while the session records the workspace's state; the
+// turn/start with the prompt waits for it.
+func (r *Runtime) StartsEarly() {}
+
 // IgnoresEnvironment says the turn's environment block never reaches
 // Codex: it states its own environment, and kz hands it the memory files
 // only. The session then runs no git status for its turns.

@@ -247,6 +247,12 @@ func (tr *turnRun) run(ctx context.Context) (engine.Result, error) {
 	tr.t.Emit(engine.Event{Type: engine.EventSessionStarted, NativeID: tr.threadID, Model: tr.model,
 		Version: versionRE().FindString(init.UserAgent), PermissionMode: "untrusted"})
 
+	// The app-server started and opened the thread while the
+	// workspace's state was being recorded (StartsEarly); the prompt
+	// waits for it.
+	if err := tr.t.Ready(ctx); err != nil {
+		return engine.Result{Status: engine.StatusInterrupted, Model: tr.model, NativeID: tr.threadID}, err
+	}
 	if err := tr.t.StartCycle(); err != nil {
 		return engine.Result{Status: engine.StatusMaxCycles, Model: tr.model, NativeID: tr.threadID}, err
 	}

@@ -1,0 +1,195 @@
+package engine_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/runtimes/scripted"
+)
+
+// heldCheckpointer's Refresh (the turn's starting state) waits for hold
+// to close; every call is noted, in order, with the runtime's steps.
+type heldCheckpointer struct {
+	hold chan struct{}
+	mu   sync.Mutex
+	log  []string
+	// started is closed when Refresh begins.
+	started chan struct{}
+}
+
+func newHeldCheckpointer() *heldCheckpointer {
+	return &heldCheckpointer{hold: make(chan struct{}), started: make(chan struct{})}
+}
+
+func (c *heldCheckpointer) note(s string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.log = append(c.log, s)
+}
+
+func (c *heldCheckpointer) steps() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.log)
+}
+
+func (c *heldCheckpointer) Refresh(ctx context.Context, _ engine.CheckpointCall) error {
+	c.note("refresh")
+	close(c.started)
+	select {
+	case <-c.hold:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	c.note("recorded")
+	return nil
+}
+
+func (c *heldCheckpointer) BeforeCall(_ context.Context, call engine.CheckpointCall) error {
+	c.note("before " + call.ToolCallID)
+	return nil
+}
+
+func (c *heldCheckpointer) AfterCall(context.Context, engine.CheckpointCall) error { return nil }
+
+// readyRuntime notes its start, waits for Ready, notes it, and asks for
+// one write.
+type readyRuntime struct {
+	cp  *heldCheckpointer
+	ran chan struct{}
+	// skipReady asks for the write without waiting for Ready, as a CLI
+	// whose tool call came before its prompt would.
+	skipReady bool
+}
+
+func (*readyRuntime) Name() string { return "steps" }
+func (*readyRuntime) Capabilities(string) engine.Capabilities {
+	return engine.Capabilities{Set: scripted.FullAgent}
+}
+func (r *readyRuntime) Run(ctx context.Context, t *engine.Turn) (engine.Result, error) {
+	r.cp.note("run")
+	close(r.ran)
+	if !r.skipReady {
+		if err := t.Ready(ctx); err != nil {
+			return engine.Result{Status: engine.StatusInterrupted}, err
+		}
+		r.cp.note("ready")
+	}
+	if a := t.RequestPermission(ctx, engine.PermissionRequest{ToolCallID: "w1", Tool: "Write", Write: true, Paths: []string{"f.txt"}}); !a.Allowed() {
+		return engine.Result{Status: engine.StatusError}, errors.New("the write was denied: " + a.Reason)
+	}
+	return engine.Result{Output: "ok"}, nil
+}
+
+// earlyRuntime is readyRuntime starting early.
+type earlyRuntime struct{ readyRuntime }
+
+func (*earlyRuntime) StartsEarly() {}
+
+// An EarlyStarter runs before the turn's starting state is recorded (it
+// starts its process first); its Ready starts the recording, and Ready,
+// and so the prompt and every tool call, waits for it.
+func TestEarlyStarterRunsWhileTheStateIsRecorded(t *testing.T) {
+	t.Parallel()
+	cp := newHeldCheckpointer()
+	rt := &earlyRuntime{readyRuntime{cp: cp, ran: make(chan struct{})}}
+	s, _ := newSession(t, engine.Config{Gate: allowAll{}, Checkpoints: cp, Runtime: "steps", Runtimes: []engine.RuntimeEntry{entry(rt)}})
+	type out struct {
+		final engine.Event
+		err   error
+	}
+	done := make(chan out, 1)
+	go func() {
+		final, err := s.RunTurn(context.Background(), "go")
+		done <- out{final, err}
+	}()
+	<-cp.started
+	<-rt.ran
+	if got := cp.steps(); slices.Contains(got, "ready") || slices.Contains(got, "recorded") {
+		t.Fatalf("steps %v before the state was recorded", got)
+	}
+	close(cp.hold)
+	o := <-done
+	if o.err != nil || o.final.Status != string(engine.StatusComplete) {
+		t.Fatalf("final %+v, %v", o.final, o.err)
+	}
+	if got := cp.steps(); !slices.Equal(got, []string{"run", "refresh", "recorded", "ready", "before w1"}) {
+		t.Errorf("steps %v: want the runtime started, the state recorded, then ready, then the write's checkpoint", got)
+	}
+}
+
+// Any other runtime starts only once the state is recorded, as before.
+func TestOtherRuntimesStartOnceTheStateIsRecorded(t *testing.T) {
+	t.Parallel()
+	cp := newHeldCheckpointer()
+	rt := &readyRuntime{cp: cp, ran: make(chan struct{})}
+	s, _ := newSession(t, engine.Config{Gate: allowAll{}, Checkpoints: cp, Runtime: "steps", Runtimes: []engine.RuntimeEntry{entry(rt)}})
+	go func() {
+		<-cp.started
+		// A runtime started too soon has time to show it.
+		time.Sleep(50 * time.Millisecond)
+		close(cp.hold)
+	}()
+	final, err := s.RunTurn(context.Background(), "go")
+	if err != nil || final.Status != string(engine.StatusComplete) {
+		t.Fatalf("final %+v, %v", final, err)
+	}
+	if got := cp.steps(); !slices.Equal(got, []string{"refresh", "recorded", "run", "ready", "before w1"}) {
+		t.Errorf("steps %v", got)
+	}
+}
+
+// An interrupt while an EarlyStarter waits for the state ends the turn as
+// interrupted, with no call decided and nothing left running.
+func TestInterruptWhileTheStateIsRecorded(t *testing.T) {
+	t.Parallel()
+	cp := newHeldCheckpointer()
+	rt := &earlyRuntime{readyRuntime{cp: cp, ran: make(chan struct{})}}
+	s, _ := newSession(t, engine.Config{Gate: allowAll{}, Checkpoints: cp, Runtime: "steps", Runtimes: []engine.RuntimeEntry{entry(rt)}})
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		<-rt.ran
+		cancel()
+	}()
+	final, _ := s.RunTurn(ctx, "go")
+	if final.Status != string(engine.StatusInterrupted) {
+		t.Errorf("final %+v, want interrupted", final)
+	}
+	if got := cp.steps(); slices.Contains(got, "ready") || slices.Contains(got, "before w1") {
+		t.Errorf("steps %v after an interrupt before the state was recorded", got)
+	}
+}
+
+// The gate decides no call before the state is recorded, even one that
+// comes before the runtime waited for Ready: the call's checkpoint must
+// have the state to go back to.
+func TestNoCallIsDecidedBeforeTheStateIsRecorded(t *testing.T) {
+	t.Parallel()
+	cp := newHeldCheckpointer()
+	rt := &earlyRuntime{readyRuntime{cp: cp, ran: make(chan struct{}), skipReady: true}}
+	s, j := newSession(t, engine.Config{Gate: allowAll{}, Checkpoints: cp, Runtime: "steps", Runtimes: []engine.RuntimeEntry{entry(rt)}})
+	go func() {
+		<-rt.ran
+		// A call decided too soon has time to show it.
+		time.Sleep(50 * time.Millisecond)
+		close(cp.hold)
+	}()
+	final, err := s.RunTurn(context.Background(), "go")
+	if err != nil || final.Status != string(engine.StatusComplete) {
+		t.Fatalf("final %+v, %v", final, err)
+	}
+	got := cp.steps()
+	if i, k := slices.Index(got, "recorded"), slices.Index(got, "before w1"); i < 0 || k < i {
+		t.Errorf("steps %v: the write was checkpointed before the state was recorded", got)
+	}
+	for _, ev := range j.all() {
+		if ev.Type == engine.EventPermissionDecided && ev.Decision != engine.DecisionAllow {
+			t.Errorf("decision %+v", ev)
+		}
+	}
+}
