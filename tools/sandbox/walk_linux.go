@@ -46,7 +46,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -233,51 +236,66 @@ func (t *tree) search(ctx context.Context, maxDirs int) (findings, error) {
 	watched := t.inotify >= 0
 	var out findings
 	seen := make(map[string]bool, len(t.dirs))
-	queue := []string{"."}
-	for len(queue) > 0 {
-		if err := ctx.Err(); err != nil {
-			return findings{}, fmt.Errorf("search %s: %w", t.root, err)
-		}
-		rel := queue[0]
-		queue = queue[1:]
-		if len(seen) >= maxDirs {
-			return findings{}, fmt.Errorf("search %s: %w (more than %d)", t.root, errTooLarge, maxDirs)
-		}
-		abs := t.root
-		if rel != "." {
-			abs = t.root + "/" + rel
-		}
-		// The watch comes first: a change after it queues an event, a
-		// change before it shows in the lstat or the read below.
-		if watched && !t.watch(rel, abs) {
-			watched = false
-		}
-		t.checks++
-		var st unix.Stat_t
-		if err := unix.Lstat(abs, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
-			// Gone since its parent was read (or replaced by a file or
-			// link): nothing below it to protect.
-			continue
-		}
-		ds := t.dirs[rel]
-		if ds == nil || ds.racy || ds.ino != st.Ino || ds.mtime != st.Mtim || ds.ctime != st.Ctim {
-			var err error
-			if ds, err = scanDir(t.root, abs, t.racy); err != nil {
-				if errors.Is(err, fs.ErrNotExist) || errors.Is(err, unix.ENOTDIR) {
-					continue
-				}
-				return findings{}, err
+	// The tree is searched a level at a time: each directory of a level
+	// is watched and checked in order, the ones that changed are read in
+	// parallel (the reads are most of a first search: an lstat of every
+	// file, for its links), and the findings are taken in order, so they
+	// come out as a search one directory at a time would give them.
+	level := []string{"."}
+	for len(level) > 0 {
+		var dirs []levelDir
+		for _, rel := range level {
+			if err := ctx.Err(); err != nil {
+				return findings{}, fmt.Errorf("search %s: %w", t.root, err)
 			}
-			t.dirs[rel] = ds
-			t.reads++
+			if len(seen)+len(dirs) >= maxDirs {
+				return findings{}, fmt.Errorf("search %s: %w (more than %d)", t.root, errTooLarge, maxDirs)
+			}
+			abs := t.root
+			if rel != "." {
+				abs = t.root + "/" + rel
+			}
+			// The watch comes first: a change after it queues an event,
+			// a change before it shows in the lstat or the read below.
+			if watched && !t.watch(rel, abs) {
+				watched = false
+			}
+			t.checks++
+			var st unix.Stat_t
+			if err := unix.Lstat(abs, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
+				// Gone since its parent was read (or replaced by a file
+				// or link): nothing below it to protect.
+				continue
+			}
+			ds := t.dirs[rel]
+			stale := ds == nil || ds.racy || ds.ino != st.Ino || ds.mtime != st.Mtim || ds.ctime != st.Ctim
+			dirs = append(dirs, levelDir{rel: rel, abs: abs, ds: ds, read: stale})
 		}
-		seen[rel] = true
-		out.marks = append(out.marks, ds.marks...)
-		for _, sub := range ds.subdirs {
-			if rel == "." {
-				queue = append(queue, sub)
-			} else {
-				queue = append(queue, rel+"/"+sub)
+		forEach(len(dirs), func(i int) {
+			if d := &dirs[i]; d.read {
+				d.ds, d.err = scanDir(t.root, d.abs, t.racy)
+			}
+		})
+		level = nil
+		for _, d := range dirs {
+			if d.read {
+				if d.err != nil {
+					if errors.Is(d.err, fs.ErrNotExist) || errors.Is(d.err, unix.ENOTDIR) {
+						continue
+					}
+					return findings{}, d.err
+				}
+				t.dirs[d.rel] = d.ds
+				t.reads++
+			}
+			seen[d.rel] = true
+			out.marks = append(out.marks, d.ds.marks...)
+			for _, sub := range d.ds.subdirs {
+				if d.rel == "." {
+					level = append(level, sub)
+				} else {
+					level = append(level, d.rel+"/"+sub)
+				}
 			}
 		}
 	}
@@ -295,6 +313,37 @@ func (t *tree) search(ctx context.Context, maxDirs int) (findings, error) {
 		t.last = &out
 	}
 	return out, nil
+}
+
+// levelDir is one directory of a level of the search: read says its
+// cached scan is stale, and ds and err are then the read's.
+type levelDir struct {
+	rel, abs string
+	ds       *dirScan
+	read     bool
+	err      error
+}
+
+// forEach calls f for 0..n-1 on as many goroutines as Go runs threads
+// (GOMAXPROCS), and returns once every call has.
+func forEach(n int, f func(int)) {
+	workers := min(n, runtime.GOMAXPROCS(0))
+	if workers <= 1 {
+		for i := range n {
+			f(i)
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for i := int(next.Add(1)) - 1; i < n; i = int(next.Add(1)) - 1 {
+				f(i)
+			}
+		})
+	}
+	wg.Wait()
 }
 
 // scanDir reads one directory of the tree rooted at root.
