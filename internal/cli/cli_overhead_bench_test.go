@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -22,7 +23,10 @@ import (
 //	codex exec PROMPT                   and  kz -p PROMPT --runtime codex
 //
 // for a text turn and a turn with one shell call, against the same fake
-// model server on 127.0.0.1 (fakeapis_bench_test.go). A figure is the time
+// model server on 127.0.0.1 (fakeapis_bench_test.go), in an empty git
+// repository and in one of 10,000 files in 1,000 directories (…/repo),
+// where what kz does per file (the sandbox's search of the workspace, the
+// checkpoint of its state at the turn's start and end) shows. A figure is the time
 // from exec to the exit of the process with its stdout read to the end:
 // for the CLI alone its start, its requests to the fake and its exit; for
 // kz also kz's own start, configuration, store, credential proxy, the
@@ -39,6 +43,7 @@ import (
 func BenchmarkCLIOverhead(b *testing.B) {
 	b.Logf("load average: %s", loadAverage())
 	bin := releaseBinary(b)
+	cloneBenchRepo := benchRepo(b)
 	for _, cli := range []struct {
 		name  string
 		setup func(b *testing.B, dir string) (alone []string, kzSection string, env []string)
@@ -49,13 +54,20 @@ func BenchmarkCLIOverhead(b *testing.B) {
 		for _, turn := range []struct{ name, prompt string }{
 			{"text", "Say hello."},
 			{"shell", "Please " + shellMarker + " and report."},
+			{"text/repo", "Say hello."},
+			{"shell/repo", "Please " + shellMarker + " and report."},
 		} {
 			b.Run(cli.name+"/"+turn.name, func(b *testing.B) {
 				dir := b.TempDir()
 				ws := filepath.Join(dir, "ws")
-				mkdirs(b, ws, filepath.Join(dir, "home"), filepath.Join(dir, "config", "kz"))
-				if out, err := exec.Command("git", "init", "-q", ws).CombinedOutput(); err != nil {
-					b.Fatalf("git init: %v\n%s", err, out)
+				mkdirs(b, filepath.Join(dir, "home"), filepath.Join(dir, "config", "kz"))
+				if strings.HasSuffix(turn.name, "/repo") {
+					cloneBenchRepo(b, ws)
+				} else {
+					mkdirs(b, ws)
+					if out, err := exec.Command("git", "init", "-q", ws).CombinedOutput(); err != nil {
+						b.Fatalf("git init: %v\n%s", err, out)
+					}
 				}
 				alone, section, env := cli.setup(b, dir)
 				cfg := fmt.Sprintf("default_runtime = %q\n\n[runtimes.%s]\n%s", cli.name, cli.name, section)
@@ -105,6 +117,44 @@ func BenchmarkCLIOverhead(b *testing.B) {
 				}
 				reportOverhead(b, cli.name, times[0], times[1])
 			})
+		}
+	}
+}
+
+// benchRepo makes, at its first call, a git repository of 10,000 files
+// of about 1 KB in 1,000 directories in a temporary directory of b, and
+// returns a function that clones it to a path.
+func benchRepo(b *testing.B) func(b *testing.B, ws string) {
+	dir := b.TempDir()
+	made := sync.OnceValue(func() error {
+		body := strings.Repeat("// a line of a source file in the benchmark's repository\n", 18)
+		for d := range 1000 {
+			sub := filepath.Join(dir, fmt.Sprintf("pkg%02d", d/100), fmt.Sprintf("mod%03d", d))
+			if err := os.MkdirAll(sub, 0o755); err != nil {
+				return err
+			}
+			for f := range 10 {
+				if err := os.WriteFile(filepath.Join(sub, fmt.Sprintf("file%d.go", f)), []byte(body), 0o644); err != nil {
+					return err
+				}
+			}
+		}
+		for _, args := range [][]string{{"init", "-q"}, {"add", "-A"}, {"-c", "user.name=bench", "-c", "user.email=bench@example.com", "commit", "-qm", "bench"}} {
+			cmd := exec.Command("git", args...)
+			cmd.Dir = dir
+			if out, err := cmd.CombinedOutput(); err != nil {
+				return fmt.Errorf("git %s: %w\n%s", args[0], err, out)
+			}
+		}
+		return nil
+	})
+	return func(b *testing.B, ws string) {
+		b.Helper()
+		if err := made(); err != nil {
+			b.Fatal(err)
+		}
+		if out, err := exec.Command("git", "clone", "-q", dir, ws).CombinedOutput(); err != nil {
+			b.Fatalf("git clone: %v\n%s", err, out)
 		}
 	}
 }
