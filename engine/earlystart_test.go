@@ -65,6 +65,9 @@ type readyRuntime struct {
 	// skipReady asks for the write without waiting for Ready, as a CLI
 	// whose tool call came before its prompt would.
 	skipReady bool
+	// record calls Record and waits for the recording to begin before
+	// Ready, as a CLI runtime does around its handshake.
+	record bool
 }
 
 func (*readyRuntime) Name() string { return "steps" }
@@ -74,6 +77,15 @@ func (*readyRuntime) Capabilities(string) engine.Capabilities {
 func (r *readyRuntime) Run(ctx context.Context, t *engine.Turn) (engine.Result, error) {
 	r.cp.note("run")
 	close(r.ran)
+	if r.record {
+		t.Record()
+		select {
+		case <-r.cp.started:
+			r.cp.note("handshake")
+		case <-time.After(3 * time.Second):
+			return engine.Result{Status: engine.StatusError}, errors.New("Record did not start the recording")
+		}
+	}
 	if !r.skipReady {
 		if err := t.Ready(ctx); err != nil {
 			return engine.Result{Status: engine.StatusInterrupted}, err
@@ -191,5 +203,27 @@ func TestNoCallIsDecidedBeforeTheStateIsRecorded(t *testing.T) {
 		if ev.Type == engine.EventPermissionDecided && ev.Decision != engine.DecisionAllow {
 			t.Errorf("decision %+v", ev)
 		}
+	}
+}
+
+// Record starts the recording without waiting for it: a CLI runtime's
+// handshake runs while the state is recorded, and Ready then waits for
+// what is left of it.
+func TestRecordStartsTheRecordingWithoutWaiting(t *testing.T) {
+	t.Parallel()
+	cp := newHeldCheckpointer()
+	rt := &earlyRuntime{readyRuntime{cp: cp, ran: make(chan struct{}), record: true}}
+	s, _ := newSession(t, engine.Config{Gate: allowAll{}, Checkpoints: cp, Runtime: "steps", Runtimes: []engine.RuntimeEntry{entry(rt)}})
+	go func() {
+		<-cp.started
+		time.Sleep(20 * time.Millisecond)
+		close(cp.hold)
+	}()
+	final, err := s.RunTurn(context.Background(), "go")
+	if err != nil || final.Status != string(engine.StatusComplete) {
+		t.Fatalf("final %+v, %v", final, err)
+	}
+	if got := cp.steps(); !slices.Equal(got, []string{"run", "refresh", "handshake", "recorded", "ready", "before w1"}) {
+		t.Errorf("steps %v", got)
 	}
 }

@@ -92,15 +92,24 @@ type Turn struct {
 // repository of 10,000 files, seconds the first time kz sees it). It
 // starts what takes time first (an agent CLI's process, which then takes
 // hundreds of milliseconds to be ready, and whose sandbox searches the
-// workspace too), then calls Turn.Ready, which records the state while
-// the process starts up, before anything of the turn reaches its model:
-// no tool call of the turn can change a file before its state is
-// recorded. The session records the state before it runs any other
-// runtime.
+// workspace too), then calls Turn.Record, so that the state is recorded
+// while the process starts up and answers its handshake, and calls
+// Turn.Ready before anything of the turn reaches its model: no tool call
+// of the turn can change a file before its state is recorded. The session
+// records the state before it runs any other runtime.
 type EarlyStarter interface {
 	Runtime
 	// StartsEarly marks the runtime; it does nothing.
 	StartsEarly()
+}
+
+// Record starts recording the workspace's state at the turn's start, if
+// nothing did yet, and returns at once. An EarlyStarter calls it once its
+// process is started.
+func (t *Turn) Record() {
+	if t.recording != nil {
+		t.recording.start()
+	}
 }
 
 // Ready records the workspace's state at the turn's start, if no call did

@@ -307,6 +307,9 @@ func (tr *turnRun) run(ctx context.Context, s *slot) (engine.Result, error) {
 		}
 		s.a = a
 		tr.a, tr.c = a, a.c
+		// The agent is started: the workspace's state is recorded while
+		// it boots and answers the handshake (engine.EarlyStarter).
+		tr.t.Record()
 		if res, err := tr.handshake(ctx, hctx); err != nil {
 			return res, err
 		}

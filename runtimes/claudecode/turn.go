@@ -86,8 +86,9 @@ func (tr *turnRun) attempt(ctx context.Context, s *slot, noResume bool) (res eng
 	if err != nil {
 		return engine.Result{Status: engine.StatusError, Model: tr.model}, false, err
 	}
-	// The CLI started while the workspace's state was being recorded
-	// (StartsEarly); the prompt waits for it.
+	// The CLI is started: the workspace's state is recorded while it
+	// boots, and the prompt waits for it (engine.EarlyStarter).
+	tr.t.Record()
 	if err := tr.t.Ready(ctx); err != nil {
 		return engine.Result{Status: engine.StatusInterrupted, Model: tr.model}, false, err
 	}

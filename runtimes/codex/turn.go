@@ -163,6 +163,9 @@ func isExited(err error) bool {
 var clientInfo = map[string]any{"name": "kz", "title": "kz", "version": "0.1.0"}
 
 func (tr *turnRun) run(ctx context.Context) (engine.Result, error) {
+	// The app-server is started: the workspace's state is recorded while
+	// it boots and answers the handshake (engine.EarlyStarter).
+	tr.t.Record()
 	hctx, cancel := context.WithTimeout(ctx, tr.rt.cfg.HandshakeTimeout)
 	defer cancel()
 	// experimentalApi is needed for thread/backgroundTerminals/clean, the
