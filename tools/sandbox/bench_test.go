@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -176,4 +177,33 @@ func benchRepo(b *testing.B, dir string) {
 	writeFile(b, dir+"/vendor/lib/.git/config", "[core]\n")
 	writeFile(b, dir+"/.claude/settings.json", "{}")
 	writeFile(b, dir+"/.env", "SECRET=1")
+}
+
+// BenchmarkSearchLargeTree is the first search of a writable directory of
+// 10,000 files in 1,100 directories (a session's first confined command
+// there, such as an agent CLI's start): a new tree each op, inotify
+// watches included, their release not.
+func BenchmarkSearchLargeTree(b *testing.B) {
+	dir := b.TempDir()
+	body := strings.Repeat("x", 1000)
+	for d := range 1000 {
+		sub := dir + "/pkg" + strconv.Itoa(d/100) + "/mod" + strconv.Itoa(d)
+		for f := range 10 {
+			writeFile(b, sub+"/file"+strconv.Itoa(f)+".go", body)
+		}
+	}
+	mkdir(b, dir+"/.git/objects")
+	var trees []*tree
+	for b.Loop() {
+		t := newTree(dir)
+		trees = append(trees, t)
+		f, err := t.search(context.Background(), maxDirs)
+		if err != nil || f.dirs != 1011 {
+			b.Fatalf("%d dirs, %v", f.dirs, err)
+		}
+	}
+	b.StopTimer()
+	for _, t := range trees {
+		t.close()
+	}
 }
