@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/kaizen-code/kz/engine"
 	"github.com/kaizen-code/kz/internal/config"
 	"github.com/kaizen-code/kz/store"
+	"github.com/kaizen-code/kz/tools/sandbox"
 )
 
 // heldRuntime is a keptRuntime whose CloseSession, like a CLI's polite
@@ -99,4 +101,61 @@ func sessionApp(t *testing.T, o Options, rt engine.Runtime) *App {
 		t.Fatal(err)
 	}
 	return a
+}
+
+// inotifyFDs counts this process's inotify descriptors.
+func inotifyFDs(t *testing.T) int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skipf("no /proc/self/fd: %v", err)
+	}
+	n := 0
+	for _, e := range ents {
+		if l, err := os.Readlink("/proc/self/fd/" + e.Name()); err == nil && l == "anon_inode:inotify" {
+			n++
+		}
+	}
+	return n
+}
+
+// A one-shot session also drops the sandbox's scan caches when its turn
+// is done, while the turn's end is stored: their inotify descriptors,
+// whose close waits for the kernel, are gone before Close.
+func TestOneShotForgetsTheSandboxScansAfterItsTurn(t *testing.T) {
+	if st := sandbox.Probe(); st.Kind != sandbox.KindBubblewrap {
+		if os.Getenv("KZ_REQUIRE_SANDBOX") != "" {
+			t.Fatalf("no bubblewrap here: %s", st.Reason)
+		}
+		t.Skipf("no bubblewrap here: %s", st.Reason)
+	}
+	rt := &keptRuntime{name: "a"}
+	a := sessionApp(t, Options{OneShot: true}, rt)
+	defer a.Close()
+	sb, err := sandbox.New(sandbox.Policy{Workspace: a.Env.Workspace})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.sandbox = sb
+	before := inotifyFDs(t)
+	// A confined command searches the workspace, and keeps the search
+	// with a watch on it.
+	cmd, err := sb.Command(context.Background(), engine.Confinement{Profile: engine.ProfileWorkspaceWrite},
+		sandbox.Spec{Argv: []string{"/bin/true"}, Dir: a.Env.Workspace, Env: []string{"PATH=/usr/bin:/bin"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	if got := inotifyFDs(t); got != before+1 {
+		t.Fatalf("%d inotify descriptors after the search, %d before: the test proves nothing", got, before)
+	}
+	if _, err := a.Session.RunTurn(context.Background(), "go"); err != nil {
+		t.Fatal(err)
+	}
+	a.released.Wait()
+	if got := inotifyFDs(t); got != before {
+		t.Errorf("%d inotify descriptors after the one-shot turn, want %d", got, before)
+	}
 }
