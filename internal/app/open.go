@@ -116,8 +116,10 @@ type App struct {
 	memory    memory.Cache
 	gitStatus memory.StatusCache
 	mcp       *mcp.Manager
-	// released are the CLI processes a one-shot session stopped once its
-	// turn was done with them (releaseRuntime); Close waits for them.
+	// released are what is let go in the background before Close: the
+	// CLI processes a one-shot session stopped once its turn was done
+	// with them and the sandbox's scan caches (releaseRuntime), and the
+	// checkpoint tracker's watcher (CloseSession). Close waits for them.
 	released sync.WaitGroup
 }
 
@@ -409,8 +411,12 @@ func (a *App) CloseSession(ctx context.Context) error {
 	err := a.Session.Close(context.WithoutCancel(ctx))
 	a.switches.stop()
 	if a.tracker != nil {
-		// After the session: its last turn's scan is done.
-		_ = a.tracker.Close()
+		// After the session: its last turn's scan is done. Closing its
+		// change watcher's inotify descriptor waits for the kernel (some
+		// 15 ms with a watch on each of 1,000 directories), so it runs
+		// while kz closes the rest; Close waits for it.
+		t := a.tracker
+		a.released.Go(func() { _ = t.Close() })
 	}
 	return err
 }
