@@ -72,12 +72,20 @@ func (w *switchWatcher) stop() {
 // it releases the claim and the sandbox, as for any CLI. The sandbox's
 // scan caches go then too: closing their inotify descriptors waits for
 // the kernel (10-20 ms with a watch on each of 1,000 directories), and a
-// confined command after the turn (a hook) searches the workspace again.
+// confined command after the turn (a hook) searches the workspace again;
+// so does the checkpoint tracker's change watcher.
 func (a *App) releaseRuntime(name string) {
 	id := a.Session.ID()
 	a.released.Go(func() { closeSession(a.Runtimes, name, id) })
 	if a.sandbox != nil {
 		a.released.Go(a.sandbox.ForgetScans)
+	}
+	if a.tracker != nil {
+		// The turn's end scans every file and no turn follows: the
+		// checkpoint tracker's watcher is closed now, in the
+		// background, and that scan adds no watches.
+		closeWatcher := a.tracker.Unwatch()
+		a.released.Go(func() { _ = closeWatcher() })
 	}
 }
 

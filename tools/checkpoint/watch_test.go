@@ -195,3 +195,61 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// After Unwatch the tracker scans every file and still records what a
+// call changed; the watcher is closed by the function Unwatch returns,
+// and a second Unwatch has nothing to close.
+func TestUnwatchedTrackerScansEverything(t *testing.T) {
+	dir := t.TempDir()
+	put(t, dir, map[string]string{"a.txt": "a\n", "src/b.go": "package b\n"})
+	ws, err := workspace.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ws.Close() })
+	st := &memStore{}
+	tr := New(Options{WS: ws, Store: st})
+	t.Cleanup(func() { _ = tr.Close() })
+	if tr.watch == nil {
+		t.Skip("no change watcher on this system")
+	}
+	ctx := context.Background()
+	must(t, tr.Refresh(ctx, engine.CheckpointCall{SessionID: "s", TurnID: 1}))
+	watching := inotifyFDs(t)
+	closeWatcher := tr.Unwatch()
+	if tr.watch != nil {
+		t.Fatal("the watcher is still the tracker's")
+	}
+	must(t, closeWatcher())
+	if got := inotifyFDs(t); got != watching-1 {
+		t.Errorf("%d inotify descriptors after the close, %d before", got, watching)
+	}
+	must(t, tr.Unwatch()())
+	call := engine.CheckpointCall{SessionID: "s", TurnID: 1, ToolCallID: "c1", Tool: "bash", Command: "x"}
+	must(t, tr.BeforeCall(ctx, call))
+	put(t, dir, map[string]string{"src/b.go": "package b // changed\n", "new.txt": "n\n"})
+	before := tr.fullScans
+	must(t, tr.AfterCall(ctx, call))
+	if tr.fullScans != before+1 {
+		t.Errorf("%d full scans after the call, want 1", tr.fullScans-before)
+	}
+	if len(st.cps) != 1 || summary(st.cps[0]) != "+new.txt ~src/b.go" {
+		t.Errorf("checkpoints %+v", st.cps)
+	}
+}
+
+// inotifyFDs counts this process's inotify descriptors.
+func inotifyFDs(t *testing.T) int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skipf("no /proc/self/fd: %v", err)
+	}
+	n := 0
+	for _, e := range ents {
+		if l, err := os.Readlink("/proc/self/fd/" + e.Name()); err == nil && l == "anon_inode:inotify" {
+			n++
+		}
+	}
+	return n
+}
