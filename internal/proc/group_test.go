@@ -126,17 +126,7 @@ func TestTreeReachesMarkedDescendants(t *testing.T) {
 	}
 	cmd, child := startShell(t, context.Background(), "setsid sleep 61.4 & echo $!; wait", marker)
 	tree := Tree{Pgid: cmd.Process.Pid, Marker: marker}
-	// setsid runs in the child after the shell printed its pid.
-	deadline := time.Now().Add(3 * time.Second)
-	for time.Now().Before(deadline) {
-		if pgid, _ := syscall.Getpgid(child); pgid != tree.Pgid {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	if pgid, _ := syscall.Getpgid(child); pgid == tree.Pgid {
-		t.Fatal("the child stayed in the group: the test proves nothing")
-	}
+	waitLeftGroup(t, child, tree.Pgid)
 	if m := tree.Marked(); len(m) < 2 {
 		t.Errorf("marked %v, want the shell and its child", m)
 	}
@@ -163,16 +153,7 @@ func TestTreeInItsOwnPIDNamespaceKillsOnlyTheGroup(t *testing.T) {
 	marker := NewMarker("KZ_PROC_TEST_NS")
 	cmd, child := startShell(t, context.Background(), "setsid sleep 61.6 & echo $!; wait", marker)
 	tree := Tree{Pgid: cmd.Process.Pid, Marker: marker, PIDNamespace: true}
-	deadline := time.Now().Add(3 * time.Second)
-	for time.Now().Before(deadline) {
-		if pgid, _ := syscall.Getpgid(child); pgid != tree.Pgid {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	if pgid, _ := syscall.Getpgid(child); pgid == tree.Pgid {
-		t.Fatal("the child stayed in the group: the test proves nothing")
-	}
+	waitLeftGroup(t, child, tree.Pgid)
 	tree.Signal(syscall.SIGKILL)
 	_ = cmd.Wait()
 	if gone(child) {
@@ -182,4 +163,19 @@ func TestTreeInItsOwnPIDNamespaceKillsOnlyTheGroup(t *testing.T) {
 	if !waitGone(t, child) {
 		t.Error("a SIGTERM did not reach the marked child")
 	}
+}
+
+// waitLeftGroup waits up to 3 s for child to leave the group pgid (setsid
+// runs in the child after the shell printed its pid); a child that stays
+// makes the test prove nothing.
+func waitLeftGroup(t *testing.T, child, pgid int) {
+	t.Helper()
+	deadline := time.Now().Add(3 * time.Second)
+	for time.Now().Before(deadline) {
+		if g, _ := syscall.Getpgid(child); g != pgid {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatal("the child stayed in the group: the test proves nothing")
 }

@@ -131,6 +131,25 @@ func post(t testing.TB, c *http.Client, p *Proxy) {
 	}
 }
 
+// probedProxy starts a proxy for u, closed at the test's end, and a
+// client that has sent it the CLI's probe; it returns once the upstream
+// has the warm connection (its TCP part: TLS may still be under way).
+func probedProxy(t *testing.T, u *connUpstream) (*Proxy, *http.Client) {
+	t.Helper()
+	p, err := Start(u.proxyConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &http.Client{Transport: &http.Transport{}}
+	t.Cleanup(func() {
+		c.CloseIdleConnections()
+		_ = p.Close()
+	})
+	probe(t, c, p)
+	waitFor(t, "the warm connection", func() bool { conns, _, _ := u.state(); return len(conns) == 1 })
+	return p, c
+}
+
 // TestFirstRequestTakesTheWarmConnection: the CLI's first connection to
 // the proxy opens one to the upstream, with no request on it (the probe
 // stays with the proxy), and the first model request goes out on it: over
@@ -167,15 +186,7 @@ func TestFirstRequestTakesTheWarmConnection(t *testing.T) {
 // rather than opening a second one.
 func TestFirstRequestJoinsTheWarmDial(t *testing.T) {
 	up := newConnUpstream(t, true, 300*time.Millisecond)
-	p, err := Start(up.proxyConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = p.Close() }()
-	c := &http.Client{Transport: &http.Transport{}}
-	defer c.CloseIdleConnections()
-	probe(t, c, p)
-	waitFor(t, "the warm dial", func() bool { conns, _, _ := up.state(); return len(conns) == 1 })
+	p, c := probedProxy(t, up)
 	post(t, c, p)
 	if conns, reqs, _ := up.state(); len(conns) != 1 || len(reqs) != 1 || reqs[0].remote != conns[0] {
 		t.Errorf("connections %v, requests %+v: want the request on the one warm connection", conns, reqs)
@@ -189,15 +200,7 @@ func TestStaleWarmConnectionIsNotUsed(t *testing.T) {
 	defer func(d time.Duration) { warmTTL = d }(warmTTL)
 	warmTTL = time.Millisecond
 	up := newConnUpstream(t, false, 0)
-	p, err := Start(up.proxyConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = p.Close() }()
-	c := &http.Client{Transport: &http.Transport{}}
-	defer c.CloseIdleConnections()
-	probe(t, c, p)
-	waitFor(t, "the warm connection", func() bool { conns, _, _ := up.state(); return len(conns) == 1 })
+	p, c := probedProxy(t, up)
 	time.Sleep(5 * time.Millisecond)
 	post(t, c, p)
 	conns, reqs, _ := up.state()
