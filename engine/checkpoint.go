@@ -43,10 +43,10 @@ type CheckpointCall struct {
 }
 
 // startRecording prepares the recording of the workspace's state at the
-// turn's start (checkpointRefresh), which the first Turn.Ready starts:
-// before an EarlyStarter hands over the prompt (after it started its
-// process), or before any other runtime runs. It returns nil when there
-// is no checkpointer.
+// turn's start (checkpointRefresh), which Turn.Record or the first
+// Turn.Ready starts: an EarlyStarter's once its process is started, the
+// session's before any other runtime runs, or the turn's end if nothing
+// did. It returns nil when there is no checkpointer.
 func (s *Session) startRecording(ts *turnState) *recording {
 	if s.checkpoints == nil {
 		return nil
