@@ -188,6 +188,11 @@ func OpenIn(ctx context.Context, e *Env, o Options) (_ *App, err error) {
 		return nil, err
 	}
 	runtime, model = name, chosen
+	if _, cli := runtimes.Entry(a.Runtimes, name).Runtime.(engine.EarlyStarter); cli && a.sandbox != nil {
+		// An agent CLI's process is the session's first confined
+		// command: the sandbox searches the workspace for it now.
+		a.sandbox.Prewarm()
+	}
 	reviewer, err := a.reviewer(ctx, id, o.Warn)
 	if err != nil {
 		return nil, err

@@ -62,3 +62,8 @@ func (*tree) close() {}
 
 // probeCached is probe: there is nothing to cache without bubblewrap.
 func probeCached(string) Status { return probe() }
+
+// Prewarm does nothing: nothing searches here.
+func (s *Sandbox) Prewarm() {}
+
+func (s *Sandbox) stopPrewarm() {}

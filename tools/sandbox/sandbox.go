@@ -160,6 +160,11 @@ type Sandbox struct {
 	trees   map[string]*tree // the scan cache of each writable root
 	pending map[*exec.Cmd]*statusPipe
 	srv     serverPool // the servers of Cmd's commands
+	// warmMu guards Prewarm's search: warmDone closes when it ends,
+	// warmCancel ends it.
+	warmMu     sync.Mutex
+	warmCancel context.CancelFunc
+	warmDone   chan struct{}
 }
 
 // New prepares a session's sandbox: it checks the policy, creates the
@@ -371,6 +376,8 @@ func (s *Sandbox) ForgetScans() {
 // running until their callers end them (whose SetupError still works);
 // Command fails afterwards.
 func (s *Sandbox) Close() error {
+	// Prewarm's search holds the lock: it ends first.
+	s.stopPrewarm()
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
