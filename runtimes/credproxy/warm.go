@@ -74,7 +74,7 @@ func newWarmer(t *http.Transport, up *url.URL) *warmer {
 	d := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
 	if up.Scheme == "http" {
 		w.dial = func(ctx context.Context, addr string) (net.Conn, error) { return d.DialContext(ctx, "tcp", addr) }
-		t.DialContext = w.hook(w.dial)
+		t.DialContext = w.hook
 		return w
 	}
 	// With a TLS dial of its own the transport leaves TLS to it, so it
@@ -108,19 +108,17 @@ func newWarmer(t *http.Transport, up *url.URL) *warmer {
 		}
 		return tc, nil
 	}
-	t.DialTLSContext = w.hook(w.dial)
+	t.DialTLSContext = w.hook
 	return w
 }
 
 // hook is the transport's dial: the warm connection for the first dial of
 // the upstream's address, a new one otherwise.
-func (w *warmer) hook(dial func(context.Context, string) (net.Conn, error)) func(context.Context, string, string) (net.Conn, error) {
-	return func(ctx context.Context, _, addr string) (net.Conn, error) {
-		if c := w.take(ctx, addr); c != nil {
-			return c, nil
-		}
-		return dial(ctx, addr)
+func (w *warmer) hook(ctx context.Context, _, addr string) (net.Conn, error) {
+	if c := w.take(ctx, addr); c != nil {
+		return c, nil
 	}
+	return w.dial(ctx, addr)
 }
 
 // start opens the warm connection in the background, once; ctx ends it.

@@ -131,21 +131,29 @@ func post(t testing.TB, c *http.Client, p *Proxy) {
 	}
 }
 
-// probedProxy starts a proxy for u, closed at the test's end, and a
-// client that has sent it the CLI's probe; it returns once the upstream
-// has the warm connection (its TCP part: TLS may still be under way).
-func probedProxy(t *testing.T, u *connUpstream) (*Proxy, *http.Client) {
+// probedClient starts a proxy for u and a client that has sent it the
+// CLI's probe; the caller closes both.
+func probedClient(t *testing.T, u *connUpstream) (*Proxy, *http.Client) {
 	t.Helper()
 	p, err := Start(u.proxyConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
 	c := &http.Client{Transport: &http.Transport{}}
+	probe(t, c, p)
+	return p, c
+}
+
+// probedProxy is probedClient, closed at the test's end; it returns once
+// the upstream has the warm connection (its TCP part: TLS may still be
+// under way).
+func probedProxy(t *testing.T, u *connUpstream) (*Proxy, *http.Client) {
+	t.Helper()
+	p, c := probedClient(t, u)
 	t.Cleanup(func() {
 		c.CloseIdleConnections()
 		_ = p.Close()
 	})
-	probe(t, c, p)
 	waitFor(t, "the warm connection", func() bool { conns, _, _ := u.state(); return len(conns) == 1 })
 	return p, c
 }
@@ -158,12 +166,7 @@ func probedProxy(t *testing.T, u *connUpstream) (*Proxy, *http.Client) {
 func TestFirstRequestTakesTheWarmConnection(t *testing.T) {
 	for _, overTLS := range []bool{false, true} {
 		up := newConnUpstream(t, overTLS, 0)
-		p, err := Start(up.proxyConfig())
-		if err != nil {
-			t.Fatal(err)
-		}
-		c := &http.Client{Transport: &http.Transport{}}
-		probe(t, c, p)
+		p, c := probedClient(t, up)
 		waitFor(t, "the warm connection", func() bool { conns, _, _ := up.state(); return len(conns) == 1 })
 		if _, reqs, _ := up.state(); len(reqs) != 0 {
 			t.Fatalf("tls %v: the probe reached the upstream: %v", overTLS, reqs)
@@ -217,12 +220,7 @@ func TestStaleWarmConnectionIsNotUsed(t *testing.T) {
 func TestUnusedWarmConnectionClosesWithTheProxy(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	up := newConnUpstream(t, true, 0)
-	p, err := Start(up.proxyConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := &http.Client{Transport: &http.Transport{}}
-	probe(t, c, p)
+	p, c := probedClient(t, up)
 	// Open: its TLS handshake done, waiting for a request.
 	waitFor(t, "the warm connection", func() bool {
 		p.warm.mu.Lock()

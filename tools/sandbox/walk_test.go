@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -228,5 +229,42 @@ func TestSearchBounds(t *testing.T) {
 	f.sb.trees = map[string]*tree{}
 	if _, err := f.sb.Command(ctx, wsWrite, Spec{Argv: []string{"true"}}); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled search: %v", err)
+	}
+}
+
+// TestParallelSearchFindsWhatASequentialOneFinds: the reads of a level run
+// on several threads, and the findings come out in the order a search of
+// one directory at a time gives, with nothing lost, on a tree with marks
+// at every depth and many directories per level.
+func TestParallelSearchFindsWhatASequentialOneFinds(t *testing.T) {
+	root := realDir(t, t.TempDir())
+	for i := range 40 {
+		d := filepath.Join(root, fmt.Sprintf("pkg%02d", i))
+		writeFile(t, filepath.Join(d, "main.go"), "package main\n")
+		switch i % 4 {
+		case 0:
+			gitDirLayout(t, filepath.Join(d, "sub", ".git"))
+		case 1:
+			writeFile(t, filepath.Join(d, "deep", ".env"), "S=1")
+		case 2:
+			writeFile(t, filepath.Join(d, ".claude", "settings.json"), "{}")
+		case 3:
+			writeFile(t, filepath.Join(d, "a", "b", "linked"), "x")
+			if err := os.Link(filepath.Join(d, "a", "b", "linked"), filepath.Join(d, "linked2")); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	search := func(procs int) []mark {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+		f, err := newTestTree(t, root).search(context.Background(), maxDirs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f.marks
+	}
+	one, many := search(1), search(4)
+	if len(one) != 50 || !slices.Equal(one, many) {
+		t.Errorf("%d marks one directory at a time, %d in parallel; equal %v", len(one), len(many), slices.Equal(one, many))
 	}
 }
