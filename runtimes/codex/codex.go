@@ -215,9 +215,10 @@ func (r *Runtime) Available() (string, error) {
 	if err != nil {
 		return "", r.missing(err)
 	}
-	cmd := exec.CommandContext(ctx, path, "--version")
 	// Printing its version needs no credential.
-	cmd.Env = childenv.Strip(buildEnv(r.cfg.Env), builtinKeyVars...)
+	bin, env := r.native(path, childenv.Strip(buildEnv(r.cfg.Env), builtinKeyVars...))
+	cmd := exec.CommandContext(ctx, bin, "--version")
+	cmd.Env = env
 	out, err := cmd.Output()
 	if err != nil {
 		return "", &engine.RuntimeError{Kind: engine.ErrRuntimeMissing, Runtime: r.cfg.Name,
@@ -227,6 +228,22 @@ func (r *Runtime) Available() (string, error) {
 		return v, nil
 	}
 	return strings.TrimSpace(string(out)), nil
+}
+
+// native is the command and environment that start Codex: the native
+// binary when command is the npm launcher kz knows (nativeCodex), else
+// command and env as they are.
+func (r *Runtime) native(command string, env []string) (string, []string) {
+	path, err := exec.LookPath(command)
+	if err != nil {
+		return command, env
+	}
+	bin, nenv, ok := nativeCodex(path, env)
+	if !ok {
+		return command, env
+	}
+	r.log.Debug("codex: starting the native binary of the npm launcher", "launcher", path, "binary", bin)
+	return bin, nenv
 }
 
 func (r *Runtime) missing(err error) error {
@@ -271,7 +288,8 @@ func (r *Runtime) Run(ctx context.Context, t *engine.Turn) (engine.Result, error
 		}
 	}
 	args := append(append(append(append([]string(nil), r.cfg.Args...), sh.args...), untrustArgs(dir)...), "app-server")
-	c, err := jsonrpc.Start(r.cfg.Confiner, []string{codexHome(sh.env)}, r.cfg.Command, args, dir, sh.env, markerVar, isDelta, r.log)
+	command, env := r.native(r.cfg.Command, sh.env)
+	c, err := jsonrpc.Start(r.cfg.Confiner, []string{codexHome(sh.env)}, command, args, dir, env, markerVar, isDelta, r.log)
 	if err != nil {
 		closeProxy()
 		return engine.Result{Status: engine.StatusError, Model: model},
