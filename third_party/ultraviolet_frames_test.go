@@ -7,6 +7,7 @@ import (
 	"image/color"
 	"io"
 	"math/rand/v2"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -58,7 +59,8 @@ func scrollFrames(n int) []string {
 }
 
 // renderFrames draws frames as Bubble Tea's renderer (fork) does, a full
-// screen with scroll optimisation, writing what it outputs to w.
+// screen with scroll optimisation and the line cache, writing what it
+// outputs to w.
 func renderFrames(w io.Writer, frames []string) {
 	r := uv.NewTerminalRenderer(w, []string{"TERM=xterm-256color"})
 	r.SetColorProfile(colorprofile.ANSI256)
@@ -66,9 +68,10 @@ func renderFrames(w io.Writer, frames []string) {
 	r.SetFullscreen(true)
 	r.SetRelativeCursor(false)
 	buf := uv.NewScreenBuffer(200, 50)
+	var lines uv.LineCache
 	for _, f := range frames {
 		buf.Clear()
-		uv.NewStyledString(f).DrawCleared(buf, buf.Bounds())
+		uv.NewStyledString(f).DrawClearedCached(buf, &lines)
 		r.Render(buf.RenderBuffer)
 		_ = r.Flush()
 	}
@@ -98,6 +101,110 @@ func BenchmarkScrollFrame(b *testing.B) {
 		renderFrames(io.Discard, frames)
 	}
 	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*len(frames)), "µs/frame")
+}
+
+// TestLineCacheDrawsAsDrawCleared: drawing a frame with the fork's line
+// cache leaves every cell and every touched range of the buffer as
+// DrawCleared does, frame after frame, for the streamed transcript of
+// scrollFrames and for random frames made of lines that test the cache's
+// rules: a style or a link left open into the next line, a combining mark
+// that starts a line (it belongs to the row above), wide characters cut
+// at the edge, carriage returns, truncated lines, repeated and blank
+// lines, with the width changing now and then.
+func TestLineCacheDrawsAsDrawCleared(t *testing.T) {
+	check := func(t *testing.T, frames []string, widths []int, tail string) {
+		t.Helper()
+		var lines uv.LineCache
+		var want, got uv.ScreenBuffer
+		for i, f := range frames {
+			w := widths[i%len(widths)]
+			if want.RenderBuffer == nil || want.Width() != w {
+				want, got = uv.NewScreenBuffer(w, 12), uv.NewScreenBuffer(w, 12)
+			}
+			want.Clear()
+			got.Clear()
+			ss := uv.NewStyledString(f)
+			ss.Tail = tail
+			ss.DrawCleared(want, want.Bounds())
+			ss.DrawClearedCached(got, &lines)
+			for y := range want.Lines {
+				if !reflect.DeepEqual(want.Lines[y], got.Lines[y]) {
+					t.Fatalf("frame %d row %d: cached\n%q\nwant\n%q", i, y, got.Lines[y].String(), want.Lines[y].String())
+				}
+				if !reflect.DeepEqual(want.Touched[y], got.Touched[y]) {
+					t.Fatalf("frame %d row %d: touched %+v, want %+v", i, y, got.Touched[y], want.Touched[y])
+				}
+			}
+		}
+	}
+	t.Run("stream", func(t *testing.T) { check(t, scrollFrames(120), []int{200}, "") })
+	pool := []string{
+		"", "", "plain text", "\x1b[38;5;252mstyled\x1b[0m and reset", "\x1b[1mbold left open",
+		"after an open style", "\x1b[0m", "\x1b]8;;https://example.com\x1b\\link left open", "\x1b]8;;\x1b\\closed link",
+		"\u0301starts with a combining mark", "e\u0301 composed", "\u4e16\u754c wide \U0001F468\u200d\U0001F469 emoji",
+		strings.Repeat("\u4e16", 30), strings.Repeat("long line ", 12), "over\rcarriage", "tab\there",
+		"\x1b[2K erase in line", "\x1b[48;5;236m\x1b[38;5;203mcode()\x1b[0m", "\x1b[31mred\x1b[0m\x1b[4:3munder\x1b[0m",
+		"\x1b[38;2;10;20;30mtrue colour", "\x1b[0mreset first", "ends with a mode\x1b[?25h",
+		"a title \x1b]0;in an OSC", "an open CSI \x1b[", "\x1b]8;;https://example.com/x\x07bel link\x1b]8;;\x07",
+	}
+	for seed := range uint64(12) {
+		t.Run(fmt.Sprintf("random %d", seed), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(seed, 99))
+			frames := make([]string, 300)
+			var prev []string
+			for i := range frames {
+				var rows []string
+				if len(prev) > 0 && rng.IntN(3) > 0 {
+					// Scroll what was there by a line or two, as a stream does.
+					rows = append(rows, prev[min(rng.IntN(3), len(prev)):]...)
+				}
+				for len(rows) < 11+rng.IntN(3) {
+					rows = append(rows, pool[rng.IntN(len(pool))])
+				}
+				prev = rows
+				frames[i] = strings.Join(rows, "\n")
+			}
+			check(t, frames, []int{40, 40, 40, 23}, []string{"", "…"}[seed%2])
+		})
+	}
+}
+
+// TestCellEqualIsEachFieldEqual: the fork's Cell.Equal, which compares
+// the fields itself, answers as upstream's did (width, content,
+// Style.Equal, Link.Equal), for cells that differ in any one field or in
+// several, nil and non-nil colours included.
+func TestCellEqualIsEachFieldEqual(t *testing.T) {
+	red, black := color.Color(ansi.BasicColor(1)), color.Color(ansi.IndexedColor(16))
+	variants := []func(*uv.Cell){
+		func(*uv.Cell) {},
+		func(c *uv.Cell) { c.Width = 2 },
+		func(c *uv.Cell) { c.Content = "y" },
+		func(c *uv.Cell) { c.Content = "" },
+		func(c *uv.Cell) { c.Style.Attrs = 1 },
+		func(c *uv.Cell) { c.Style.Underline = 1 },
+		func(c *uv.Cell) { c.Style.Fg = red },
+		func(c *uv.Cell) { c.Style.Fg = ansi.IndexedColor(1) },
+		func(c *uv.Cell) { c.Style.Bg = black },
+		func(c *uv.Cell) { c.Style.Bg = ansi.BasicColor(0) },
+		func(c *uv.Cell) { c.Style.UnderlineColor = red },
+		func(c *uv.Cell) { c.Link.URL = "https://example.com" },
+		func(c *uv.Cell) { c.Link.Params = "id=1" },
+		func(c *uv.Cell) { c.Style.Fg, c.Link.URL = red, "u" },
+	}
+	for i, va := range variants {
+		for j, vb := range variants {
+			a, b := uv.Cell{Content: "x", Width: 1}, uv.Cell{Content: "x", Width: 1}
+			va(&a)
+			vb(&b)
+			want := a.Width == b.Width && a.Content == b.Content && a.Style.Equal(&b.Style) && a.Link.Equal(&b.Link)
+			if got := a.Equal(&b); got != want {
+				t.Errorf("variants %d and %d (%+v, %+v): Equal %v, want %v", i, j, a, b, got, want)
+			}
+		}
+	}
+	if (&uv.Cell{}).Equal(nil) {
+		t.Error("a cell equals nil")
+	}
 }
 
 // TestCellColoursEqualAsTheirRGBA: the fork's short way to equal colours

@@ -20,6 +20,7 @@ type cursedRenderer struct {
 	buf           bytes.Buffer // updates buffer to be flushed to [w]
 	scr           *uv.TerminalRenderer
 	cellbuf       uv.ScreenBuffer
+	lines         uv.LineCache // kz fork: the cells of the last frames' lines
 	lastView      *View
 	env           []string
 	term          string // the terminal type $TERM
@@ -342,8 +343,10 @@ func (s *cursedRenderer) flush(closing bool) error {
 	// Clear our screen buffer before copying the new frame into it to ensure
 	// we erase any old content.
 	s.cellbuf.Clear()
-	// kz fork: the buffer is blank already; Draw would blank it again.
-	content.DrawCleared(s.cellbuf, s.cellbuf.Bounds())
+	// kz fork: the buffer is blank already; Draw would blank it again. The
+	// lines of the frame before are copied rather than decoded again
+	// (uv.LineCache): a scrolled transcript is mostly the same lines.
+	content.DrawClearedCached(s.cellbuf, &s.lines)
 
 	// If the frame height is greater than the screen height, we drop the
 	// lines from the top of the buffer.

@@ -42,7 +42,7 @@ func (s *StyledString) String() string {
 
 // Lines returns the styled string decomposed into a slice of [Line]s.
 func (s *StyledString) Lines(m ansi.Method) []Line {
-	return printString(nil, m, 0, 0, Rectangle{}, s.Text, false, "")
+	return printString(nil, m, 0, 0, Rectangle{}, s.Text, false, "", nil)
 }
 
 // Draw renders the styled string to the given buffer at the
@@ -67,7 +67,126 @@ func (s *StyledString) DrawCleared(buf Screen, area Rectangle) {
 	// We need to normalize newlines "\n" to "\r\n" to emulate a raw terminal
 	// output.
 	str := strings.ReplaceAll(s.Text, "\r\n", "\n")
-	printString(buf, buf.WidthMethod(), area.Min.X, area.Min.Y, area, str, !s.Wrap, s.Tail)
+	printString(buf, buf.WidthMethod(), area.Min.X, area.Min.Y, area, str, !s.Wrap, s.Tail, nil)
+}
+
+// DrawClearedCached is DrawCleared into the whole of buf, a buffer the
+// caller has just cleared, taking from c the cells of every line it drew
+// in an earlier call instead of decoding the line again (kz fork). Bubble
+// Tea's renderer draws its whole view at every frame; while an answer
+// streams, the transcript scrolls and all but a line or two of a frame
+// were on the screen in the frame before, so decoding every line (its
+// escape sequences, its graphemes and their widths) was a third of the
+// renderer's work for a frame. The cells and touched ranges buf ends with
+// are those DrawCleared gives it (TestLineCacheDrawsAsDrawCleared).
+func (s *StyledString) DrawClearedCached(buf ScreenBuffer, c *LineCache) {
+	str := strings.ReplaceAll(s.Text, "\r\n", "\n")
+	m, area := buf.WidthMethod(), buf.Bounds()
+	if c == nil || s.Wrap || area.Min.X != 0 {
+		printString(buf, m, area.Min.X, area.Min.Y, area, str, !s.Wrap, s.Tail, nil)
+		return
+	}
+	c.begin(area.Dx(), m, s.Tail)
+	printString(buf, m, area.Min.X, area.Min.Y, area, str, true, s.Tail, &cachedDraw{c: c, rb: buf.RenderBuffer})
+	c.end()
+}
+
+// LineCache holds the cells of lines drawn by DrawClearedCached, by their
+// text, for the next call (kz fork). A line is kept when it starts with
+// no style or link in effect and ends, at its newline, with no escape
+// sequence open and nothing drawn outside its own row; its cells then
+// depend on its text, the width, the width method and the truncation tail
+// alone, and a change of any of the three empties the cache. A line not
+// drawn in one call is forgotten at the end of the next. The zero value is
+// ready to use.
+type LineCache struct {
+	width  int
+	method WidthMethod
+	tail   string
+	// prev holds the lines of the call before; cur those of this one,
+	// taken from prev or newly decoded.
+	prev, cur map[string]*cachedLine
+	free      []*cachedLine
+}
+
+// cachedLine is one decoded line: its row's cells and touched range, and
+// the state the decoder leaves it in.
+type cachedLine struct {
+	cells       Line
+	first, last int
+	style       Style
+	link        Link
+	// lastX is the column of the last cell the line wrote, or -1.
+	lastX int
+}
+
+func (c *LineCache) begin(width int, m WidthMethod, tail string) {
+	if c.width != width || c.method != m || c.tail != tail {
+		c.width, c.method, c.tail = width, m, tail
+		c.prev, c.cur = nil, nil
+	}
+	if c.cur == nil {
+		c.cur = map[string]*cachedLine{}
+	}
+}
+
+// end forgets the lines of the call before that this one did not draw.
+func (c *LineCache) end() {
+	for _, l := range c.prev {
+		c.free = append(c.free, l)
+	}
+	clear(c.prev)
+	c.prev, c.cur = c.cur, c.prev
+	if c.cur == nil {
+		c.cur = map[string]*cachedLine{}
+	}
+}
+
+func (c *LineCache) get(text string) *cachedLine {
+	if l := c.cur[text]; l != nil {
+		return l
+	}
+	if l := c.prev[text]; l != nil {
+		delete(c.prev, text)
+		c.cur[text] = l
+		return l
+	}
+	return nil
+}
+
+// keep records row y of rb as the cells of text.
+func (c *LineCache) keep(text string, rb *RenderBuffer, y int, style Style, link Link, lastX int) {
+	if _, ok := c.cur[text]; ok || y >= len(rb.Touched) || rb.Touched[y] == nil {
+		return
+	}
+	var l *cachedLine
+	if n := len(c.free); n > 0 {
+		l, c.free = c.free[n-1], c.free[:n-1]
+	} else {
+		l = &cachedLine{}
+	}
+	l.cells = append(l.cells[:0], rb.Lines[y]...)
+	l.first, l.last = rb.Touched[y].FirstCell, rb.Touched[y].LastCell
+	l.style, l.link, l.lastX = style, link, lastX
+	c.cur[text] = l
+}
+
+// cachedDraw is a printString that takes lines from c and draws into rb.
+type cachedDraw struct {
+	c  *LineCache
+	rb *RenderBuffer
+	// The line being decoded, to be kept at its newline when on: its
+	// text, its row, and the length of the input left at that newline.
+	on   bool
+	text string
+	y    int
+	end  int
+}
+
+// replay draws l at row y, as decoding its text there did.
+func (d *cachedDraw) replay(l *cachedLine, y int) {
+	copy(d.rb.Lines[y], l.cells)
+	d.rb.TouchLine(l.first, y, l.last-l.first)
 }
 
 // Height returns the number of lines in the styled string. This is the number
@@ -113,6 +232,7 @@ func printString[T []byte | string](
 	x, y int,
 	bounds Rectangle, str T,
 	truncate bool, tail string,
+	cd *cachedDraw,
 ) (lines []Line) {
 	p := ansi.GetParser()
 	defer ansi.PutParser(p)
@@ -138,7 +258,31 @@ func printString[T []byte | string](
 	var link Link
 	var state byte
 	lastX, lastY := -1, -1 // last cell written, for folding in combining marks
+	lineStart := cd != nil
 	for len(str) > 0 {
+		// kz fork: at the start of a line that begins in the decoder's
+		// ground state with no style or link, a line drawn before is
+		// copied from the cache, and any other is recorded for it (see
+		// DrawClearedCached).
+		if lineStart {
+			lineStart = false
+			cd.on = false
+			if state == 0 && cell.IsZero() && style.IsZero() && link.IsZero() && y >= bounds.Min.Y && y < bounds.Max.Y {
+				if i := strings.IndexByte(string(str), '\n'); i >= 0 {
+					text := string(str[:i])
+					if l := cd.c.get(text); l != nil {
+						cd.replay(l, y)
+						style, link = l.style, l.link
+						if l.lastX >= 0 {
+							lastX, lastY = l.lastX, y
+						}
+						str = str[i:]
+						continue
+					}
+					cd.on, cd.text, cd.y, cd.end = true, text, y, len(str)-i
+				}
+			}
+		}
 		seq, width, n, newState := decoder(str, state, p)
 		// The decoder's ASCII fast path doesn't check for trailing combining
 		// sequences, so re-decode as a full cluster when one starts here.
@@ -208,6 +352,17 @@ func printString[T []byte | string](
 				// Hyperlinks
 				ReadLink(p.Data(), &link)
 			case ansi.Equal(seq, T("\n")):
+				if cd != nil {
+					// kz fork: the end of a line DrawClearedCached may keep.
+					if cd.on && len(str) == cd.end && state == 0 && cell.IsZero() {
+						kept := -1
+						if lastY == cd.y {
+							kept = lastX
+						}
+						cd.c.keep(cd.text, cd.rb, cd.y, style, link, kept)
+					}
+					cd.on, lineStart = false, true
+				}
 				if s == nil {
 					// When building lines, we need to ensure empty lines are represented.
 					if y >= len(lines) {
@@ -230,6 +385,12 @@ func printString[T []byte | string](
 				// introducer is a C0 or C1 byte, so a UTF-8 lead byte here is
 				// always text. The mark belongs to the cell we last wrote; the
 				// accumulator below would let the next glyph clobber it.
+				if cd != nil && (lastX < 0 || lastY != y) {
+					// kz fork: a mark with no cell of its own row before it
+					// folds into a row above, or into nothing; either way
+					// the line depends on what came before it.
+					cd.on = false
+				}
 				if s == nil {
 					if lastY >= 0 && lastY < len(lines) && lastX < len(lines[lastY]) {
 						lines[lastY][lastX].Content += string(seq)
