@@ -14,6 +14,7 @@ import (
 
 	"github.com/kaizen-code/kz/internal/childenv"
 	"github.com/kaizen-code/kz/internal/config"
+	"github.com/kaizen-code/kz/runtimes/codex"
 )
 
 // LoginState is what an agent CLI's own status command said about its
@@ -65,9 +66,14 @@ func CheckLogin(ctx context.Context, rc config.Runtime) Login {
 	}
 	ctx, cancel := context.WithTimeout(ctx, loginTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, rc.Command, args...)
-	cmd.Env = childenv.Build(os.Environ(), childenv.Spec{Pass: []string{keyEnv}, Prefixes: []string{prefix},
+	command, env := rc.Command, childenv.Build(os.Environ(), childenv.Spec{Pass: []string{keyEnv}, Prefixes: []string{prefix},
 		Config: childenv.FromMap(rc.Env)})
+	if rc.Kind == config.KindCodex {
+		// As for a turn: the npm launcher's binary, without Node's start.
+		command, env = codex.NativeCommand(command, env)
+	}
+	cmd := exec.CommandContext(ctx, command, args...)
+	cmd.Env = env
 	// Claude Code answers in JSON on stdout; Codex says "Not logged in"
 	// on stderr.
 	var stdout, stderr bytes.Buffer

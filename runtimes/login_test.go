@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -107,5 +108,36 @@ func TestCheckLoginReadsExitAndAnswer(t *testing.T) {
 	t.Setenv("OPENAI_API_KEY", "sk-test")
 	if l := CheckLogin(context.Background(), config.Runtime{Kind: config.KindCodex, Command: script("x3", "exit 1")}); l.State != LoginOK {
 		t.Errorf("codex with OPENAI_API_KEY: %+v", l)
+	}
+}
+
+// TestCheckLoginRunsCodexWithoutItsLauncher: where the configured codex
+// is the npm launcher, the status command runs the native binary it
+// would run, as a turn does. The launcher here fails if run; the binary
+// answers "Not logged in".
+func TestCheckLoginRunsCodexWithoutItsLauncher(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "")
+	triple := map[string]string{"linux/amd64": "x86_64-unknown-linux-musl", "linux/arm64": "aarch64-unknown-linux-musl",
+		"darwin/amd64": "x86_64-apple-darwin", "darwin/arm64": "aarch64-apple-darwin"}[runtime.GOOS+"/"+runtime.GOARCH]
+	if triple == "" {
+		t.Skipf("no Codex build for %s/%s", runtime.GOOS, runtime.GOARCH)
+	}
+	nm := filepath.Join(t.TempDir(), "lib", "node_modules")
+	write := func(path, text string, mode os.FileMode) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(text), mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	root := filepath.Join(nm, "@openai", "codex")
+	write(filepath.Join(root, "package.json"), `{"name":"@openai/codex"}`, 0o644)
+	write(filepath.Join(root, "bin", "codex.js"), "#!/bin/sh\n# CODEX_MANAGED_PACKAGE_ROOT CODEX_MANAGED_BY_NPM\nexit 97\n", 0o755)
+	write(filepath.Join(root, "vendor", triple, "bin", "codex"), "#!/bin/sh\necho 'Not logged in' >&2\nexit 1\n", 0o755)
+	l := CheckLogin(context.Background(), config.Runtime{Kind: config.KindCodex, Command: filepath.Join(root, "bin", "codex.js")})
+	if l.State != LoginMissing || !strings.HasPrefix(l.Hint, "codex.js is installed but not logged in") {
+		t.Fatalf("login = %+v, want the binary's not-logged-in answer", l)
 	}
 }

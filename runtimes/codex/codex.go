@@ -230,10 +230,11 @@ func (r *Runtime) Available() (string, error) {
 	return strings.TrimSpace(string(out)), nil
 }
 
-// native is the command and environment that start Codex: the native
-// binary when command is the npm launcher kz knows (nativeCodex), else
-// command and env as they are.
-func (r *Runtime) native(command string, env []string) (string, []string) {
+// NativeCommand is the command and environment that start Codex: the
+// native binary and the launcher's environment when command (a name on
+// PATH or a path) is the npm launcher kz knows (nativeCodex), else command
+// and env as they are.
+func NativeCommand(command string, env []string) (string, []string) {
 	path, err := exec.LookPath(command)
 	if err != nil {
 		return command, env
@@ -242,7 +243,15 @@ func (r *Runtime) native(command string, env []string) (string, []string) {
 	if !ok {
 		return command, env
 	}
-	r.log.Debug("codex: starting the native binary of the npm launcher", "launcher", path, "binary", bin)
+	return bin, nenv
+}
+
+// native is NativeCommand, logged.
+func (r *Runtime) native(command string, env []string) (string, []string) {
+	bin, nenv := NativeCommand(command, env)
+	if bin != command {
+		r.log.Debug("codex: starting the native binary of the npm launcher", "launcher", command, "binary", bin)
+	}
 	return bin, nenv
 }
 
