@@ -35,15 +35,16 @@ bench: build
 
 # Whole-process timings only: kz version, the scripted hello kz -p and the
 # TUI's first frame on a pty, each as the median of 50 runs; then
-# claude -p and codex exec alone against kz -p driving them, interleaved,
-# on a text turn and a turn with one shell call, 10 rounds each
+# claude -p and codex exec alone (its native binary, and the Node launcher
+# npm puts on PATH) against kz -p driving them, interleaved, on a text turn
+# and a turn with one shell call, 10 rounds each
 # (BenchmarkCLIOverhead says what each figure includes). The pinned CLIs
 # are installed first, as for test.
 bench-process: build
 	KZ_BIN=$(CURDIR)/$(BIN) $(GO) test -run '^$$' -bench '^BenchmarkProcess' -benchtime 50x ./internal/cli/
 	@claude="$$(sh runtimes/claudecode/install-cli.sh)" || exit 1; \
 	codex="$$(sh runtimes/codex/install-cli.sh $$HOME/.cache/kz/codex)" || exit 1; \
-	KZ_CLAUDE_BIN="$$claude" KZ_CODEX_BIN="$$codex" KZ_BIN=$(CURDIR)/$(BIN) \
+	KZ_CLAUDE_BIN="$$claude" KZ_CODEX_BIN="$$codex" KZ_CODEX_LAUNCHER="$$HOME/.cache/kz/codex/node_modules/.bin/codex" KZ_BIN=$(CURDIR)/$(BIN) \
 	$(GO) test -run '^$$' -bench '^BenchmarkCLIOverhead' -benchtime 10x -timeout 60m ./internal/cli/
 
 # The TUI under load, as whole processes on a pty (terminal diffing

@@ -21,6 +21,7 @@ import (
 //
 //	claude -p PROMPT                    and  kz -p PROMPT --runtime claude
 //	codex exec PROMPT                   and  kz -p PROMPT --runtime codex
+//	codex exec PROMPT (npm launcher)    and  kz -p PROMPT --runtime codex-npm
 //
 // for a text turn and a turn with one shell call, against the same fake
 // model server on 127.0.0.1 (fakeapis_bench_test.go), in an empty git
@@ -39,7 +40,11 @@ import (
 //	make bench-process   (which runs it with -benchtime 10x)
 //
 // The real CLIs come from KZ_CLAUDE_BIN and KZ_CODEX_BIN (the Makefile
-// installs them); a case whose CLI is missing is skipped.
+// installs them); a case whose CLI is missing is skipped. codex-npm is
+// Codex as `npm install -g` installs it, its Node launcher (bin/codex.js)
+// on PATH, from KZ_CODEX_LAUNCHER: `codex exec` pays for Node's start
+// there, and kz starts the native binary the launcher would run
+// (runtimes/codex/launcher.go).
 func BenchmarkCLIOverhead(b *testing.B) {
 	b.Logf("load average: %s", loadAverage())
 	bin := releaseBinary(b)
@@ -50,6 +55,7 @@ func BenchmarkCLIOverhead(b *testing.B) {
 	}{
 		{"claude", claudeSetup},
 		{"codex", codexSetup},
+		{"codex-npm", codexNpmSetup},
 	} {
 		for _, turn := range []struct{ name, prompt string }{
 			{"text", "Say hello."},
@@ -214,6 +220,20 @@ func codexSetup(b *testing.B, dir string) ([]string, string, []string) {
 	if bin == "" {
 		b.Skip("KZ_CODEX_BIN is not set: make bench-process installs Codex")
 	}
+	return codexWith(b, dir, bin)
+}
+
+// codexNpmSetup is codexSetup with Codex's npm launcher as the CLI, for
+// `codex exec` alone and for kz alike.
+func codexNpmSetup(b *testing.B, dir string) ([]string, string, []string) {
+	bin := os.Getenv("KZ_CODEX_LAUNCHER")
+	if bin == "" {
+		b.Skip("KZ_CODEX_LAUNCHER is not set: make bench-process installs Codex with npm")
+	}
+	return codexWith(b, dir, bin)
+}
+
+func codexWith(b *testing.B, dir, bin string) ([]string, string, []string) {
 	url := responsesFake(b)
 	home := filepath.Join(dir, "home")
 	codexHome := filepath.Join(home, ".codex")
