@@ -140,18 +140,19 @@ func TestTreeReachesMarkedDescendants(t *testing.T) {
 	}
 }
 
-// A SIGKILL to a tree in its own PID namespace goes to the group alone:
-// the namespace's end kills the rest, so the scan of /proc is skipped.
-// Here the tree is not really in a namespace of its own, which makes the
-// skip visible: the descendant that left the group survives the SIGKILL.
-// Any other signal still reaches it through its marker.
+// A SIGKILL to a tree in its own PID namespace goes to the group and the
+// child's own children (the namespace's first process): the namespace's
+// end kills the rest, so the scan of /proc is skipped. Here the tree is
+// not really in a namespace of its own, which makes the skip visible: a
+// grandchild that left the group survives the SIGKILL. Any other signal
+// still reaches it through its marker.
 func TestTreeInItsOwnPIDNamespaceKillsOnlyTheGroup(t *testing.T) {
 	t.Parallel()
 	if _, err := exec.LookPath("setsid"); err != nil {
 		t.Skip("no setsid here")
 	}
 	marker := NewMarker("KZ_PROC_TEST_NS")
-	cmd, child := startShell(t, context.Background(), "setsid sleep 61.6 & echo $!; wait", marker)
+	cmd, child := startShell(t, context.Background(), "sh -c 'setsid sleep 61.6 & echo $!; wait' & wait", marker)
 	tree := Tree{Pgid: cmd.Process.Pid, Marker: marker, PIDNamespace: true}
 	waitLeftGroup(t, child, tree.Pgid)
 	tree.Signal(syscall.SIGKILL)
@@ -163,6 +164,48 @@ func TestTreeInItsOwnPIDNamespaceKillsOnlyTheGroup(t *testing.T) {
 	if !waitGone(t, child) {
 		t.Error("a SIGTERM did not reach the marked child")
 	}
+}
+
+// The child's own children are killed with a tree in its own PID
+// namespace, even one that left the group: under bubblewrap that child is
+// the namespace's first process, whose death ends the namespace, and
+// bubblewrap's --die-with-parent is not relied on for it.
+func TestTreeInItsOwnPIDNamespaceKillsTheChildsChildren(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("setsid"); err != nil {
+		t.Skip("no setsid here")
+	}
+	cmd, child := startShell(t, context.Background(), "setsid sleep 61.8 & echo $!; wait")
+	tree := Tree{Pgid: cmd.Process.Pid, PIDNamespace: true}
+	waitLeftGroup(t, child, tree.Pgid)
+	tree.Signal(syscall.SIGKILL)
+	_ = cmd.Wait()
+	if !waitGone(t, child) {
+		t.Error("the child's child outside the group outlived the SIGKILL")
+	}
+}
+
+// KillChildren kills the children of a process and nothing else: not the
+// process, nor a grandchild.
+func TestKillChildren(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("setsid"); err != nil {
+		t.Skip("no setsid here")
+	}
+	cmd, child := startShell(t, context.Background(), "setsid sleep 61.9 & echo $!; wait; sleep 61.9")
+	waitLeftGroup(t, child, cmd.Process.Pid)
+	KillChildren(cmd.Process.Pid)
+	if !waitGone(t, child) {
+		t.Error("the child outlived KillChildren")
+	}
+	// The shell saw its child end and went on: it was not killed.
+	time.Sleep(50 * time.Millisecond)
+	if gone(cmd.Process.Pid) {
+		t.Error("KillChildren killed the parent")
+	}
+	SignalGroup(cmd.Process.Pid, syscall.SIGKILL)
+	_ = cmd.Wait()
+	KillChildren(cmd.Process.Pid) // a reaped process: nothing to do, no panic
 }
 
 // waitLeftGroup waits up to 3 s for child to leave the group pgid (setsid

@@ -9,9 +9,11 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -358,5 +360,59 @@ func testSetupFailureReported(t *testing.T, rt route) {
 	r = f.run(t, wsWrite, "echo no > "+shellQuote(extra+"/g"))
 	if exists(filepath.Join(extra, "g")) {
 		t.Errorf("extra writable leaked to another command: %+v", r)
+	}
+}
+
+// TestCancelEndsTheNamespaceWithoutDieWithParent: cancelling a bubblewrap
+// command ends the sandbox's namespace and everything in it without
+// --die-with-parent, which is taken off the command line here: a
+// namespace was seen to outlive its killed bubblewrap about once in a
+// hundred cancelled commands, so the cancel also kills the namespace's
+// first process itself (proc.KillChildren, whose own tests show that it
+// does).
+func TestCancelEndsTheNamespaceWithoutDieWithParent(t *testing.T) {
+	f := newFixture(t, KindBubblewrap)
+	token := fmt.Sprintf("4243.%d", os.Getpid()%1000)
+	t.Cleanup(func() { killSleepers(token) })
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cmd, err := f.sb.Command(ctx, wsWrite, Spec{Argv: []string{"/bin/bash", "-c", "setsid sleep " + token + " & sleep " + token + "; wait"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.Index(cmd.Args, "--die-with-parent")
+	if i < 0 {
+		t.Fatalf("no --die-with-parent in %q", cmd.Args)
+	}
+	cmd.Args = slices.Delete(cmd.Args, i, i+1)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for !sleeperAlive(token) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	_ = cmd.Wait()
+	_ = f.sb.SetupError(cmd)
+	deadline := time.Now().Add(5 * time.Second)
+	for sleeperAlive(token) && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if sleeperAlive(token) {
+		t.Error("a process of the namespace outlived the cancelled command")
+	}
+}
+
+// killSleepers kills what a failed test left sleeping with token.
+func killSleepers(token string) {
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline"); err == nil && bytes.Contains(b, []byte(token)) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
 	}
 }

@@ -292,6 +292,19 @@ func (s *Sandbox) Command(ctx context.Context, c engine.Confinement, spec Spec) 
 	cmd.Dir = spec.Dir
 	proc.OwnGroup(cmd)
 	dieWithKZ(cmd)
+	if s.status.Kind == KindBubblewrap {
+		// The sandbox's PID namespace ends with its first process,
+		// bubblewrap's child, which left the group (--new-session):
+		// cancelling kills it too, not only through --die-with-parent
+		// (see proc.Tree.PIDNamespace).
+		group := cmd.Cancel
+		cmd.Cancel = func() error {
+			if cmd.Process != nil {
+				proc.KillChildren(cmd.Process.Pid)
+			}
+			return group()
+		}
+	}
 	if sp != nil {
 		s.mu.Lock()
 		defer s.mu.Unlock()
