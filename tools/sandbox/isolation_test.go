@@ -204,6 +204,8 @@ func sleeperAlive(token string) bool {
 func testCancelEndsTheTree(t *testing.T, rt route) {
 	f := newRouteFixture(t, rt)
 	token := fmt.Sprintf("4242.%d", os.Getpid()%1000)
+	// A survivor is killed, so that it fails no later case.
+	t.Cleanup(func() { killSleepers(token) })
 	ctx, cancel := context.WithCancel(context.Background())
 	cmd, err := f.command(ctx, wsWrite, Spec{Argv: []string{"/bin/bash", "-c", "setsid sleep " + token + " & sleep " + token + "; wait"}})
 	if err != nil {
@@ -212,19 +214,28 @@ func testCancelEndsTheTree(t *testing.T, rt route) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	outlived := sleepersOutlive(token, func() {
+		cancel()
+		_ = cmd.Wait()
+		_ = cmd.SetupError()
+	})
+	if outlived {
+		t.Error("a process outlived the cancelled call")
+	}
+}
+
+// sleepersOutlive waits for a sleeper carrying token, runs stop, and
+// reports whether a sleeper is still there 5 s later.
+func sleepersOutlive(token string, stop func()) bool {
 	for !sleeperAlive(token) {
 		time.Sleep(10 * time.Millisecond)
 	}
-	cancel()
-	_ = cmd.Wait()
-	_ = cmd.SetupError()
+	stop()
 	deadline := time.Now().Add(5 * time.Second)
 	for sleeperAlive(token) && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 	}
-	if sleeperAlive(token) {
-		t.Error("a process outlived the cancelled call")
-	}
+	return sleeperAlive(token)
 }
 
 // testHomeCredentialsHidden: the home's credentials, the agents' login
@@ -388,17 +399,12 @@ func TestCancelEndsTheNamespaceWithoutDieWithParent(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	for !sleeperAlive(token) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	cancel()
-	_ = cmd.Wait()
-	_ = f.sb.SetupError(cmd)
-	deadline := time.Now().Add(5 * time.Second)
-	for sleeperAlive(token) && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
-	if sleeperAlive(token) {
+	outlived := sleepersOutlive(token, func() {
+		cancel()
+		_ = cmd.Wait()
+		_ = f.sb.SetupError(cmd)
+	})
+	if outlived {
 		t.Error("a process of the namespace outlived the cancelled command")
 	}
 }
