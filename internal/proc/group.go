@@ -117,8 +117,9 @@ func NewMarker(name string) string {
 
 // Signal sends sig to the tree's process group and to every process that
 // carries its marker, so that no descendant outlives the child. A SIGKILL
-// to a tree in its own PID namespace goes to the group alone: the
-// namespace ends with the child (see PIDNamespace).
+// to a tree in its own PID namespace goes to the group and to the child's
+// children alone: the namespace ends with its first process (see
+// PIDNamespace).
 func (t Tree) Signal(sig syscall.Signal) {
 	if t.PIDNamespace && sig == syscall.SIGKILL {
 		// The children first: they are found through the child, which

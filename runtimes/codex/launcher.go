@@ -3,12 +3,16 @@ package codex
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
+
+	"github.com/kaizen-code/kz/internal/childenv"
 )
 
 // nativeCodex returns the native Codex binary that the npm launcher at
@@ -17,8 +21,9 @@ import (
 // which is then run as it is.
 //
 // `npm install -g @openai/codex` puts a Node script on PATH, bin/codex.js,
-// which finds the platform's native binary and runs it: with execve on
-// Node 22 and later, as a child that Node waits on before that. Either
+// which finds the platform's native binary and runs it: with execve where
+// Node has process.execve (22.15 and later), else as a child that Node
+// waits on. Either
 // way every start of Codex pays for a Node start first (about 60 ms on
 // Node 20 on a 2-core machine, against 5 ms for `codex --version` run
 // natively), and on older Node a Node process of some 45 MB sits between
@@ -61,14 +66,8 @@ func nativeCodex(path string, env []string) (native string, nenv []string, ok bo
 	if !ok {
 		return "", nil, false
 	}
-	out := make([]string, 0, len(env)+2)
-	for _, kv := range env {
-		k, _, _ := strings.Cut(kv, "=")
-		if k == "CODEX_MANAGED_PACKAGE_ROOT" || strings.HasPrefix(k, "CODEX_MANAGED_BY_") {
-			continue
-		}
-		out = append(out, kv)
-	}
+	// The launcher deletes the variables it knows and sets two of them.
+	out := childenv.Strip(env, slices.Collect(maps.Keys(launcherVars))...)
 	out = append(out, "CODEX_MANAGED_PACKAGE_ROOT="+root, "CODEX_MANAGED_BY_"+manager+"=1")
 	return bin, out, true
 }
@@ -162,7 +161,7 @@ func packageManager(root, entry string, env []string) (name string, ok bool) {
 			}
 		}
 	}
-	agent, execPath := envValue(env, "npm_config_user_agent"), envValue(env, "npm_execpath")
+	agent, execPath := childenv.Lookup(env, "npm_config_user_agent"), childenv.Lookup(env, "npm_execpath")
 	switch {
 	case strings.Contains(agent, "bun/"), strings.Contains(execPath, "bun"),
 		strings.Contains(filepath.ToSlash(filepath.Join(root, "bin")), ".bun/install/global"):
@@ -178,16 +177,6 @@ func pnpmOwns(nodeModules, root string) bool {
 	}
 	real, err := filepath.EvalSymlinks(filepath.Join(nodeModules, "@openai", "codex"))
 	return err == nil && real == root
-}
-
-func envValue(env []string, key string) string {
-	v := ""
-	for _, kv := range env {
-		if k, val, _ := strings.Cut(kv, "="); k == key {
-			v = val
-		}
-	}
-	return v
 }
 
 func isFile(p string) bool {

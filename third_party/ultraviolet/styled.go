@@ -80,13 +80,13 @@ func (s *StyledString) DrawCleared(buf Screen, area Rectangle) {
 // renderer's work for a frame. The cells and touched ranges buf ends with
 // are those DrawCleared gives it (TestLineCacheDrawsAsDrawCleared).
 func (s *StyledString) DrawClearedCached(buf ScreenBuffer, c *LineCache) {
-	str := strings.ReplaceAll(s.Text, "\r\n", "\n")
 	m, area := buf.WidthMethod(), buf.Bounds()
 	if c == nil || s.Wrap || area.Min.X != 0 {
-		printString(buf, m, area.Min.X, area.Min.Y, area, str, !s.Wrap, s.Tail, nil)
+		s.DrawCleared(buf, area)
 		return
 	}
-	c.begin(area.Dx(), m, s.Tail)
+	str := strings.ReplaceAll(s.Text, "\r\n", "\n")
+	c.begin(area.Dx(), buf.Method, s.Tail)
 	printString(buf, m, area.Min.X, area.Min.Y, area, str, true, s.Tail, &cachedDraw{c: c, rb: buf.RenderBuffer})
 	c.end()
 }
@@ -101,7 +101,7 @@ func (s *StyledString) DrawClearedCached(buf ScreenBuffer, c *LineCache) {
 // ready to use.
 type LineCache struct {
 	width  int
-	method WidthMethod
+	method ansi.Method
 	tail   string
 	// prev holds the lines of the call before; cur those of this one,
 	// taken from prev or newly decoded.
@@ -120,7 +120,7 @@ type cachedLine struct {
 	lastX int
 }
 
-func (c *LineCache) begin(width int, m WidthMethod, tail string) {
+func (c *LineCache) begin(width int, m ansi.Method, tail string) {
 	if c.width != width || c.method != m || c.tail != tail {
 		c.width, c.method, c.tail = width, m, tail
 		c.prev, c.cur = nil, nil
