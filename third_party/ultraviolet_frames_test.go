@@ -72,6 +72,7 @@ func renderFrames(w io.Writer, frames []string) {
 	for _, f := range frames {
 		buf.Clear()
 		uv.NewStyledString(f).DrawClearedCached(buf, &lines)
+		r.SetRowKeys(lines.RowKeys())
 		r.Render(buf.RenderBuffer)
 		_ = r.Flush()
 	}
@@ -138,15 +139,6 @@ func TestLineCacheDrawsAsDrawCleared(t *testing.T) {
 		}
 	}
 	t.Run("stream", func(t *testing.T) { check(t, scrollFrames(120), []int{200}, "") })
-	pool := []string{
-		"", "", "plain text", "\x1b[38;5;252mstyled\x1b[0m and reset", "\x1b[1mbold left open",
-		"after an open style", "\x1b[0m", "\x1b]8;;https://example.com\x1b\\link left open", "\x1b]8;;\x1b\\closed link",
-		"\u0301starts with a combining mark", "e\u0301 composed", "\u4e16\u754c wide \U0001F468\u200d\U0001F469 emoji",
-		strings.Repeat("\u4e16", 30), strings.Repeat("long line ", 12), "over\rcarriage", "tab\there",
-		"\x1b[2K erase in line", "\x1b[48;5;236m\x1b[38;5;203mcode()\x1b[0m", "\x1b[31mred\x1b[0m\x1b[4:3munder\x1b[0m",
-		"\x1b[38;2;10;20;30mtrue colour", "\x1b[0mreset first", "ends with a mode\x1b[?25h",
-		"a title \x1b]0;in an OSC", "an open CSI \x1b[", "\x1b]8;;https://example.com/x\x07bel link\x1b]8;;\x07",
-	}
 	for seed := range uint64(12) {
 		t.Run(fmt.Sprintf("random %d", seed), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(seed, 99))
@@ -159,7 +151,7 @@ func TestLineCacheDrawsAsDrawCleared(t *testing.T) {
 					rows = append(rows, prev[min(rng.IntN(3), len(prev)):]...)
 				}
 				for len(rows) < 11+rng.IntN(3) {
-					rows = append(rows, pool[rng.IntN(len(pool))])
+					rows = append(rows, linePool[rng.IntN(len(linePool))])
 				}
 				prev = rows
 				frames[i] = strings.Join(rows, "\n")
@@ -167,6 +159,20 @@ func TestLineCacheDrawsAsDrawCleared(t *testing.T) {
 			check(t, frames, []int{40, 40, 40, 23}, []string{"", "…"}[seed%2])
 		})
 	}
+}
+
+// linePool holds lines that test the line cache's rules: a style or a
+// link left open into the next line, a combining mark that starts a line
+// (it belongs to the row above), wide characters cut at the edge, carriage
+// returns, truncated escape sequences, repeated and blank lines.
+var linePool = []string{
+	"", "", "plain text", "\x1b[38;5;252mstyled\x1b[0m and reset", "\x1b[1mbold left open",
+	"after an open style", "\x1b[0m", "\x1b]8;;https://example.com\x1b\\link left open", "\x1b]8;;\x1b\\closed link",
+	"\u0301starts with a combining mark", "e\u0301 composed", "\u4e16\u754c wide \U0001F468\u200d\U0001F469 emoji",
+	strings.Repeat("\u4e16", 30), strings.Repeat("long line ", 12), "over\rcarriage", "tab\there",
+	"\x1b[2K erase in line", "\x1b[48;5;236m\x1b[38;5;203mcode()\x1b[0m", "\x1b[31mred\x1b[0m\x1b[4:3munder\x1b[0m",
+	"\x1b[38;2;10;20;30mtrue colour", "\x1b[0mreset first", "ends with a mode\x1b[?25h",
+	"a title \x1b]0;in an OSC", "an open CSI \x1b[", "\x1b]8;;https://example.com/x\x07bel link\x1b]8;;\x07",
 }
 
 // TestCellEqualIsEachFieldEqual: the fork's Cell.Equal, which compares

@@ -347,11 +347,15 @@ func (s *cursedRenderer) flush(closing bool) error {
 	// lines of the frame before are copied rather than decoded again
 	// (uv.LineCache): a scrolled transcript is mostly the same lines.
 	content.DrawClearedCached(s.cellbuf, &s.lines)
+	// The keys of the rows drawn from the cache let the renderer skip
+	// the rows it shows already (uv.LineCache.RowKeys).
+	keys := s.lines.RowKeys()
 
 	// If the frame height is greater than the screen height, we drop the
 	// lines from the top of the buffer.
 	if frameHeight := frameArea.Dy(); frameHeight > s.height {
 		s.cellbuf.Lines = s.cellbuf.Lines[frameHeight-s.height:]
+		keys = keys[min(frameHeight-s.height, len(keys)):]
 	}
 
 	// Alt screen mode.
@@ -511,6 +515,7 @@ func (s *cursedRenderer) flush(closing bool) error {
 	}
 
 	// Render and queue changes to the screen buffer.
+	s.scr.SetRowKeys(keys)
 	s.scr.Render(s.cellbuf.RenderBuffer)
 
 	if cur := view.Cursor; cur != nil {

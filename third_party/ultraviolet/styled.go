@@ -82,11 +82,15 @@ func (s *StyledString) DrawCleared(buf Screen, area Rectangle) {
 func (s *StyledString) DrawClearedCached(buf ScreenBuffer, c *LineCache) {
 	m, area := buf.WidthMethod(), buf.Bounds()
 	if c == nil || s.Wrap || area.Min.X != 0 {
+		if c != nil {
+			c.keys = c.keys[:0]
+		}
 		s.DrawCleared(buf, area)
 		return
 	}
 	str := strings.ReplaceAll(s.Text, "\r\n", "\n")
 	c.begin(area.Dx(), buf.Method, s.Tail)
+	c.keys = append(c.keys[:0], make([]uint64, area.Max.Y)...)
 	printString(buf, m, area.Min.X, area.Min.Y, area, str, true, s.Tail, &cachedDraw{c: c, rb: buf.RenderBuffer})
 	c.end()
 }
@@ -107,6 +111,37 @@ type LineCache struct {
 	// taken from prev or newly decoded.
 	prev, cur map[string]*cachedLine
 	free      []*cachedLine
+	// keys holds, for each row of the last call's buffer, the key of the
+	// cached line that row holds whole, or 0 (see RowKeys); lastKey is
+	// the last key given to a line.
+	keys    []uint64
+	lastKey uint64
+}
+
+// RowKeys returns, for each row of the buffer the last DrawClearedCached
+// drew, a key of the row's cells, or 0 when the row has none; the slice
+// is the cache's own and valid until the next call. Two rows with the
+// same non-zero key hold equal cells, in the same frame or in any two
+// frames: a key names one decoded line, and a line's key is never given
+// to another (a recycled entry gets a new one). A row has a key when it
+// was copied from the cache or recorded into it, and nothing drawn after
+// that wrote into it (a combining mark that starts the next line folds
+// into it and takes its key away). So a renderer that knows which key
+// each row of the terminal holds can skip comparing a row whose key it
+// already shows (TerminalRenderer.SetRowKeys).
+func (c *LineCache) RowKeys() []uint64 { return c.keys }
+
+// setKey records that row y holds line l whole, or nothing whole for a
+// nil l.
+func (c *LineCache) setKey(y int, l *cachedLine) {
+	if y < 0 || y >= len(c.keys) {
+		return
+	}
+	if l == nil {
+		c.keys[y] = 0
+		return
+	}
+	c.keys[y] = l.id
 }
 
 // cachedLine is one decoded line: its row's cells and touched range, and
@@ -118,6 +153,9 @@ type cachedLine struct {
 	link        Link
 	// lastX is the column of the last cell the line wrote, or -1.
 	lastX int
+	// id is the line's key (LineCache.RowKeys), new each time an entry
+	// is filled.
+	id uint64
 }
 
 func (c *LineCache) begin(width int, m ansi.Method, tail string) {
@@ -168,7 +206,10 @@ func (c *LineCache) keep(text string, rb *RenderBuffer, y int, style Style, link
 	l.cells = append(l.cells[:0], rb.Lines[y]...)
 	l.first, l.last = rb.Touched[y].FirstCell, rb.Touched[y].LastCell
 	l.style, l.link, l.lastX = style, link, lastX
+	c.lastKey++
+	l.id = c.lastKey
 	c.cur[text] = l
+	c.setKey(y, l)
 }
 
 // cachedDraw is a printString that takes lines from c and draws into rb.
@@ -187,6 +228,7 @@ type cachedDraw struct {
 func (d *cachedDraw) replay(l *cachedLine, y int) {
 	copy(d.rb.Lines[y], l.cells)
 	d.rb.TouchLine(l.first, y, l.last-l.first)
+	d.c.setKey(y, l)
 }
 
 // Height returns the number of lines in the styled string. This is the number
@@ -396,6 +438,11 @@ func printString[T []byte | string](
 						lines[lastY][lastX].Content += string(seq)
 					}
 				} else if lastX >= 0 {
+					if cd != nil {
+						// kz fork: the row no longer holds its cached
+						// line alone.
+						cd.c.setKey(lastY, nil)
+					}
 					if prev := s.CellAt(lastX, lastY); prev != nil {
 						folded := *prev
 						folded.Content += string(seq)

@@ -146,6 +146,7 @@ type TerminalRenderer struct {
 	caps             capabilities // terminal control sequence capabilities
 	atPhantom        bool         // whether the cursor is out of bounds and at a phantom cell
 	lineHadWide      bool         // whether the line currently being transformed contained a wide cell
+	keys             rowKeys      // kz fork: the rows' keys (terminal_renderer_rowkeys.go)
 	logger           Logger       // The logger used for debugging.
 
 	// profile is the color profile to use when downsampling colors. This is
@@ -743,6 +744,9 @@ func (s *TerminalRenderer) putRange(newbuf *RenderBuffer, oldLine, newLine Line,
 // line.
 func (s *TerminalRenderer) clearToEnd(newbuf *RenderBuffer, blank *Cell, force bool) {
 	if s.cur.Y >= 0 {
+		// kz fork: the row may change; transformLine, which calls this,
+		// gives it its key again once it equals the new row.
+		s.forgetKeys(s.cur.Y, s.cur.Y+1)
 		curline := s.curbuf.Line(s.cur.Y)
 		// We use the newbuf width because the current buffer might be smaller
 		// than the new buffer during a resize operation and we want to detect
@@ -883,6 +887,9 @@ func (s *TerminalRenderer) transformLine(newbuf *RenderBuffer, y int) {
 
 	s.lineHadWide = false
 	defer s.reanchorWideLine(newbuf)
+	// kz fork: whichever way it returns, the row of curbuf is the new
+	// row now.
+	defer s.adoptKey(y)
 
 	// If either frame's line holds a cell that a cell-level diff cannot
 	// safely reposition across, repaint the whole line instead. A wide cell
@@ -1128,6 +1135,7 @@ func (s *TerminalRenderer) clearToBottom(blank *Cell) {
 	s.curbuf.ClearArea(Rect(col, row, s.curbuf.Width()-col, 1))
 	// Clear everything below the current line
 	s.curbuf.ClearArea(Rect(0, row+1, s.curbuf.Width(), s.curbuf.Height()-row-1))
+	s.forgetKeys(row, s.curbuf.Height())
 }
 
 // clearBottom tests if clearing the end of the screen would satisfy part of
@@ -1189,6 +1197,7 @@ func (s *TerminalRenderer) clearScreen(blank *Cell) {
 	_, _ = s.buf.WriteString(ansi.EraseEntireScreen)
 	s.cur.X, s.cur.Y = 0, 0
 	s.curbuf.Fill(blank)
+	s.resetKeys()
 }
 
 // clearBelow clears everything below and including the row.
@@ -1256,6 +1265,8 @@ func (s *TerminalRenderer) Redraw(newbuf *RenderBuffer) {
 // Render renders changes of the screen to the internal buffer. Call
 // [terminalWriter.Flush] to flush pending changes to the screen.
 func (s *TerminalRenderer) Render(newbuf *RenderBuffer) {
+	// kz fork: the keys given for this buffer are used once.
+	defer s.endKeys()
 	// Do we need to render anything?
 	touchedLines := newbuf.TouchedLines()
 	if !s.clear && touchedLines == 0 {
@@ -1265,6 +1276,9 @@ func (s *TerminalRenderer) Render(newbuf *RenderBuffer) {
 	if s.curbuf == nil || s.curbuf.Bounds().Empty() {
 		// Initialize the current buffer
 		s.curbuf = NewRenderBuffer(newbuf.Width(), newbuf.Height())
+	}
+	if len(s.keys.cur) != s.curbuf.Height() {
+		s.resetKeys()
 	}
 
 	newWidth, newHeight := newbuf.Width(), newbuf.Height()
@@ -1312,6 +1326,7 @@ func (s *TerminalRenderer) Render(newbuf *RenderBuffer) {
 	// of the new screen, including rows added by a grow.
 	if curWidth != newWidth || curHeight != newHeight {
 		s.curbuf.Resize(newWidth, newHeight)
+		s.resetKeys()
 	}
 
 	if s.clear { //nolint:nestif
@@ -1338,7 +1353,11 @@ func (s *TerminalRenderer) Render(newbuf *RenderBuffer) {
 		for i = 0; i < nonEmpty; i++ {
 			if newbuf.Touched == nil || i >= len(newbuf.Touched) || (newbuf.Touched[i] != nil &&
 				(newbuf.Touched[i].FirstCell != -1 || newbuf.Touched[i].LastCell != -1)) {
-				s.transformLine(newbuf, i)
+				// kz fork: a row the terminal shows already, known by
+				// its key, has nothing to write.
+				if !s.shown(newbuf, i) {
+					s.transformLine(newbuf, i)
+				}
 				changedLines++
 			}
 

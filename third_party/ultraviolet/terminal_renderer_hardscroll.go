@@ -109,6 +109,7 @@ func (s *TerminalRenderer) scrolln(newbuf *RenderBuffer, n, top, bot, maxY int) 
 	}
 
 	s.scrollBuffer(s.curbuf, n, top, bot, blank)
+	s.scrollKeys(n, top, bot)
 
 	// shift hash values too, they can be reused
 	s.scrollOldhash(n, top, bot)

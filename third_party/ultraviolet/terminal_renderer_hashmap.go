@@ -48,8 +48,8 @@ func (s *TerminalRenderer) updateHashmap(newbuf *RenderBuffer) {
 				// TODO: Investigate why this is needed. If we remove this
 				// line, scroll optimization does not work correctly. This
 				// should happen else where.
-				s.oldhash[i] = hash(&s.hasher, &s.hashScratch, s.curbuf.Line(i))
-				s.newhash[i] = hash(&s.hasher, &s.hashScratch, newbuf.Line(i))
+				s.oldhash[i] = s.rowHash(s.curKey(i), s.curbuf.Line(i))
+				s.newhash[i] = s.rowHash(s.newKey(i), newbuf.Line(i))
 			}
 		}
 	} else {
@@ -61,8 +61,8 @@ func (s *TerminalRenderer) updateHashmap(newbuf *RenderBuffer) {
 			s.newhash = make([]uint64, height)
 		}
 		for i := range height {
-			s.oldhash[i] = hash(&s.hasher, &s.hashScratch, s.curbuf.Line(i))
-			s.newhash[i] = hash(&s.hasher, &s.hashScratch, newbuf.Line(i))
+			s.oldhash[i] = s.rowHash(s.curKey(i), s.curbuf.Line(i))
+			s.newhash[i] = s.rowHash(s.newKey(i), newbuf.Line(i))
 		}
 	}
 

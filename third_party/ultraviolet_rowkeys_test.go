@@ -1,0 +1,145 @@
+package thirdparty
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/charmbracelet/colorprofile"
+	uv "github.com/charmbracelet/ultraviolet"
+)
+
+// TestRowKeysWriteWhatComparingWrites: a renderer given the rows' keys
+// (TerminalRenderer.SetRowKeys, from LineCache.RowKeys) writes, frame
+// after frame, exactly the bytes a renderer that compares every row
+// writes, for random sequences of frames that scroll up and down by a few
+// lines (the keys move with the rows), change rows in place, repeat
+// lines, start a line with a combining mark that folds into a cached row
+// (which loses its key), hold wide and emoji cells (rows the renderer
+// repaints whole), and now and then change the screen's size or erase
+// it, or come without keys; in full-screen mode with the scroll
+// optimisation, and inline with frames taller than the screen now and
+// then (Bubble Tea's renderer drops their top rows).
+func TestRowKeysWriteWhatComparingWrites(t *testing.T) {
+	for _, mode := range []struct {
+		name       string
+		fullscreen bool
+	}{{"fullscreen", true}, {"inline", false}} {
+		for seed := range uint64(16) {
+			t.Run(fmt.Sprintf("%s/%d", mode.name, seed), func(t *testing.T) {
+				rng := rand.New(rand.NewPCG(seed, 7))
+				var keyed, compared bytes.Buffer
+				rk, rc := keyedRenderer(&keyed, mode.fullscreen), keyedRenderer(&compared, mode.fullscreen)
+				w, h := 40, 12
+				bk, bc := uv.NewScreenBuffer(w, h), uv.NewScreenBuffer(w, h)
+				var lines uv.LineCache
+				var rows []string
+				shown := 0
+				for i := range 400 {
+					// Now and then a frame comes without keys: the keys
+					// of the frame before must not apply to it.
+					unkeyed := false
+					switch r := rng.IntN(40); {
+					case r == 0:
+						w, h = []int{40, 23, 60}[rng.IntN(3)], 8+rng.IntN(8)
+						bk, bc = uv.NewScreenBuffer(w, h), uv.NewScreenBuffer(w, h)
+						rk.Resize(w, h)
+						rc.Resize(w, h)
+					case r == 1:
+						rk.Erase()
+						rc.Erase()
+					case r < 5:
+						unkeyed = true
+					}
+					// Inline, a frame may be taller than the screen:
+					// Bubble Tea draws it whole and drops the rows above
+					// the screen, and their keys with them.
+					fh := h
+					if !mode.fullscreen && rng.IntN(3) == 0 {
+						fh += 1 + rng.IntN(3)
+					}
+					rows = nextRows(rng, rows, fh)
+					frame := strings.Join(rows, "\n")
+					if bk.Width() != w || bk.Height() != fh {
+						bk, bc = uv.NewScreenBuffer(w, fh), uv.NewScreenBuffer(w, fh)
+					}
+					bk.Clear()
+					bc.Clear()
+					uv.NewStyledString(frame).DrawCleared(bc, bc.Bounds())
+					if unkeyed {
+						uv.NewStyledString(frame).DrawCleared(bk, bk.Bounds())
+					} else {
+						uv.NewStyledString(frame).DrawClearedCached(bk, &lines)
+						for _, k := range lines.RowKeys() {
+							if k != 0 {
+								shown++
+							}
+						}
+						rk.SetRowKeys(lines.RowKeys()[fh-h:])
+					}
+					bk.Lines, bc.Lines = bk.Lines[fh-h:], bc.Lines[fh-h:]
+					rk.Render(bk.RenderBuffer)
+					rc.Render(bc.RenderBuffer)
+					if err := rk.Flush(); err != nil {
+						t.Fatal(err)
+					}
+					if err := rc.Flush(); err != nil {
+						t.Fatal(err)
+					}
+					if !bytes.Equal(keyed.Bytes(), compared.Bytes()) {
+						t.Fatalf("frame %d (%d×%d): with keys the renderer wrote\n%q\nwithout\n%q\nframe:\n%s",
+							i, w, h, tail(keyed.Bytes()), tail(compared.Bytes()), frame)
+					}
+				}
+				if shown == 0 {
+					t.Fatal("no row was drawn from the cache: the keys were never used")
+				}
+			})
+		}
+	}
+}
+
+func keyedRenderer(out *bytes.Buffer, fullscreen bool) *uv.TerminalRenderer {
+	r := uv.NewTerminalRenderer(out, []string{"TERM=xterm-256color"})
+	r.SetColorProfile(colorprofile.ANSI256)
+	r.SetScrollOptim(fullscreen)
+	r.SetFullscreen(fullscreen)
+	r.SetRelativeCursor(!fullscreen)
+	return r
+}
+
+// nextRows is the next frame's rows: most often the rows before scrolled
+// up (a stream) or down (paging back) by up to three lines with new ones
+// at the edge; sometimes the same rows with one changed, or a new screen.
+func nextRows(rng *rand.Rand, rows []string, h int) []string {
+	pick := func() string {
+		if rng.IntN(4) == 0 {
+			return fmt.Sprintf("\x1b[38;5;252mline %d\x1b[0m", rng.IntN(30))
+		}
+		return linePool[rng.IntN(len(linePool))]
+	}
+	var next []string
+	switch r := rng.IntN(10); {
+	case len(rows) == 0 || r == 0:
+	case r <= 5:
+		next = append(next, rows[min(1+rng.IntN(3), len(rows)):]...)
+	case r <= 7:
+		for range 1 + rng.IntN(3) {
+			next = append(next, pick())
+		}
+		next = append(next, rows...)
+	default:
+		next = append(next, rows...)
+		next[rng.IntN(len(next))] = pick()
+	}
+	for len(next) < h {
+		next = append(next, pick())
+	}
+	return next[:h]
+}
+
+func tail(b []byte) []byte {
+	return b[max(len(b)-400, 0):]
+}
