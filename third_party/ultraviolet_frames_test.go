@@ -70,8 +70,7 @@ func renderFrames(w io.Writer, frames []string) {
 	buf := uv.NewScreenBuffer(200, 50)
 	var lines uv.LineCache
 	for _, f := range frames {
-		buf.Clear()
-		uv.NewStyledString(f).DrawClearedCached(buf, &lines)
+		uv.NewStyledString(f).DrawCached(buf, &lines)
 		r.SetRowKeys(lines.RowKeys())
 		r.Render(buf.RenderBuffer)
 		_ = r.Flush()
@@ -111,16 +110,17 @@ func BenchmarkScrollFrame(b *testing.B) {
 // rules: a style or a link left open into the next line, a combining mark
 // that starts a line (it belongs to the row above), wide characters cut
 // at the edge, carriage returns, truncated lines, repeated and blank
-// lines, with the width changing now and then.
+// lines, with the width changing now and then. So does DrawCached, which
+// draws over the frame before without clearing it.
 func TestLineCacheDrawsAsDrawCleared(t *testing.T) {
 	check := func(t *testing.T, frames []string, widths []int, tail string) {
 		t.Helper()
-		var lines uv.LineCache
-		var want, got uv.ScreenBuffer
+		var lines, lazyLines uv.LineCache
+		var want, got, lazy uv.ScreenBuffer
 		for i, f := range frames {
 			w := widths[i%len(widths)]
 			if want.RenderBuffer == nil || want.Width() != w {
-				want, got = uv.NewScreenBuffer(w, 12), uv.NewScreenBuffer(w, 12)
+				want, got, lazy = uv.NewScreenBuffer(w, 12), uv.NewScreenBuffer(w, 12), uv.NewScreenBuffer(w, 12)
 			}
 			want.Clear()
 			got.Clear()
@@ -128,12 +128,16 @@ func TestLineCacheDrawsAsDrawCleared(t *testing.T) {
 			ss.Tail = tail
 			ss.DrawCleared(want, want.Bounds())
 			ss.DrawClearedCached(got, &lines)
-			for y := range want.Lines {
-				if !reflect.DeepEqual(want.Lines[y], got.Lines[y]) {
-					t.Fatalf("frame %d row %d: cached\n%q\nwant\n%q", i, y, got.Lines[y].String(), want.Lines[y].String())
-				}
-				if !reflect.DeepEqual(want.Touched[y], got.Touched[y]) {
-					t.Fatalf("frame %d row %d: touched %+v, want %+v", i, y, got.Touched[y], want.Touched[y])
+			// DrawCached draws over the frame before, not cleared.
+			ss.DrawCached(lazy, &lazyLines)
+			for name, b := range map[string]uv.ScreenBuffer{"cached": got, "drawn over": lazy} {
+				for y := range want.Lines {
+					if !reflect.DeepEqual(want.Lines[y], b.Lines[y]) {
+						t.Fatalf("frame %d row %d: %s\n%q\nwant\n%q", i, y, name, b.Lines[y].String(), want.Lines[y].String())
+					}
+					if !reflect.DeepEqual(want.Touched[y], b.Touched[y]) {
+						t.Fatalf("frame %d row %d: %s touched %+v, want %+v", i, y, name, b.Touched[y], want.Touched[y])
+					}
 				}
 			}
 		}

@@ -1,9 +1,14 @@
 package thirdparty
 
 import (
+	"bufio"
 	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
 	"fmt"
+	"io"
 	"math/rand/v2"
+	"os"
 	"strings"
 	"testing"
 
@@ -12,9 +17,10 @@ import (
 )
 
 // TestRowKeysWriteWhatComparingWrites: a renderer given the rows' keys
-// (TerminalRenderer.SetRowKeys, from LineCache.RowKeys) writes, frame
-// after frame, exactly the bytes a renderer that compares every row
-// writes, for random sequences of frames that scroll up and down by a few
+// (TerminalRenderer.SetRowKeys, from LineCache.RowKeys), its frames drawn
+// over the frame before as Bubble Tea draws them (DrawCached), writes,
+// frame after frame, exactly the bytes a renderer that compares every row
+// of frames drawn on a cleared buffer writes, for random sequences of frames that scroll up and down by a few
 // lines (the keys move with the rows), change rows in place, repeat
 // lines, start a line with a combining mark that folds into a cached row
 // (which loses its key), hold wide and emoji cells (rows the renderer
@@ -65,13 +71,14 @@ func TestRowKeysWriteWhatComparingWrites(t *testing.T) {
 					if bk.Width() != w || bk.Height() != fh {
 						bk, bc = uv.NewScreenBuffer(w, fh), uv.NewScreenBuffer(w, fh)
 					}
-					bk.Clear()
 					bc.Clear()
 					uv.NewStyledString(frame).DrawCleared(bc, bc.Bounds())
 					if unkeyed {
+						bk.Clear()
 						uv.NewStyledString(frame).DrawCleared(bk, bk.Bounds())
 					} else {
-						uv.NewStyledString(frame).DrawClearedCached(bk, &lines)
+						// As Bubble Tea draws: over the frame before.
+						uv.NewStyledString(frame).DrawCached(bk, &lines)
 						for _, k := range lines.RowKeys() {
 							if k != 0 {
 								shown++
@@ -142,4 +149,97 @@ func nextRows(rng *rand.Rand, rows []string, h int) []string {
 
 func tail(b []byte) []byte {
 	return b[max(len(b)-400, 0):]
+}
+
+// streamedFrames are the frames kz's TUI drew, on a 200×50 terminal, while
+// BenchmarkProcessStream streamed its 200 KB answer (testdata, recorded
+// from Bubble Tea's flush): the transcript scrolls, and each block of the
+// answer is drawn plainly while it is open and redrawn by glamour when it
+// closes, so many rows change from one frame to the next.
+func streamedFrames(tb testing.TB) []string {
+	tb.Helper()
+	f, err := os.Open("testdata/streamed_frames.bin.gz")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer func() { _ = f.Close() }()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	r := bufio.NewReader(zr)
+	var frames []string
+	for {
+		var n int
+		if _, err := fmt.Fscanf(r, "%d\n", &n); err == io.EOF {
+			return frames
+		} else if err != nil {
+			tb.Fatal(err)
+		}
+		b := make([]byte, n)
+		if _, err := io.ReadFull(r, b); err != nil {
+			tb.Fatal(err)
+		}
+		frames = append(frames, string(b))
+	}
+}
+
+// renderStreamed renders frames as Bubble Tea's flush does, with the row
+// keys and drawing over the frame before (keyed), or as it did before
+// them: clearing the buffer, drawing with the line cache, comparing every
+// row.
+func renderStreamed(w io.Writer, frames []string, keyed bool) {
+	r := uv.NewTerminalRenderer(w, []string{"TERM=xterm-256color"})
+	r.SetColorProfile(colorprofile.ANSI256)
+	r.SetScrollOptim(true)
+	r.SetFullscreen(true)
+	r.SetRelativeCursor(false)
+	buf := uv.NewScreenBuffer(200, 50)
+	var lines uv.LineCache
+	for _, f := range frames {
+		if keyed {
+			uv.NewStyledString(f).DrawCached(buf, &lines)
+			r.SetRowKeys(lines.RowKeys())
+		} else {
+			buf.Clear()
+			uv.NewStyledString(f).DrawClearedCached(buf, &lines)
+		}
+		r.Render(buf.RenderBuffer)
+		_ = r.Flush()
+	}
+}
+
+// TestStreamedFramesRenderTheSameWithKeys: kz's real streamed frames are
+// written the same, byte for byte, with row keys as without, and as the
+// renderer wrote them before the row keys, the lazy draw, the pen's and
+// the cell comparison's short cuts (want: the sha256 of the bytes the
+// fork at 3be4f9e wrote, clearing and drawing every frame whole).
+func TestStreamedFramesRenderTheSameWithKeys(t *testing.T) {
+	frames := streamedFrames(t)
+	var keyed, compared bytes.Buffer
+	renderStreamed(&keyed, frames, true)
+	renderStreamed(&compared, frames, false)
+	if !bytes.Equal(keyed.Bytes(), compared.Bytes()) {
+		t.Fatalf("with keys the renderer wrote %d bytes, without %d, not the same", keyed.Len(), compared.Len())
+	}
+	const want = "47f58b8ecbf465f02a879715ab22ed626cddc5d0cd890946de2ddc27d3a49b92"
+	if got := fmt.Sprintf("%x", sha256.Sum256(keyed.Bytes())); got != want {
+		t.Fatalf("the renderer wrote %d bytes with sha256 %s, want %s", keyed.Len(), got, want)
+	}
+}
+
+// BenchmarkStreamedFrame is the renderer's cost per frame of kz's real
+// streamed frames (streamedFrames), from drawing the view into the buffer
+// to the bytes for the terminal, with row keys and without.
+func BenchmarkStreamedFrame(b *testing.B) {
+	frames := streamedFrames(b)
+	for _, keyed := range []bool{false, true} {
+		b.Run(map[bool]string{false: "compare", true: "keys"}[keyed], func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				renderStreamed(io.Discard, frames, keyed)
+			}
+			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*len(frames)), "µs/frame")
+		})
+	}
 }

@@ -340,13 +340,11 @@ func (s *cursedRenderer) flush(closing bool) error {
 		s.cellbuf.Resize(frameArea.Dx(), frameArea.Dy())
 	}
 
-	// Clear our screen buffer before copying the new frame into it to ensure
-	// we erase any old content.
-	s.cellbuf.Clear()
-	// kz fork: the buffer is blank already; Draw would blank it again. The
-	// lines of the frame before are copied rather than decoded again
-	// (uv.LineCache): a scrolled transcript is mostly the same lines.
-	content.DrawClearedCached(s.cellbuf, &s.lines)
+	// kz fork: the lines of the frame before are copied rather than
+	// decoded again (uv.LineCache): a scrolled transcript is mostly the
+	// same lines. DrawCached leaves the buffer as clearing it and drawing
+	// the frame did, but blanks only the rows it does not copy.
+	content.DrawCached(s.cellbuf, &s.lines)
 	// The keys of the rows drawn from the cache let the renderer skip
 	// the rows it shows already (uv.LineCache.RowKeys).
 	keys := s.lines.RowKeys()

@@ -62,13 +62,22 @@ func (c *Cell) String() string {
 func (c *Cell) Equal(o *Cell) bool {
 	return o != nil &&
 		c.Width == o.Width &&
-		c.Content == o.Content &&
+		sameContent(c.Content, o.Content) &&
 		c.Style.Attrs == o.Style.Attrs &&
 		c.Style.Underline == o.Style.Underline &&
 		c.Link == o.Link &&
 		colorEqual(c.Style.Fg, o.Style.Fg) &&
 		colorEqual(c.Style.Bg, o.Style.Bg) &&
 		colorEqual(c.Style.UnderlineColor, o.Style.UnderlineColor)
+}
+
+// sameContent is a == b, with no call for the one-byte contents of most
+// cells (kz fork).
+func sameContent(a, b string) bool {
+	if len(a) == 1 && len(b) == 1 {
+		return a[0] == b[0]
+	}
+	return a == b
 }
 
 // IsZero returns whether the cell is an empty cell.
@@ -467,6 +476,22 @@ func sameColorValue(c, o color.Color) bool {
 		return ok && c == o
 	}
 	return false
+}
+
+// sameStyle reports two styles with the same attributes and the same
+// colours, each nil in both or of one comparable type with one value
+// (kz fork): what converts to one style under any profile. Styles that
+// are only Equal (two colours of one RGBA) are not the same.
+func sameStyle(s, o *Style) bool {
+	return s.Attrs == o.Attrs && s.Underline == o.Underline &&
+		sameColor(s.Fg, o.Fg) && sameColor(s.Bg, o.Bg) && sameColor(s.UnderlineColor, o.UnderlineColor)
+}
+
+func sameColor(c, o color.Color) bool {
+	if c == nil || o == nil {
+		return c == nil && o == nil
+	}
+	return sameColorValue(c, o)
 }
 
 // IsZero returns true if the style is empty.

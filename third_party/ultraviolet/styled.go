@@ -95,6 +95,30 @@ func (s *StyledString) DrawClearedCached(buf ScreenBuffer, c *LineCache) {
 	c.end()
 }
 
+// DrawCached is DrawClearedCached into buf as the call before left it,
+// not cleared (kz fork): the buffer ends as Clear and DrawClearedCached
+// leave it, its touched ranges included, but a row copied from the cache
+// is not blanked first, only a row that is decoded, and the rows below
+// the text. Clearing the whole buffer and then copying most of its rows
+// over the blanks wrote every cell of every frame twice.
+func (s *StyledString) DrawCached(buf ScreenBuffer, c *LineCache) {
+	area := buf.Bounds()
+	if c == nil || s.Wrap || area.Min.X != 0 {
+		buf.Clear()
+		s.DrawClearedCached(buf, c)
+		return
+	}
+	for y := area.Min.Y; y < area.Max.Y; y++ {
+		buf.TouchLine(area.Min.X, y, area.Dx())
+	}
+	str := strings.ReplaceAll(s.Text, "\r\n", "\n")
+	c.begin(area.Dx(), buf.Method, s.Tail)
+	c.keys = append(c.keys[:0], make([]uint64, area.Max.Y)...)
+	cd := &cachedDraw{c: c, rb: buf.RenderBuffer, lazy: true, blankFrom: area.Min.Y}
+	printString(buf, buf.WidthMethod(), area.Min.X, area.Min.Y, area, str, true, s.Tail, cd)
+	c.end()
+}
+
 // LineCache holds the cells of lines drawn by DrawClearedCached, by their
 // text, for the next call (kz fork). A line is kept when it starts with
 // no style or link in effect and ends, at its newline, with no escape
@@ -222,6 +246,31 @@ type cachedDraw struct {
 	text string
 	y    int
 	end  int
+	// lazy is set when the buffer was not cleared (DrawCached): a row
+	// about to be decoded is blanked first. blankFrom is the first row
+	// not yet drawn; printString blanks it and the rows below it at its
+	// end.
+	lazy      bool
+	blankFrom int
+}
+
+// decoding readies row y for printString to decode a line into it.
+func (d *cachedDraw) decoding(y int) {
+	if d.lazy {
+		d.blank(y)
+		d.blankFrom = max(d.blankFrom, y+1)
+	}
+}
+
+// blank sets the cells of row y blank, as Buffer.Clear does.
+func (d *cachedDraw) blank(y int) {
+	if y < 0 || y >= len(d.rb.Lines) {
+		return
+	}
+	line := d.rb.Lines[y]
+	for x := range line {
+		line[x] = EmptyCell
+	}
 }
 
 // replay draws l at row y, as decoding its text there did.
@@ -229,6 +278,7 @@ func (d *cachedDraw) replay(l *cachedLine, y int) {
 	copy(d.rb.Lines[y], l.cells)
 	d.rb.TouchLine(l.first, y, l.last-l.first)
 	d.c.setKey(y, l)
+	d.blankFrom = max(d.blankFrom, y+1)
 }
 
 // Height returns the number of lines in the styled string. This is the number
@@ -324,6 +374,7 @@ func printString[T []byte | string](
 					cd.on, cd.text, cd.y, cd.end = true, text, y, len(str)-i
 				}
 			}
+			cd.decoding(y)
 		}
 		seq, width, n, newState := decoder(str, state, p)
 		// The decoder's ASCII fast path doesn't check for trailing combining
@@ -462,6 +513,14 @@ func printString[T []byte | string](
 			// We've reached the bottom of the bounds, stop processing further
 			// lines.
 			break
+		}
+	}
+
+	if cd != nil && cd.lazy {
+		// kz fork: the rows the text did not reach are blank, before
+		// the last cell lands on one of them.
+		for row := cd.blankFrom; row < bounds.Max.Y; row++ {
+			cd.blank(row)
 		}
 	}
 

@@ -577,6 +577,14 @@ func (s *TerminalRenderer) updatePen(cell *Cell) {
 		return
 	}
 
+	// kz fork: a cell in the pen's own style and link changes nothing:
+	// the same style converts to the same style. Converting both for
+	// every cell written was a seventh of the renderer's work on kz's
+	// streamed frames (BenchmarkStreamedFrame).
+	if cell.Link == s.cur.Link && sameStyle(&cell.Style, &s.cur.Style) {
+		return
+	}
+
 	// Downsample pen when we don't have a [colorprofile.TrueColor],
 	// otherwise, use the original style.
 	newStyle := ConvertStyle(cell.Style, s.profile)
@@ -902,7 +910,8 @@ func (s *TerminalRenderer) transformLine(newbuf *RenderBuffer, y int) {
 	// real cursor at a column the model cannot predict, so a later erase in
 	// the same transform fires at the wrong column. Repainting depends only
 	// on an absolute cursor position and a known-empty line.
-	if lineHasDrift(s.method, oldLine) || lineHasDrift(s.method, newLine) {
+	// kz fork: known per row key where the row has one.
+	if s.rowDrift(s.curKey(y), oldLine) || s.rowDrift(s.newKey(y), newLine) {
 		s.repaintLine(newbuf, y)
 		return
 	}
@@ -990,17 +999,12 @@ func (s *TerminalRenderer) transformLine(newbuf *RenderBuffer, y int) {
 
 	// Find last non-blank cell in the old line.
 	// We always use the newbuf width to detect new cell changes.
-	oLastCell = newbuf.Width() - 1
-	for oLastCell > firstCell && cellEqual(oldLine.At(oLastCell), blank) {
-		oLastCell--
-	}
+	// kz fork: known per row key where the row has one (lastNotBlank).
+	oLastCell = s.lastNotBlank(s.curKey(y), oldLine, blank, newbuf.Width(), firstCell)
 
 	// Find last non-blank cell in the new line.
 	// We always use the newbuf width to detect new cell changes.
-	nLastCell = newbuf.Width() - 1
-	for nLastCell > firstCell && cellEqual(newLine.At(nLastCell), blank) {
-		nLastCell--
-	}
+	nLastCell = s.lastNotBlank(s.newKey(y), newLine, blank, newbuf.Width(), firstCell)
 
 	if nLastCell == firstCell && s.el0Cost() < oLastCell-nLastCell { //nolint:nestif
 		s.move(newbuf, firstCell, y)
@@ -1360,18 +1364,10 @@ func (s *TerminalRenderer) Render(newbuf *RenderBuffer) {
 				}
 				changedLines++
 			}
-
-			// Mark line changed successfully.
-			if i < len(newbuf.Touched) && i <= newbuf.Height()-1 {
-				newbuf.Touched[i] = &LineData{
-					FirstCell: -1, LastCell: -1,
-				}
-			}
-			if i < len(s.curbuf.Touched) && i < s.curbuf.Height()-1 {
-				s.curbuf.Touched[i] = &LineData{
-					FirstCell: -1, LastCell: -1,
-				}
-			}
+			// kz fork: upstream marked each line untouched here, in
+			// both buffers, with a new LineData each; nothing reads a
+			// row's mark after its turn, and the end of Render marks
+			// every row of both again.
 		}
 	}
 
@@ -1380,17 +1376,11 @@ func (s *TerminalRenderer) Render(newbuf *RenderBuffer) {
 	}
 
 	// Sync windows and screen
+	// kz fork: each buffer's marks are new, as upstream's, but made in
+	// one allocation per buffer rather than one per row.
 	newbuf.Touched = make([]*LineData, newHeight)
-	for i := range newbuf.Touched {
-		newbuf.Touched[i] = &LineData{
-			FirstCell: -1, LastCell: -1,
-		}
-	}
-	for i := range s.curbuf.Touched {
-		s.curbuf.Touched[i] = &LineData{
-			FirstCell: -1, LastCell: -1,
-		}
-	}
+	untouched(newbuf.Touched)
+	untouched(s.curbuf.Touched)
 
 	s.updatePen(nil) // nil indicates a blank cell with no styles
 }

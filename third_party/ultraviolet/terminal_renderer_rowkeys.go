@@ -37,11 +37,14 @@ type rowKeys struct {
 	info, spare map[uint64]*rowInfo
 }
 
-// rowInfo is what the renderer has computed of one keyed line.
+// rowInfo is what the renderer has computed of one keyed line: its hash,
+// whether it has drift (lineHasDrift), and the index of its last cell
+// that is not an empty one, or -1.
 type rowInfo struct {
-	hash            uint64
-	drift           bool
-	hashed, drifted bool
+	hash                    uint64
+	drift                   bool
+	last                    int
+	hashed, drifted, lasted bool
 }
 
 // SetRowKeys gives the keys of the rows of the buffer the next Render
@@ -76,11 +79,42 @@ func (s *TerminalRenderer) shown(newbuf *RenderBuffer, y int) bool {
 	if k == 0 || k != s.curKey(y) {
 		return false
 	}
+	return !s.rowDrift(k, newbuf.Line(y))
+}
+
+// rowDrift is lineHasDrift of line, whose key is k (0 for none).
+func (s *TerminalRenderer) rowDrift(k uint64, line Line) bool {
+	if k == 0 {
+		return lineHasDrift(s.method, line)
+	}
 	in := s.rowInfo(k)
 	if !in.drifted {
-		in.drift, in.drifted = lineHasDrift(s.method, newbuf.Line(y)), true
+		in.drift, in.drifted = lineHasDrift(s.method, line), true
 	}
-	return !in.drift
+	return in.drift
+}
+
+// lastNotBlank is where transformLine's search from the end of line
+// (width cells, its key k) for its last cell that is not blank stops:
+// that cell, or floor when none after floor is. Where blank is an empty
+// cell, as it is on most rows, the last cell that is not is kept per key.
+func (s *TerminalRenderer) lastNotBlank(k uint64, line Line, blank *Cell, width, floor int) int {
+	if k != 0 && len(line) == width && blank != nil && blank.Equal(&EmptyCell) {
+		in := s.rowInfo(k)
+		if !in.lasted {
+			in.last = len(line) - 1
+			for in.last >= 0 && line[in.last].Equal(&EmptyCell) {
+				in.last--
+			}
+			in.lasted = true
+		}
+		return max(in.last, floor)
+	}
+	i := width - 1
+	for i > floor && cellEqual(line.At(i), blank) {
+		i--
+	}
+	return i
 }
 
 // rowHash is hash of line, whose key is k (0 for none).
@@ -177,4 +211,13 @@ func (s *TerminalRenderer) endKeys() {
 	}
 	clear(s.keys.info)
 	s.keys.info, s.keys.spare = s.keys.spare, s.keys.info
+}
+
+// untouched sets each of marks to a new LineData with no cell touched.
+func untouched(marks []*LineData) {
+	lines := make([]LineData, len(marks))
+	for i := range marks {
+		lines[i] = LineData{FirstCell: -1, LastCell: -1}
+		marks[i] = &lines[i]
+	}
 }
