@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kaizen-code/kz/runtimes/codex/codextest"
 )
 
 // The per-runtime end-to-end scenario: the real kz binary in tmux at
@@ -124,10 +126,10 @@ stream_max_retries = 0
 
 [analytics]
 enabled = false
-
+%s
 [projects.%q]
 trust_level = "trusted"
-`, catalog, api.srv.URL, ws)
+`, catalog, api.srv.URL, codextest.Offline, ws)
 	if err := os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -203,18 +203,6 @@ func realSetupWith(t testing.TB, api *respAPI, provider string, extraEnv []strin
 	clitest.GitInit(t, ws)
 	env := append([]string{"HOME=" + home, "CODEX_HOME=" + codexHome}, extraEnv...)
 	codextest.Home(t, codextest.HomeOptions{Bin: bin, Home: home, CodexHome: codexHome, Workspace: ws, Provider: provider, Extra: `
-[features]
-plugins = false
-remote_plugin = false
-plugin_sharing = false
-apps = false
-tool_suggest = false
-skill_mcp_dependency_install = false
-image_generation = false
-daemon_auto_start = false
-in_app_updates = false
-goals = false
-
 [agents]
 enabled = false
 `})

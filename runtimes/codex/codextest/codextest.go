@@ -21,6 +21,27 @@ const Model = "fake-model"
 // Codex run with Home's configuration needs it set (any value).
 const KeyEnv = "FAKE_OPENAI_API_KEY"
 
+// Offline is the [features] table Home writes, to keep a Codex run on
+// 127.0.0.1: with its plugins on, Codex 0.169 syncs the curated plugin
+// marketplace at every start (it runs `git ls-remote
+// https://github.com/openai/plugins.git`, as `codex exec` and as the
+// app-server), and other features fetch or start things of their own.
+// Tests send traffic to 127.0.0.1 only; a configuration a test writes
+// itself appends Offline too.
+const Offline = `
+[features]
+plugins = false
+remote_plugin = false
+plugin_sharing = false
+apps = false
+tool_suggest = false
+skill_mcp_dependency_install = false
+image_generation = false
+daemon_auto_start = false
+in_app_updates = false
+goals = false
+`
+
 // HomeOptions say what Home writes.
 type HomeOptions struct {
 	// Bin is the Codex binary, asked for its bundled model catalog.
@@ -104,10 +125,10 @@ model_catalog_json = %q
 %s
 [analytics]
 enabled = false
-%s
+%s%s
 [projects.%q]
 trust_level = "trusted"
-`, Model, sandbox, catalog, o.Provider, o.Extra, o.Workspace)
+`, Model, sandbox, catalog, o.Provider, Offline, o.Extra, o.Workspace)
 	if err := os.WriteFile(filepath.Join(o.CodexHome, "config.toml"), []byte(config), 0o600); err != nil {
 		t.Fatal(err)
 	}
