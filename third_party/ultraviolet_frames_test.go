@@ -11,7 +11,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/charmbracelet/colorprofile"
 	uv "github.com/charmbracelet/ultraviolet"
 	"github.com/charmbracelet/x/ansi"
 )
@@ -62,11 +61,7 @@ func scrollFrames(n int) []string {
 // screen with scroll optimisation and the line cache, writing what it
 // outputs to w.
 func renderFrames(w io.Writer, frames []string) {
-	r := uv.NewTerminalRenderer(w, []string{"TERM=xterm-256color"})
-	r.SetColorProfile(colorprofile.ANSI256)
-	r.SetScrollOptim(true)
-	r.SetFullscreen(true)
-	r.SetRelativeCursor(false)
+	r := testRenderer(w, true)
 	buf := uv.NewScreenBuffer(200, 50)
 	var lines uv.LineCache
 	for _, f := range frames {

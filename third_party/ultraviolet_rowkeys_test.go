@@ -37,7 +37,7 @@ func TestRowKeysWriteWhatComparingWrites(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/%d", mode.name, seed), func(t *testing.T) {
 				rng := rand.New(rand.NewPCG(seed, 7))
 				var keyed, compared bytes.Buffer
-				rk, rc := keyedRenderer(&keyed, mode.fullscreen), keyedRenderer(&compared, mode.fullscreen)
+				rk, rc := testRenderer(&keyed, mode.fullscreen), testRenderer(&compared, mode.fullscreen)
 				w, h := 40, 12
 				bk, bc := uv.NewScreenBuffer(w, h), uv.NewScreenBuffer(w, h)
 				var lines uv.LineCache
@@ -108,8 +108,11 @@ func TestRowKeysWriteWhatComparingWrites(t *testing.T) {
 	}
 }
 
-func keyedRenderer(out *bytes.Buffer, fullscreen bool) *uv.TerminalRenderer {
-	r := uv.NewTerminalRenderer(out, []string{"TERM=xterm-256color"})
+// testRenderer is a renderer for a 256-colour xterm writing to w, full
+// screen with the scroll optimisation, or inline with relative cursor
+// moves.
+func testRenderer(w io.Writer, fullscreen bool) *uv.TerminalRenderer {
+	r := uv.NewTerminalRenderer(w, []string{"TERM=xterm-256color"})
 	r.SetColorProfile(colorprofile.ANSI256)
 	r.SetScrollOptim(fullscreen)
 	r.SetFullscreen(fullscreen)
@@ -189,11 +192,7 @@ func streamedFrames(tb testing.TB) []string {
 // them: clearing the buffer, drawing with the line cache, comparing every
 // row.
 func renderStreamed(w io.Writer, frames []string, keyed bool) {
-	r := uv.NewTerminalRenderer(w, []string{"TERM=xterm-256color"})
-	r.SetColorProfile(colorprofile.ANSI256)
-	r.SetScrollOptim(true)
-	r.SetFullscreen(true)
-	r.SetRelativeCursor(false)
+	r := testRenderer(w, true)
 	buf := uv.NewScreenBuffer(200, 50)
 	var lines uv.LineCache
 	for _, f := range frames {

@@ -3,6 +3,7 @@ package uv
 import (
 	"bytes"
 	"image/color"
+	"slices"
 	"strings"
 
 	"github.com/charmbracelet/x/ansi"
@@ -80,19 +81,7 @@ func (s *StyledString) DrawCleared(buf Screen, area Rectangle) {
 // renderer's work for a frame. The cells and touched ranges buf ends with
 // are those DrawCleared gives it (TestLineCacheDrawsAsDrawCleared).
 func (s *StyledString) DrawClearedCached(buf ScreenBuffer, c *LineCache) {
-	m, area := buf.WidthMethod(), buf.Bounds()
-	if c == nil || s.Wrap || area.Min.X != 0 {
-		if c != nil {
-			c.keys = c.keys[:0]
-		}
-		s.DrawCleared(buf, area)
-		return
-	}
-	str := strings.ReplaceAll(s.Text, "\r\n", "\n")
-	c.begin(area.Dx(), buf.Method, s.Tail)
-	c.keys = append(c.keys[:0], make([]uint64, area.Max.Y)...)
-	printString(buf, m, area.Min.X, area.Min.Y, area, str, true, s.Tail, &cachedDraw{c: c, rb: buf.RenderBuffer})
-	c.end()
+	s.drawCached(buf, c, false)
 }
 
 // DrawCached is DrawClearedCached into buf as the call before left it,
@@ -102,19 +91,34 @@ func (s *StyledString) DrawClearedCached(buf ScreenBuffer, c *LineCache) {
 // the text. Clearing the whole buffer and then copying most of its rows
 // over the blanks wrote every cell of every frame twice.
 func (s *StyledString) DrawCached(buf ScreenBuffer, c *LineCache) {
+	s.drawCached(buf, c, true)
+}
+
+// drawCached is DrawCached when lazy is set, else DrawClearedCached.
+func (s *StyledString) drawCached(buf ScreenBuffer, c *LineCache, lazy bool) {
 	area := buf.Bounds()
 	if c == nil || s.Wrap || area.Min.X != 0 {
-		buf.Clear()
-		s.DrawClearedCached(buf, c)
+		if c != nil {
+			c.keys = c.keys[:0]
+		}
+		if lazy {
+			buf.Clear()
+		}
+		s.DrawCleared(buf, area)
 		return
 	}
-	for y := area.Min.Y; y < area.Max.Y; y++ {
-		buf.TouchLine(area.Min.X, y, area.Dx())
+	if lazy {
+		// Every row is touched as Clear touches it; its cells are set
+		// as the row is drawn.
+		for y := area.Min.Y; y < area.Max.Y; y++ {
+			buf.TouchLine(area.Min.X, y, area.Dx())
+		}
 	}
 	str := strings.ReplaceAll(s.Text, "\r\n", "\n")
 	c.begin(area.Dx(), buf.Method, s.Tail)
-	c.keys = append(c.keys[:0], make([]uint64, area.Max.Y)...)
-	cd := &cachedDraw{c: c, rb: buf.RenderBuffer, lazy: true, blankFrom: area.Min.Y}
+	c.keys = slices.Grow(c.keys[:0], area.Max.Y)[:area.Max.Y]
+	clear(c.keys)
+	cd := &cachedDraw{c: c, rb: buf.RenderBuffer, lazy: lazy, blankFrom: area.Min.Y}
 	printString(buf, buf.WidthMethod(), area.Min.X, area.Min.Y, area, str, true, s.Tail, cd)
 	c.end()
 }
