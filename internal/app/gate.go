@@ -68,8 +68,10 @@ func enforcement(st sandbox.Status) permission.Enforcement {
 // configured writable directories ([sandbox] writable) are what
 // workspace-write commands may write; kz's own config and data
 // directories, and the paths Read deny rules name, are hidden from every
-// command.
-func (e *Env) osSandbox(gate *permission.Gate) (*sandbox.Sandbox, error) {
+// command; the search of the writable directories is kept in the data
+// directory between kz processes. A one-shot session (kz -p) does not
+// watch the searched directories.
+func (e *Env) osSandbox(gate *permission.Gate, oneShot bool) (*sandbox.Sandbox, error) {
 	hidden := []string{filepath.Dir(e.Paths.UserConfig), e.DataDir}
 	// The log is kz's too. The rest of the state directory is not hidden:
 	// it holds the agents' homes, which they must write.
@@ -81,7 +83,10 @@ func (e *Env) osSandbox(gate *permission.Gate) (*sandbox.Sandbox, error) {
 	if e.Paths.DataDir != e.DataDir {
 		hidden = append(hidden, e.Paths.DataDir)
 	}
-	sb, err := sandbox.New(sandbox.Policy{Workspace: e.Workspace, Writable: e.Config.Sandbox.Writable, Hidden: hidden})
+	// The search for what to protect is kept in kz's data directory,
+	// which is hidden from every command, for the next kz.
+	sb, err := sandbox.New(sandbox.Policy{Workspace: e.Workspace, Writable: e.Config.Sandbox.Writable, Hidden: hidden,
+		SearchCache: filepath.Join(e.DataDir, "sandbox"), NoWatch: oneShot})
 	if err != nil && len(e.Config.Sandbox.Writable) > 0 {
 		return nil, fmt.Errorf("%w (check [sandbox] writable in %s)", err, e.Paths.UserConfig)
 	}

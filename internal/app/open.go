@@ -243,7 +243,7 @@ func (a *App) openParts(ctx context.Context, o Options) (err error) {
 	opened.Go(func() { a.Store, storeErr = a.Env.OpenStore(ctx, o.Warn) })
 	a.Gate, err = a.Env.Gate(!o.Interactive, o.Rules)
 	if err == nil {
-		a.sandbox, err = a.Env.osSandbox(a.Gate)
+		a.sandbox, err = a.Env.osSandbox(a.Gate, o.OneShot)
 	}
 	opened.Wait()
 	if storeErr != nil {

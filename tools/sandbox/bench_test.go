@@ -6,6 +6,7 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -184,15 +185,7 @@ func benchRepo(b *testing.B, dir string) {
 // there, such as an agent CLI's start): a new tree each op, inotify
 // watches included, their release not.
 func BenchmarkSearchLargeTree(b *testing.B) {
-	dir := b.TempDir()
-	body := strings.Repeat("x", 1000)
-	for d := range 1000 {
-		sub := dir + "/pkg" + strconv.Itoa(d/100) + "/mod" + strconv.Itoa(d)
-		for f := range 10 {
-			writeFile(b, sub+"/file"+strconv.Itoa(f)+".go", body)
-		}
-	}
-	mkdir(b, dir+"/.git/objects")
+	dir := largeTree(b)
 	var trees []*tree
 	for b.Loop() {
 		t := newTree(dir)
@@ -206,4 +199,67 @@ func BenchmarkSearchLargeTree(b *testing.B) {
 	for _, t := range trees {
 		t.close()
 	}
+}
+
+// BenchmarkSearchLargeTreeSaved is the first search of the directory of
+// BenchmarkSearchLargeTree by a later kz process, which finds the search
+// an earlier one saved (searchsave_linux.go): reading the saved file and
+// an lstat of each directory, with an inotify watch added to each
+// (watched, the TUI) or not (unwatched, kz -p: Policy.NoWatch); the
+// watches' release is not in it.
+func BenchmarkSearchLargeTreeSaved(b *testing.B) {
+	dir := largeTree(b)
+	// The directories' times are set back, out of the racy window, as
+	// they are for any directory not changed in the last moments.
+	old := time.Now().Add(-time.Hour)
+	_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			_ = os.Chtimes(p, old, old)
+		}
+		return nil
+	})
+	saveDir := filepath.Join(b.TempDir(), "sandbox")
+	for _, watched := range []bool{true, false} {
+		name := "unwatched"
+		if watched {
+			name = "watched"
+		}
+		b.Run(name, func(b *testing.B) {
+			s := &Sandbox{saveDir: saveDir, pol: Policy{NoWatch: !watched}}
+			first := newTree(dir)
+			if _, err := first.search(context.Background(), maxDirs); err != nil {
+				b.Fatal(err)
+			}
+			s.saveTree(first)
+			first.close()
+			var trees []*tree
+			for b.Loop() {
+				t := s.newTree(dir)
+				trees = append(trees, t)
+				f, err := t.search(context.Background(), maxDirs)
+				if err != nil || f.dirs != 1011 || t.reads != 0 {
+					b.Fatalf("%d dirs, %d read, %v", f.dirs, t.reads, err)
+				}
+			}
+			b.StopTimer()
+			for _, t := range trees {
+				t.close()
+			}
+		})
+	}
+}
+
+// largeTree makes the directory of BenchmarkSearchLargeTree: 10,000
+// files of 1 KB in 1,000 directories, and a .git.
+func largeTree(b *testing.B) string {
+	dir := b.TempDir()
+	body := strings.Repeat("x", 1000)
+	for d := range 1000 {
+		sub := dir + "/pkg" + strconv.Itoa(d/100) + "/mod" + strconv.Itoa(d)
+		for f := range 10 {
+			writeFile(b, sub+"/file"+strconv.Itoa(f)+".go", body)
+		}
+	}
+	mkdir(b, dir+"/.git/objects")
+	return dir
 }

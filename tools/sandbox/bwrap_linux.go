@@ -119,7 +119,7 @@ func (s *Sandbox) plan(ctx context.Context, c engine.Confinement, spec Spec) ([]
 	for _, r := range searched {
 		t := s.trees[r]
 		if t == nil {
-			t = newTree(r)
+			t = s.newTree(r)
 			s.trees[r] = t
 		}
 		f, err := t.search(ctx, maxDirs)

@@ -31,11 +31,13 @@ func (s *Sandbox) Prewarm() {
 			return
 		}
 		for _, r := range append([]string{s.pol.Workspace}, s.pol.Writable...) {
-			t := s.trees[r]
-			if t == nil {
-				t = newTree(r)
-				s.trees[r] = t
+			if s.trees[r] != nil {
+				// A command searched it already (the prewarm came
+				// second to the lock): nothing is left to warm.
+				continue
 			}
+			t := s.newTree(r)
+			s.trees[r] = t
 			// A search that fails (a tree too large) fails again for
 			// the command that needs it, which reports it.
 			if _, err := t.search(ctx, maxDirs); err != nil {

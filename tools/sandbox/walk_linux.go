@@ -144,11 +144,15 @@ type tree struct {
 	reads, checks int
 }
 
-func newTree(root string) *tree {
+func newTree(root string) *tree { return newTreeWatching(root, true) }
+
+// newTreeWatching is newTree, with the inotify watches only when watch
+// is true (see Policy.NoWatch).
+func newTreeWatching(root string, watch bool) *tree {
 	t := &tree{root: root, dirs: map[string]*dirScan{}, wds: map[string]int{}, inotify: -1}
 	// Only where the file system reports every change to inotify: a
 	// network file system does not report other machines' changes.
-	if racyWindow(root) == fineRacy {
+	if watch && racyWindow(root) == fineRacy {
 		if fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC); err == nil {
 			t.inotify = fd
 		}
@@ -237,47 +241,57 @@ func (t *tree) search(ctx context.Context, maxDirs int) (findings, error) {
 	var out findings
 	seen := make(map[string]bool, len(t.dirs))
 	// The tree is searched a level at a time: each directory of a level
-	// is watched and checked in order, the ones that changed are read in
-	// parallel (the reads are most of a first search: an lstat of every
-	// file, for its links), and the findings are taken in order, so they
-	// come out as a search one directory at a time would give them.
+	// is watched, then all are checked in parallel and the ones that
+	// changed read (the reads are most of a first search: an lstat of
+	// every file, for its links; the checks, an lstat of each directory,
+	// are all of a search from a cache without watches), and the findings
+	// are taken in order, so they come out as a search one directory at
+	// a time would give them.
 	level := []string{"."}
 	for len(level) > 0 {
-		var dirs []levelDir
-		for _, rel := range level {
-			if err := ctx.Err(); err != nil {
-				return findings{}, fmt.Errorf("search %s: %w", t.root, err)
-			}
-			if len(seen)+len(dirs) >= maxDirs {
-				return findings{}, fmt.Errorf("search %s: %w (more than %d)", t.root, errTooLarge, maxDirs)
-			}
+		if err := ctx.Err(); err != nil {
+			return findings{}, fmt.Errorf("search %s: %w", t.root, err)
+		}
+		if len(seen)+len(level) > maxDirs {
+			return findings{}, fmt.Errorf("search %s: %w (more than %d)", t.root, errTooLarge, maxDirs)
+		}
+		dirs := make([]levelDir, len(level))
+		for i, rel := range level {
 			abs := t.root
 			if rel != "." {
 				abs = t.root + "/" + rel
 			}
+			dirs[i] = levelDir{rel: rel, abs: abs, ds: t.dirs[rel]}
 			// The watch comes first: a change after it queues an event,
 			// a change before it shows in the lstat or the read below.
 			if watched && !t.watch(rel, abs) {
 				watched = false
 			}
-			t.checks++
+		}
+		t.checks += len(dirs)
+		forEach(len(dirs), func(i int) {
+			d := &dirs[i]
+			if err := ctx.Err(); err != nil {
+				d.read, d.err = true, fmt.Errorf("search %s: %w", t.root, err)
+				return
+			}
 			var st unix.Stat_t
-			if err := unix.Lstat(abs, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
+			if err := unix.Lstat(d.abs, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
 				// Gone since its parent was read (or replaced by a file
 				// or link): nothing below it to protect.
-				continue
+				d.gone = true
+				return
 			}
-			ds := t.dirs[rel]
-			stale := ds == nil || ds.racy || ds.ino != st.Ino || ds.mtime != st.Mtim || ds.ctime != st.Ctim
-			dirs = append(dirs, levelDir{rel: rel, abs: abs, ds: ds, read: stale})
-		}
-		forEach(len(dirs), func(i int) {
-			if d := &dirs[i]; d.read {
+			if ds := d.ds; ds == nil || ds.racy || ds.ino != st.Ino || ds.mtime != st.Mtim || ds.ctime != st.Ctim {
+				d.read = true
 				d.ds, d.err = scanDir(t.root, d.abs, t.racy)
 			}
 		})
 		level = nil
 		for _, d := range dirs {
+			if d.gone {
+				continue
+			}
 			if d.read {
 				if d.err != nil {
 					if errors.Is(d.err, fs.ErrNotExist) || errors.Is(d.err, unix.ENOTDIR) {
@@ -315,13 +329,14 @@ func (t *tree) search(ctx context.Context, maxDirs int) (findings, error) {
 	return out, nil
 }
 
-// levelDir is one directory of a level of the search: read says its
-// cached scan is stale, and ds and err are then the read's.
+// levelDir is one directory of a level of the search: gone says it is
+// no directory now; read says its cached scan was stale, and ds and err
+// are then the read's.
 type levelDir struct {
-	rel, abs string
-	ds       *dirScan
-	read     bool
-	err      error
+	rel, abs   string
+	ds         *dirScan
+	gone, read bool
+	err        error
 }
 
 // forEach calls f for 0..n-1 on as many goroutines as Go runs threads
