@@ -11,8 +11,13 @@ import "context"
 // at the first turn, which comes after the person typed. A command that
 // comes first waits for the search as it would for its own. Close cancels
 // it and waits for it; a second call does nothing.
+//
+// Under Policy.NoWatch it does nothing: a one-shot kz starts its command
+// at once, and a search of unwatched directories is checked again by the
+// command's own (an lstat of each directory), so the prewarm would only
+// add that check.
 func (s *Sandbox) Prewarm() {
-	if s.status.Kind != KindBubblewrap {
+	if s.status.Kind != KindBubblewrap || s.pol.NoWatch {
 		return
 	}
 	s.warmMu.Lock()
