@@ -3,17 +3,11 @@
 package sandbox
 
 import (
-	"crypto/rand"
-	"encoding/hex"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 )
 
 // probeCacheFormat names the layout of the cache file and the probe that
@@ -99,65 +93,18 @@ func currentProbeKey() (probeKey, bool) {
 	return probeKey{Format: probeCacheFormat, Bwrap: path, Size: fi.Size(), MTime: fi.ModTime().UnixNano(), BootID: id, UID: os.Getuid()}, true
 }
 
-// readProbeCache reads the cache file. It takes only a regular file of
-// this user that nobody else may write, of a sane size, that parses.
+// readProbeCache reads the cache file (readOwnedJSON).
 func readProbeCache(path string) (probeCacheEntry, bool) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return probeCacheEntry{}, false
-	}
-	defer func() { _ = f.Close() }()
-	fi, err := f.Stat()
-	if err != nil || !fi.Mode().IsRegular() || !ownedByMe(fi) || fi.Mode().Perm()&0o022 != 0 {
-		return probeCacheEntry{}, false
-	}
-	b, err := io.ReadAll(io.LimitReader(f, 4<<10))
-	if err != nil {
-		return probeCacheEntry{}, false
-	}
 	var e probeCacheEntry
-	if err := json.Unmarshal(b, &e); err != nil {
+	if !readOwnedJSON(path, 4<<10, &e) {
 		return probeCacheEntry{}, false
 	}
 	return e, true
 }
 
-// writeProbeCache replaces the cache file atomically through an os.Root
-// of its directory: a temporary file, synced, renamed over it. A crash
-// leaves the old file or the new one; a reader never sees half of one.
-func writeProbeCache(path string, e probeCacheEntry) (err error) {
-	b, err := json.Marshal(e)
-	if err != nil {
-		return fmt.Errorf("sandbox probe cache: %w", err)
-	}
-	dir, name := filepath.Split(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("sandbox probe cache: %w", err)
-	}
-	root, err := os.OpenRoot(dir)
-	if err != nil {
-		return fmt.Errorf("sandbox probe cache: %w", err)
-	}
-	defer func() { _ = root.Close() }()
-	var nonce [6]byte
-	_, _ = rand.Read(nonce[:])
-	tmp := "." + name + "-" + hex.EncodeToString(nonce[:])
-	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return fmt.Errorf("sandbox probe cache: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			_ = root.Remove(tmp)
-		}
-	}()
-	_, werr := f.Write(b)
-	serr := f.Sync()
-	cerr := f.Close()
-	if err := errors.Join(werr, serr, cerr); err != nil {
-		return fmt.Errorf("sandbox probe cache: %w", err)
-	}
-	if err := root.Rename(tmp, name); err != nil {
+// writeProbeCache replaces the cache file atomically (writeJSONAtomic).
+func writeProbeCache(path string, e probeCacheEntry) error {
+	if err := writeJSONAtomic(path, e); err != nil {
 		return fmt.Errorf("sandbox probe cache: %w", err)
 	}
 	return nil

@@ -25,10 +25,6 @@ package sandbox
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
-	"fmt"
-	"io"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -116,11 +112,7 @@ func (s *Sandbox) saveTree(t *tree) {
 		}
 		st.Dirs[rel] = d
 	}
-	raw, err := json.Marshal(st)
-	if err != nil {
-		return
-	}
-	_ = writeSaved(s.saveDir, s.savePath(t.root), raw)
+	_ = writeJSONAtomic(s.savePath(t.root), st)
 }
 
 // savePath is the file of root's search.
@@ -129,55 +121,12 @@ func (s *Sandbox) savePath(root string) string {
 	return filepath.Join(s.saveDir, "search-"+hex.EncodeToString(sum[:16])+".json")
 }
 
-// readSaved reads and decodes a saved search; ok is false when there is
-// none or it cannot be trusted to be kz's own.
+// readSaved reads and decodes a saved search (readOwnedJSON); ok is false
+// when there is none or it cannot be trusted to be kz's own.
 func readSaved(path string) (savedTree, bool) {
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-	if err != nil {
+	var st savedTree
+	if !readOwnedJSON(path, maxSavedSize, &st) {
 		return savedTree{}, false
 	}
-	f := os.NewFile(uintptr(fd), path)
-	defer func() { _ = f.Close() }()
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG ||
-		int(st.Uid) != os.Getuid() || st.Mode&0o022 != 0 || st.Size > maxSavedSize {
-		return savedTree{}, false
-	}
-	raw, err := io.ReadAll(io.LimitReader(f, maxSavedSize))
-	if err != nil {
-		return savedTree{}, false
-	}
-	var out savedTree
-	if err := json.Unmarshal(raw, &out); err != nil {
-		return savedTree{}, false
-	}
-	return out, true
-}
-
-// writeSaved replaces path with raw atomically: a reader sees the old
-// file or the new one, never a part.
-func writeSaved(dir, path string, raw []byte) (err error) {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("search cache: %w", err)
-	}
-	f, err := os.CreateTemp(dir, ".search-*")
-	if err != nil {
-		return fmt.Errorf("search cache: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			_ = os.Remove(f.Name())
-		}
-	}()
-	if _, err = f.Write(raw); err != nil {
-		_ = f.Close()
-		return fmt.Errorf("search cache: %w", err)
-	}
-	if err = f.Close(); err != nil {
-		return fmt.Errorf("search cache: %w", err)
-	}
-	if err = os.Rename(f.Name(), path); err != nil {
-		return fmt.Errorf("search cache: %w", err)
-	}
-	return nil
+	return st, true
 }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -171,6 +172,22 @@ func TestSavedSearchNotTrusted(t *testing.T) {
 			if err := os.Symlink(other, path); err != nil {
 				t.Fatal(err)
 			}
+		}},
+		{"a FIFO", func(t *testing.T, path string, _ savedTree) {
+			if err := os.Remove(path); err != nil {
+				t.Fatal(err)
+			}
+			if err := syscall.Mkfifo(path, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"too large", func(t *testing.T, path string, st savedTree) {
+			// Valid JSON, made larger than the bound by trailing spaces.
+			raw, err := json.Marshal(st)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rewrite(t, path, append(raw, strings.Repeat(" ", maxSavedSize)...))
 		}},
 		{"not JSON", func(t *testing.T, path string, _ savedTree) { rewrite(t, path, []byte("{\"f\":1,\"d\":{")) }},
 		{"another format", func(t *testing.T, path string, st savedTree) {
