@@ -13,14 +13,16 @@ package sandbox
 // was read, and never when it was read within the racy window of its
 // last change. What that cannot see (walk_linux.go's comment: a file
 // linked from outside the workspace since) is bounded in time: a saved
-// search older than maxSavedAge is not used.
+// directory read more than maxSavedAge ago is read again, however many
+// kz processes carried it forward since.
 //
 // The file is kz's input for what to protect, so nothing confined may
 // write it: Policy.SearchCache must lie below one of Policy.Hidden, the
 // directories every command has hidden, or nothing is saved. A file that
 // is not a regular file of this user, is writable by others, does not
-// parse, names another root or another format, or is too old, is
-// ignored: the search then reads everything, as without a saved one.
+// parse, names another root or another format, or claims to come from
+// the future, is ignored: the search then reads everything, as without a
+// saved one.
 
 import (
 	"crypto/sha256"
@@ -50,11 +52,13 @@ type savedTree struct {
 	Dirs   map[string]savedDir `json:"d"`
 }
 
-// savedDir is one directory's dirScan.
+// savedDir is one directory's dirScan; Read is when it was read, by
+// whichever kz read it.
 type savedDir struct {
 	Ino     uint64      `json:"i"`
 	Mtime   [2]int64    `json:"m"`
 	Ctime   [2]int64    `json:"c"`
+	Read    int64       `json:"w"`
 	Subdirs []string    `json:"s,omitempty"`
 	Marks   []savedMark `json:"k,omitempty"`
 }
@@ -68,22 +72,24 @@ type savedMark struct {
 
 // newTree returns the search cache of root, filled from its saved search
 // when there is a usable one, watching its directories unless the policy
-// says not to.
+// says not to. A directory read more than maxSavedAge ago, by this kz's
+// predecessor or one before it, is left out, and so read again.
 func (s *Sandbox) newTree(root string) *tree {
 	t := newTreeWatching(root, !s.pol.NoWatch)
 	if s.saveDir == "" {
 		return t
 	}
 	st, ok := readSaved(s.savePath(root))
-	if !ok || st.Format != savedFormat || st.Root != root {
-		return t
-	}
-	if age := time.Since(time.Unix(0, st.Saved)); age < -time.Minute || age > maxSavedAge {
+	now := time.Now()
+	if !ok || st.Format != savedFormat || st.Root != root || time.Unix(0, st.Saved).After(now.Add(time.Minute)) {
 		return t
 	}
 	for rel, d := range st.Dirs {
-		ds := &dirScan{ino: d.Ino, mtime: unix.NsecToTimespec(d.Mtime[0]*1e9 + d.Mtime[1]),
-			ctime: unix.NsecToTimespec(d.Ctime[0]*1e9 + d.Ctime[1]), subdirs: d.Subdirs}
+		if age := now.Sub(time.Unix(0, d.Read)); age < -time.Minute || age > maxSavedAge {
+			continue
+		}
+		ds := &dirScan{ino: d.Ino, mtime: unix.Timespec{Sec: d.Mtime[0], Nsec: d.Mtime[1]},
+			ctime: unix.Timespec{Sec: d.Ctime[0], Nsec: d.Ctime[1]}, read: d.Read, subdirs: d.Subdirs}
 		for _, m := range d.Marks {
 			ds.marks = append(ds.marks, mark{kind: m.Kind, path: m.Path, dir: m.Dir})
 		}
@@ -106,7 +112,7 @@ func (s *Sandbox) saveTree(t *tree) {
 			continue
 		}
 		d := savedDir{Ino: ds.ino, Mtime: [2]int64{ds.mtime.Sec, ds.mtime.Nsec}, Ctime: [2]int64{ds.ctime.Sec, ds.ctime.Nsec},
-			Subdirs: ds.subdirs}
+			Read: ds.read, Subdirs: ds.subdirs}
 		for _, m := range ds.marks {
 			d.Marks = append(d.Marks, savedMark{Kind: m.kind, Path: m.path, Dir: m.dir})
 		}

@@ -198,8 +198,11 @@ func TestSavedSearchNotTrusted(t *testing.T) {
 			st.Root += "x"
 			rewriteSaved(t, path, st)
 		}},
-		{"too old", func(t *testing.T, path string, st savedTree) {
-			st.Saved = time.Now().Add(-maxSavedAge - time.Minute).UnixNano()
+		{"read too long ago", func(t *testing.T, path string, st savedTree) {
+			for rel, d := range st.Dirs {
+				d.Read = time.Now().Add(-maxSavedAge - time.Minute).UnixNano()
+				st.Dirs[rel] = d
+			}
 			rewriteSaved(t, path, st)
 		}},
 		{"from the future", func(t *testing.T, path string, st savedTree) {
@@ -350,5 +353,49 @@ func rewrite(t *testing.T, path string, raw []byte) {
 	t.Helper()
 	if err := os.WriteFile(path, raw, 0o600); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestSavedDirectoryAgesByItsRead: a directory is trusted for maxSavedAge
+// after it was read, not after the file was last written. A kz that reads
+// one changed directory saves the file anew, but carries the others
+// forward with the time they were read, so the next kz reads each old one
+// again, unchanged or not.
+func TestSavedDirectoryAgesByItsRead(t *testing.T) {
+	root, saveDir := savedFixture(t)
+	want := searchAndSave(t, root, saveDir)
+	s := savedSandbox(saveDir)
+	path := s.savePath(root)
+	st, ok := readSaved(path)
+	if !ok {
+		t.Fatal("no saved search")
+	}
+	d := st.Dirs["d4/sub"]
+	d.Read = time.Now().Add(-maxSavedAge - time.Minute).UnixNano()
+	st.Dirs["d4/sub"] = d
+	rewriteSaved(t, path, st)
+
+	// Another directory changes: the next kz reads it and saves.
+	writeFile(t, filepath.Join(root, "d9/sub/g"), "x")
+	time.Sleep(fineRacy)
+	tr := s.newTree(root)
+	defer tr.close()
+	if got := marksOf(t, tr); !slices.Equal(got, want) {
+		t.Errorf("marks %q, want %q", got, want)
+	}
+	// d9/sub changed; d4/sub was read too long ago.
+	if tr.reads != 2 {
+		t.Errorf("%d directories read, want 2", tr.reads)
+	}
+	s.saveTree(tr)
+	st, ok = readSaved(path)
+	if !ok {
+		t.Fatal("no saved search")
+	}
+	if old := st.Dirs["d0/sub"].Read; time.Since(time.Unix(0, old)) < fineRacy {
+		t.Errorf("an unchanged directory's read time moved to the new save")
+	}
+	if fresh := st.Dirs["d4/sub"].Read; time.Since(time.Unix(0, fresh)) > time.Minute {
+		t.Errorf("the directory read again kept its old read time")
 	}
 }

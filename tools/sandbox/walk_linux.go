@@ -112,9 +112,12 @@ type mark struct {
 type dirScan struct {
 	ino          uint64
 	mtime, ctime unix.Timespec
-	racy         bool
-	subdirs      []string
-	marks        []mark
+	// read is when the directory was read (Unix nanoseconds): a saved
+	// search is trusted for maxSavedAge after it.
+	read    int64
+	racy    bool
+	subdirs []string
+	marks   []mark
 }
 
 // maxWatches bounds the inotify watches of one tree: watches count
@@ -383,6 +386,7 @@ func scanDir(root, abs string, window time.Duration) (*dirScan, error) {
 		return nil, fmt.Errorf("search %s: %w", abs, err)
 	}
 	ds.racy = now.Sub(time.Unix(st.Mtim.Unix())) < window
+	ds.read = now.UnixNano()
 	var links []mark
 	var head, objects, refs bool
 	for _, e := range ents {
@@ -463,7 +467,7 @@ func scanDir(root, abs string, window time.Duration) (*dirScan, error) {
 		// A git directory under another name (a bare repository): its
 		// config can run commands, so all of it stays read-only, and
 		// there is nothing below it to search.
-		return &dirScan{ino: ds.ino, mtime: ds.mtime, ctime: ds.ctime, racy: ds.racy,
+		return &dirScan{ino: ds.ino, mtime: ds.mtime, ctime: ds.ctime, racy: ds.racy, read: ds.read,
 			marks: []mark{{kind: markProtected, path: abs, dir: true}}}, nil
 	}
 	if len(links) > manyLinks {
