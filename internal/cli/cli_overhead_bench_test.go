@@ -37,6 +37,16 @@ import (
 // each, and the ratio of the medians (target: kz ≤ 1.05× the CLI, or ≤
 // 20 ms more, whichever is larger).
 //
+// For Claude Code and native Codex each round also runs the CLI "gated"
+// (cli_gated_bench_test.go): driven as kz drives it (Claude Code with its
+// PreToolUse hook and its permission prompt on stdio, Codex as its
+// app-server with every command sent for approval), but with the
+// benchmark as the host, answering every call at once, and no kz. That is
+// the least any host that decides every tool call pays the CLI;
+// gated-min-ms and gated-median-ms are its times, and kz-over-gated-ms is
+// kz's median minus its median: what kz itself adds (its process,
+// sandbox, store, checkpoints) to the protocol's own cost.
+//
 //	make bench-process   (which runs it with -benchtime 10x)
 //
 // The real CLIs come from KZ_CLAUDE_BIN and KZ_CODEX_BIN (the Makefile
@@ -52,10 +62,13 @@ func BenchmarkCLIOverhead(b *testing.B) {
 	for _, cli := range []struct {
 		name  string
 		setup func(b *testing.B, dir string) (alone []string, kzSection string, env []string)
+		// gated, when set, runs the CLI as kz drives it, the benchmark
+		// being the host (claudeGated).
+		gated func(bin, prompt, dir string, env []string) (time.Duration, error)
 	}{
-		{"claude", claudeSetup},
-		{"codex", codexSetup},
-		{"codex-npm", codexNpmSetup},
+		{"claude", claudeSetup, claudeGated},
+		{"codex", codexSetup, codexGated},
+		{"codex-npm", codexNpmSetup, nil},
 	} {
 		for _, turn := range []struct{ name, prompt string }{
 			{"text", "Say hello."},
@@ -100,20 +113,26 @@ func BenchmarkCLIOverhead(b *testing.B) {
 				viaKz := []string{bin, "-p", turn.prompt, "--runtime", cli.name, "--permission-mode", "yolo"}
 				alone = slices.Clone(alone)
 				alone[slices.Index(alone, promptArg)] = turn.prompt
-				pairs := [2][]string{alone, viaKz}
+				runners := []func() (time.Duration, error){
+					func() (time.Duration, error) { return run(alone) },
+					func() (time.Duration, error) { return run(viaKz) },
+				}
+				if cli.gated != nil {
+					runners = append(runners, func() (time.Duration, error) { return cli.gated(alone[0], turn.prompt, ws, env) })
+				}
 				// One untimed run of each warms the page cache and
 				// makes kz's store.
-				for _, args := range pairs {
-					if _, err := run(args); err != nil {
+				for _, r := range runners {
+					if _, err := r(); err != nil {
 						b.Fatal(err)
 					}
 				}
-				var times [2][]time.Duration
+				times := make([][]time.Duration, len(runners))
 				round := 0
 				for b.Loop() {
-					for i := range 2 {
-						k := (round + i) % 2
-						d, err := run(pairs[k])
+					for i := range runners {
+						k := (round + i) % len(runners)
+						d, err := runners[k]()
 						if err != nil {
 							b.Fatal(err)
 						}
@@ -122,6 +141,9 @@ func BenchmarkCLIOverhead(b *testing.B) {
 					round++
 				}
 				reportOverhead(b, cli.name, times[0], times[1])
+				if cli.gated != nil {
+					reportGated(b, times[2], times[1])
+				}
 			})
 		}
 	}
@@ -191,6 +213,21 @@ func reportOverhead(b *testing.B, name string, alone, kz []time.Duration) {
 	b.ReportMetric(kMed/aMed, "ratio")
 	b.Logf("%s alone: min %.1f median %.1f max %.1f ms; via kz: min %.1f median %.1f max %.1f ms; kz/alone %.3f (+%.1f ms), %d rounds",
 		name, aLo, aMed, aHi, kLo, kMed, kHi, kMed/aMed, kMed-aMed, len(alone))
+}
+
+// reportGated reports the gated runs (claudeGated) beside kz's: their
+// min and median, and kz's median over theirs, which is kz's own share.
+func reportGated(b *testing.B, gated, kz []time.Duration) {
+	if len(gated) == 0 || len(kz) == 0 {
+		return
+	}
+	g, k := slices.Clone(gated), slices.Clone(kz)
+	slices.Sort(g)
+	slices.Sort(k)
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	b.ReportMetric(ms(g[0]), "gated-min-ms")
+	b.ReportMetric(ms(g[len(g)/2]), "gated-median-ms")
+	b.ReportMetric(ms(k[len(k)/2])-ms(g[len(g)/2]), "kz-over-gated-ms")
 }
 
 // claudeSetup starts the fake Messages API and returns claude -p's

@@ -39,17 +39,37 @@ import (
 // final render. "headless" is the same stream through `kz -p` (no TUI:
 // the scripted runtime's pacing and reading of its script, the engine,
 // the store and the deltas written to stdout), what streaming costs kz
-// before anything is drawn. The three alternate run by run, so load on
-// the machine falls on all alike. Metrics: cpu-s (median), cpu-min-s,
-// maxrss-MB (median), maxrss-max-MB; ratio = median stream CPU / median
-// final CPU, headless-ratio = median headless CPU / median final CPU.
+// before anything is drawn.
+//
+// Three more runs say what part of the stream's cost is kz's. "burst" is
+// the stream's 20,000 deltas sent back to back, with no wait between
+// them: what kz's handling of the deltas costs when nothing paces them.
+// "pace" is the TUI waiting as the stream does, 20,000 times a
+// millisecond, sending no delta, then drawing the same final message: the
+// waits and the frames of a turn that shows only its spinner. "wake" is
+// not kz: a one-line Perl loop that sleeps a millisecond 20,000 times in
+// select(2) and does nothing else, the CPU this machine's kernel charges
+// a process for being woken that often (as little as a C loop of
+// nanosleep(2) here; a Go program's sleeps cost more, its scheduler's
+// threads waking too). A delta that arrives from a model's stream wakes
+// the process the same way.
+//
+// All six alternate run by run, so load on the machine falls on all
+// alike. Metrics: cpu-s (median), cpu-min-s, maxrss-MB (median),
+// maxrss-max-MB of each; ratio = median stream CPU / median final CPU,
+// headless-ratio, burst-ratio and pace-ratio the same for those runs;
+// unpaced-ratio = (stream - pace + final) / final, the ratio without the
+// waits; floor-ratio = (wake + final) / final, the least ratio a stream
+// that wakes once per delta can have on this machine.
 //
 // BenchmarkProcessPageUp is in process_pageup_bench_test.go.
 
 const (
 	streamBytes  = 200 << 10
 	streamDeltas = 20000
-	streamQuiet  = 600 * time.Millisecond
+	// streamDelayMS is the time between two deltas of the stream.
+	streamDelayMS = 1
+	streamQuiet   = 600 * time.Millisecond
 	// streamMarker is the answer of a second prompt queued behind the
 	// streamed one: seeing it on the screen, styled, means the first
 	// answer has ended and been drawn (kz renders messages in the
@@ -68,10 +88,18 @@ func BenchmarkProcessStream(b *testing.B) {
 	dir := b.TempDir()
 	src := benchMarkdown(streamBytes)
 	scripts := map[string]string{
-		"stream": writeScript(b, dir, "stream.jsonl", src, streamDeltas, 1),
-		"final":  writeScript(b, dir, "final.jsonl", src, 0, 0),
+		"stream": writeScript(b, dir, "stream.jsonl", src, streamDeltas, streamDelayMS, false),
+		"final":  writeScript(b, dir, "final.jsonl", src, 0, 0, false),
+		"burst":  writeScript(b, dir, "burst.jsonl", src, streamDeltas, 0, false),
+		"pace":   writeScript(b, dir, "pace.jsonl", src, streamDeltas, streamDelayMS, true),
 	}
-	order := []string{"final", "stream", "headless"}
+	order := []string{"final", "stream", "headless", "burst", "pace", "wake"}
+	perl, err := exec.LookPath("perl")
+	if err != nil {
+		// perl-base is in every Debian; elsewhere the floor is left out.
+		b.Logf("no perl, no wake figure: %v", err)
+		order = order[:len(order)-1]
+	}
 	type sample struct{ cpu, rss float64 }
 	runs := map[string][]sample{}
 	for b.Loop() {
@@ -79,13 +107,18 @@ func BenchmarkProcessStream(b *testing.B) {
 			data := filepath.Join(dir, "data-"+name)
 			var cpu, rss float64
 			var err error
-			if name == "headless" {
+			switch name {
+			case "wake":
+				rss, cpu, err = peakAndCPU(func() *exec.Cmd {
+					return exec.Command(perl, "-e", fmt.Sprintf("select(undef, undef, undef, %g) for 1..%d", float64(streamDelayMS)/1000, streamDeltas))
+				})
+			case "headless":
 				rss, cpu, err = peakAndCPU(func() *exec.Cmd {
 					cmd := exec.Command(bin, "-p", "go", "--runtime", "scripted", "--script", scripts["stream"], "--data-dir", data)
 					cmd.Dir, cmd.Env = dir, env
 					return cmd
 				})
-			} else {
+			default:
 				cpu, rss, err = streamOnce(bin, dir, env, "--runtime", "scripted", "--script", scripts[name], "--data-dir", data)
 			}
 			if err != nil {
@@ -112,6 +145,12 @@ func BenchmarkProcessStream(b *testing.B) {
 	}
 	b.ReportMetric(med["stream"]/med["final"], "ratio")
 	b.ReportMetric(med["headless"]/med["final"], "headless-ratio")
+	b.ReportMetric(med["burst"]/med["final"], "burst-ratio")
+	b.ReportMetric(med["pace"]/med["final"], "pace-ratio")
+	b.ReportMetric((med["stream"]-med["pace"]+med["final"])/med["final"], "unpaced-ratio")
+	if _, ok := med["wake"]; ok {
+		b.ReportMetric((med["wake"]+med["final"])/med["final"], "floor-ratio")
+	}
 }
 
 // streamOnce runs one kz TUI, sends one prompt, waits for the answer to
@@ -315,8 +354,10 @@ func (s *ptySession) kill() {
 
 // writeScript writes a scripted-runtime script that streams src in n
 // deltas delayMS apart (none: only the final message) and ends with the
-// final message; a second turn answers with streamMarker alone.
-func writeScript(tb testing.TB, dir, name, src string, n, delayMS int) string {
+// final message; a second turn answers with streamMarker alone. With pace
+// the script waits as the stream would, delayMS n times, but sends no
+// delta.
+func writeScript(tb testing.TB, dir, name, src string, n, delayMS int, pace bool) string {
 	tb.Helper()
 	var b strings.Builder
 	line := func(v any) {
@@ -334,6 +375,10 @@ func writeScript(tb testing.TB, dir, name, src string, n, delayMS int) string {
 	if n > 0 {
 		size := max(len(src)/n, 1)
 		for i := 0; i < len(src); i += size {
+			if pace {
+				line(map[string]any{"sleep_ms": delayMS})
+				continue
+			}
 			line(map[string]any{"type": "text_delta", "text": src[i:min(i+size, len(src))], "delay_ms": delayMS})
 		}
 	}
