@@ -56,33 +56,58 @@ var gitRevisionWalkers = map[string]bool{"log": true, "show": true, "diff": true
 	"diff-files": true, "diff-index": true, "rev-list": true, "shortlog": true, "rev-parse": true,
 	"whatchanged": true}
 
-func initGitModels() {
-	git := models["git"]
-	optionSpecs := gitOptionSpecs()
-	for sub, specs := range optionSpecs {
+func initGitModels() { lazyGitSubs(models["git"]) }
+
+// lazyGitSubs gives git the models of its sub-commands. Each is built
+// when a command first uses it (Model.subModel): building all of them (the
+// options of some 150 sub-commands, their negations and effects) took
+// 3-5 ms, which every session paid in the background while its agent CLI
+// was starting its turn.
+func lazyGitSubs(git *Model) {
+	git.lazySubs = map[string]func() *Model{}
+	lazy := func(sub string, specs func() []string) {
+		// A sub-command known only from its options is known all the
+		// same.
+		if _, ok := git.subs[sub]; !ok {
+			git.subs[sub] = nil
+		}
+		git.lazySubs[sub] = sync.OnceValue(func() *Model { return gitSubModel(sub, specs()) })
+	}
+	for sub, specs := range gitOptionSpecs() {
 		if len(specs) == 0 {
 			continue
 		}
-		git.subs[sub] = gitSubModel(sub, specs)
+		lazy(sub, func() []string { return specs })
 	}
 	// whatchanged is log; annotate is blame; show takes log's options
 	// too.
-	git.subs["whatchanged"] = gitSubModel("whatchanged", optionSpecs["log"])
-	git.subs["annotate"] = gitSubModel("annotate", optionSpecs["blame"])
-	git.subs["show"] = gitSubModel("show", append(append([]string(nil), optionSpecs["log"]...), optionSpecs["show"]...))
-	git.subs["version"] = newModel("version", true, "build-options")
+	lazy("whatchanged", func() []string { return gitOptionSpecs()["log"] })
+	lazy("annotate", func() []string { return gitOptionSpecs()["blame"] })
+	lazy("show", func() []string {
+		return append(append([]string(nil), gitOptionSpecs()["log"]...), gitOptionSpecs()["show"]...)
+	})
+	git.subs["version"] = nil
+	git.lazySubs["version"] = sync.OnceValue(func() *Model { return newModel("version", true, "build-options") })
 	// Sub-commands with sub-commands of their own: the first operand is
 	// the action; their options are judged by classifyGit.
-	git.subs["stash"] = gitSubModel("stash", []string{"q,quiet", "p,patch", "k,keep-index", "no-keep-index",
-		"u,include-untracked", "a,all", "only-untracked", "m,message=", "S,staged", "pathspec-from-file=",
-		"pathspec-file-nul", "index"})
-	git.subs["worktree"] = gitSubModel("worktree", []string{"porcelain", "v,verbose", "expire=", "z", "f,force",
-		"b=", "B=", "detach", "checkout", "no-checkout", "lock", "reason=", "orphan", "track", "no-track",
-		"guess-remote", "no-guess-remote", "q,quiet", "n,dry-run"})
-	git.subs["reflog"] = gitSubModel("reflog", append([]string{"expire=", "expire-unreachable=", "rewrite",
-		"updateref", "stale-fix", "dry-run", "verbose", "single-worktree"}, optionSpecs["log"]...))
-	git.subs["remote"] = gitSubModel("remote", []string{"v,verbose", "n", "push", "all", "f", "t=", "m=",
-		"tags", "no-tags", "mirror?", "add", "delete", "dry-run"})
+	lazy("stash", func() []string {
+		return []string{"q,quiet", "p,patch", "k,keep-index", "no-keep-index",
+			"u,include-untracked", "a,all", "only-untracked", "m,message=", "S,staged", "pathspec-from-file=",
+			"pathspec-file-nul", "index"}
+	})
+	lazy("worktree", func() []string {
+		return []string{"porcelain", "v,verbose", "expire=", "z", "f,force",
+			"b=", "B=", "detach", "checkout", "no-checkout", "lock", "reason=", "orphan", "track", "no-track",
+			"guess-remote", "no-guess-remote", "q,quiet", "n,dry-run"}
+	})
+	lazy("reflog", func() []string {
+		return append([]string{"expire=", "expire-unreachable=", "rewrite",
+			"updateref", "stale-fix", "dry-run", "verbose", "single-worktree"}, gitOptionSpecs()["log"]...)
+	})
+	lazy("remote", func() []string {
+		return []string{"v,verbose", "n", "push", "all", "f", "t=", "m=",
+			"tags", "no-tags", "mirror?", "add", "delete", "dry-run"}
+	})
 }
 
 func gitSubModel(sub string, specs []string) *Model {

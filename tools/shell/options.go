@@ -158,6 +158,10 @@ type Model struct {
 	// subs are the sub-commands; nil when the program has none. A
 	// sub-command without a model maps to nil.
 	subs map[string]*Model
+	// lazySubs builds, once, the model of a sub-command that subs maps
+	// to nil (subModel). It is filled when the models are built and only
+	// read after, so concurrent analyses may share it.
+	lazySubs map[string]func() *Model
 	// custom parses programs whose syntax is not getopt's (find, ps,
 	// test, echo, dd).
 	custom func(args []string, dyn []bool) Parsed
@@ -267,7 +271,8 @@ func buildModels() {
 // Prepare builds the models now if they are not built yet. The gate calls
 // it in the background once a runtime reports its session started
 // (permission.Gate.Prepare), so that the gate's first command of the
-// session does not wait the 5 ms the build takes.
+// session does not wait the millisecond the build takes (git's
+// sub-commands are built as commands use them: lazyGitSubs).
 func Prepare() { modelsOnce.Do(buildModels) }
 
 // modelTable returns the models, built on first use.
@@ -386,6 +391,18 @@ func (m *Model) parseInto(p *Parsed, args []string, dyn []bool, off int, top boo
 	}
 }
 
+// subModel returns the model of sub-command name, building it on first
+// use; ok is false when the program has no such sub-command.
+func (m *Model) subModel(name string) (sm *Model, ok bool) {
+	sm, ok = m.subs[name]
+	if ok && sm == nil {
+		if build := m.lazySubs[name]; build != nil {
+			sm = build()
+		}
+	}
+	return sm, ok
+}
+
 // sub handles the first operand of a program with sub-commands.
 func (m *Model) sub(p *Parsed, args []string, dyn []bool, off, i int, markGlobal func()) {
 	if dyn[i] {
@@ -401,7 +418,7 @@ func (m *Model) sub(p *Parsed, args []string, dyn []bool, off, i int, markGlobal
 		p.Sub, p.SubIndex = args[i], off+i
 	}
 	p.Subs = append(p.Subs, off+i)
-	sm, ok := m.subs[args[i]]
+	sm, ok := m.subModel(args[i])
 	if !ok || sm == nil {
 		p.Model = false
 		for k := i + 1; k < len(args); k++ {
