@@ -34,6 +34,18 @@ func claudeGated(bin, prompt, dir string, env []string) (time.Duration, error) {
 		"--include-partial-messages", "--permission-prompt-tool", "stdio", "--strict-mcp-config",
 		"--setting-sources", "user", "--permission-mode", "default")
 	cmd.Dir, cmd.Env = dir, env
+	return hosted(cmd, "claude", func(stdin io.Writer, stdout io.Reader) (bool, error) {
+		answer, err := hostClaude(stdin, stdout, prompt)
+		return strings.Contains(answer, benchAnswer), err
+	})
+}
+
+// hosted runs cmd with host speaking to it over its stdin and stdout, and
+// returns the time from its start to its exit. Whatever host returns,
+// stdin is then closed and stdout drained so that the CLI ends; its exit
+// is part of the time, as it is for kz. host says whether the CLI gave
+// the benchmark's answer.
+func hosted(cmd *exec.Cmd, name string, host func(stdin io.Writer, stdout io.Reader) (bool, error)) (time.Duration, error) {
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return 0, fmt.Errorf("stdin pipe: %w", err)
@@ -46,22 +58,20 @@ func claudeGated(bin, prompt, dir string, env []string) (time.Duration, error) {
 	cmd.Stderr = &stderr
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
-		return 0, fmt.Errorf("start claude: %w", err)
+		return 0, fmt.Errorf("start %s: %w", name, err)
 	}
-	answer, hostErr := hostClaude(stdin, stdout, prompt)
-	// Whatever happened, stdin is closed and stdout drained so that the
-	// CLI ends; its exit is part of the time, as it is for kz.
+	answered, hostErr := host(stdin, stdout)
 	_ = stdin.Close()
 	_, _ = io.Copy(io.Discard, stdout)
 	waitErr := cmd.Wait()
 	took := time.Since(start)
 	switch {
 	case hostErr != nil:
-		return 0, fmt.Errorf("claude (gated): %w\n%s", hostErr, stderr.String())
+		return 0, fmt.Errorf("%s (gated): %w\n%s", name, hostErr, stderr.String())
 	case waitErr != nil:
-		return 0, fmt.Errorf("claude (gated): %w\n%s", waitErr, stderr.String())
-	case !strings.Contains(answer, benchAnswer):
-		return 0, fmt.Errorf("claude (gated): no answer in the result %q\n%s", answer, stderr.String())
+		return 0, fmt.Errorf("%s (gated): %w\n%s", name, waitErr, stderr.String())
+	case !answered:
+		return 0, fmt.Errorf("%s (gated): no answer in the turn\n%s", name, stderr.String())
 	}
 	return took, nil
 }
@@ -154,34 +164,9 @@ func codexGated(bin, prompt, dir string, env []string) (time.Duration, error) {
 	}
 	cmd := exec.Command(bin, "-c", "projects={"+strings.Join(projects, ",")+"}", "app-server")
 	cmd.Dir, cmd.Env = dir, env
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		return 0, fmt.Errorf("stdin pipe: %w", err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return 0, fmt.Errorf("stdout pipe: %w", err)
-	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	start := time.Now()
-	if err := cmd.Start(); err != nil {
-		return 0, fmt.Errorf("start codex: %w", err)
-	}
-	answered, hostErr := hostCodex(stdin, stdout, prompt, dir)
-	_ = stdin.Close()
-	_, _ = io.Copy(io.Discard, stdout)
-	waitErr := cmd.Wait()
-	took := time.Since(start)
-	switch {
-	case hostErr != nil:
-		return 0, fmt.Errorf("codex (gated): %w\n%s", hostErr, stderr.String())
-	case waitErr != nil:
-		return 0, fmt.Errorf("codex (gated): %w\n%s", waitErr, stderr.String())
-	case !answered:
-		return 0, fmt.Errorf("codex (gated): no answer in the turn\n%s", stderr.String())
-	}
-	return took, nil
+	return hosted(cmd, "codex", func(stdin io.Writer, stdout io.Reader) (bool, error) {
+		return hostCodex(stdin, stdout, prompt, dir)
+	})
 }
 
 // hostCodex speaks kz's side of the app-server protocol until
