@@ -60,7 +60,7 @@ func initGitModels() { lazyGitSubs(models["git"]) }
 
 // lazyGitSubs gives git the models of its sub-commands. Each is built
 // when a command first uses it (Model.subModel): building all of them (the
-// options of some 150 sub-commands, their negations and effects) took
+// options of some 70 sub-commands, their negations and effects) took
 // 3-5 ms, which every session paid in the background while its agent CLI
 // was starting its turn.
 func lazyGitSubs(git *Model) {
