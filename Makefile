@@ -39,9 +39,11 @@ bench: build
 # npm puts on PATH) against kz -p driving them, interleaved, on a text turn
 # and a turn with one shell call, 10 rounds each
 # (BenchmarkCLIOverhead says what each figure includes). The pinned CLIs
-# are installed first, as for test.
+# are installed first, as for test. The stream and PgUp benchmarks
+# (BenchmarkProcessStream, BenchmarkProcessPageUp) are bench-stream's: at
+# 50 runs they would take hours.
 bench-process: build
-	KZ_BIN=$(CURDIR)/$(BIN) $(GO) test -run '^$$' -bench '^BenchmarkProcess' -benchtime 50x ./internal/cli/
+	KZ_BIN=$(CURDIR)/$(BIN) $(GO) test -run '^$$' -bench '^BenchmarkProcess[^SP]' -benchtime 50x -timeout 60m ./internal/cli/
 	@claude="$$(sh runtimes/claudecode/install-cli.sh)" || exit 1; \
 	codex="$$(sh runtimes/codex/install-cli.sh $$HOME/.cache/kz/codex)" || exit 1; \
 	KZ_CLAUDE_BIN="$$claude" KZ_CODEX_BIN="$$codex" KZ_CODEX_LAUNCHER="$$HOME/.cache/kz/codex/node_modules/.bin/codex" KZ_BIN=$(CURDIR)/$(BIN) \
