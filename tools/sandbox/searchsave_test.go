@@ -51,6 +51,22 @@ func searchAndSave(t *testing.T, root, saveDir string) []string {
 	return got
 }
 
+// savedOnce makes the fixture, searches and saves it as one kz would, and
+// returns its root, a sandbox for the next kz, the saved file's path and
+// contents, and the marks the search found.
+func savedOnce(t *testing.T) (root string, s *Sandbox, path string, st savedTree, want []string) {
+	t.Helper()
+	root, saveDir := savedFixture(t)
+	want = searchAndSave(t, root, saveDir)
+	s = savedSandbox(saveDir)
+	path = s.savePath(root)
+	st, ok := readSaved(path)
+	if !ok {
+		t.Fatal("no saved search")
+	}
+	return root, s, path, st, want
+}
+
 // TestSavedSearchIsCheckedLikeTheCache: a later kz takes the saved search
 // of the directories that did not change (no directory is read again)
 // and reads again every one that did: whatever was created, linked,
@@ -212,14 +228,7 @@ func TestSavedSearchNotTrusted(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			root, saveDir := savedFixture(t)
-			want := searchAndSave(t, root, saveDir)
-			s := savedSandbox(saveDir)
-			path := s.savePath(root)
-			st, ok := readSaved(path)
-			if !ok {
-				t.Fatal("no saved search")
-			}
+			root, s, path, st, want := savedOnce(t)
 			// The saved search says there is nothing to protect: used, it
 			// would leave the .git and the rest writable.
 			for rel, d := range st.Dirs {
@@ -362,14 +371,7 @@ func rewrite(t *testing.T, path string, raw []byte) {
 // forward with the time they were read, so the next kz reads each old one
 // again, unchanged or not.
 func TestSavedDirectoryAgesByItsRead(t *testing.T) {
-	root, saveDir := savedFixture(t)
-	want := searchAndSave(t, root, saveDir)
-	s := savedSandbox(saveDir)
-	path := s.savePath(root)
-	st, ok := readSaved(path)
-	if !ok {
-		t.Fatal("no saved search")
-	}
+	root, s, path, st, want := savedOnce(t)
 	d := st.Dirs["d4/sub"]
 	d.Read = time.Now().Add(-maxSavedAge - time.Minute).UnixNano()
 	st.Dirs["d4/sub"] = d
@@ -388,7 +390,7 @@ func TestSavedDirectoryAgesByItsRead(t *testing.T) {
 		t.Errorf("%d directories read, want 2", tr.reads)
 	}
 	s.saveTree(tr)
-	st, ok = readSaved(path)
+	st, ok := readSaved(path)
 	if !ok {
 		t.Fatal("no saved search")
 	}
