@@ -16,6 +16,7 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 	"github.com/creack/pty"
+	"github.com/kaizen-code/kz/internal/trickle"
 )
 
 // The streaming and long-session benchmarks run the release binary in
@@ -47,12 +48,15 @@ import (
 // "pace" is the TUI waiting as the stream does, 20,000 times a
 // millisecond, sending no delta, then drawing the same final message: the
 // waits and the frames of a turn that shows only its spinner. "wake" is
-// not kz: a one-line Perl loop that sleeps a millisecond 20,000 times in
-// select(2) and does nothing else, the CPU this machine's kernel charges
-// a process for being woken that often (as little as a C loop of
-// nanosleep(2) here; a Go program's sleeps cost more, its scheduler's
-// threads waking too). A delta that arrives from a model's stream wakes
-// the process the same way.
+// not kz: a one-line Perl loop that sleeps in select(2) for as long as the
+// stream lasts, as often as kz's runtimes read a dense stream, and does
+// nothing else (internal/trickle: a trickle.Window apart for the first
+// trickle.Settle, a trickle.Hold apart after, each time taking all that
+// arrived; the scripted runtime plays its lines the same way). It is the
+// CPU this machine's kernel charges any process that reads the stream as
+// kz does for its wake-ups alone (a C loop of nanosleep(2) costs as
+// little here; a Go program's sleeps cost more, its scheduler's threads
+// waking too).
 //
 // All six alternate run by run, so load on the machine falls on all
 // alike. Metrics: cpu-s (median), cpu-min-s, maxrss-MB (median),
@@ -60,7 +64,7 @@ import (
 // headless-ratio, burst-ratio and pace-ratio the same for those runs;
 // unpaced-ratio = (stream - pace + final) / final, the ratio without the
 // waits; floor-ratio = (wake + final) / final, the least ratio a stream
-// that wakes once per delta can have on this machine.
+// read as kz reads it can have on this machine.
 //
 // BenchmarkProcessPageUp is in process_pageup_bench_test.go.
 
@@ -100,6 +104,11 @@ func BenchmarkProcessStream(b *testing.B) {
 		b.Logf("no perl, no wake figure: %v", err)
 		order = order[:len(order)-1]
 	}
+	// How kz's reader of the stream sleeps: a Window at a time for the
+	// first Settle, a Hold at a time for the rest.
+	lasts := time.Duration(streamDeltas*streamDelayMS) * time.Millisecond
+	sleeps := fmt.Sprintf("select(undef, undef, undef, %g) for 1..%d; select(undef, undef, undef, %g) for 1..%d",
+		trickle.Window.Seconds(), int(trickle.Settle/trickle.Window), trickle.Hold.Seconds(), int((lasts-trickle.Settle)/trickle.Hold))
 	type sample struct{ cpu, rss float64 }
 	runs := map[string][]sample{}
 	for b.Loop() {
@@ -110,7 +119,7 @@ func BenchmarkProcessStream(b *testing.B) {
 			switch name {
 			case "wake":
 				rss, cpu, err = peakAndCPU(func() *exec.Cmd {
-					return exec.Command(perl, "-e", fmt.Sprintf("select(undef, undef, undef, %g) for 1..%d", float64(streamDelayMS)/1000, streamDeltas))
+					return exec.Command(perl, "-e", sleeps)
 				})
 			case "headless":
 				rss, cpu, err = peakAndCPU(func() *exec.Cmd {

@@ -2,16 +2,18 @@
 // streams a thousand text deltas a second or more, each its own SSE event
 // or stdout line, and a reader that wakes for each one pays the
 // scheduler a thousand times a second (in kz, about 35 µs of CPU per
-// wake-up: two thirds of what `kz -p` spent on such a stream). The screen
-// is redrawn at most 120 times a second, so nothing is lost when a reader
-// that is being fed that fast waits one frame before it reads again: the
-// kernel holds what arrived meanwhile and the next read takes all of it.
+// wake-up: two thirds of what `kz -p` spent on such a stream). Streamed
+// text is drawn 20 times a second and stored as often, so nothing is lost
+// when a reader that is being fed that fast waits a while before it reads
+// again: the kernel holds what arrived meanwhile and the next read takes
+// all of it.
 //
 // A Gate says how long to wait. It waits only while the stream is dense
 // (Burst small reads within one Window): a request and its answer, the
 // lines of a handshake, an answer that streams at a person's reading
 // speed, are read the moment they arrive, so the pacing adds no latency
-// to them. While a stream is dense, a piece waits at most one Window.
+// to them. While a stream is dense, a piece waits at most a Window, and
+// once it has been dense for a Settle, at most a Hold.
 package trickle
 
 import (
@@ -21,34 +23,62 @@ import (
 	"time"
 )
 
-// Window is the longest a piece of a dense stream waits: one frame at 120
-// frames a second.
+// Window is the span in which Burst small reads make a stream dense, and
+// the longest a read of a dense stream may block and still find it dense.
+// It is also how long a reader waits between reads during a stream's
+// first Settle: one frame at 120 frames a second.
 const Window = 8 * time.Millisecond
 
 // Burst is the number of small reads within one Window that makes a
 // stream dense.
 const Burst = 4
 
+// Settle is how long a stream must have been dense before its reader
+// waits a Hold between reads instead of a Window. Most of what a model
+// streams is short (an agent's reply between two tool calls, a tool
+// call's input): read a Window apart, its end, which waits behind the
+// last pieces, is held up at most a Window. A long stream is where the
+// wake-ups add up, and there a Hold at its end is little against the
+// seconds it took.
+const Settle = time.Second
+
+// Hold is how long a reader of a stream dense for Settle or longer waits
+// before it reads again: 40 reads a second, two for each frame of
+// streamed text the TUI draws (tui's streamFrameInterval), so a frame
+// never shows text more than a Hold older than it could. Each wait is a
+// wake-up, and a wake-up costs the Go scheduler and the kernel more than
+// the pieces it reads: waiting a Window throughout, a turn that waits as
+// a 20 s stream does (BenchmarkProcessStream's "pace") took 0.13 s more
+// CPU and 13,600 context switches against 7,100, and `kz -p` streaming
+// 200 KB about 0.07 s more (medians of 6 and 8 interleaved runs).
+const Hold = 25 * time.Millisecond
+
 // Gate decides when a reader of a stream reads again. The zero value is
 // ready for use; a Gate belongs to one reader.
 //
 // A stream becomes dense when Burst small reads fall within one Window,
 // and stays dense while each read after a wait finds data waiting (it
-// blocked less than a Window): a reader that waits a Window and then
-// takes everything at once would otherwise see its reads a Window apart
-// and take the stream for sparse again.
+// blocked less than a Window): a reader that waits a Hold and then takes
+// everything at once would otherwise see its reads a Hold apart and take
+// the stream for sparse again.
 type Gate struct {
 	// recent are the times of the last Burst small reads, a ring; n
 	// counts them up to Burst.
 	recent [Burst]time.Time
 	i, n   int
 	dense  bool
+	// since is when the stream's dense run began (zero: it is not in
+	// one), last when a read of it was last told to wait. A read that
+	// fills the buffer ends the count of small reads but not the run,
+	// which a fast stream would otherwise restart every few reads.
+	since, last time.Time
 }
 
 // After records a read that returned at now after blocking for blocked,
 // small when it did not fill the reader's buffer (the source had nothing
 // more ready), and returns how long to wait before the next read: zero
-// unless the stream is dense.
+// unless the stream is dense, a Window during its first Settle, a Hold
+// after.
 func (g *Gate) After(now time.Time, blocked time.Duration, small bool) time.Duration {
 	switch {
 	case !small:
@@ -56,10 +86,10 @@ func (g *Gate) After(now time.Time, blocked time.Duration, small bool) time.Dura
 		g.n, g.dense = 0, false
 		return 0
 	case g.dense && blocked < Window:
-		return Window
+		return g.wait(now)
 	case g.dense:
 		// The stream slowed down: read its pieces as they come.
-		g.n, g.dense = 0, false
+		g.n, g.dense, g.since = 0, false, time.Time{}
 	}
 	g.recent[g.i] = now
 	g.i = (g.i + 1) % Burst
@@ -72,16 +102,30 @@ func (g *Gate) After(now time.Time, blocked time.Duration, small bool) time.Dura
 		return 0
 	}
 	g.dense = true
-	return Window
+	if g.since.IsZero() || now.Sub(g.last) >= Hold+Window {
+		// A new run, not the same one after a full read.
+		g.since = now
+	}
+	return g.wait(now)
+}
+
+// wait is how long a read of a dense stream waits at now.
+func (g *Gate) wait(now time.Time) time.Duration {
+	g.last = now
+	if now.Sub(g.since) < Settle {
+		return Window
+	}
+	return Hold
 }
 
 // Reset makes the stream count as sparse again: it must be dense anew
-// before a read waits (see Reader.Hurry).
-func (g *Gate) Reset() { g.n, g.dense = 0, false }
+// before a read waits, and for Settle before it waits a Hold (see
+// Reader.Hurry).
+func (g *Gate) Reset() { g.n, g.dense, g.since = 0, false, time.Time{} }
 
 // Reader reads r through a Gate: while r trickles densely, each read
-// waits until a Window has passed since the last one, and then takes
-// everything that arrived meanwhile.
+// waits until a Window (after Settle, a Hold) has passed since the last
+// one, and then takes everything that arrived meanwhile.
 type Reader struct {
 	r    io.Reader
 	gate Gate
@@ -132,7 +176,8 @@ func (t *Reader) Hurry() {
 
 // ReadLines reads r line by line through a Reader until EOF or an error,
 // and hands each line that is not blank to handle, which reports whether
-// it was a delta. While deltas come densely they are read a Window apart;
+// it was a delta. While deltas come densely they are read a Window apart
+// (a Hold once dense for Settle);
 // any other line makes the next read start at once (Hurry), so that what
 // follows it (a turn's next step, its end) is read the moment it comes.
 // A line has no size limit: a CLI writes a big file or a long tool result

@@ -63,6 +63,105 @@ func TestGate(t *testing.T) {
 	}
 }
 
+// A stream that stays dense for Settle is read a Hold apart from then on;
+// a read that fills the buffer on the way does not restart the run, a
+// slowdown or a Reset does, and a new run waits a Window again.
+func TestGateHoldsOnceSettled(t *testing.T) {
+	t0 := time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC)
+	var g Gate
+	now := t0
+	// read feeds the gate reads of a stream a millisecond apart, each
+	// after the wait the gate asked for (none blocks: data is waiting),
+	// until until, and returns the last wait.
+	read := func(until time.Time) time.Duration {
+		var d time.Duration
+		for now.Before(until) {
+			d = g.After(now, 0, true)
+			now = now.Add(max(d, time.Millisecond))
+		}
+		return d
+	}
+	if d := read(t0.Add(Settle / 2)); d != Window {
+		t.Fatalf("half a Settle into a dense run, a read waits %v, want %v", d, Window)
+	}
+	// A full read: the count starts again, the run does not.
+	if d := g.After(now, 0, false); d != 0 {
+		t.Fatalf("a full read waits %v", d)
+	}
+	if d := read(t0.Add(Settle + 50*time.Millisecond)); d != Hold {
+		t.Fatalf("after Settle, with a full read on the way, a read waits %v, want %v", d, Hold)
+	}
+	if d := read(now.Add(200 * time.Millisecond)); d != Hold {
+		t.Fatalf("a settled run's read waits %v, want %v", d, Hold)
+	}
+	// The stream slows down: a read that blocked a Window ends the run.
+	if d := g.After(now.Add(Window), Window, true); d != 0 {
+		t.Fatalf("a read that blocked a Window waits %v", d)
+	}
+	now = now.Add(time.Second)
+	if d := read(now.Add(100 * time.Millisecond)); d != Window {
+		t.Fatalf("a new dense run waits %v, want %v", d, Window)
+	}
+	if d := read(now.Add(Settle)); d != Hold {
+		t.Fatalf("a new run past its Settle waits %v, want %v", d, Hold)
+	}
+	g.Reset()
+	if d := read(now.Add(100 * time.Millisecond)); d != Window {
+		t.Fatalf("after Reset a dense run waits %v, want %v", d, Window)
+	}
+}
+
+// A long dense trickle is read a Window apart for its first Settle and a
+// Hold apart after; everything arrives, in order, and no piece waits more
+// than a Hold.
+func TestReaderHoldsALongTrickle(t *testing.T) {
+	clock := &fakeClock{now: time.Unix(0, 0)}
+	src := &trickleSource{clock: clock, start: clock.now}
+	const pieces = 3000 // 3 s, a piece a millisecond
+	var want strings.Builder
+	for i := range pieces {
+		piece := string(rune('a' + i%26))
+		src.pieces = append(src.pieces, piece)
+		src.at = append(src.at, time.Duration(i)*time.Millisecond)
+		want.WriteString(piece)
+	}
+	r := NewReader(src)
+	r.sleep, r.now = clock.Sleep, clock.Now
+	var got strings.Builder
+	reads := 0
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := r.Read(buf)
+		got.Write(buf[:n])
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		reads++
+	}
+	if got.String() != want.String() {
+		t.Fatal("the pieces did not all arrive in order")
+	}
+	settled := time.Duration(pieces)*time.Millisecond - Settle
+	if most := int(Settle/Window+settled/Hold) + Burst + 4; reads > most {
+		t.Errorf("%d reads for %d pieces a millisecond apart, want at most %d", reads, pieces, most)
+	}
+	holds := 0
+	for _, d := range clock.slept {
+		if d > Hold {
+			t.Errorf("a read waited %v, more than a Hold", d)
+		}
+		if d == Hold {
+			holds++
+		}
+	}
+	if want := int(settled/Hold) - 2; holds < want {
+		t.Errorf("%d reads waited a Hold, want at least %d: a settled stream is read a Hold apart", holds, want)
+	}
+}
+
 // fakeClock is the Reader's clock: sleeping moves it on.
 type fakeClock struct {
 	now   time.Time

@@ -230,8 +230,9 @@ func (p *process) read(stdout io.Reader) {
 		close(p.msgs)
 		close(p.done)
 	}()
-	// A dense stream of deltas (a fast model's) is read a frame's time
-	// apart, each time all of it; any other line is read when it comes.
+	// A dense stream of deltas (a fast model's) is read in batches (a
+	// trickle.Window apart, a trickle.Hold once it lasts), each time all of
+	// it; any other line is read when it comes.
 	trickle.ReadLines(stdout, p.dispatch)
 }
 

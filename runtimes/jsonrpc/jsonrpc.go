@@ -89,7 +89,7 @@ type Conn struct {
 // variable whose random value marks every process descended from it.
 // delta reports the notifications that stream a reply piece by piece
 // (the CLI's text and output deltas): while they come densely the reader
-// takes them a frame apart (trickle), and every other line is read the
+// takes them in batches (trickle), and every other line is read the
 // moment it comes. nil holds no line.
 func Start(confiner agentcli.Confiner, writable []string, command string, args []string, dir string, env []string,
 	markerVar string, delta func(Message) bool, log *slog.Logger) (*Conn, error) {
@@ -146,8 +146,9 @@ func (c *Conn) read(stdout io.Reader) {
 		close(c.In)
 		close(c.Done)
 	}()
-	// A dense stream of deltas (a fast model's) is read a frame's time
-	// apart, each time all of it; any other line is read when it comes.
+	// A dense stream of deltas (a fast model's) is read in batches (a
+	// trickle.Window apart, a trickle.Hold once it lasts), each time all of
+	// it; any other line is read when it comes.
 	trickle.ReadLines(stdout, c.dispatch)
 }
 

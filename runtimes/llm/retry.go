@@ -156,8 +156,9 @@ func (t *recordingTransport) RoundTrip(req *http.Request) (*http.Response, error
 	}
 	resp, err := t.base.RoundTrip(req)
 	if resp != nil && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-		// A fast model's dense stream of events is read a frame's time
-		// apart, each time all of it (trickle).
+		// A fast model's dense stream of events is read in batches (a
+		// trickle.Window apart, a trickle.Hold once it lasts), each time all
+		// of it.
 		resp.Body = trickle.NewReadCloser(resp.Body)
 	}
 	if rec, ok := req.Context().Value(recordKey{}).(*httpRecord); ok && resp != nil {

@@ -552,8 +552,10 @@ const maxLag = 100 * time.Millisecond
 //
 // A line that arrives ms after the previous one is played as kz's
 // runtimes read a real stream (trickle.Reader): while lines come densely,
-// they are taken a frame's time apart, each time all that arrived, and a
-// line with no delay of its own comes with the line before it.
+// they are taken in batches a trickle.Window apart (a trickle.Hold once
+// they have come densely for a trickle.Settle), each time all that
+// arrived, and a line with no delay of its own comes with the line
+// before it.
 func (p *player) wait(ctx context.Context, ms int) (stop bool, err error) {
 	now := time.Now()
 	if p.due.IsZero() || now.Sub(p.due) > maxLag {
