@@ -115,35 +115,8 @@ func TestGateHoldsOnceSettled(t *testing.T) {
 // Hold apart after; everything arrives, in order, and no piece waits more
 // than a Hold.
 func TestReaderHoldsALongTrickle(t *testing.T) {
-	clock := &fakeClock{now: time.Unix(0, 0)}
-	src := &trickleSource{clock: clock, start: clock.now}
 	const pieces = 3000 // 3 s, a piece a millisecond
-	var want strings.Builder
-	for i := range pieces {
-		piece := string(rune('a' + i%26))
-		src.pieces = append(src.pieces, piece)
-		src.at = append(src.at, time.Duration(i)*time.Millisecond)
-		want.WriteString(piece)
-	}
-	r := NewReader(src)
-	r.sleep, r.now = clock.Sleep, clock.Now
-	var got strings.Builder
-	reads := 0
-	buf := make([]byte, 64<<10)
-	for {
-		n, err := r.Read(buf)
-		got.Write(buf[:n])
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		reads++
-	}
-	if got.String() != want.String() {
-		t.Fatal("the pieces did not all arrive in order")
-	}
+	clock, reads := readTrickle(t, pieces, 64<<10)
 	settled := time.Duration(pieces)*time.Millisecond - Settle
 	if most := int(Settle/Window+settled/Hold) + Burst + 4; reads > most {
 		t.Errorf("%d reads for %d pieces a millisecond apart, want at most %d", reads, pieces, most)
@@ -203,10 +176,29 @@ func (s *trickleSource) Read(p []byte) (int, error) {
 // Window apart, each taking what arrived meanwhile; everything arrives,
 // in order; no piece waits more than a Window.
 func TestReaderBatchesADenseTrickle(t *testing.T) {
+	clock, reads := readTrickle(t, 200, 4096)
+	// 200 ms of pieces, read a Window apart once dense: about 25 reads,
+	// against 200 without the gate.
+	if reads > 200/int(Window/time.Millisecond)+Burst+2 {
+		t.Errorf("%d reads for 200 pieces a millisecond apart", reads)
+	}
+	for _, d := range clock.slept {
+		if d > Window {
+			t.Errorf("a read waited %v, more than a Window", d)
+		}
+	}
+}
+
+// readTrickle reads n pieces that arrive a millisecond apart through a
+// Reader with a buffer of size bytes, checks that all of them came in
+// order, and returns the clock (its sleeps are the Reader's waits) and
+// the number of reads.
+func readTrickle(t *testing.T, n, size int) (*fakeClock, int) {
+	t.Helper()
 	clock := &fakeClock{now: time.Unix(0, 0)}
 	src := &trickleSource{clock: clock, start: clock.now}
 	var want strings.Builder
-	for i := range 200 {
+	for i := range n {
 		piece := string(rune('a' + i%26))
 		src.pieces = append(src.pieces, piece)
 		src.at = append(src.at, time.Duration(i)*time.Millisecond)
@@ -216,7 +208,7 @@ func TestReaderBatchesADenseTrickle(t *testing.T) {
 	r.sleep, r.now = clock.Sleep, clock.Now
 	var got strings.Builder
 	reads := 0
-	buf := make([]byte, 4096)
+	buf := make([]byte, size)
 	for {
 		n, err := r.Read(buf)
 		got.Write(buf[:n])
@@ -231,16 +223,7 @@ func TestReaderBatchesADenseTrickle(t *testing.T) {
 	if got.String() != want.String() {
 		t.Fatalf("read %q, want %q", got.String(), want.String())
 	}
-	// 200 ms of pieces, read a Window apart once dense: about 25 reads,
-	// against 200 without the gate.
-	if reads > 200/int(Window/time.Millisecond)+Burst+2 {
-		t.Errorf("%d reads for 200 pieces a millisecond apart", reads)
-	}
-	for _, d := range clock.slept {
-		if d > Window {
-			t.Errorf("a read waited %v, more than a Window", d)
-		}
-	}
+	return clock, reads
 }
 
 // Reads that fill the buffer (a big line, a bulk answer) never wait, and
