@@ -60,11 +60,14 @@ import (
 //
 // All six alternate run by run, so load on the machine falls on all
 // alike. Metrics: cpu-s (median), cpu-min-s, maxrss-MB (median),
-// maxrss-max-MB of each; ratio = median stream CPU / median final CPU,
-// headless-ratio, burst-ratio and pace-ratio the same for those runs;
-// unpaced-ratio = (stream - pace + final) / final, the ratio without the
-// waits; floor-ratio = (wake + final) / final, the least ratio a stream
-// read as kz reads it can have on this machine.
+// maxrss-max-MB and csw (the median of the process's voluntary context
+// switches, its threads' wake-ups) of each; ratio = median stream CPU /
+// median final CPU, headless-ratio, burst-ratio and pace-ratio the same
+// for those runs; unpaced-ratio = (stream - pace + final) / final, the
+// ratio without the waits; floor-ratio = (wake + final) / final, the
+// least ratio a stream read as kz reads it can have on this machine.
+// With KZ_BASE_BIN, another build's runs alternate with these, and its
+// metrics have the prefix "base-".
 //
 // BenchmarkProcessPageUp is in process_pageup_bench_test.go.
 
@@ -109,83 +112,137 @@ func BenchmarkProcessStream(b *testing.B) {
 	lasts := time.Duration(streamDeltas*streamDelayMS) * time.Millisecond
 	sleeps := fmt.Sprintf("select(undef, undef, undef, %g) for 1..%d; select(undef, undef, undef, %g) for 1..%d",
 		trickle.Window.Seconds(), int(trickle.Settle/trickle.Window), trickle.Hold.Seconds(), int((lasts-trickle.Settle)/trickle.Hold))
-	type sample struct{ cpu, rss float64 }
-	runs := map[string][]sample{}
+	// With KZ_BASE_BIN naming another build, every kz run is made with
+	// it too, right after the same run of this one, and reported with
+	// the prefix "base-": a before and after that the machine's drift
+	// (a fifth over an hour here) falls on alike.
+	builds := []struct{ prefix, bin string }{{"", bin}}
+	if base := os.Getenv("KZ_BASE_BIN"); base != "" {
+		evictFromPageCache(b, base)
+		builds = append(builds, struct{ prefix, bin string }{"base-", base})
+	}
+	runs := map[string][]usage{}
 	for b.Loop() {
 		for _, name := range order {
-			data := filepath.Join(dir, "data-"+name)
-			var cpu, rss float64
-			var err error
-			switch name {
-			case "wake":
-				rss, cpu, err = peakAndCPU(func() *exec.Cmd {
-					return exec.Command(perl, "-e", sleeps)
-				})
-			case "headless":
-				rss, cpu, err = peakAndCPU(func() *exec.Cmd {
-					cmd := exec.Command(bin, "-p", "go", "--runtime", "scripted", "--script", scripts["stream"], "--data-dir", data)
-					cmd.Dir, cmd.Env = dir, env
-					return cmd
-				})
-			default:
-				cpu, rss, err = streamOnce(bin, dir, env, "--runtime", "scripted", "--script", scripts[name], "--data-dir", data)
+			for _, build := range builds {
+				if name == "wake" && build.prefix != "" {
+					continue
+				}
+				u, err := streamRun(name, build.bin, dir, env, scripts, sleeps, perl)
+				if err != nil {
+					b.Fatalf("%s%s: %v", build.prefix, name, err)
+				}
+				runs[build.prefix+name] = append(runs[build.prefix+name], u)
 			}
-			if err != nil {
-				b.Fatalf("%s: %v", name, err)
-			}
-			runs[name] = append(runs[name], sample{cpu, rss})
 		}
 	}
 	med := map[string]float64{}
-	for _, name := range order {
-		s := runs[name]
-		cpus := make([]float64, len(s))
-		rsss := make([]float64, len(s))
-		for i, x := range s {
-			cpus[i], rsss[i] = x.cpu, x.rss
-		}
-		slices.Sort(cpus)
-		slices.Sort(rsss)
-		med[name] = cpus[len(cpus)/2]
-		b.ReportMetric(cpus[len(cpus)/2], name+"-cpu-s")
-		b.ReportMetric(cpus[0], name+"-cpu-min-s")
-		b.ReportMetric(rsss[len(rsss)/2], name+"-maxrss-MB")
-		b.ReportMetric(rsss[len(rsss)-1], name+"-maxrss-max-MB")
+	for name, s := range runs {
+		med[name] = reportUsage(b, name, s)
 	}
-	b.ReportMetric(med["stream"]/med["final"], "ratio")
-	b.ReportMetric(med["headless"]/med["final"], "headless-ratio")
-	b.ReportMetric(med["burst"]/med["final"], "burst-ratio")
-	b.ReportMetric(med["pace"]/med["final"], "pace-ratio")
-	b.ReportMetric((med["stream"]-med["pace"]+med["final"])/med["final"], "unpaced-ratio")
+	for _, build := range builds {
+		p := build.prefix
+		b.ReportMetric(med[p+"stream"]/med[p+"final"], p+"ratio")
+		b.ReportMetric(med[p+"headless"]/med[p+"final"], p+"headless-ratio")
+		b.ReportMetric(med[p+"burst"]/med[p+"final"], p+"burst-ratio")
+		b.ReportMetric(med[p+"pace"]/med[p+"final"], p+"pace-ratio")
+		b.ReportMetric((med[p+"stream"]-med[p+"pace"]+med[p+"final"])/med[p+"final"], p+"unpaced-ratio")
+	}
 	if _, ok := med["wake"]; ok {
 		b.ReportMetric((med["wake"]+med["final"])/med["final"], "floor-ratio")
 	}
 }
 
+// usage is what one run cost the process: CPU seconds (user and system),
+// peak resident memory, and voluntary context switches (its wake-ups,
+// all threads).
+type usage struct {
+	cpu, rssMB float64
+	switches   int64
+}
+
+// streamRun makes one run of BenchmarkProcessStream's name with bin.
+func streamRun(name, bin, dir string, env []string, scripts map[string]string, sleeps, perl string) (usage, error) {
+	data := filepath.Join(dir, "data-"+name)
+	switch name {
+	case "wake":
+		return traced(func() *exec.Cmd { return exec.Command(perl, "-e", sleeps) })
+	case "headless":
+		return traced(func() *exec.Cmd {
+			cmd := exec.Command(bin, "-p", "go", "--runtime", "scripted", "--script", scripts["stream"], "--data-dir", data)
+			cmd.Dir, cmd.Env = dir, env
+			return cmd
+		})
+	}
+	return streamOnce(bin, dir, env, "--runtime", "scripted", "--script", scripts[name], "--data-dir", data)
+}
+
+// traced runs a command to its exit as traceToExit does and returns its
+// usage.
+func traced(mk func() *exec.Cmd) (usage, error) {
+	peak, ru, err := traceToExit(mk)
+	if err != nil {
+		return usage{}, err
+	}
+	return usage{cpu: rusageCPU(ru), rssMB: peak, switches: ru.Nvcsw}, nil
+}
+
+func rusageCPU(ru *syscall.Rusage) float64 {
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
+}
+
+// reportUsage reports the runs of name (cpu-s and csw are medians) and
+// returns the median CPU.
+func reportUsage(b *testing.B, name string, s []usage) float64 {
+	cpus := make([]float64, len(s))
+	rsss := make([]float64, len(s))
+	csws := make([]float64, len(s))
+	for i, x := range s {
+		cpus[i], rsss[i], csws[i] = x.cpu, x.rssMB, float64(x.switches)
+	}
+	slices.Sort(cpus)
+	slices.Sort(rsss)
+	slices.Sort(csws)
+	b.ReportMetric(cpus[len(cpus)/2], name+"-cpu-s")
+	b.ReportMetric(cpus[0], name+"-cpu-min-s")
+	b.ReportMetric(rsss[len(rsss)/2], name+"-maxrss-MB")
+	b.ReportMetric(rsss[len(rsss)-1], name+"-maxrss-max-MB")
+	b.ReportMetric(csws[len(csws)/2], name+"-csw")
+	return cpus[len(cpus)/2]
+}
+
 // streamOnce runs one kz TUI, sends one prompt, waits for the answer to
-// be drawn and settle, quits, and returns kz's CPU seconds and peak RSS.
-func streamOnce(bin, dir string, env []string, args ...string) (cpu, rssMB float64, err error) {
+// be drawn and settle, quits, and returns kz's usage.
+func streamOnce(bin, dir string, env []string, args ...string) (usage, error) {
 	s, err := startPTY(bin, dir, env, styledMarker, args...)
 	if err != nil {
-		return 0, 0, err
+		return usage{}, err
 	}
 	defer s.kill()
 	if err := s.waitFor("Ask kz", 20*time.Second); err != nil {
-		return 0, 0, err
+		return usage{}, err
 	}
 	// The second prompt waits in kz's queue until the first turn has
 	// ended; its answer, the marker, comes on a fresh line, drawn whole.
 	if err := s.write("go\r"); err != nil {
-		return 0, 0, err
+		return usage{}, err
 	}
 	if err := s.write("done\r"); err != nil {
-		return 0, 0, err
+		return usage{}, err
 	}
 	if err := s.waitMarker(3 * time.Minute); err != nil {
-		return 0, 0, err
+		return usage{}, err
 	}
 	s.settle(streamQuiet, time.Minute)
-	return s.quit()
+	cpu, rss, err := s.quit()
+	if err != nil {
+		return usage{}, err
+	}
+	u := usage{cpu: cpu, rssMB: rss}
+	if ru, ok := s.cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		u.switches = ru.Nvcsw
+	}
+	return u, nil
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
@@ -345,8 +402,7 @@ func (s *ptySession) quit() (cpu, rssMB float64, err error) {
 			if !ok {
 				return 0, 0, errors.New("no rusage for kz")
 			}
-			cpu = time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
-			return cpu, rssMB, nil
+			return rusageCPU(ru), rssMB, nil
 		case <-time.After(2 * time.Second):
 		}
 	}

@@ -47,10 +47,11 @@ const Settle = time.Second
 // streamed text the TUI draws (tui's streamFrameInterval), so a frame
 // never shows text more than a Hold older than it could. Each wait is a
 // wake-up, and a wake-up costs the Go scheduler and the kernel more than
-// the pieces it reads: waiting a Window throughout, a turn that waits as
-// a 20 s stream does (BenchmarkProcessStream's "pace") took 0.13 s more
-// CPU and 13,600 context switches against 7,100, and `kz -p` streaming
-// 200 KB about 0.07 s more (medians of 6 and 8 interleaved runs).
+// the pieces it reads. Waiting a Window throughout, `kz -p` streaming 200
+// KB in 20 s took 0.60 s of CPU and 13,321 context switches against 0.52
+// s and 7,698, and a turn that only waits as that stream does 0.71 s and
+// 13,415 against 0.68 s and 7,989 (BenchmarkProcessStream with
+// KZ_BASE_BIN, medians of 6 interleaved runs).
 const Hold = 25 * time.Millisecond
 
 // Gate decides when a reader of a stream reads again. The zero value is
