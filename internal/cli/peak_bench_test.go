@@ -10,7 +10,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -32,16 +31,6 @@ import (
 func peakAtExit(mk func() *exec.Cmd) (float64, error) {
 	peak, _, err := traceToExit(mk)
 	return peak, err
-}
-
-// peakAndCPU is peakAtExit that also returns the CPU seconds (user and
-// system) the process used, from its rusage.
-func peakAndCPU(mk func() *exec.Cmd) (peakMB, cpu float64, err error) {
-	peakMB, ru, err := traceToExit(mk)
-	if err != nil {
-		return 0, 0, err
-	}
-	return peakMB, time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds(), nil
 }
 
 // traceToExit runs the command as peakAtExit says and returns its peak
