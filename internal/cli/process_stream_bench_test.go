@@ -128,7 +128,10 @@ func BenchmarkProcessStream(b *testing.B) {
 				if name == "wake" && build.prefix != "" {
 					continue
 				}
-				u, err := streamRun(name, build.bin, dir, env, scripts, sleeps, perl)
+				// Each build keeps its own store: an older one may not
+				// open what a newer one migrated.
+				data := filepath.Join(dir, "data-"+build.prefix+name)
+				u, err := streamRun(name, build.bin, data, dir, env, scripts, sleeps, perl)
 				if err != nil {
 					b.Fatalf("%s%s: %v", build.prefix, name, err)
 				}
@@ -161,9 +164,9 @@ type usage struct {
 	switches   int64
 }
 
-// streamRun makes one run of BenchmarkProcessStream's name with bin.
-func streamRun(name, bin, dir string, env []string, scripts map[string]string, sleeps, perl string) (usage, error) {
-	data := filepath.Join(dir, "data-"+name)
+// streamRun makes one run of BenchmarkProcessStream's name with bin and
+// its data directory data.
+func streamRun(name, bin, data, dir string, env []string, scripts map[string]string, sleeps, perl string) (usage, error) {
 	switch name {
 	case "wake":
 		return traced(func() *exec.Cmd { return exec.Command(perl, "-e", sleeps) })
