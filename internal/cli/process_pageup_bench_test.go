@@ -92,12 +92,12 @@ func BenchmarkProcessPageUp(b *testing.B) {
 				sample()
 			}
 		}
-		_, r, err := s.quit()
+		u, err := s.quit()
 		s.kill()
 		if err != nil {
 			b.Fatal(err)
 		}
-		rss, anon, file = append(rss, r), append(anon, peak.anon), append(file, peak.file)
+		rss, anon, file = append(rss, u.rssMB), append(anon, peak.anon), append(file, peak.file)
 	}
 	pct := func(v []float64, p int) float64 {
 		v = slices.Clone(v)

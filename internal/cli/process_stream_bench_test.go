@@ -116,10 +116,11 @@ func BenchmarkProcessStream(b *testing.B) {
 	// it too, right after the same run of this one, and reported with
 	// the prefix "base-": a before and after that the machine's drift
 	// (a fifth over an hour here) falls on alike.
-	builds := []struct{ prefix, bin string }{{"", bin}}
+	type kzBuild struct{ prefix, bin string }
+	builds := []kzBuild{{"", bin}}
 	if base := os.Getenv("KZ_BASE_BIN"); base != "" {
 		evictFromPageCache(b, base)
-		builds = append(builds, struct{ prefix, bin string }{"base-", base})
+		builds = append(builds, kzBuild{"base-", base})
 	}
 	runs := map[string][]usage{}
 	for b.Loop() {
@@ -237,15 +238,7 @@ func streamOnce(bin, dir string, env []string, args ...string) (usage, error) {
 		return usage{}, err
 	}
 	s.settle(streamQuiet, time.Minute)
-	cpu, rss, err := s.quit()
-	if err != nil {
-		return usage{}, err
-	}
-	u := usage{cpu: cpu, rssMB: rss}
-	if ru, ok := s.cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		u.switches = ru.Nvcsw
-	}
-	return u, nil
+	return s.quit()
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
@@ -382,13 +375,14 @@ func (s *ptySession) settleAfter(t0 time.Time, quiet, limit time.Duration) (firs
 	return first, last
 }
 
-// quit presses ctrl+d until kz exits and returns its CPU seconds (from
-// its rusage) and its peak resident memory in MB, read just before the
-// first ctrl+d (VmHWM: peak_bench_test.go says why not ru_maxrss).
-func (s *ptySession) quit() (cpu, rssMB float64, err error) {
-	rssMB, err = highWater(s.cmd.Process.Pid)
+// quit presses ctrl+d until kz exits and returns its usage: CPU seconds
+// and context switches from its rusage, and its peak resident memory in
+// MB, read just before the first ctrl+d (VmHWM: peak_bench_test.go says
+// why not ru_maxrss).
+func (s *ptySession) quit() (usage, error) {
+	rssMB, err := highWater(s.cmd.Process.Pid)
 	if err != nil {
-		return 0, 0, err
+		return usage{}, err
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- s.cmd.Wait() }()
@@ -399,17 +393,17 @@ func (s *ptySession) quit() (cpu, rssMB float64, err error) {
 		select {
 		case err := <-exited:
 			if err != nil {
-				return 0, 0, fmt.Errorf("kz: %w", err)
+				return usage{}, fmt.Errorf("kz: %w", err)
 			}
 			ru, ok := s.cmd.ProcessState.SysUsage().(*syscall.Rusage)
 			if !ok {
-				return 0, 0, errors.New("no rusage for kz")
+				return usage{}, errors.New("no rusage for kz")
 			}
-			return rusageCPU(ru), rssMB, nil
+			return usage{cpu: rusageCPU(ru), rssMB: rssMB, switches: ru.Nvcsw}, nil
 		case <-time.After(2 * time.Second):
 		}
 	}
-	return 0, 0, errors.New("kz did not quit on ctrl+d")
+	return usage{}, errors.New("kz did not quit on ctrl+d")
 }
 
 func (s *ptySession) kill() {
