@@ -268,22 +268,31 @@ func (m *Model) Init() tea.Cmd {
 // gathered until the next frame is due (see framePacer.gatherUntil): one
 // message then carries what would otherwise be dozens, each handled,
 // viewed and scheduled for nothing.
+//
+// The deadline is fixed when the Cmd is made, not when the first text
+// comes: text that comes after the next frame was due (the first of a
+// reply, or any after a pause) is handed on at once, and text that comes
+// within an interval waits only for the rest of it. Counted from its
+// arrival instead, every first piece waited a whole frame interval (50
+// ms) however long nothing had been drawn.
 func (m *Model) waitEvents() tea.Cmd {
 	if m.events == nil {
 		return nil
 	}
 	ctx, src, sess := m.ctx, m.events, m.sess
-	var gather time.Duration
+	var deadline time.Time
 	if !m.quiet {
-		gather = m.pace.gatherUntil(m.now()).Sub(m.now())
+		// On the real clock: the model's may be a test's.
+		now := m.now()
+		deadline = time.Now().Add(m.pace.gatherUntil(now).Sub(now))
 	}
 	return func() tea.Msg {
 		evs, err := src.NextBatch(ctx)
 		if err != nil {
 			return eventsClosedMsg{err}
 		}
-		if gather > 0 {
-			evs = gatherDeltas(ctx, src, evs, time.Now().Add(gather))
+		if !deadline.IsZero() {
+			evs = gatherDeltas(ctx, src, evs, deadline)
 		}
 		return eventsMsg{events: evs, state: sess.State()}
 	}

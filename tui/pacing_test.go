@@ -267,3 +267,71 @@ func TestUntilFreshIsWhatIsLeftOfTheKeptFrame(t *testing.T) {
 		t.Errorf("after a key: %v, want 0", got)
 	}
 }
+
+// lateSource delivers one delta after a delay, and records the deadline
+// the gathering that follows asks for.
+type lateSource struct {
+	delay    time.Duration
+	arrived  time.Time
+	deadline time.Time
+}
+
+func (s *lateSource) NextBatch(ctx context.Context) ([]engine.Event, error) {
+	select {
+	case <-time.After(s.delay):
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	s.arrived = time.Now()
+	return []engine.Event{{Type: engine.EventTextDelta, TurnID: 1, Text: "late"}}, nil
+}
+
+func (s *lateSource) NextBatchBy(ctx context.Context, deadline time.Time) ([]engine.Event, error) {
+	s.deadline = deadline
+	if wait := time.Until(deadline); wait > 0 {
+		select {
+		case <-time.After(wait):
+		case <-ctx.Done():
+		}
+	}
+	return nil, nil
+}
+
+// Streamed text gathers until the frame that was next when the wait
+// began, not for a frame interval from its arrival: text that comes after
+// that frame was due is handed on at once, and text that comes within an
+// interval waits only for the rest of it.
+func TestWaitEventsGathersUntilTheNextFrame(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		delay time.Duration
+	}{
+		{"after the frame was due", 2 * streamFrameInterval},
+		{"within the interval", streamFrameInterval / 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := testModel(t, newFake(), 80, 20)
+			m.quiet = false
+			m.now = time.Now
+			src := &lateSource{delay: tc.delay}
+			m.events = src
+			before := time.Now()
+			cmd := m.waitEvents()
+			msg, ok := cmd().(eventsMsg)
+			returned := time.Now()
+			if !ok || len(msg.events) != 1 || msg.events[0].Text != "late" {
+				t.Fatalf("waitEvents gave %#v", msg)
+			}
+			// No kept frame: the next frame is due an interval after the
+			// Cmd was made.
+			if due := before.Add(streamFrameInterval); src.deadline.Before(before) || src.deadline.After(due.Add(10*time.Millisecond)) {
+				t.Fatalf("gathered until %v after the wait began, want about %v", src.deadline.Sub(before), streamFrameInterval)
+			}
+			if tc.delay > streamFrameInterval {
+				if held := returned.Sub(src.arrived); held > streamFrameInterval-10*time.Millisecond {
+					t.Fatalf("text that came after its frame was due was held %v", held)
+				}
+			}
+		})
+	}
+}
