@@ -99,11 +99,6 @@ func BenchmarkProcessPageUp(b *testing.B) {
 		}
 		rss, anon, file = append(rss, u.rssMB), append(anon, peak.anon), append(file, peak.file)
 	}
-	pct := func(v []float64, p int) float64 {
-		v = slices.Clone(v)
-		slices.Sort(v)
-		return v[min(len(v)*p/100, len(v)-1)]
-	}
 	b.ReportMetric(pct(settled, 50), "settle-p50-ms")
 	b.ReportMetric(pct(settled, 90), "settle-p90-ms")
 	b.ReportMetric(pct(settled, 99), "settle-p99-ms")
@@ -164,4 +159,11 @@ func writeLongSession(tb testing.TB, data, workspace string, n int) string {
 		tb.Fatal(err)
 	}
 	return id
+}
+
+// pct is the p-th percentile of v (p 100: the largest), by rank.
+func pct(v []float64, p int) float64 {
+	v = slices.Clone(v)
+	slices.Sort(v)
+	return v[min(len(v)*p/100, len(v)-1)]
 }

@@ -116,7 +116,6 @@ func BenchmarkProcessStream(b *testing.B) {
 	// it too, right after the same run of this one, and reported with
 	// the prefix "base-": a before and after that the machine's drift
 	// (a fifth over an hour here) falls on alike.
-	type kzBuild struct{ prefix, bin string }
 	builds := []kzBuild{{"", bin}}
 	if base := os.Getenv("KZ_BASE_BIN"); base != "" {
 		evictFromPageCache(b, base)
@@ -156,6 +155,10 @@ func BenchmarkProcessStream(b *testing.B) {
 		b.ReportMetric((med["wake"]+med["final"])/med["final"], "floor-ratio")
 	}
 }
+
+// kzBuild is a build a benchmark runs, and the prefix of its metrics:
+// none for KZ_BIN's, "base-" for KZ_BASE_BIN's.
+type kzBuild struct{ prefix, bin string }
 
 // usage is what one run cost the process: CPU seconds (user and system),
 // peak resident memory, and voluntary context switches (its wake-ups,
