@@ -116,10 +116,9 @@ func BenchmarkProcessStream(b *testing.B) {
 	// it too, right after the same run of this one, and reported with
 	// the prefix "base-": a before and after that the machine's drift
 	// (a fifth over an hour here) falls on alike.
-	builds := []kzBuild{{"", bin}}
-	if base := os.Getenv("KZ_BASE_BIN"); base != "" {
-		evictFromPageCache(b, base)
-		builds = append(builds, kzBuild{"base-", base})
+	builds := benchBuilds(bin)
+	for _, build := range builds[1:] {
+		evictFromPageCache(b, build.bin)
 	}
 	runs := map[string][]usage{}
 	for b.Loop() {
@@ -159,6 +158,15 @@ func BenchmarkProcessStream(b *testing.B) {
 // kzBuild is a build a benchmark runs, and the prefix of its metrics:
 // none for KZ_BIN's, "base-" for KZ_BASE_BIN's.
 type kzBuild struct{ prefix, bin string }
+
+// benchBuilds is bin, then the build KZ_BASE_BIN names, if any.
+func benchBuilds(bin string) []kzBuild {
+	builds := []kzBuild{{"", bin}}
+	if base := os.Getenv("KZ_BASE_BIN"); base != "" {
+		builds = append(builds, kzBuild{"base-", base})
+	}
+	return builds
+}
 
 // usage is what one run cost the process: CPU seconds (user and system),
 // peak resident memory, and voluntary context switches (its wake-ups,
@@ -424,15 +432,8 @@ func (s *ptySession) kill() {
 // delta.
 func writeScript(tb testing.TB, dir, name, src string, n, delayMS int, pace bool) string {
 	tb.Helper()
-	var b strings.Builder
-	line := func(v any) {
-		data, err := json.Marshal(v)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		b.Write(data)
-		b.WriteByte('\n')
-	}
+	var lines []any
+	line := func(v any) { lines = append(lines, v) }
 	// No header: the runtime declares every capability, which kz's
 	// default mode needs.
 	line(map[string]any{"type": "session_started"})
@@ -451,7 +452,22 @@ func writeScript(tb testing.TB, dir, name, src string, n, delayMS int, pace bool
 	line(map[string]any{"type": "usage_updated", "usage": map[string]int{"input_tokens": 1000, "output_tokens": 50000}})
 	line(map[string]any{"end_turn": true})
 	line(map[string]any{"type": "assistant_message", "text": streamMarker})
-	path := filepath.Join(dir, name)
+	return writeJSONLines(tb, filepath.Join(dir, name), lines)
+}
+
+// writeJSONLines writes each of lines as a line of JSON to path, a
+// scripted-runtime script, and returns path.
+func writeJSONLines(tb testing.TB, path string, lines []any) string {
+	tb.Helper()
+	var b strings.Builder
+	for _, v := range lines {
+		data, err := json.Marshal(v)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		b.Write(data)
+		b.WriteByte('\n')
+	}
 	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
 		tb.Fatal(err)
 	}

@@ -1,9 +1,7 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -22,10 +20,7 @@ import (
 // and lag-max-ms over all words of all runs; with KZ_BASE_BIN, the same
 // for another build, run by run alternately, prefixed "base-".
 func BenchmarkProcessTextLag(b *testing.B) {
-	builds := []kzBuild{{"", releaseBinary(b)}}
-	if base := os.Getenv("KZ_BASE_BIN"); base != "" {
-		builds = append(builds, kzBuild{"base-", base})
-	}
+	builds := benchBuilds(releaseBinary(b))
 	env := benchEnv(b)
 	dir := b.TempDir()
 	script := writeLagScript(b, dir)
@@ -57,28 +52,16 @@ const (
 func lagWord(i int) string { return fmt.Sprintf("QZW%dXJ", i) }
 
 func writeLagScript(b *testing.B, dir string) string {
-	var lines []string
-	add := func(v any) {
-		data, err := json.Marshal(v)
-		if err != nil {
-			b.Fatal(err)
-		}
-		lines = append(lines, string(data))
-	}
-	add(map[string]any{"type": "session_started"})
-	add(map[string]any{"cycle": true})
+	lines := []any{map[string]any{"type": "session_started"}, map[string]any{"cycle": true}}
 	var all []string
 	for i := range textLagWords {
-		add(map[string]any{"type": "text_delta", "text": lagWord(i) + " ", "delay_ms": textLagPause.Milliseconds()})
+		lines = append(lines, map[string]any{"type": "text_delta", "text": lagWord(i) + " ", "delay_ms": textLagPause.Milliseconds()})
 		all = append(all, lagWord(i))
 	}
-	add(map[string]any{"type": "assistant_message", "text": strings.Join(all, " ")})
-	add(map[string]any{"end_turn": true})
-	path := filepath.Join(dir, "lag.jsonl")
-	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
-		b.Fatal(err)
-	}
-	return path
+	lines = append(lines,
+		map[string]any{"type": "assistant_message", "text": strings.Join(all, " ")},
+		map[string]any{"end_turn": true})
+	return writeJSONLines(b, filepath.Join(dir, "lag.jsonl"), lines)
 }
 
 // textLags runs one turn of the lag script and returns each word's lag
