@@ -27,16 +27,28 @@ const streamFrameInterval = time.Second / 20
 // served frame with the one on the terminal and, finding it equal, writes
 // nothing, so both the composition and the terminal diffing are paced.
 //
+// Streamed text is held back only by a frame that showed streamed text:
+// a frame the spinner's turn alone brought does not make the next words
+// wait. Held by any frame, the first words after a pause waited up to an
+// interval whenever the spinner had turned in the last one (a spinner
+// tick comes 12 times a second). The rate of frames stays bounded: frames
+// that show new text come at most once an interval, and any other frame
+// at most once an interval after the last frame of either kind.
+//
 // Invariant: any message other than a delta-only event batch, a frame
 // tick or a spinner tick drops the kept frame, so keys, resizes, tool
 // events and the final message are drawn in the very next frame; and while a kept frame lags
 // (behind), a frame tick is scheduled (Model.afterUpdate), so the last
 // deltas of a stream are always drawn.
 type framePacer struct {
-	view   tea.View
-	at     time.Time
-	valid  bool
-	behind bool
+	view tea.View
+	// at is when the kept frame was composed, textAt when the last frame
+	// that showed newly streamed text was.
+	at, textAt time.Time
+	valid      bool
+	behind     bool
+	// text: streamed text arrived since the kept frame was composed.
+	text bool
 }
 
 // note records a message about to be handled. off turns pacing off (the
@@ -46,14 +58,28 @@ func (p *framePacer) note(msg tea.Msg, off bool) {
 		p.valid, p.behind = false, false
 		return
 	}
-	if _, tick := msg.(frameMsg); !tick {
+	switch msg.(type) {
+	case frameMsg:
+	case eventsMsg:
+		p.behind, p.text = true, true
+	default:
 		p.behind = true
 	}
 }
 
+// since is when the frame that holds the next one back was composed: the
+// last one that showed streamed text when streamed text waits, else the
+// kept frame.
+func (p *framePacer) since() time.Time {
+	if p.text {
+		return p.textAt
+	}
+	return p.at
+}
+
 // cached returns the kept frame when it may be shown again at now.
 func (p *framePacer) cached(now time.Time) (tea.View, bool) {
-	if p.valid && now.Sub(p.at) < streamFrameInterval {
+	if p.valid && now.Sub(p.since()) < streamFrameInterval {
 		return p.view, true
 	}
 	return tea.View{}, false
@@ -61,7 +87,10 @@ func (p *framePacer) cached(now time.Time) (tea.View, bool) {
 
 // keep stores a freshly composed frame.
 func (p *framePacer) keep(v tea.View, now time.Time) {
-	p.view, p.at, p.valid, p.behind = v, now, true, false
+	if p.text {
+		p.textAt = now
+	}
+	p.view, p.at, p.valid, p.behind, p.text = v, now, true, false, false
 }
 
 // untilFresh is how long the kept frame is still served, or 0 when none
@@ -71,7 +100,7 @@ func (p *framePacer) untilFresh(now time.Time) time.Duration {
 	if !p.valid {
 		return 0
 	}
-	return max(p.at.Add(streamFrameInterval).Sub(now), 0)
+	return max(p.since().Add(streamFrameInterval).Sub(now), 0)
 }
 
 // catchUp is how long to wait before the frame that draws what the kept
@@ -80,7 +109,7 @@ func (p *framePacer) catchUp(now time.Time) (time.Duration, bool) {
 	if !p.behind || !p.valid {
 		return 0, false
 	}
-	return max(p.at.Add(streamFrameInterval).Sub(now), time.Millisecond), true
+	return max(p.since().Add(streamFrameInterval).Sub(now), time.Millisecond), true
 }
 
 // paced reports a message whose effect on the screen may wait for the
@@ -108,11 +137,12 @@ func paced(msg tea.Msg) bool {
 // gatherUntil is when the frame after the one about to be drawn is due:
 // streamed text that arrives before then cannot be shown earlier, so it
 // may wait and come in one message (see gatherDeltas). A message handled
-// now is drawn at once unless a kept frame is still fresh, so the next
-// frame is due a frame interval after the kept one, or after now.
+// now is drawn at once unless a frame that showed streamed text is still
+// fresh, so the next frame is due a frame interval after that one, or
+// after now.
 func (p *framePacer) gatherUntil(now time.Time) time.Time {
-	if p.valid && now.Sub(p.at) < streamFrameInterval {
-		return p.at.Add(streamFrameInterval)
+	if p.valid && now.Sub(p.textAt) < streamFrameInterval {
+		return p.textAt.Add(streamFrameInterval)
 	}
 	return now.Add(streamFrameInterval)
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"charm.land/bubbles/v2/spinner"
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/kaizen-code/kz/engine"
@@ -31,20 +32,27 @@ func delta(text string) eventsMsg {
 
 func shown(m *Model) string { return ansi.Strip(m.View().Content) }
 
-// Deltas that arrive within a frame interval of the last frame are drawn
-// together in the next one, which a scheduled tick brings.
+// Deltas that arrive within a frame interval of the last frame that
+// showed streamed text are drawn together in the next one, which a
+// scheduled tick brings.
 func TestPacingCoalescesDeltasIntoTheNextFrame(t *testing.T) {
 	m, clock := pacedModel(t)
-	first := shown(m)
-	if !strings.Contains(first, "stream please") {
-		t.Fatalf("the prompt is not shown:\n%s", first)
+	if got := shown(m); !strings.Contains(got, "stream please") {
+		t.Fatalf("the prompt is not shown:\n%s", got)
 	}
 	*clock = clock.Add(time.Millisecond)
-	if _, cmd := m.Update(delta("lorem ipsum ")); cmd == nil {
-		t.Fatal("a lagging frame scheduled no tick")
+	m.Update(delta("lorem "))
+	first := shown(m)
+	if !strings.Contains(first, "lorem") {
+		t.Fatalf("the first delta waits for a frame:\n%s", first)
 	}
-	if got := shown(m); got != first || strings.Contains(got, "lorem") {
-		t.Fatalf("a delta 1 ms after a frame was drawn at once:\n%s", got)
+	*clock = clock.Add(time.Millisecond)
+	m.Update(delta("ipsum "))
+	if !m.frameDue {
+		t.Fatal("no frame tick is due for a lagging frame")
+	}
+	if got := shown(m); got != first || strings.Contains(got, "ipsum") {
+		t.Fatalf("a delta 1 ms after a frame of text was drawn at once:\n%s", got)
 	}
 	wait, ok := m.pace.catchUp(m.now())
 	if !ok || wait <= 0 || wait > streamFrameInterval {
@@ -205,21 +213,70 @@ func TestGatherDeltasEndsWithItsContext(t *testing.T) {
 	}
 }
 
-// The frame a gathered batch is for: one interval after a fresh kept
-// frame, or after now when the next message will be drawn at once.
+// The frame a gathered batch is for: one interval after a fresh frame
+// that showed streamed text, or after now when the next message will be
+// drawn at once. A fresh frame of the spinner alone does not hold text.
 func TestGatherUntilIsTheNextFrame(t *testing.T) {
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	var p framePacer
 	if got := p.gatherUntil(now); !got.Equal(now.Add(streamFrameInterval)) {
 		t.Errorf("no kept frame: %v, want %v", got, now.Add(streamFrameInterval))
 	}
+	p.note(delta("x"), false)
 	p.keep(tea.NewView("x"), now.Add(-10*time.Millisecond))
 	if got := p.gatherUntil(now); !got.Equal(now.Add(streamFrameInterval - 10*time.Millisecond)) {
-		t.Errorf("fresh kept frame: %v", got)
+		t.Errorf("fresh frame of text: %v", got)
 	}
+	p.note(spinner.TickMsg{}, false)
+	p.keep(tea.NewView("x"), now.Add(-5*time.Millisecond))
+	if got := p.gatherUntil(now); !got.Equal(now.Add(streamFrameInterval - 10*time.Millisecond)) {
+		t.Errorf("a spinner frame after the frame of text: %v", got)
+	}
+	p.note(delta("x"), false)
 	p.keep(tea.NewView("x"), now.Add(-time.Second))
+	p.note(spinner.TickMsg{}, false)
+	p.keep(tea.NewView("x"), now.Add(-5*time.Millisecond))
 	if got := p.gatherUntil(now); !got.Equal(now.Add(streamFrameInterval)) {
-		t.Errorf("stale kept frame: %v", got)
+		t.Errorf("a fresh spinner frame, text long ago: %v", got)
+	}
+}
+
+// A frame that only the spinner's turn brought does not hold back the
+// streamed text that follows it: the first words after a pause are drawn
+// at once, and only the words within an interval of them wait.
+func TestPacingSpinnerFramesDoNotHoldText(t *testing.T) {
+	m, clock := pacedModel(t)
+	m.status.running = true
+	_ = shown(m)
+	*clock = clock.Add(time.Second)
+	m.Update(m.spin.Tick())
+	spun := shown(m)
+	*clock = clock.Add(time.Millisecond)
+	m.Update(delta("first words "))
+	got := shown(m)
+	if !strings.Contains(got, "first words") {
+		t.Fatalf("text 1 ms after a spinner frame waits for a frame:\n%s", got)
+	}
+	if got == spun {
+		t.Fatal("the frame with the text is the spinner's")
+	}
+	// Within an interval of that frame, the spinner's next turn and more
+	// text both wait for the catch-up frame.
+	*clock = clock.Add(10 * time.Millisecond)
+	m.Update(m.spin.Tick())
+	*clock = clock.Add(time.Millisecond)
+	m.Update(delta("more"))
+	if again := shown(m); again != got {
+		t.Fatalf("text 11 ms after a frame of text was drawn at once:\n%s", again)
+	}
+	wait, ok := m.pace.catchUp(m.now())
+	if !ok || wait != streamFrameInterval-11*time.Millisecond {
+		t.Fatalf("catchUp = %v, %v; want %v", wait, ok, streamFrameInterval-11*time.Millisecond)
+	}
+	*clock = clock.Add(wait)
+	m.Update(frameMsg{})
+	if final := shown(m); !strings.Contains(final, "first words more") {
+		t.Fatalf("the catch-up frame lacks the text:\n%s", final)
 	}
 }
 
