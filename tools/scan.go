@@ -53,19 +53,38 @@ var ErrScanTruncated = errors.New("the workspace holds more files than the scan 
 // Confinement is the walk's: the scan starts from the workspace's os.Root
 // and every later open is an openat of one listed name with O_NOFOLLOW.
 func ScanWorkspace(ctx context.Context, ws *workspace.Workspace, maxFiles int, visit func(rel string, st FileStat)) error {
-	return ScanWorkspaceWatched(ctx, ws, maxFiles, nil, visit)
+	return ScanWorkspaceWith(ctx, ws, ScanOptions{MaxFiles: maxFiles}, visit)
 }
 
-// ScanWorkspaceWatched is ScanWorkspace that also has w (when not nil)
-// watch every directory it enters, before listing it, so that w can name
-// the files changed after the scan (see ChangeWatcher). The caller calls
-// w.FullScanStarted before.
-func ScanWorkspaceWatched(ctx context.Context, ws *workspace.Workspace, maxFiles int, w *ChangeWatcher, visit func(rel string, st FileStat)) error {
+// ScanOptions are what a scan may do besides ScanWorkspace's.
+type ScanOptions struct {
+	// MaxFiles, when positive, stops the scan after that many files with
+	// ErrScanTruncated.
+	MaxFiles int
+	// Watch, when not nil, watches every directory the scan enters,
+	// before listing it, so that it can name the files changed after the
+	// scan (see ChangeWatcher). The caller calls Watch.FullScanStarted
+	// before.
+	Watch *ChangeWatcher
+	// Skip holds workspace-relative slash paths the scan leaves out: a
+	// directory there is neither entered nor watched, a file there is not
+	// visited.
+	Skip []string
+}
+
+// ScanWorkspaceWith is ScanWorkspace with options.
+func ScanWorkspaceWith(ctx context.Context, ws *workspace.Workspace, opt ScanOptions, visit func(rel string, st FileStat)) error {
 	top, err := ws.Root().Open(".")
 	if err != nil {
 		return fmt.Errorf("scan %s: %w", ws.Dir(), err)
 	}
-	s := &scanner{ctx: ctx, visit: visit, max: int64(maxFiles), watch: w}
+	s := &scanner{ctx: ctx, visit: visit, max: int64(opt.MaxFiles), watch: opt.Watch}
+	if len(opt.Skip) > 0 {
+		s.skip = make(map[string]bool, len(opt.Skip))
+		for _, p := range opt.Skip {
+			s.skip[p] = true
+		}
+	}
 	s.cond = sync.NewCond(&s.mu)
 	s.jobs = []scanJob{{dir: top, fd: int(top.Fd())}}
 	workers := min(runtime.GOMAXPROCS(0), maxScanWorkers)
@@ -78,7 +97,7 @@ func ScanWorkspaceWatched(ctx context.Context, ws *workspace.Workspace, maxFiles
 	case ctx.Err() != nil:
 		return fmt.Errorf("scan %s: %w", ws.Dir(), ctx.Err())
 	case s.truncated.Load():
-		return fmt.Errorf("scan %s: %w (%d)", ws.Dir(), ErrScanTruncated, maxFiles)
+		return fmt.Errorf("scan %s: %w (%d)", ws.Dir(), ErrScanTruncated, opt.MaxFiles)
 	}
 	return nil
 }
@@ -105,6 +124,8 @@ type scanner struct {
 	visitMu sync.Mutex
 	// watch, when not nil, watches every directory the scan enters.
 	watch *ChangeWatcher
+	// skip holds the paths the scan leaves out (ScanOptions.Skip).
+	skip map[string]bool
 }
 
 // scanJob is one open directory to scan; the worker that scans it closes
@@ -177,6 +198,9 @@ func (s *scanner) dir(j scanJob) {
 		rel := name
 		if j.prefix != "" {
 			rel = j.prefix + "/" + name
+		}
+		if s.skip != nil && s.skip[rel] {
+			continue
 		}
 		t := e.Type()
 		switch {

@@ -68,3 +68,34 @@ func TestScanWorkspaceSkipsWhatGitIgnores(t *testing.T) {
 		t.Fatalf("cancelled scan: %v", err)
 	}
 }
+
+// TestScanWorkspaceSkips: a skipped directory is not entered (not even
+// for a .gitignore in it), a skipped file is not visited, at any depth,
+// and a name that only begins like a skipped one is scanned.
+func TestScanWorkspaceSkips(t *testing.T) {
+	dir := t.TempDir()
+	for rel, c := range map[string]string{"a.go": "a", "data/kz.db": "d", "data/sub/x": "x", "data-old/y": "y",
+		"sub/kz.log": "l", "sub/kz.log.1": "l1", "sub/deep/own/z": "z", "sub/deep/keep": "k"} {
+		p := filepath.Join(dir, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ws, err := workspace.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = ws.Close() }()
+	var got []string
+	opt := ScanOptions{Skip: []string{"data", "sub/kz.log", "sub/deep/own", "nowhere"}}
+	if err := ScanWorkspaceWith(context.Background(), ws, opt, func(rel string, _ FileStat) { got = append(got, rel) }); err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(got)
+	if want := []string{"a.go", "data-old/y", "sub/deep/keep", "sub/kz.log.1"}; !slices.Equal(got, want) {
+		t.Fatalf("scanned %q, want %q", got, want)
+	}
+}

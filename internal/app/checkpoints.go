@@ -3,6 +3,8 @@ package app
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -12,25 +14,50 @@ import (
 	"github.com/kaizen-code/kz/tools/workspace"
 )
 
-// newTracker is the checkpointer of a session in ws.
-func newTracker(st *store.Store, ws *workspace.Workspace) *checkpoint.Tracker {
-	return checkpoint.New(checkpoint.Options{WS: ws, Store: checkpoint.SQLStore{St: st}})
+// newTracker is the checkpointer of a session in ws; own are kz's own
+// paths, which it leaves out (see Env.ownPaths).
+func newTracker(st *store.Store, ws *workspace.Workspace, own []string) *checkpoint.Tracker {
+	return checkpoint.New(checkpoint.Options{WS: ws, Store: checkpoint.SQLStore{St: st}, Own: own})
+}
+
+// ownPaths are kz's own files and directories, which no checkpoint of a
+// workspace holds (checkpoint.Own): the user config directory (kz writes
+// the grants of "always" answers there), the data directory and the
+// configured one when --data-dir names another (the store, its locks,
+// the sandbox's saved search), the state directory (the log and the
+// agents' homes, where the CLIs keep their own sessions) and kz's cache
+// directory (the sandbox's probe).
+func (e *Env) ownPaths() []string {
+	own := []string{filepath.Dir(e.Paths.UserConfig), e.DataDir, e.Paths.DataDir, e.Paths.StateDir}
+	if dir, err := os.UserCacheDir(); err == nil {
+		own = append(own, filepath.Join(dir, "kz"))
+	}
+	return own
 }
 
 // records reads a session's standing checkpoints in ws, oldest first.
-func records(ctx context.Context, st *store.Store, ws *workspace.Workspace, sessionID string) ([]checkpoint.Record, error) {
+// The files of kz's own paths that an older kz recorded are left out, so
+// that an undo or a rewind never puts an old store back under the live
+// one; a checkpoint of nothing else is left out whole.
+func (e *Env) records(ctx context.Context, st *store.Store, ws *workspace.Workspace, sessionID string) ([]checkpoint.Record, error) {
 	rows, err := st.Checkpoints(ctx, sessionID, ws.Dir(), false)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]checkpoint.Record, len(rows))
-	for i, r := range rows {
+	own := checkpoint.OwnPaths(ws, e.ownPaths())
+	out := make([]checkpoint.Record, 0, len(rows))
+	for _, r := range rows {
 		rec := checkpoint.Record{ID: r.ID, TurnID: r.TurnID, ToolCallID: r.ToolCallID, Tool: r.Tool, Runtime: r.Runtime, Created: r.Created}
 		for _, f := range r.Files {
+			if own.Covers(f.Path) {
+				continue
+			}
 			rec.Files = append(rec.Files, checkpoint.FileChange{Path: f.Path, BeforeExists: f.BeforeExists, BeforeSHA256: f.BeforeSHA256,
 				BeforeMode: f.BeforeMode, AfterExists: f.AfterExists, AfterSHA256: f.AfterSHA256, AfterSize: f.AfterSize, Restorable: f.Restorable})
 		}
-		out[i] = rec
+		if len(rec.Files) > 0 {
+			out = append(out, rec)
+		}
 	}
 	return out, nil
 }
@@ -70,7 +97,7 @@ type LastChange struct {
 // ws that still stands: an applied proposal or a tool call's checkpoint,
 // whichever came last. ok is false when there is none.
 func (e *Env) FindLastChange(ctx context.Context, st *store.Store, ws *workspace.Workspace, sessionID string) (_ LastChange, ok bool, _ error) {
-	recs, err := records(ctx, st, ws, sessionID)
+	recs, err := e.records(ctx, st, ws, sessionID)
 	if err != nil {
 		return LastChange{}, false, err
 	}

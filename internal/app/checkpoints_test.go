@@ -138,3 +138,44 @@ func TestCheckpointSkipsTheScanOfAReadOnlyCommand(t *testing.T) {
 		t.Fatalf("the turn's end: %+v %v %v", lc, ok, err)
 	}
 }
+
+// TestUndoLeavesOutKzsOwnFilesOfOlderCheckpoints: checkpoints an older kz
+// recorded of its own files (its store inside the workspace) are not
+// restored: undo sees only the project's files (as /rewind does: both
+// read Env.records), a checkpoint of nothing else is not a change at
+// all, and undo puts the project's file back without touching the store.
+func TestUndoLeavesOutKzsOwnFilesOfOlderCheckpoints(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"a.txt": "a0\n", "data/kz.db": "db0", "data/kz.db-wal": "wal0", "logs/kz.log": "l0\n"})
+	// The older kz: a tracker that knows nothing of kz's own paths.
+	_, tr, ws, st := trackerIn(t, dir, 0)
+	e := &Env{DataDir: filepath.Join(dir, "data")}
+	e.Paths.StateDir = filepath.Join(dir, "logs")
+	ctx := context.Background()
+	turn := engine.CheckpointCall{SessionID: "s1", TurnID: 1}
+	if err := tr.Refresh(ctx, turn); err != nil {
+		t.Fatal(err)
+	}
+	call := engine.CheckpointCall{SessionID: "s1", TurnID: 1, ToolCallID: "c1", Tool: "bash", Command: "echo a1 > a.txt"}
+	writeFiles(t, dir, map[string]string{"a.txt": "a1\n", "data/kz.db": "db1", "data/kz.db-wal": "wal1"})
+	if err := tr.AfterCall(ctx, call); err != nil {
+		t.Fatal(err)
+	}
+	// The turn's end found only kz's own files changed.
+	writeFiles(t, dir, map[string]string{"data/kz.db": "db2", "logs/kz.log": "l1\n"})
+	if err := tr.AfterCall(ctx, turn); err != nil {
+		t.Fatal(err)
+	}
+	lc, ok, err := e.FindLastChange(ctx, st, ws, "s1")
+	if err != nil || !ok || lc.Kind != KindToolCall || strings.Join(lc.Files, "|") != "a.txt (restore its previous content)" {
+		t.Fatalf("last change %+v %v %v", lc, ok, err)
+	}
+	if _, err := e.UndoAny(ctx, st, ws, "s1"); err != nil {
+		t.Fatal(err)
+	}
+	for rel, want := range map[string]string{"a.txt": "a0\n", "data/kz.db": "db2", "data/kz.db-wal": "wal1", "logs/kz.log": "l1\n"} {
+		if b, _ := os.ReadFile(filepath.Join(dir, rel)); string(b) != want {
+			t.Errorf("%s = %q, want %q", rel, b, want)
+		}
+	}
+}

@@ -30,7 +30,7 @@ func (e *Env) RewindPoints(ctx context.Context, st *store.Store, ws *workspace.W
 	if err != nil {
 		return nil, err
 	}
-	recs, err := records(ctx, st, ws, sessionID)
+	recs, err := e.records(ctx, st, ws, sessionID)
 	if err != nil {
 		return nil, err
 	}
@@ -100,7 +100,7 @@ func (e *Env) RewindFiles(ctx context.Context, st *store.Store, ws *workspace.Wo
 	if started.IsZero() {
 		return "", fmt.Errorf("rewind: the session has no turn %d", turn)
 	}
-	all, err := records(ctx, st, ws, sessionID)
+	all, err := e.records(ctx, st, ws, sessionID)
 	if err != nil {
 		return "", err
 	}

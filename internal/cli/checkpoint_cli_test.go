@@ -125,6 +125,69 @@ func TestUndoTakesBackAShellCommand(t *testing.T) {
 	wantFiles(t, sb.workspace, before)
 }
 
+// TestUndoLeavesOutKzsOwnFiles: with kz's config, data, state and cache
+// directories inside the workspace (kz run in the home directory), its
+// store, log and caches, which it writes during every turn, are in no
+// checkpoint. Undo lists and takes back only what the turns' calls
+// changed; before, it named the store's write-ahead log and refused to
+// undo anything, since kz had written it since.
+func TestUndoLeavesOutKzsOwnFiles(t *testing.T) {
+	sb := newSandbox(t)
+	sb.config, sb.data = filepath.Join(sb.workspace, ".config"), filepath.Join(sb.workspace, ".local", "share")
+	sb.state, sb.cache = filepath.Join(sb.workspace, ".local", "state"), filepath.Join(sb.workspace, ".cache")
+	t.Setenv("XDG_CONFIG_HOME", sb.config)
+	t.Setenv("XDG_DATA_HOME", sb.data)
+	t.Setenv("XDG_STATE_HOME", sb.state)
+	t.Setenv("XDG_CACHE_HOME", sb.cache)
+	writeFiles(t, sb.workspace, map[string]string{"notes.txt": "old\n"})
+	nativeCalls(t, sb,
+		llmtest.Call{ID: "w1", Name: "write_file", Args: `{"path":"notes.txt","content":"new\n"}`},
+		llmtest.Call{ID: "b1", Name: "bash", Args: `{"command":"echo made > made.txt"}`})
+	sb.turn("write the notes")
+	wantFiles(t, sb.workspace, map[string]string{"notes.txt": "new\n", "made.txt": "made\n"})
+	if _, err := os.Stat(filepath.Join(sb.data, "kz", "kz.db")); err != nil {
+		t.Fatalf("the store is not in the workspace: %v", err)
+	}
+	for _, want := range []string{"made.txt", "notes.txt"} {
+		out, errOut, code := sb.kz("undo", "--list")
+		if code != 0 || !strings.Contains(out, want) || strings.Contains(out, ".local") || strings.Contains(out, ".config") || strings.Contains(out, ".cache") {
+			t.Fatalf("undo --list, %s next: %d %s %s", want, code, out, errOut)
+		}
+		if out, errOut, code := sb.kz("undo"); code != 0 || !strings.Contains(out, want) {
+			t.Fatalf("undo of %s: %d %s %s", want, code, out, errOut)
+		}
+	}
+	wantFiles(t, sb.workspace, map[string]string{"notes.txt": "old\n", "made.txt": ""})
+	if _, errOut, code := sb.kz("undo"); code != 1 || !strings.Contains(errOut, "no change to undo") {
+		t.Fatalf("a third undo: %d %s", code, errOut)
+	}
+	// Not only left out when read: the store holds no checkpoint or
+	// baseline entry of kz's own files.
+	e, st, _, si := latestSession(t)
+	cps, err := st.Checkpoints(context.Background(), si.ID, e.Workspace, true)
+	if err != nil || len(cps) != 2 {
+		t.Fatalf("checkpoints: %d, %v", len(cps), err)
+	}
+	paths := []string{}
+	for _, cp := range cps {
+		for _, f := range cp.Files {
+			paths = append(paths, f.Path)
+		}
+	}
+	base, err := st.Baseline(context.Background(), e.Workspace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range base {
+		paths = append(paths, b.Path)
+	}
+	for _, p := range paths {
+		if strings.HasPrefix(p, ".") {
+			t.Errorf("the store holds kz's own %s", p)
+		}
+	}
+}
+
 // TestUndoRefusesAfterAnOutsideEdit: a file edited after the change (by
 // the person, outside kz) is never overwritten; undo names it.
 func TestUndoRefusesAfterAnOutsideEdit(t *testing.T) {

@@ -45,7 +45,8 @@ func (t *Tracker) scanInto(ctx context.Context, pre map[string]state, cp *Checkp
 		if t.watch != nil {
 			t.watch.FullScanStarted()
 		}
-		err := tools.ScanWorkspaceWatched(ctx, t.opt.WS, t.opt.MaxFiles, t.watch, func(rel string, st tools.FileStat) {
+		opt := tools.ScanOptions{MaxFiles: t.opt.MaxFiles, Watch: t.watch, Skip: t.own}
+		err := tools.ScanWorkspaceWith(ctx, t.opt.WS, opt, func(rel string, st tools.FileStat) {
 			seen[rel] = true
 			if e, ok := t.base[rel]; ok && !e.racy && e.stat.SameAs(st) {
 				return
@@ -127,7 +128,7 @@ func (t *Tracker) watchedChanges() (cands []candidate, seen map[string]bool, ok 
 	}
 	seen = make(map[string]bool, len(paths))
 	for _, rel := range paths {
-		if _, done := seen[rel]; done {
+		if _, done := seen[rel]; done || t.own.Covers(rel) {
 			continue
 		}
 		st, there, err := tools.StatFile(t.opt.WS, rel)
@@ -148,7 +149,7 @@ func (t *Tracker) watchedChanges() (cands []candidate, seen map[string]bool, ok 
 
 // commit stores what a scan learnt and then moves the in-memory baseline.
 func (t *Tracker) commit(ctx context.Context, cp *Checkpoint, files []FileChange, upserts map[string]entry, deletes []string) error {
-	c := Commit{Workspace: t.opt.WS.Dir(), Deletes: deletes}
+	c := Commit{Workspace: t.opt.WS.Dir(), Deletes: append(deletes, t.purge...)}
 	if len(t.pending) > 0 {
 		c.Blobs = t.pending
 	}
@@ -166,7 +167,7 @@ func (t *Tracker) commit(ctx context.Context, cp *Checkpoint, files []FileChange
 	if err := t.opt.Store.Commit(ctx, c); err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
-	t.pending = map[string][]byte{}
+	t.pending, t.purge = map[string][]byte{}, nil
 	for rel, e := range upserts {
 		t.base[rel] = e
 	}

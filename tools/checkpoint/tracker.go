@@ -77,6 +77,11 @@ type Tracker struct {
 	lastTruncated bool
 	// fullScans counts the scans of the whole workspace (for tests).
 	fullScans int
+	// own is kz's own paths in the workspace, never checkpointed.
+	own Own
+	// purge holds the baseline entries of own paths that an older kz
+	// stored: the next commit deletes them, as no change of the workspace.
+	purge []string
 }
 
 // Options configures a Tracker.
@@ -92,6 +97,10 @@ type Options struct {
 	Now func() time.Time
 	// NoWatch makes every scan a full one (no change watcher).
 	NoWatch bool
+	// Own holds the absolute paths of kz's own files and directories
+	// (store, logs, caches); those inside the workspace are never
+	// scanned, watched or checkpointed (see Own).
+	Own []string
 }
 
 // Store is what the tracker keeps in kz's store (internal/app adapts the
@@ -176,7 +185,8 @@ func New(opt Options) *Tracker {
 	if opt.Now == nil {
 		opt.Now = time.Now
 	}
-	t := &Tracker{opt: opt, pre: map[string]map[string]state{}, readOnly: map[string]bool{}, pending: map[string][]byte{}}
+	t := &Tracker{opt: opt, pre: map[string]map[string]state{}, readOnly: map[string]bool{}, pending: map[string][]byte{},
+		own: OwnPaths(opt.WS, opt.Own)}
 	if !opt.NoWatch {
 		// Without a watcher every scan is a full one: slower, as correct.
 		t.watch, _ = tools.NewChangeWatcher(opt.WS)
@@ -288,7 +298,7 @@ func (t *Tracker) predict(c engine.CheckpointCall) []string {
 	var out []string
 	add := func(p string) {
 		rel, err := t.opt.WS.Rel(p)
-		if err != nil || rel == "." || seen[rel] {
+		if err != nil || rel == "." || seen[rel] || t.own.Covers(rel) {
 			return
 		}
 		seen[rel] = true
@@ -319,6 +329,10 @@ func (t *Tracker) load(ctx context.Context) error {
 	}
 	t.base = make(map[string]entry, len(rows))
 	for _, r := range rows {
+		if t.own.Covers(r.Path) {
+			t.purge = append(t.purge, r.Path)
+			continue
+		}
 		t.base[r.Path] = entry{stat: r.Stat, sha: r.SHA256}
 	}
 	t.loaded = true
