@@ -120,6 +120,7 @@ func BenchmarkProcessStream(b *testing.B) {
 	for _, build := range builds[1:] {
 		evictFromPageCache(b, build.bin)
 	}
+	ws := benchWorkspace(b, dir)
 	runs := map[string][]usage{}
 	for b.Loop() {
 		for _, name := range order {
@@ -130,7 +131,7 @@ func BenchmarkProcessStream(b *testing.B) {
 				// Each build keeps its own store: an older one may not
 				// open what a newer one migrated.
 				data := filepath.Join(dir, "data-"+build.prefix+name)
-				u, err := streamRun(name, build.bin, data, dir, env, scripts, sleeps, perl)
+				u, err := streamRun(name, build.bin, data, ws, env, scripts, sleeps, perl)
 				if err != nil {
 					b.Fatalf("%s%s: %v", build.prefix, name, err)
 				}
@@ -176,8 +177,22 @@ type usage struct {
 	switches   int64
 }
 
+// benchWorkspace makes an empty folder in dir for kz to run in, as a
+// person's project. The benchmark's scripts and every build's data
+// directory stay beside it, outside: what kz scans and checkpoints of its
+// workspace at each turn's start and end is then the same for every run
+// and build, not the stores and scripts of the runs before.
+func benchWorkspace(tb testing.TB, dir string) string {
+	tb.Helper()
+	ws := filepath.Join(dir, "ws")
+	if err := os.Mkdir(ws, 0o755); err != nil {
+		tb.Fatal(err)
+	}
+	return ws
+}
+
 // streamRun makes one run of BenchmarkProcessStream's name with bin and
-// its data directory data.
+// its data directory data, in the workspace dir.
 func streamRun(name, bin, data, dir string, env []string, scripts map[string]string, sleeps, perl string) (usage, error) {
 	switch name {
 	case "wake":

@@ -16,7 +16,8 @@ import (
 // pauses: the scripted runtime keeps that schedule) to when it is on the
 // screen: kz's start of the turn, the scripted runtime, the engine, the
 // TUI's pacing and frame, Bubble Tea's diffing, the pty and the
-// benchmark's own read. Metrics: lag-p50-ms, lag-p90-ms
+// benchmark's own read. kz runs in an empty workspace, the script and
+// the data directories beside it (benchWorkspace). Metrics: lag-p50-ms, lag-p90-ms
 // and lag-max-ms over all words of all runs; with KZ_BASE_BIN, the same
 // for another build, run by run alternately, prefixed "base-".
 func BenchmarkProcessTextLag(b *testing.B) {
@@ -24,10 +25,11 @@ func BenchmarkProcessTextLag(b *testing.B) {
 	env := benchEnv(b)
 	dir := b.TempDir()
 	script := writeLagScript(b, dir)
+	ws := benchWorkspace(b, dir)
 	lags := map[string][]float64{}
 	for b.Loop() {
 		for _, build := range builds {
-			got, err := textLags(build.bin, dir, env, script, filepath.Join(dir, "data-"+build.prefix))
+			got, err := textLags(build.bin, ws, env, script, filepath.Join(dir, "data-"+build.prefix))
 			if err != nil {
 				b.Fatalf("%s: %v", build.bin, err)
 			}
