@@ -35,18 +35,23 @@ const streamFrameInterval = time.Second / 20
 // that show new text come at most once an interval, and any other frame
 // at most once an interval after the last frame of either kind.
 //
+// A spinner's turn that comes within an interval of the last frame asks
+// for no frame of its own: the next frame draws it, whichever brings it
+// (more text, or the spinner's next tick, which comes more than an
+// interval later). A frame of its own was due when the text's next frame
+// was, and, drawn just before the text came, made two frames of one.
+//
 // Invariant: any message other than a delta-only event batch, a frame
 // tick or a spinner tick drops the kept frame, so keys, resizes, tool
-// events and the final message are drawn in the very next frame; and while a kept frame lags
-// (behind), a frame tick is scheduled (Model.afterUpdate), so the last
-// deltas of a stream are always drawn.
+// events and the final message are drawn in the very next frame; and
+// while streamed text waits (text), a frame tick is scheduled
+// (Model.afterUpdate), so the last deltas of a stream are always drawn.
 type framePacer struct {
 	view tea.View
 	// at is when the kept frame was composed, textAt when the last frame
 	// that showed newly streamed text was.
 	at, textAt time.Time
 	valid      bool
-	behind     bool
 	// text: streamed text arrived since the kept frame was composed.
 	text bool
 }
@@ -55,15 +60,11 @@ type framePacer struct {
 // quiet mode of tests, which has no ticks to catch up with).
 func (p *framePacer) note(msg tea.Msg, off bool) {
 	if off || !paced(msg) {
-		p.valid, p.behind = false, false
+		p.valid = false
 		return
 	}
-	switch msg.(type) {
-	case frameMsg:
-	case eventsMsg:
-		p.behind, p.text = true, true
-	default:
-		p.behind = true
+	if _, ok := msg.(eventsMsg); ok {
+		p.text = true
 	}
 }
 
@@ -90,7 +91,7 @@ func (p *framePacer) keep(v tea.View, now time.Time) {
 	if p.text {
 		p.textAt = now
 	}
-	p.view, p.at, p.valid, p.behind, p.text = v, now, true, false, false
+	p.view, p.at, p.valid, p.text = v, now, true, false
 }
 
 // untilFresh is how long the kept frame is still served, or 0 when none
@@ -103,22 +104,21 @@ func (p *framePacer) untilFresh(now time.Time) time.Duration {
 	return max(p.since().Add(streamFrameInterval).Sub(now), 0)
 }
 
-// catchUp is how long to wait before the frame that draws what the kept
-// frame lacks, or false when it lacks nothing.
+// catchUp is how long to wait before the frame that draws the streamed
+// text the kept frame lacks, or false when it lacks none.
 func (p *framePacer) catchUp(now time.Time) (time.Duration, bool) {
-	if !p.behind || !p.valid {
+	if !p.text || !p.valid {
 		return 0, false
 	}
-	return max(p.since().Add(streamFrameInterval).Sub(now), time.Millisecond), true
+	return max(p.textAt.Add(streamFrameInterval).Sub(now), time.Millisecond), true
 }
 
 // paced reports a message whose effect on the screen may wait for the
 // next paced frame: a batch of streamed text or reasoning, a frame tick,
 // or a spinner tick. The spinner turns about 12 times a second; were its
 // ticks drawn at once, each would add a whole frame (the transcript
-// composed, the terminal diffed) to the 30 a stream already takes, when
-// its turn can as well be drawn with the next one, at most a frame
-// interval later.
+// composed, the terminal diffed) to the 20 a stream already takes, when
+// its turn can as well be drawn with the next one.
 func paced(msg tea.Msg) bool {
 	switch msg := msg.(type) {
 	case frameMsg, spinner.TickMsg:

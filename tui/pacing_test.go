@@ -281,8 +281,8 @@ func TestPacingSpinnerFramesDoNotHoldText(t *testing.T) {
 }
 
 // A spinner tick within a frame interval of the last frame is drawn with
-// the next paced frame, not in a frame of its own, and that frame comes:
-// a catch-up tick is scheduled for it.
+// the next frame, not in a frame of its own, and asks for none: the
+// spinner's next tick, more than an interval later, draws it.
 func TestPacingDrawsSpinnerTicksWithTheNextFrame(t *testing.T) {
 	m, clock := pacedModel(t)
 	m.status.running = true
@@ -292,14 +292,43 @@ func TestPacingDrawsSpinnerTicksWithTheNextFrame(t *testing.T) {
 	if got := shown(m); got != first {
 		t.Fatalf("a spinner tick 1 ms after a frame was drawn at once:\n%s", got)
 	}
-	wait, ok := m.pace.catchUp(m.now())
-	if !ok || wait <= 0 || wait > streamFrameInterval {
-		t.Fatalf("catchUp = %v, %v; want a wait within one frame interval", wait, ok)
+	if wait, ok := m.pace.catchUp(m.now()); ok {
+		t.Fatalf("a spinner tick asks for a frame of its own in %v", wait)
 	}
-	*clock = clock.Add(wait)
-	m.Update(frameMsg{})
+	*clock = clock.Add(m.spin.Spinner.FPS)
+	m.Update(m.spin.Tick())
 	if got := shown(m); got == first {
-		t.Fatalf("the frame after the catch-up tick does not show the spinner's turn:\n%s", got)
+		t.Fatalf("the spinner's next tick does not show its turn:\n%s", got)
+	}
+}
+
+// In a stream, a spinner tick between two frames of text asks for no
+// frame: the text's next frame draws its turn too. A frame of its own
+// came when the text's next frame was due, and, drawn just before the
+// text, made two frames of one.
+func TestPacingDrawsASpinnerTurnWithTheNextText(t *testing.T) {
+	m, clock := pacedModel(t)
+	m.status.running = true
+	*clock = clock.Add(time.Second)
+	m.Update(delta("one "))
+	first := shown(m)
+	*clock = clock.Add(30 * time.Millisecond)
+	m.Update(m.spin.Tick())
+	if got := shown(m); got != first {
+		t.Fatalf("a spinner tick 30 ms after a frame of text was drawn at once:\n%s", got)
+	}
+	if wait, ok := m.pace.catchUp(m.now()); ok {
+		t.Fatalf("a spinner tick between frames of text asks for a frame in %v", wait)
+	}
+	*clock = clock.Add(streamFrameInterval - 30*time.Millisecond)
+	m.Update(delta("two"))
+	got := shown(m)
+	if !strings.Contains(got, "one two") {
+		t.Fatalf("the text's next frame lacks the text:\n%s", got)
+	}
+	spun := strings.Replace(first, "one", "one two", 1)
+	if got == spun {
+		t.Fatalf("the text's next frame lacks the spinner's turn:\n%s", got)
 	}
 }
 
