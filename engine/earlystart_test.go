@@ -227,3 +227,64 @@ func TestRecordStartsTheRecordingWithoutWaiting(t *testing.T) {
 		t.Errorf("steps %v", got)
 	}
 }
+
+// spawningRuntime is an EarlyStarter that spawns a subagent at once, as a
+// model whose first answer is a task call would, without waiting for
+// Ready (kz's own loop does not: its calls pass the gate).
+type spawningRuntime struct {
+	cp  *heldCheckpointer
+	ran chan struct{}
+}
+
+func (*spawningRuntime) Name() string { return "spawner" }
+func (*spawningRuntime) Capabilities(string) engine.Capabilities {
+	return engine.Capabilities{Set: scripted.FullAgent}
+}
+func (*spawningRuntime) StartsEarly() {}
+func (r *spawningRuntime) Run(ctx context.Context, t *engine.Turn) (engine.Result, error) {
+	t.Record()
+	close(r.ran)
+	res, err := t.SpawnChild(ctx, engine.ChildRequest{ToolCallID: "task1", Prompt: "write it", Runtime: "child"})
+	if err != nil {
+		return engine.Result{Status: engine.StatusError}, err
+	}
+	return engine.Result{Output: res.Output}, nil
+}
+
+// childRuntime notes that it ran: a child's changes are found by its
+// parent's turn-end scan, so it must not run before the parent's
+// starting state is recorded.
+type childRuntime struct{ cp *heldCheckpointer }
+
+func (*childRuntime) Name() string { return "child" }
+func (*childRuntime) Capabilities(string) engine.Capabilities {
+	return engine.Capabilities{Set: scripted.FullAgent}
+}
+func (r *childRuntime) Run(context.Context, *engine.Turn) (engine.Result, error) {
+	r.cp.note("child")
+	return engine.Result{Output: "written"}, nil
+}
+
+// A subagent an EarlyStarter spawns before the turn's starting state is
+// recorded waits for it: its writes are the turn's, and the turn's undo
+// goes back to that state.
+func TestSubagentStartsOnceTheStateIsRecorded(t *testing.T) {
+	t.Parallel()
+	cp := newHeldCheckpointer()
+	rt := &spawningRuntime{cp: cp, ran: make(chan struct{})}
+	s, _ := newSession(t, engine.Config{Gate: allowAll{}, Checkpoints: cp, Runtime: "spawner",
+		Runtimes: []engine.RuntimeEntry{entry(rt), entry(&childRuntime{cp: cp})}})
+	go func() {
+		<-rt.ran
+		// A child started too soon has time to show it.
+		time.Sleep(50 * time.Millisecond)
+		close(cp.hold)
+	}()
+	final, err := s.RunTurn(context.Background(), "delegate")
+	if err != nil || final.Status != string(engine.StatusComplete) || final.Output != "written" {
+		t.Fatalf("final %+v, %v", final, err)
+	}
+	if got := cp.steps(); !slices.Equal(got, []string{"refresh", "recorded", "child"}) {
+		t.Errorf("steps %v: want the state recorded before the child ran", got)
+	}
+}

@@ -95,8 +95,13 @@ type Turn struct {
 // workspace too), then calls Turn.Record, so that the state is recorded
 // while the process starts up and answers its handshake, and calls
 // Turn.Ready before anything of the turn reaches its model: no tool call
-// of the turn can change a file before its state is recorded. The session
-// records the state before it runs any other runtime.
+// of the turn can change a file before its state is recorded. A runtime
+// whose every tool call passes the gate (kz's own loop) calls Record at
+// its start and need not call Ready: the gate waits for the recording
+// before it decides any call, and a subagent waits for it before it
+// starts, so the model's first request goes out while the state is
+// recorded. The session records the state before it runs any other
+// runtime.
 type EarlyStarter interface {
 	Runtime
 	// StartsEarly marks the runtime; it does nothing.

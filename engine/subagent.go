@@ -157,6 +157,12 @@ func (s *Session) spawnChild(ctx context.Context, t *Turn, req ChildRequest) (Ch
 	if strings.TrimSpace(req.Prompt) == "" {
 		return ChildResult{}, &RuntimeError{Kind: ErrInvalidArgument, Runtime: t.Runtime, Message: "a subagent needs a prompt"}
 	}
+	// A subagent's calls change the workspace the turn's undo goes back
+	// over: not before the turn's starting state is recorded (an
+	// EarlyStarter may still be recording it).
+	if err := t.Ready(ctx); err != nil {
+		return ChildResult{}, &RuntimeError{Kind: ErrInterrupted, Runtime: t.Runtime, Message: "the subagent was cancelled before it started", Err: err}
+	}
 	s.kids.init(s.subagents)
 	cfg, err := s.childConfig(ctx, t, req)
 	if err != nil {

@@ -128,8 +128,15 @@ func (r *Runtime) Capabilities(model string) engine.Capabilities {
 		InputPerMTok: info.InputPerMTok, OutputPerMTok: info.OutputPerMTok, LatencyMS: info.LatencyMS}
 }
 
+// StartsEarly makes the runtime an engine.EarlyStarter: it calls no
+// tool, and what it proposes is applied after it returns, once the
+// workspace's state at the turn's start is recorded, so the recording
+// runs while the request is on its way.
+func (r *Runtime) StartsEarly() {}
+
 // Run answers one turn.
 func (r *Runtime) Run(ctx context.Context, t *engine.Turn) (engine.Result, error) {
+	t.Record()
 	return r.run(ctx, t, t)
 }
 

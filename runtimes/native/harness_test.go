@@ -159,6 +159,8 @@ type harnessOpts struct {
 	gate engine.Gate
 	// hooks are the session's hooks (the person's Stop hooks).
 	hooks engine.TurnHooks
+	// checkpoints is the session's checkpointer.
+	checkpoints engine.Checkpointer
 }
 
 func newHarness(t *testing.T, o harnessOpts) *harness {
@@ -175,7 +177,8 @@ func newHarness(t *testing.T, o harnessOpts) *harness {
 		gate = o.gate
 	}
 	s, err := engine.NewSession(engine.Config{Workspace: h.ws, Journal: h.journal, Runtimes: o.runtimes, Runtime: o.runtime,
-		Mode: o.mode, Gate: gate, Interactive: true, Limits: o.limits, Failover: o.failover, Redact: o.redact, Context: o.context, Hooks: o.hooks})
+		Mode: o.mode, Gate: gate, Interactive: true, Limits: o.limits, Failover: o.failover, Redact: o.redact, Context: o.context, Hooks: o.hooks,
+		Checkpoints: o.checkpoints})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -205,8 +205,18 @@ func capabilitiesOf(info llm.ModelInfo, haveTools bool) engine.Capabilities {
 // their answers to the model; the session must not run them again.
 func (r *Runtime) RunsOwnHooks() bool { return true }
 
+// StartsEarly makes the loop an engine.EarlyStarter: the workspace's
+// state at the turn's start (a scan of every file: tens of milliseconds
+// in a repository of 10,000 files, seconds the first time kz sees one) is
+// recorded while the first request is on its way and the model answers,
+// not before the request. The loop needs no Ready of its own: every tool
+// call it makes passes the gate, which waits for the recording before it
+// decides the call.
+func (r *Runtime) StartsEarly() {}
+
 // Run runs one turn.
 func (r *Runtime) Run(ctx context.Context, t *engine.Turn) (engine.Result, error) {
+	t.Record()
 	return r.run(ctx, t, t)
 }
 
