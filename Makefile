@@ -34,8 +34,10 @@ bench: build
 	KZ_BIN=$(CURDIR)/$(BIN) $(GO) test -run '^$$' -bench . -benchmem -benchtime 2s ./...
 
 # Whole-process timings only: kz version, the scripted hello kz -p and the
-# TUI's first frame on a pty, each as the median of 50 runs, and how late
-# streamed words reach the screen (BenchmarkProcessTextLag); then
+# TUI's first frame on a pty, each as the median of 50 runs, how late
+# streamed words reach the screen (BenchmarkProcessTextLag) and how soon
+# kz's own loop shows the model's first words in a repository of 10,000
+# files (BenchmarkProcessFirstToken); then
 # claude -p and codex exec alone (its native binary, and the Node launcher
 # npm puts on PATH) against kz -p driving them, interleaved, on a text turn
 # and a turn with one shell call, 10 rounds each
