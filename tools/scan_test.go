@@ -21,26 +21,14 @@ func TestScanWorkspaceSkipsWhatGitIgnores(t *testing.T) {
 		"build/out": "o", "sub/.gitignore": "secret.txt\n", "sub/secret.txt": "s", "sub/b.go": "b",
 		"sub/deep/c.go": "c", ".git/config": "g", "vendor/x/.git/HEAD": "h", "vendor/x/y.go": "y",
 	}
-	for rel, c := range files {
-		p := filepath.Join(dir, rel)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(c), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeTree(t, dir, files)
 	if err := os.Symlink("a.go", filepath.Join(dir, "link.go")); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Symlink(filepath.Join(dir, "sub"), filepath.Join(dir, "linkdir")); err != nil {
 		t.Fatal(err)
 	}
-	ws, err := workspace.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = ws.Close() }()
+	ws := openTree(t, dir)
 	var got []string
 	sizes := map[string]int64{}
 	if err := ScanWorkspace(context.Background(), ws, 0, func(rel string, st FileStat) {
@@ -58,7 +46,7 @@ func TestScanWorkspaceSkipsWhatGitIgnores(t *testing.T) {
 		t.Errorf("size of a.go = %d", sizes["a.go"])
 	}
 	n := 0
-	err = ScanWorkspace(context.Background(), ws, 3, func(string, FileStat) { n++ })
+	err := ScanWorkspace(context.Background(), ws, 3, func(string, FileStat) { n++ })
 	if !errors.Is(err, ErrScanTruncated) || n != 3 {
 		t.Fatalf("capped scan: %d files, %v", n, err)
 	}
@@ -74,21 +62,9 @@ func TestScanWorkspaceSkipsWhatGitIgnores(t *testing.T) {
 // and a name that only begins like a skipped one is scanned.
 func TestScanWorkspaceSkips(t *testing.T) {
 	dir := t.TempDir()
-	for rel, c := range map[string]string{"a.go": "a", "data/kz.db": "d", "data/sub/x": "x", "data-old/y": "y",
-		"sub/kz.log": "l", "sub/kz.log.1": "l1", "sub/deep/own/z": "z", "sub/deep/keep": "k"} {
-		p := filepath.Join(dir, rel)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(c), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	ws, err := workspace.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = ws.Close() }()
+	writeTree(t, dir, map[string]string{"a.go": "a", "data/kz.db": "d", "data/sub/x": "x", "data-old/y": "y",
+		"sub/kz.log": "l", "sub/kz.log.1": "l1", "sub/deep/own/z": "z", "sub/deep/keep": "k"})
+	ws := openTree(t, dir)
 	var got []string
 	opt := ScanOptions{Skip: []string{"data", "sub/kz.log", "sub/deep/own", "nowhere"}}
 	if err := ScanWorkspaceWith(context.Background(), ws, opt, func(rel string, _ FileStat) { got = append(got, rel) }); err != nil {
@@ -98,4 +74,29 @@ func TestScanWorkspaceSkips(t *testing.T) {
 	if want := []string{"a.go", "data-old/y", "sub/deep/keep", "sub/kz.log.1"}; !slices.Equal(got, want) {
 		t.Fatalf("scanned %q, want %q", got, want)
 	}
+}
+
+// writeTree writes files (relative path: content) below dir.
+func writeTree(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for rel, c := range files {
+		p := filepath.Join(dir, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// openTree opens dir as a workspace, closed with the test.
+func openTree(t *testing.T, dir string) *workspace.Workspace {
+	t.Helper()
+	ws, err := workspace.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ws.Close() })
+	return ws
 }
