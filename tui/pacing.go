@@ -105,12 +105,20 @@ func (p *framePacer) untilFresh(now time.Time) time.Duration {
 }
 
 // catchUp is how long to wait before the frame that draws the streamed
-// text the kept frame lacks, or false when it lacks none.
+// text the kept frame lacks, or false when it lacks none, or when the
+// text is drawn at once: Bubble Tea calls View after every Update, and a
+// kept frame that may not be served again is composed anew there. (A
+// tick for that frame came a millisecond later and found it fresh: a
+// wake-up for nothing, 20 a second in a stream.)
 func (p *framePacer) catchUp(now time.Time) (time.Duration, bool) {
 	if !p.text || !p.valid {
 		return 0, false
 	}
-	return max(p.textAt.Add(streamFrameInterval).Sub(now), time.Millisecond), true
+	wait := p.textAt.Add(streamFrameInterval).Sub(now)
+	if wait <= 0 {
+		return 0, false
+	}
+	return wait, true
 }
 
 // paced reports a message whose effect on the screen may wait for the

@@ -42,6 +42,11 @@ func TestPacingCoalescesDeltasIntoTheNextFrame(t *testing.T) {
 	}
 	*clock = clock.Add(time.Millisecond)
 	m.Update(delta("lorem "))
+	// Drawn at once, by the View that follows the Update: no tick is
+	// asked for it.
+	if wait, ok := m.pace.catchUp(m.now()); ok {
+		t.Fatalf("text drawn at once asks for a frame tick in %v", wait)
+	}
 	first := shown(m)
 	if !strings.Contains(first, "lorem") {
 		t.Fatalf("the first delta waits for a frame:\n%s", first)
