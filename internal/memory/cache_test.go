@@ -115,11 +115,16 @@ func TestCacheReloadsOnlyWhatChanged(t *testing.T) {
 	aged(t, filepath.Join(user, "AGENTS.md"))
 	check("a new user directory", "user rules|root @docs/a.md @docs/b.md|imported A, edited|imported C|kz gemini")
 
-	// A repository root further up: .git appears in sub, which becomes
-	// the root, so the files above it are no longer the project's.
+	// An empty .git (a sandbox's mount point left behind) is no
+	// repository: nothing changes.
 	if err := os.Mkdir(filepath.Join(ws, ".git"), 0o755); err != nil {
 		t.Fatal(err)
 	}
+	check("an empty .git", "user rules|root @docs/a.md @docs/b.md|imported A, edited|imported C|kz gemini")
+	// A repository root further down: a repository appears in the
+	// workspace, which becomes the root, so the files above it are no
+	// longer the project's.
+	tree(t, ws, map[string]string{".git/HEAD": "ref: refs/heads/main\n"})
 	check("a new repository root", "user rules|kz gemini")
 }
 

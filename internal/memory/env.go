@@ -30,7 +30,7 @@ func Probe(ctx context.Context, workspace string, now time.Time, status StatusFu
 		env.Shell = filepath.Base(sh)
 	}
 	top := RepoRoot(workspace)
-	if _, err := os.Lstat(filepath.Join(top, ".git")); err != nil {
+	if !isRepo(top) {
 		return env
 	}
 	env.GitBranch = Branch(top)

@@ -100,11 +100,15 @@ func load(ctx context.Context, o Options, deps *[]dep) Result {
 	return l.res
 }
 
-// RepoRoot returns the nearest directory at or above dir that holds a .git
-// (a directory, or the file of a worktree), or dir itself when none does.
+// RepoRoot returns the nearest directory at or above dir that holds a
+// repository's .git (a directory, or the file of a worktree), or dir
+// itself when none does. A .git that holds no HEAD is no repository, as
+// git sees it too, and the search goes on above it: an empty /tmp/.git
+// (a sandbox's mount point left behind) made every folder below /tmp a
+// repository rooted there, its memory files read and its status run.
 func RepoRoot(dir string) string {
 	for d := dir; ; {
-		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+		if isRepo(d) {
 			return d
 		}
 		parent := filepath.Dir(d)
@@ -122,7 +126,17 @@ func (l *loader) repoRoot(dir string) string {
 		fi, err := os.Lstat(p)
 		l.watch(p, false, fi)
 		if err == nil {
-			return d
+			// A directory is watched for what it is, not for its
+			// entries: the HEAD that makes it a repository is a
+			// dependency of its own.
+			if g := GitDir(d); g != "" {
+				head := filepath.Join(g, "HEAD")
+				hfi, herr := os.Stat(head)
+				l.watch(head, true, hfi)
+				if herr == nil && hfi.Mode().IsRegular() {
+					return d
+				}
+			}
 		}
 		parent := filepath.Dir(d)
 		if parent == d {
@@ -130,6 +144,18 @@ func (l *loader) repoRoot(dir string) string {
 		}
 		d = parent
 	}
+}
+
+// isRepo reports whether dir holds a repository's .git: one whose git
+// directory (the .git directory, or the one a worktree's .git file names)
+// has a HEAD file.
+func isRepo(dir string) bool {
+	g := GitDir(dir)
+	if g == "" {
+		return false
+	}
+	fi, err := os.Stat(filepath.Join(g, "HEAD"))
+	return err == nil && fi.Mode().IsRegular()
 }
 
 // dirsDown lists the directories from top down to dir as paths relative

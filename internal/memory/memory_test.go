@@ -8,6 +8,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/kaizen-code/kz/engine"
 )
@@ -26,17 +27,17 @@ func tree(t testing.TB, dir string, files map[string]string) {
 	}
 }
 
-// repo makes a temp repository (a .git directory) and returns its
-// resolved path.
+// repo makes a temp repository (a .git directory with a HEAD) and
+// returns its resolved path.
 func repo(t *testing.T) string {
 	t.Helper()
 	dir, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Mkdir(filepath.Join(dir, ".git"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	tree(t, dir, map[string]string{".git/HEAD": "ref: refs/heads/main\n"})
+	// Old enough for a cache to trust (see racyWindow).
+	aged(t, filepath.Join(dir, ".git", "HEAD"))
 	return dir
 }
 
@@ -241,5 +242,54 @@ func TestImportsParsing(t *testing.T) {
 		if got := Imports(in); !slices.Equal(got, want) {
 			t.Errorf("Imports(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// A .git with no HEAD (an empty directory, as a sandbox's mount point
+// left behind, or a .git file naming nothing) is no repository, as git
+// sees it too: the memory files above it are not read, the environment
+// shows no branch, and a remembered line goes to the workspace's file.
+func TestAnEmptyGitIsNoRepository(t *testing.T) {
+	for name, dotgit := range map[string]func(dir string){
+		"empty directory": func(dir string) {
+			if err := os.Mkdir(filepath.Join(dir, ".git"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		},
+		"file naming nothing": func(dir string) { tree(t, dir, map[string]string{".git": "not a gitdir line\n"}) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir, _ := filepath.EvalSymlinks(t.TempDir())
+			ws := filepath.Join(dir, "ws")
+			tree(t, dir, map[string]string{"AGENTS.md": "up", "ws/AGENTS.md": "here"})
+			if top := RepoRoot(ws); top != ws {
+				t.Skipf("the temp dir is inside the repository %s", top)
+			}
+			dotgit(dir)
+			if top := RepoRoot(ws); top != ws {
+				t.Fatalf("RepoRoot = %s, want the workspace", top)
+			}
+			if got := paths(Load(context.Background(), Options{Workspace: ws}), dir); !slices.Equal(got, []string{"ws/AGENTS.md"}) {
+				t.Fatalf("files = %v", got)
+			}
+			ran := false
+			env := Probe(context.Background(), ws, time.Now(), func(context.Context, string) ([]byte, error) { ran = true; return nil, nil })
+			if env.GitBranch != "" || ran {
+				t.Fatalf("environment %+v, status ran %v", env, ran)
+			}
+			if _, err := Append(ws, "remember this"); err != nil {
+				t.Fatal(err)
+			}
+			if b, _ := os.ReadFile(filepath.Join(dir, "AGENTS.md")); string(b) != "up" {
+				t.Fatalf("the line went above the workspace: %q", b)
+			}
+			// Given a HEAD, it is the repository.
+			if fi, err := os.Stat(filepath.Join(dir, ".git")); err == nil && fi.IsDir() {
+				tree(t, dir, map[string]string{".git/HEAD": "ref: refs/heads/main\n"})
+				if top := RepoRoot(ws); top != dir {
+					t.Fatalf("with a HEAD, RepoRoot = %s, want %s", top, dir)
+				}
+			}
+		})
 	}
 }
