@@ -91,9 +91,7 @@ func BenchmarkCLIOverhead(b *testing.B) {
 				alone, section, env := cli.setup(b, dir)
 				cfg := fmt.Sprintf("default_runtime = %q\n\n[runtimes.%s]\n%s", cli.name, cli.name, section)
 				writeBenchFile(b, filepath.Join(dir, "config", "kz", "config.toml"), cfg)
-				env = append(env, "HOME="+filepath.Join(dir, "home"), "XDG_CONFIG_HOME="+filepath.Join(dir, "config"),
-					"XDG_DATA_HOME="+filepath.Join(dir, "data"), "XDG_STATE_HOME="+filepath.Join(dir, "state"),
-					"XDG_CACHE_HOME="+filepath.Join(dir, "cache"), "TMPDIR="+dir, "PATH="+os.Getenv("PATH"))
+				env = append(append(env, benchHome(dir)...), "XDG_DATA_HOME="+filepath.Join(dir, "data"))
 				run := func(args []string) (time.Duration, error) {
 					cmd := exec.Command(args[0], args[1:]...)
 					cmd.Dir, cmd.Env = ws, env
@@ -185,6 +183,15 @@ func benchRepo(b *testing.B) func(b *testing.B, ws string) {
 			b.Fatalf("git clone: %v\n%s", err, out)
 		}
 	}
+}
+
+// benchHome is the environment of a process run in a benchmark's folder
+// dir: its home, config, state and cache directories and its TMPDIR
+// there, and this process's PATH. The data directory is the caller's.
+func benchHome(dir string) []string {
+	return []string{"HOME=" + filepath.Join(dir, "home"), "XDG_CONFIG_HOME=" + filepath.Join(dir, "config"),
+		"XDG_STATE_HOME=" + filepath.Join(dir, "state"), "XDG_CACHE_HOME=" + filepath.Join(dir, "cache"),
+		"TMPDIR=" + dir, "PATH=" + os.Getenv("PATH")}
 }
 
 // promptArg stands for the prompt in a CLI's command line.

@@ -4,9 +4,9 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -49,9 +49,7 @@ func BenchmarkProcessFirstToken(b *testing.B) {
 			cfg := fmt.Sprintf("[runtimes.fake]\nkind = \"native\"\nprovider = \"anthropic\"\nbase_url = %q\napi_key_env = \"KZ_FAKE_KEY\"\nmodels = [\"claude-sonnet-4-5\"]\n", fake.URL)
 			mkdirs(b, filepath.Join(dir, "home"), filepath.Join(dir, "config", "kz"))
 			writeBenchFile(b, filepath.Join(dir, "config", "kz", "config.toml"), cfg)
-			env := []string{"HOME=" + filepath.Join(dir, "home"), "XDG_CONFIG_HOME=" + filepath.Join(dir, "config"),
-				"XDG_STATE_HOME=" + filepath.Join(dir, "state"), "XDG_CACHE_HOME=" + filepath.Join(dir, "cache"),
-				"TMPDIR=" + dir, "PATH=" + os.Getenv("PATH"), "KZ_FAKE_KEY=sk-bench"}
+			env := append(benchHome(dir), "KZ_FAKE_KEY=sk-bench")
 			runs := 0
 			run := func(build kzBuild) (first, exit time.Duration) {
 				runs++
@@ -60,7 +58,7 @@ func BenchmarkProcessFirstToken(b *testing.B) {
 					data = filepath.Join(dir, fmt.Sprintf("data-%s%d", build.prefix, runs))
 				}
 				fake.Push(llmtest.Reply{Text: "Hello from the fake model.", Usage: engine.Usage{InputTokens: 10, OutputTokens: 6}})
-				first, exit, err := firstToken(build.bin, ws, append(env, "XDG_DATA_HOME="+data))
+				first, exit, err := firstToken(build.bin, ws, slices.Concat(env, []string{"XDG_DATA_HOME=" + data}))
 				if err != nil {
 					b.Fatalf("%s: %v", build.bin, err)
 				}

@@ -29,8 +29,8 @@ func Probe(ctx context.Context, workspace string, now time.Time, status StatusFu
 	if sh := os.Getenv("SHELL"); sh != "" {
 		env.Shell = filepath.Base(sh)
 	}
-	top := RepoRoot(workspace)
-	if !isRepo(top) {
+	top, ok := findRepo(workspace)
+	if !ok {
 		return env
 	}
 	env.GitBranch = Branch(top)

@@ -107,13 +107,19 @@ func load(ctx context.Context, o Options, deps *[]dep) Result {
 // (a sandbox's mount point left behind) made every folder below /tmp a
 // repository rooted there, its memory files read and its status run.
 func RepoRoot(dir string) string {
+	top, _ := findRepo(dir)
+	return top
+}
+
+// findRepo is RepoRoot, and whether a repository was found.
+func findRepo(dir string) (string, bool) {
 	for d := dir; ; {
 		if isRepo(d) {
-			return d
+			return d, true
 		}
 		parent := filepath.Dir(d)
 		if parent == d {
-			return dir
+			return dir, false
 		}
 		d = parent
 	}
@@ -129,11 +135,9 @@ func (l *loader) repoRoot(dir string) string {
 			// A directory is watched for what it is, not for its
 			// entries: the HEAD that makes it a repository is a
 			// dependency of its own.
-			if g := GitDir(d); g != "" {
-				head := filepath.Join(g, "HEAD")
-				hfi, herr := os.Stat(head)
+			if head, hfi := headOf(d); head != "" {
 				l.watch(head, true, hfi)
-				if herr == nil && hfi.Mode().IsRegular() {
+				if hfi != nil && hfi.Mode().IsRegular() {
 					return d
 				}
 			}
@@ -150,12 +154,23 @@ func (l *loader) repoRoot(dir string) string {
 // directory (the .git directory, or the one a worktree's .git file names)
 // has a HEAD file.
 func isRepo(dir string) bool {
+	_, fi := headOf(dir)
+	return fi != nil && fi.Mode().IsRegular()
+}
+
+// headOf returns the path of the HEAD of dir's git directory and what is
+// there (nil when nothing is), or "" when dir has no git directory.
+func headOf(dir string) (string, fs.FileInfo) {
 	g := GitDir(dir)
 	if g == "" {
-		return false
+		return "", nil
 	}
-	fi, err := os.Stat(filepath.Join(g, "HEAD"))
-	return err == nil && fi.Mode().IsRegular()
+	head := filepath.Join(g, "HEAD")
+	fi, err := os.Stat(head)
+	if err != nil {
+		return head, nil
+	}
+	return head, fi
 }
 
 // dirsDown lists the directories from top down to dir as paths relative
