@@ -195,6 +195,7 @@ func fakeProvider(api *respAPI) string { return codextest.FakeProvider(api.srv.U
 // the variables (credentials) the runtime's configuration adds.
 func realSetupWith(t testing.TB, api *respAPI, provider string, extraEnv []string) (*Runtime, string) {
 	bin := realCodex(t)
+	removeSandboxLeftovers(t)
 	dir := clitest.ScratchDir(t, "codex-")
 	ws := filepath.Join(dir, "ws")
 	home := filepath.Join(dir, "home")
@@ -210,6 +211,29 @@ enabled = false
 	// Finished turns' processes stop in the background until Close.
 	t.Cleanup(func() { _ = rt.Close() })
 	return rt, ws
+}
+
+// removeSandboxLeftovers removes, once the test's Codex processes are
+// gone, the empty .git that Codex's own sandbox leaves in a writable root
+// outside the workspace when a command it confines is killed: it protects
+// every writable root's .git, /tmp's among them, by mounting over an empty
+// directory it makes there. A /tmp/.git made every folder below /tmp look
+// like a repository rooted at /tmp, to git and to the tests and benchmarks
+// that run after. Only a .git that was not there before the test and is
+// still empty is removed (os.Remove does not remove a directory with
+// anything in it).
+func removeSandboxLeftovers(t testing.TB) {
+	for _, root := range []string{"/tmp", os.TempDir()} {
+		p := filepath.Join(root, ".git")
+		if _, err := os.Lstat(p); err == nil {
+			continue
+		}
+		t.Cleanup(func() {
+			if fi, err := os.Lstat(p); err == nil && fi.IsDir() {
+				_ = os.Remove(p)
+			}
+		})
+	}
 }
 
 func TestRealTextAndResume(t *testing.T) {
