@@ -38,7 +38,7 @@ func (e *Env) Gate(headless bool, cli permission.Rules) (*permission.Gate, error
 		Project:        permission.Rules{Allow: proj.Allow, Ask: proj.Ask, Deny: proj.Deny},
 		CLI:            cli,
 		ProjectTrusted: e.Config.ProjectTrusted, Headless: headless,
-		ConfigDir: filepath.Dir(e.Paths.UserConfig), DataDir: e.DataDir, Writer: grants,
+		ConfigDir: filepath.Dir(e.Paths.UserConfig), DataDir: e.DataDir, Private: e.private(), Writer: grants,
 		// The gate lets a command run without a person's yes only as far
 		// as the OS sandbox makes its analysis true: with less than full
 		// enforcement it auto-allows only commands whose every option it
@@ -64,6 +64,29 @@ func enforcement(st sandbox.Status) permission.Enforcement {
 	return permission.EnforcementNone
 }
 
+// private are kz's own files besides its config and data directories that
+// no command sees and no tool reads for a model (permission.Options.Private):
+// the log, and the default data directory when --data-dir names another.
+// The rest of the state directory is not hidden: it holds the agents'
+// homes, which they must write.
+func (e *Env) private() []string {
+	p := logging.Paths(e.Paths.StateDir)
+	if e.Paths.DataDir != e.DataDir {
+		p = append(p, e.Paths.DataDir)
+	}
+	return p
+}
+
+// hidden is what the OS sandbox hides from every command: kz's own config
+// and data directories and its private files, which the gate keeps from
+// kz's own tools too (permission.Options), and what Read deny rules name:
+// the gate cannot stop `grep -r x .` from reading a denied directory below
+// ".", the kernel can.
+func (e *Env) hidden(gate *permission.Gate) []string {
+	h := append([]string{filepath.Dir(e.Paths.UserConfig), e.DataDir}, e.private()...)
+	return append(h, gate.ReadDenyRoots(e.Workspace)...)
+}
+
 // osSandbox builds the session's OS sandbox: the workspace and the
 // configured writable directories ([sandbox] writable) are what
 // workspace-write commands may write; kz's own config and data
@@ -72,20 +95,9 @@ func enforcement(st sandbox.Status) permission.Enforcement {
 // directory between kz processes. A one-shot session (kz -p) does not
 // watch the searched directories.
 func (e *Env) osSandbox(gate *permission.Gate, oneShot bool) (*sandbox.Sandbox, error) {
-	hidden := []string{filepath.Dir(e.Paths.UserConfig), e.DataDir}
-	// The log is kz's too. The rest of the state directory is not hidden:
-	// it holds the agents' homes, which they must write.
-	hidden = append(hidden, logging.Paths(e.Paths.StateDir)...)
-	// What Read deny rules name is hidden too: the gate cannot stop
-	// `grep -r x .` from reading a denied directory below ".", the
-	// kernel can.
-	hidden = append(hidden, gate.ReadDenyRoots(e.Workspace)...)
-	if e.Paths.DataDir != e.DataDir {
-		hidden = append(hidden, e.Paths.DataDir)
-	}
 	// The search for what to protect is kept in kz's data directory,
 	// which is hidden from every command, for the next kz.
-	sb, err := sandbox.New(sandbox.Policy{Workspace: e.Workspace, Writable: e.Config.Sandbox.Writable, Hidden: hidden,
+	sb, err := sandbox.New(sandbox.Policy{Workspace: e.Workspace, Writable: e.Config.Sandbox.Writable, Hidden: e.hidden(gate),
 		SearchCache: filepath.Join(e.DataDir, "sandbox"), NoWatch: oneShot})
 	if err != nil && len(e.Config.Sandbox.Writable) > 0 {
 		return nil, fmt.Errorf("%w (check [sandbox] writable in %s)", err, e.Paths.UserConfig)

@@ -53,8 +53,16 @@ type Options struct {
 	// Home is the user's home directory (default os.UserHomeDir).
 	Home string
 	// ConfigDir and DataDir are kz's own directories
-	// ($XDG_CONFIG_HOME/kz, $XDG_DATA_HOME/kz); writes there are refused.
+	// ($XDG_CONFIG_HOME/kz, $XDG_DATA_HOME/kz), and Private kz's other
+	// files a model must not see (its log). They are what the OS sandbox
+	// hides from every command, and the gate holds every tool to the
+	// same when the workspace contains them (kz run in the home
+	// directory): writes there are refused, a tool's read asks as a
+	// secret's does, a command's read is refused, and a search leaves
+	// them out. They hold every session's history, the person's grants
+	// and settings, and keys.
 	ConfigDir, DataDir string
+	Private            []string
 	// Writer persists "always allow" grants; nil makes them session-only
 	// and Remember returns an error saying so.
 	Writer RuleWriter
@@ -105,7 +113,7 @@ func New(opts Options) (*Gate, error) {
 			g.home = r
 		}
 	}
-	for _, d := range []string{opts.ConfigDir, opts.DataDir} {
+	for _, d := range append([]string{opts.ConfigDir, opts.DataDir}, opts.Private...) {
 		if d == "" {
 			continue
 		}

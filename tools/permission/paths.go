@@ -99,7 +99,8 @@ func within(root, p string) bool {
 }
 
 // protection says why writing a resolved path is refused, or "".
-// credential reports a secret (which reads should ask about).
+// credential reports what a model must not read without a person's yes:
+// a secret, or kz's own configuration or data.
 func (e *eval) protection(r string) (reason string, credential bool) {
 	// Compared case-insensitively: on case-insensitive file systems
 	// (macOS, Windows) `.GIT/config` is `.git/config`.
@@ -125,15 +126,26 @@ func (e *eval) protection(r string) (reason string, credential bool) {
 	case isCredential(base):
 		return "the path looks like a credential (" + base + ")", true
 	}
-	for _, d := range e.g.protectedDirs {
-		if within(d, r) {
-			return "the path is kz's own configuration or data (" + d + ")", false
-		}
+	if why := e.g.ownPath(r); why != "" {
+		return why, true
 	}
 	if gd := e.gitdirOf(r); gd != "" {
 		return "the path is inside the git directory " + gd + " named by a .git file", false
 	}
 	return "", false
+}
+
+// ownPath says why a resolved, clean absolute path is kz's own
+// (Options.ConfigDir, DataDir, Private), or "". It is called for every
+// entry a search meets (ReadDecision), so it compares strings, by whole
+// path components, without allocating.
+func (g *Gate) ownPath(r string) string {
+	for _, d := range g.protectedDirs {
+		if r == d || strings.HasPrefix(r, d) && (d == "/" || r[len(d)] == '/') {
+			return "the path is kz's own configuration or data (" + d + ")"
+		}
+	}
+	return ""
 }
 
 // gitdirOf looks for `.git` files (worktrees, submodules) in the workspace

@@ -143,7 +143,8 @@ func segmentsIntersect(a, b string) bool {
 
 // ReadDecision says whether a tool may read a file it came across (a
 // result of grep, glob or list_dir under a root the gate allowed): deny
-// when a Read deny rule covers it or it is a credential, ask when a Read
+// when a Read deny rule covers it, it is a credential or it is kz's own
+// (Options.ConfigDir, DataDir, Private), ask when a Read
 // ask rule covers it, "" otherwise. The second value names the rule or
 // the reason. The path must be absolute and resolved (symlinks followed).
 func (g *Gate) ReadDecision(workspace, resolvedAbsPath string) (engine.Decision, string) {
@@ -168,6 +169,9 @@ func (g *Gate) ReadDecision(workspace, resolvedAbsPath string) (engine.Decision,
 		}
 	}
 	if why := credentialPath(p); why != "" {
+		return engine.DecisionDeny, why
+	}
+	if why := g.ownPath(p); why != "" {
 		return engine.DecisionDeny, why
 	}
 	if ask != "" {

@@ -56,7 +56,7 @@ func (e *eval) shellRead(t target) verdict {
 			return askV(by(t) + " lists " + t.Path + ", outside the workspace")
 		}
 		if why, cred := e.protection(t.resolved); cred {
-			return denyV(by(t) + " reads " + t.Path + ", a credential (" + why + ")")
+			return denyV(by(t) + " reads " + t.Path + ", which no command may read: " + why)
 		}
 		return askV(by(t) + " reads " + t.Path + ", outside the workspace")
 	}
@@ -64,7 +64,7 @@ func (e *eval) shellRead(t target) verdict {
 		return verdict{}
 	}
 	if why, cred := e.protection(t.resolved); cred {
-		return denyV(by(t) + " reads " + t.Path + ", a credential file: " + why)
+		return denyV(by(t) + " reads " + t.Path + ", which no command may read: " + why)
 	}
 	if t.Recursive {
 		return e.recursiveRead(t, t.resolved)
@@ -270,11 +270,18 @@ func splitTopComma(s string) []string {
 }
 
 // recursiveRead looks below a directory read recursively (grep -r, rg,
-// diff -r) for credential files, within a bound.
+// diff -r) for credential files, within a bound, and for kz's own
+// directories.
 func (e *eval) recursiveRead(t target, root string) verdict {
 	fi, err := os.Stat(root)
 	if err != nil || !fi.IsDir() {
 		return verdict{}
+	}
+	for _, d := range e.g.protectedDirs {
+		if within(root, d) {
+			rel, _ := filepath.Rel(e.ws, d)
+			return askV(by(t) + " reads everything below " + t.Path + ", which holds kz's own configuration or data " + rel)
+		}
 	}
 	budget := maxScanEntries
 	found := ""

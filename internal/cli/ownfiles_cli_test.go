@@ -1,0 +1,61 @@
+package cli
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/runtimes/llm/llmtest"
+)
+
+// TestTheModelDoesNotReadKzsOwnFiles: kz run where its own directories
+// lie in the workspace (the home directory). The OS sandbox hides them
+// from every command; kz's own tools, which run in kz's process, are held
+// to the same by the gate, even in yolo: grep does not search them, and
+// read_file and list_dir of them are refused without a person's yes (kz
+// -p has none to give), while the person's files are searched and read.
+func TestTheModelDoesNotReadKzsOwnFiles(t *testing.T) {
+	sb := newSandbox(t)
+	sb.config, sb.data = filepath.Join(sb.workspace, ".config"), filepath.Join(sb.workspace, ".local", "share")
+	sb.state, sb.cache = filepath.Join(sb.workspace, ".local", "state"), filepath.Join(sb.workspace, ".cache")
+	t.Setenv("XDG_CONFIG_HOME", sb.config)
+	t.Setenv("XDG_DATA_HOME", sb.data)
+	t.Setenv("XDG_STATE_HOME", sb.state)
+	t.Setenv("XDG_CACHE_HOME", sb.cache)
+	const needle = "NEEDLE-7f3a"
+	writeFiles(t, sb.workspace, map[string]string{
+		"src/a.txt": needle + "\n",
+		// Text files of kz's own, as its saved searches and settings are.
+		".local/share/kz/notes.json": `{"seen":"` + needle + `"}`,
+		".config/kz/extra.toml":      "# " + needle + "\n",
+	})
+	nativeCalls(t, sb,
+		llmtest.Call{ID: "g1", Name: "grep", Args: `{"pattern":"` + needle + `"}`},
+		llmtest.Call{ID: "r1", Name: "read_file", Args: `{"path":".local/share/kz/kz.db"}`},
+		llmtest.Call{ID: "r2", Name: "read_file", Args: `{"path":".config/kz/config.toml"}`},
+		llmtest.Call{ID: "l1", Name: "list_dir", Args: `{"path":".local/share/kz"}`},
+		llmtest.Call{ID: "r3", Name: "read_file", Args: `{"path":"src/a.txt"}`})
+	out, errOut, code := sb.kz("-p", "find "+needle, "--runtime", "fake", "--model", "claude-sonnet-4-5",
+		"--permission-mode", "yolo", "--output-format", "stream-json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s\n%s", code, errOut, out)
+	}
+	finished := map[string]engine.Event{}
+	for _, ev := range streamEvents(t, out) {
+		if ev.Type == engine.EventToolCallFinished {
+			finished[ev.ToolCallID] = ev
+		}
+	}
+	if g := finished["g1"]; g.IsError || !strings.Contains(g.Output, "src/a.txt") || strings.Contains(g.Output, ".local") || strings.Contains(g.Output, ".config") {
+		t.Errorf("grep searched kz's own files or not the person's: %+v", g)
+	}
+	for _, id := range []string{"r1", "r2", "l1"} {
+		if ev := finished[id]; !ev.IsError || strings.Contains(ev.Output, needle) || strings.Contains(ev.Output, "kz.db") {
+			t.Errorf("%s read kz's own files: %+v", id, ev)
+		}
+	}
+	if r := finished["r3"]; r.IsError || !strings.Contains(r.Output, needle) {
+		t.Errorf("the person's file was not read: %+v", r)
+	}
+}

@@ -1,0 +1,138 @@
+package permission
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/kaizen-code/kz/engine"
+)
+
+// ownFixture is kz run in the home directory: the workspace holds kz's
+// config directory, its data directory (the store) and its log, which the
+// OS sandbox hides from every command, beside files of the person's own.
+type ownFixture struct {
+	*fixture
+	g   *Gate
+	log string
+}
+
+func newOwnFixture(t *testing.T) ownFixture {
+	t.Helper()
+	f := newFixture(t)
+	log := filepath.Join(f.home, ".local", "state", "kz", "kz.log")
+	for p, c := range map[string]string{
+		".local/share/kz/kz.db":                 "every session's history",
+		".local/share/kz/sandbox/search-1.json": "{}",
+		".local/state/kz/kz.log":                "kz's log",
+		".local/share/kz-old/notes.txt":         "the person's own",
+		".local/state/kz.log.txt":               "the person's own",
+		"src/main.go":                           "package main",
+	} {
+		full := filepath.Join(f.home, p)
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A link in the workspace into the store is the store.
+	if err := os.Symlink(filepath.Join(f.home, ".local", "share", "kz"), filepath.Join(f.home, "store")); err != nil {
+		t.Fatal(err)
+	}
+	return ownFixture{fixture: f, g: f.gate(t, Options{Private: []string{log}}), log: log}
+}
+
+// TestKzsOwnFilesAreNotReadForTheModel: where the workspace holds kz's
+// own directories (kz run in the home directory), the gate holds every
+// tool to what the OS sandbox enforces for commands, which never see
+// them: no read of them is allowed without a person's yes, in any mode
+// or permission mode, whichever tool or path names them; a command's
+// read of them is refused, and a write to them too.
+func TestKzsOwnFilesAreNotReadForTheModel(t *testing.T) {
+	o := newOwnFixture(t)
+	reads := []gateCase{
+		{name: "read the store", tool: "read_file", paths: []string{".local/share/kz/kz.db"}},
+		{name: "read the store by its absolute path", tool: "read_file", paths: []string{filepath.Join(o.home, ".local/share/kz/kz.db")}},
+		{name: "read the store through a link", tool: "read_file", paths: []string{"store/kz.db"}},
+		{name: "read the saved sandbox search", tool: "read_file", paths: []string{".local/share/kz/sandbox/search-1.json"}},
+		{name: "read the config", tool: "read_file", paths: []string{".config/kz/config.toml"}},
+		{name: "read the log", tool: "read_file", paths: []string{".local/state/kz/kz.log"}},
+		{name: "grep the data directory", tool: "grep", paths: []string{".local/share/kz"}},
+		{name: "list the config directory", tool: "list_dir", paths: []string{".config/kz"}},
+		{name: "glob below the link", tool: "glob", paths: []string{"store"}},
+	}
+	for _, c := range reads {
+		for _, mode := range allMode {
+			for _, pm := range allPM {
+				c.mode, c.pm = mode, pm
+				v := o.g.Check(context.Background(), c.query(o.home))
+				if v.Decision == engine.DecisionAllow {
+					t.Errorf("%s (%s, %s): allowed: %s", c.name, mode, pm, v.Reason)
+				}
+			}
+		}
+	}
+	refused := []gateCase{
+		{name: "cat the store", cmd: "cat .local/share/kz/kz.db", pm: engine.PermissionYolo},
+		{name: "cat the store through a link", cmd: "cat store/kz.db", pm: engine.PermissionYolo},
+		{name: "head the config", cmd: "head -n 5 .config/kz/config.toml", pm: engine.PermissionYolo},
+		{name: "read the log by redirection", cmd: "wc -l < .local/state/kz/kz.log", pm: engine.PermissionYolo},
+		{name: "write the log", tool: "write_file", paths: []string{".local/state/kz/kz.log"}, write: true, pm: engine.PermissionYolo},
+		{name: "append to the log", cmd: "echo x >> .local/state/kz/kz.log", pm: engine.PermissionYolo},
+	}
+	for _, c := range refused {
+		if v := o.g.Check(context.Background(), c.query(o.home)); v.Decision != engine.DecisionDeny {
+			t.Errorf("%s: %s (%s), want deny", c.name, v.Decision, v.Reason)
+		}
+	}
+	asked := []gateCase{
+		{name: "grep everything", cmd: "grep -r secret ."},
+		{name: "grep the folder that holds the store", cmd: "grep -r secret .local"},
+	}
+	for _, c := range asked {
+		if v := o.g.Check(context.Background(), c.query(o.home)); v.Decision != engine.DecisionAsk {
+			t.Errorf("%s: %s (%s), want ask", c.name, v.Decision, v.Reason)
+		}
+	}
+	// What only looks like kz's own is the person's: whole components
+	// count, not a prefix of the name.
+	for _, c := range []gateCase{
+		{name: "a folder named like the data directory", tool: "read_file", paths: []string{".local/share/kz-old/notes.txt"}},
+		{name: "a file named like the log", tool: "read_file", paths: []string{".local/state/kz.log.txt"}},
+		{name: "the person's code", tool: "read_file", paths: []string{"src/main.go"}},
+	} {
+		if v := o.g.Check(context.Background(), c.query(o.home)); v.Decision != engine.DecisionAllow {
+			t.Errorf("%s: %s (%s), want allow", c.name, v.Decision, v.Reason)
+		}
+	}
+}
+
+// TestReadDecisionLeavesOutKzsOwnFiles: what a search meets below an
+// allowed root is judged by ReadDecision, which refuses kz's own files
+// and directories (so a walk does not enter them) and nothing that only
+// shares a prefix of their names.
+func TestReadDecisionLeavesOutKzsOwnFiles(t *testing.T) {
+	o := newOwnFixture(t)
+	for rel, want := range map[string]engine.Decision{
+		".local/share/kz":                engine.DecisionDeny,
+		".local/share/kz/kz.db":          engine.DecisionDeny,
+		".config/kz":                     engine.DecisionDeny,
+		".config/kz/config.toml":         engine.DecisionDeny,
+		".local/state/kz/kz.log":         engine.DecisionDeny,
+		".local/share/kz-old/notes.txt":  "",
+		".local/state/kz.log.txt":        "",
+		".local/state/kz/kz.log.1.gz":    "",
+		".local/share":                   "",
+		"src/main.go":                    "",
+		".config/kzz/config.toml":        "",
+		".local/share/kz/../kz-old/x.md": "",
+	} {
+		abs := filepath.Clean(filepath.Join(o.home, rel))
+		if d, why := o.g.ReadDecision(o.home, abs); d != want {
+			t.Errorf("%s: %q (%s), want %q", rel, d, why, want)
+		}
+	}
+}
