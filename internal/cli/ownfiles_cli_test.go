@@ -9,12 +9,13 @@ import (
 	"github.com/kaizen-code/kz/runtimes/llm/llmtest"
 )
 
-// TestTheModelDoesNotReadKzsOwnFiles: kz run where its own directories
-// lie in the workspace (the home directory). The OS sandbox hides them
-// from every command; kz's own tools, which run in kz's process, are held
-// to the same by the gate, even in yolo: grep does not search them, and
-// read_file and list_dir of them are refused without a person's yes (kz
-// -p has none to give), while the person's files are searched and read.
+// TestTheModelDoesNotReadKzsOwnFiles: kz run in the home directory, where
+// the workspace holds kz's own directories and the home's credential
+// files. The OS sandbox hides them from every command; kz's own tools,
+// which run in kz's process, are held to the same by the gate, even in
+// yolo: grep does not search them, and read_file and list_dir of them are
+// refused without a person's yes (kz -p has none to give), while the
+// person's files are searched and read.
 func TestTheModelDoesNotReadKzsOwnFiles(t *testing.T) {
 	sb := newSandbox(t)
 	sb.config, sb.data = filepath.Join(sb.workspace, ".config"), filepath.Join(sb.workspace, ".local", "share")
@@ -23,18 +24,25 @@ func TestTheModelDoesNotReadKzsOwnFiles(t *testing.T) {
 	t.Setenv("XDG_DATA_HOME", sb.data)
 	t.Setenv("XDG_STATE_HOME", sb.state)
 	t.Setenv("XDG_CACHE_HOME", sb.cache)
+	t.Setenv("HOME", sb.workspace)
 	const needle = "NEEDLE-7f3a"
 	writeFiles(t, sb.workspace, map[string]string{
 		"src/a.txt": needle + "\n",
 		// Text files of kz's own, as its saved searches and settings are.
 		".local/share/kz/notes.json": `{"seen":"` + needle + `"}`,
 		".config/kz/extra.toml":      "# " + needle + "\n",
+		// The home's credentials that only their place names.
+		".codex/auth.json":     `{"token":"` + needle + `"}`,
+		".config/gh/hosts.yml": "oauth_token: " + needle + "\n",
+		".bash_history":        "export TOKEN=" + needle + "\n",
 	})
 	nativeCalls(t, sb,
 		llmtest.Call{ID: "g1", Name: "grep", Args: `{"pattern":"` + needle + `"}`},
 		llmtest.Call{ID: "r1", Name: "read_file", Args: `{"path":".local/share/kz/kz.db"}`},
 		llmtest.Call{ID: "r2", Name: "read_file", Args: `{"path":".config/kz/config.toml"}`},
 		llmtest.Call{ID: "l1", Name: "list_dir", Args: `{"path":".local/share/kz"}`},
+		llmtest.Call{ID: "r4", Name: "read_file", Args: `{"path":".codex/auth.json"}`},
+		llmtest.Call{ID: "r5", Name: "read_file", Args: `{"path":".config/gh/hosts.yml"}`},
 		llmtest.Call{ID: "r3", Name: "read_file", Args: `{"path":"src/a.txt"}`})
 	out, errOut, code := sb.kz("-p", "find "+needle, "--runtime", "fake", "--model", "claude-sonnet-4-5",
 		"--permission-mode", "yolo", "--output-format", "stream-json")
@@ -47,12 +55,13 @@ func TestTheModelDoesNotReadKzsOwnFiles(t *testing.T) {
 			finished[ev.ToolCallID] = ev
 		}
 	}
-	if g := finished["g1"]; g.IsError || !strings.Contains(g.Output, "src/a.txt") || strings.Contains(g.Output, ".local") || strings.Contains(g.Output, ".config") {
+	if g := finished["g1"]; g.IsError || !strings.Contains(g.Output, "src/a.txt") || strings.Contains(g.Output, ".local") || strings.Contains(g.Output, ".config") ||
+		strings.Contains(g.Output, ".codex") || strings.Contains(g.Output, "history") {
 		t.Errorf("grep searched kz's own files or not the person's: %+v", g)
 	}
-	for _, id := range []string{"r1", "r2", "l1"} {
+	for _, id := range []string{"r1", "r2", "l1", "r4", "r5"} {
 		if ev := finished[id]; !ev.IsError || strings.Contains(ev.Output, needle) || strings.Contains(ev.Output, "kz.db") {
-			t.Errorf("%s read kz's own files: %+v", id, ev)
+			t.Errorf("%s read what the sandbox hides: %+v", id, ev)
 		}
 	}
 	if r := finished["r3"]; r.IsError || !strings.Contains(r.Output, needle) {

@@ -87,6 +87,8 @@ type Gate struct {
 	opts          Options
 	home          string
 	protectedDirs []string
+	// homeCreds are HomeCredentialPaths below home, absolute.
+	homeCreds []string
 
 	mu      sync.RWMutex
 	rules   []Rule
@@ -111,6 +113,11 @@ func New(opts Options) (*Gate, error) {
 	if g.home != "" {
 		if r, err := filepath.EvalSymlinks(g.home); err == nil {
 			g.home = r
+		}
+	}
+	if g.home != "" {
+		for _, rel := range HomeCredentialPaths() {
+			g.homeCreds = append(g.homeCreds, filepath.Join(g.home, rel))
 		}
 	}
 	for _, d := range append([]string{opts.ConfigDir, opts.DataDir}, opts.Private...) {

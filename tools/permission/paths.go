@@ -99,9 +99,12 @@ func within(root, p string) bool {
 }
 
 // protection says why writing a resolved path is refused, or "".
-// credential reports what a model must not read without a person's yes:
-// a secret, or kz's own configuration or data.
+// credential reports what a model must not read without a person's yes
+// (secret): the reason is then the secret's.
 func (e *eval) protection(r string) (reason string, credential bool) {
+	if why := e.g.secret(r); why != "" {
+		return why, true
+	}
 	// Compared case-insensitively: on case-insensitive file systems
 	// (macOS, Windows) `.GIT/config` is `.git/config`.
 	comps := strings.Split(strings.ToLower(strings.Trim(r, "/")), "/")
@@ -114,8 +117,6 @@ func (e *eval) protection(r string) (reason string, credential bool) {
 			return "the path is kz's own project configuration", false
 		case agentDirs[c]:
 			return "the path is an agent configuration directory (" + c + ")", false
-		case credDirs[c]:
-			return "the path is a credentials directory (" + c + ")", true
 		}
 	}
 	switch {
@@ -123,11 +124,6 @@ func (e *eval) protection(r string) (reason string, credential bool) {
 		return "the path is an agent configuration file (" + base + ")", false
 	case rcFiles[base]:
 		return "the path is a shell startup file (" + base + ")", false
-	case isCredential(base):
-		return "the path looks like a credential (" + base + ")", true
-	}
-	if why := e.g.ownPath(r); why != "" {
-		return why, true
 	}
 	if gd := e.gitdirOf(r); gd != "" {
 		return "the path is inside the git directory " + gd + " named by a .git file", false
@@ -135,13 +131,43 @@ func (e *eval) protection(r string) (reason string, credential bool) {
 	return "", false
 }
 
+// secret says why a resolved, clean absolute path is one a model must not
+// read without a person's yes, or "": what the OS sandbox keeps from every
+// command. That is a credential by its name (credentialPath), another
+// process's environment or memory (procSecret), one of the
+// home's credential files (HomeCredentialPaths: the agents' logins,
+// tokens under ~/.config, shell histories, whose names alone say
+// nothing), and kz's own configuration and data (ownPath). Where the
+// workspace holds them (kz run in the home directory) the gate is all that
+// keeps them from kz's own tools, which run in kz's process.
+func (g *Gate) secret(r string) string {
+	if why := credentialPath(r); why != "" {
+		return why
+	}
+	if why := procSecret(r); why != "" {
+		// Only a workspace of / holds them.
+		return "the path exposes " + why
+	}
+	for _, c := range g.homeCreds {
+		if below(c, r) {
+			return "the path holds the home's credentials (" + c + ")"
+		}
+	}
+	return g.ownPath(r)
+}
+
+// below reports whether the clean absolute path p is dir or below it, by
+// whole components, without allocating (it runs for every entry a search
+// meets).
+func below(dir, p string) bool {
+	return p == dir || strings.HasPrefix(p, dir) && (dir == "/" || p[len(dir)] == '/')
+}
+
 // ownPath says why a resolved, clean absolute path is kz's own
-// (Options.ConfigDir, DataDir, Private), or "". It is called for every
-// entry a search meets (ReadDecision), so it compares strings, by whole
-// path components, without allocating.
+// (Options.ConfigDir, DataDir, Private), or "".
 func (g *Gate) ownPath(r string) string {
 	for _, d := range g.protectedDirs {
-		if r == d || strings.HasPrefix(r, d) && (d == "/" || r[len(d)] == '/') {
+		if below(d, r) {
 			return "the path is kz's own configuration or data (" + d + ")"
 		}
 	}

@@ -143,8 +143,8 @@ func segmentsIntersect(a, b string) bool {
 
 // ReadDecision says whether a tool may read a file it came across (a
 // result of grep, glob or list_dir under a root the gate allowed): deny
-// when a Read deny rule covers it, it is a credential or it is kz's own
-// (Options.ConfigDir, DataDir, Private), ask when a Read
+// when a Read deny rule covers it or it is a secret (a credential, the
+// home's credential files, kz's own configuration and data), ask when a Read
 // ask rule covers it, "" otherwise. The second value names the rule or
 // the reason. The path must be absolute and resolved (symlinks followed).
 func (g *Gate) ReadDecision(workspace, resolvedAbsPath string) (engine.Decision, string) {
@@ -168,10 +168,7 @@ func (g *Gate) ReadDecision(workspace, resolvedAbsPath string) (engine.Decision,
 			ask = r.String()
 		}
 	}
-	if why := credentialPath(p); why != "" {
-		return engine.DecisionDeny, why
-	}
-	if why := g.ownPath(p); why != "" {
+	if why := g.secret(p); why != "" {
 		return engine.DecisionDeny, why
 	}
 	if ask != "" {

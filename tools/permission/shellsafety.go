@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
@@ -271,16 +272,19 @@ func splitTopComma(s string) []string {
 
 // recursiveRead looks below a directory read recursively (grep -r, rg,
 // diff -r) for credential files, within a bound, and for kz's own
-// directories.
+// directories and the home's credential files.
 func (e *eval) recursiveRead(t target, root string) verdict {
 	fi, err := os.Stat(root)
 	if err != nil || !fi.IsDir() {
 		return verdict{}
 	}
-	for _, d := range e.g.protectedDirs {
-		if within(root, d) {
+	for _, d := range slices.Concat(e.g.protectedDirs, e.g.homeCreds) {
+		if !within(root, d) {
+			continue
+		}
+		if _, err := os.Lstat(d); err == nil {
 			rel, _ := filepath.Rel(e.ws, d)
-			return askV(by(t) + " reads everything below " + t.Path + ", which holds kz's own configuration or data " + rel)
+			return askV(by(t) + " reads everything below " + t.Path + ", which holds " + rel + ", hidden from every command")
 		}
 	}
 	budget := maxScanEntries

@@ -136,3 +136,87 @@ func TestReadDecisionLeavesOutKzsOwnFiles(t *testing.T) {
 		}
 	}
 }
+
+// TestTheHomesCredentialsAreNotReadForTheModel: the credential files of
+// the home that only their place names (the agents' logins, tokens under
+// ~/.config, shell histories, HomeCredentialPaths), which the OS sandbox
+// hides from every command, are not read by kz's own tools either when
+// the workspace is the home: not without a person's yes, in any mode or
+// permission mode, nor searched, nor read or written by a command.
+func TestTheHomesCredentialsAreNotReadForTheModel(t *testing.T) {
+	f := newFixture(t)
+	g := f.gate(t, Options{})
+	dirs := map[string]bool{".config/gh": true, ".config/hub": true, ".config/gcloud": true, ".config/doctl": true, ".config/op": true,
+		".config/rclone": true, ".config/github-copilot": true, ".config/configstore": true, ".oci": true, ".local/share/keyrings": true,
+		".password-store": true}
+	paths := HomeCredentialPaths()
+	if len(paths) < 40 {
+		t.Fatalf("only %d paths", len(paths))
+	}
+	for _, rel := range paths {
+		file := rel
+		if dirs[rel] || IsCredentialDir(rel) {
+			file = rel + "/token"
+		}
+		full := filepath.Join(f.home, file)
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte("token"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		for _, mode := range allMode {
+			for _, pm := range allPM {
+				c := gateCase{tool: "read_file", paths: []string{file}, mode: mode, pm: pm}
+				if v := g.Check(context.Background(), c.query(f.home)); v.Decision == engine.DecisionAllow {
+					t.Errorf("read_file %s (%s, %s): allowed: %s", file, mode, pm, v.Reason)
+				}
+			}
+		}
+		if d, why := g.ReadDecision(f.home, full); d != engine.DecisionDeny {
+			t.Errorf("a search meets %s: %q %s", file, d, why)
+		}
+		for _, c := range []gateCase{
+			{cmd: "cat " + file, pm: engine.PermissionYolo},
+			{tool: "write_file", paths: []string{file}, write: true, pm: engine.PermissionYolo},
+		} {
+			if v := g.Check(context.Background(), c.query(f.home)); v.Decision != engine.DecisionDeny {
+				t.Errorf("%s%s %s: %s (%s), want deny", c.tool, c.cmd, file, v.Decision, v.Reason)
+			}
+		}
+	}
+	// A search of the home meets them: it asks.
+	if v := g.Check(context.Background(), gateCase{cmd: "grep -r token .local/share"}.query(f.home)); v.Decision != engine.DecisionAsk {
+		t.Errorf("grep -r token .local/share: %s (%s), want ask", v.Decision, v.Reason)
+	}
+	// Only the home's: the same names elsewhere in a project are not
+	// secrets by their place.
+	for _, rel := range []string{"proj/.config/gh/notes.md", "proj/.bash_history", "proj/.codex/auth.json"} {
+		if d, why := g.ReadDecision(f.root, filepath.Join(f.root, rel)); d == engine.DecisionDeny {
+			t.Errorf("%s withheld: %s", rel, why)
+		}
+	}
+}
+
+// TestAnotherProcesssEnvironmentIsNotReadForTheModel: with / for a
+// workspace, /proc is in it; another process's environment (kz's own
+// holds its keys) and memory are secrets to kz's tools as to commands,
+// whose sandbox shows them only their own processes.
+func TestAnotherProcesssEnvironmentIsNotReadForTheModel(t *testing.T) {
+	f := newFixture(t)
+	g := f.gate(t, Options{})
+	for _, p := range []string{"/proc/self/environ", "/proc/1/environ", "/proc/self/mem"} {
+		for _, pm := range allPM {
+			c := gateCase{tool: "read_file", paths: []string{p}, pm: pm}
+			if v := g.Check(context.Background(), c.query("/")); v.Decision == engine.DecisionAllow {
+				t.Errorf("read_file %s (%s): allowed: %s", p, pm, v.Reason)
+			}
+		}
+	}
+	if d, why := g.ReadDecision("/", "/proc/1/environ"); d != engine.DecisionDeny {
+		t.Errorf("a search meets /proc/1/environ: %q %s", d, why)
+	}
+	if d, why := g.ReadDecision("/", "/proc/1/status"); d == engine.DecisionDeny {
+		t.Errorf("/proc/1/status withheld: %s", why)
+	}
+}
