@@ -87,8 +87,10 @@ type Gate struct {
 	opts          Options
 	home          string
 	protectedDirs []string
-	// homeCreds are HomeCredentialPaths below home, absolute.
+	// homeCreds are HomeCredentialPaths below home, absolute, and homeDot
+	// the prefix every one of them has (home + "/.").
 	homeCreds []string
+	homeDot   string
 
 	mu      sync.RWMutex
 	rules   []Rule
@@ -116,8 +118,13 @@ func New(opts Options) (*Gate, error) {
 		}
 	}
 	if g.home != "" {
+		g.homeDot = strings.TrimSuffix(g.home, "/") + "/."
 		for _, rel := range HomeCredentialPaths() {
-			g.homeCreds = append(g.homeCreds, filepath.Join(g.home, rel))
+			if strings.HasPrefix(rel, ".") {
+				// The others (credentials.json) are credentials by their
+				// name wherever they are.
+				g.homeCreds = append(g.homeCreds, filepath.Join(g.home, rel))
+			}
 		}
 	}
 	for _, d := range append([]string{opts.ConfigDir, opts.DataDir}, opts.Private...) {

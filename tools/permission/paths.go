@@ -148,9 +148,13 @@ func (g *Gate) secret(r string) string {
 		// Only a workspace of / holds them.
 		return "the path exposes " + why
 	}
-	for _, c := range g.homeCreds {
-		if below(c, r) {
-			return "the path holds the home's credentials (" + c + ")"
+	// Each is a dot-entry of the home or below one: the loop is for those
+	// only (it runs for every entry a search meets).
+	if g.homeDot != "" && strings.HasPrefix(r, g.homeDot) {
+		for _, c := range g.homeCreds {
+			if below(c, r) {
+				return "the path holds the home's credentials (" + c + ")"
+			}
 		}
 	}
 	return g.ownPath(r)
