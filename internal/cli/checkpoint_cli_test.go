@@ -133,12 +133,7 @@ func TestUndoTakesBackAShellCommand(t *testing.T) {
 // undo anything, since kz had written it since.
 func TestUndoLeavesOutKzsOwnFiles(t *testing.T) {
 	sb := newSandbox(t)
-	sb.config, sb.data = filepath.Join(sb.workspace, ".config"), filepath.Join(sb.workspace, ".local", "share")
-	sb.state, sb.cache = filepath.Join(sb.workspace, ".local", "state"), filepath.Join(sb.workspace, ".cache")
-	t.Setenv("XDG_CONFIG_HOME", sb.config)
-	t.Setenv("XDG_DATA_HOME", sb.data)
-	t.Setenv("XDG_STATE_HOME", sb.state)
-	t.Setenv("XDG_CACHE_HOME", sb.cache)
+	kzDirsInWorkspace(t, sb)
 	writeFiles(t, sb.workspace, map[string]string{"notes.txt": "old\n"})
 	nativeCalls(t, sb,
 		llmtest.Call{ID: "w1", Name: "write_file", Args: `{"path":"notes.txt","content":"new\n"}`},
@@ -186,6 +181,18 @@ func TestUndoLeavesOutKzsOwnFiles(t *testing.T) {
 			t.Errorf("the store holds kz's own %s", p)
 		}
 	}
+}
+
+// kzDirsInWorkspace puts kz's four XDG directories in the workspace, as
+// they are when kz runs in the home directory.
+func kzDirsInWorkspace(t *testing.T, sb *sandbox) {
+	t.Helper()
+	sb.config, sb.data = filepath.Join(sb.workspace, ".config"), filepath.Join(sb.workspace, ".local", "share")
+	sb.state, sb.cache = filepath.Join(sb.workspace, ".local", "state"), filepath.Join(sb.workspace, ".cache")
+	t.Setenv("XDG_CONFIG_HOME", sb.config)
+	t.Setenv("XDG_DATA_HOME", sb.data)
+	t.Setenv("XDG_STATE_HOME", sb.state)
+	t.Setenv("XDG_CACHE_HOME", sb.cache)
 }
 
 // TestUndoRefusesAfterAnOutsideEdit: a file edited after the change (by

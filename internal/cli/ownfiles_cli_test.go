@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -18,12 +17,7 @@ import (
 // person's files are searched and read.
 func TestTheModelDoesNotReadKzsOwnFiles(t *testing.T) {
 	sb := newSandbox(t)
-	sb.config, sb.data = filepath.Join(sb.workspace, ".config"), filepath.Join(sb.workspace, ".local", "share")
-	sb.state, sb.cache = filepath.Join(sb.workspace, ".local", "state"), filepath.Join(sb.workspace, ".cache")
-	t.Setenv("XDG_CONFIG_HOME", sb.config)
-	t.Setenv("XDG_DATA_HOME", sb.data)
-	t.Setenv("XDG_STATE_HOME", sb.state)
-	t.Setenv("XDG_CACHE_HOME", sb.cache)
+	kzDirsInWorkspace(t, sb)
 	t.Setenv("HOME", sb.workspace)
 	const needle = "NEEDLE-7f3a"
 	writeFiles(t, sb.workspace, map[string]string{
