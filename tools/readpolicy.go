@@ -42,15 +42,7 @@ func (e *Env) ReadPolicy() ReadPolicy { return e.readPolicy }
 // credential file or lies in a credential directory, by the gate's one
 // list (tools/permission/protected.go), so that what grep withholds and
 // what the gate and the sandbox protect never drift apart.
-func isCredentialPath(rel string) bool {
-	comps := strings.Split(rel, "/")
-	for _, c := range comps[:len(comps)-1] {
-		if permission.IsCredentialDir(c) {
-			return true
-		}
-	}
-	return permission.IsCredentialName(comps[len(comps)-1])
-}
+func isCredentialPath(rel string) bool { return permission.IsCredentialPath(rel) }
 
 // readFilter applies the read policy and the credential check to the
 // entries of one search. It is used by one goroutine (the walker).

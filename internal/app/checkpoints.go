@@ -11,40 +11,51 @@ import (
 	"github.com/kaizen-code/kz/patch"
 	"github.com/kaizen-code/kz/store"
 	"github.com/kaizen-code/kz/tools/checkpoint"
+	"github.com/kaizen-code/kz/tools/permission"
 	"github.com/kaizen-code/kz/tools/workspace"
 )
 
-// newTracker is the checkpointer of a session in ws; own are kz's own
-// paths, which it leaves out (see Env.ownPaths).
+// newTracker is the checkpointer of a session in ws; own are the paths it
+// leaves out (see Env.unrecorded).
 func newTracker(st *store.Store, ws *workspace.Workspace, own []string) *checkpoint.Tracker {
 	return checkpoint.New(checkpoint.Options{WS: ws, Store: checkpoint.SQLStore{St: st}, Own: own})
 }
 
-// ownPaths are kz's own files and directories, which no checkpoint of a
-// workspace holds (checkpoint.Own): the user config directory (kz writes
-// the grants of "always" answers there), the data directory and the
+// unrecorded are the files and directories no checkpoint of a workspace
+// holds (checkpoint.Own), when the workspace holds them (kz run in the
+// home directory). kz's own: the user config directory (kz writes the
+// grants of "always" answers there), the data directory and the
 // configured one when --data-dir names another (the store, its locks,
 // the sandbox's saved search), the state directory (the log and the
 // agents' homes, where the CLIs keep their own sessions) and kz's cache
-// directory (the sandbox's probe).
-func (e *Env) ownPaths() []string {
-	own := []string{filepath.Dir(e.Paths.UserConfig), e.DataDir, e.Paths.DataDir, e.Paths.StateDir}
+// directory (the sandbox's probe). And the home's credential files that
+// only their place names (permission.HomeCredentialPaths: the agents'
+// logins, tokens under ~/.config, shell histories): a checkpoint would
+// keep their secrets in the store. Credentials known by their names
+// (.env, keys) are left out wherever they are (checkpoint.Tracker).
+func (e *Env) unrecorded() []string {
+	paths := []string{filepath.Dir(e.Paths.UserConfig), e.DataDir, e.Paths.DataDir, e.Paths.StateDir}
 	if dir, err := os.UserCacheDir(); err == nil {
-		own = append(own, filepath.Join(dir, "kz"))
+		paths = append(paths, filepath.Join(dir, "kz"))
 	}
-	return own
+	if home, err := os.UserHomeDir(); err == nil {
+		for _, rel := range permission.HomeCredentialPaths() {
+			paths = append(paths, filepath.Join(home, rel))
+		}
+	}
+	return paths
 }
 
 // records reads a session's standing checkpoints in ws, oldest first.
-// The files of kz's own paths that an older kz recorded are left out, so
-// that an undo or a rewind never puts an old store back under the live
-// one; a checkpoint of nothing else is left out whole.
+// The files of the unrecorded paths that an older kz recorded are left
+// out, so that an undo or a rewind never puts an old store back under the
+// live one; a checkpoint of nothing else is left out whole.
 func (e *Env) records(ctx context.Context, st *store.Store, ws *workspace.Workspace, sessionID string) ([]checkpoint.Record, error) {
 	rows, err := st.Checkpoints(ctx, sessionID, ws.Dir(), false)
 	if err != nil {
 		return nil, err
 	}
-	own := checkpoint.OwnPaths(ws, e.ownPaths())
+	own := checkpoint.OwnPaths(ws, e.unrecorded())
 	out := make([]checkpoint.Record, 0, len(rows))
 	for _, r := range rows {
 		rec := checkpoint.Record{ID: r.ID, TurnID: r.TurnID, ToolCallID: r.ToolCallID, Tool: r.Tool, Runtime: r.Runtime, Created: r.Created}

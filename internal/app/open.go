@@ -389,7 +389,7 @@ func (a *App) newSession(o Options, c engine.Config) error {
 	if a.ws != nil {
 		// Every tool call of every runtime is checkpointed, so that kz
 		// undo and /rewind can put back what it changed.
-		a.tracker = newTracker(a.Store, a.ws, a.Env.ownPaths())
+		a.tracker = newTracker(a.Store, a.ws, a.Env.unrecorded())
 		c.Checkpoints = a.tracker
 	}
 	sess, err := engine.NewSession(c)

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -14,7 +16,7 @@ import (
 // which run in kz's process, are held to the same by the gate, even in
 // yolo: grep does not search them, and read_file and list_dir of them are
 // refused without a person's yes (kz -p has none to give), while the
-// person's files are searched and read.
+// person's files are searched and read. No checkpoint keeps them either.
 func TestTheModelDoesNotReadKzsOwnFiles(t *testing.T) {
 	sb := newSandbox(t)
 	kzDirsInWorkspace(t, sb)
@@ -60,5 +62,19 @@ func TestTheModelDoesNotReadKzsOwnFiles(t *testing.T) {
 	}
 	if r := finished["r3"]; r.IsError || !strings.Contains(r.Output, needle) {
 		t.Errorf("the person's file was not read: %+v", r)
+	}
+	// Nor does a checkpoint keep any of them in the store: its baseline
+	// of the workspace holds the person's file alone.
+	e, st, _, _ := latestSession(t)
+	base, err := st.Baseline(context.Background(), e.Workspace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var paths []string
+	for _, b := range base {
+		paths = append(paths, b.Path)
+	}
+	if !slices.Equal(paths, []string{"src/a.txt"}) {
+		t.Errorf("the baseline holds %q", paths)
 	}
 }

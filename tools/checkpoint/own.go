@@ -16,7 +16,11 @@ import (
 // an undo or rewind would put an old database, write-ahead log or lock
 // back under the live store, or refuse to undo anything else because kz
 // has written them since. They lie inside a workspace when kz runs in the
-// home directory or its data directory is put in the project.
+// home directory or its data directory is put in the project. kz also
+// puts the home's credential files here (the agents' logins, shell
+// histories), whose secrets no checkpoint may keep in the store; the
+// credentials known by their names are left out wherever they are
+// (Tracker.skips).
 type Own []string
 
 // OwnPaths is Own for the absolute paths abs in ws. A path outside the

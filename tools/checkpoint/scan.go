@@ -7,6 +7,7 @@ import (
 	"sort"
 
 	"github.com/kaizen-code/kz/tools"
+	"github.com/kaizen-code/kz/tools/permission"
 )
 
 // candidate is a file the stat scan saw differ from the baseline.
@@ -47,6 +48,9 @@ func (t *Tracker) scanInto(ctx context.Context, pre map[string]state, cp *Checkp
 		}
 		opt := tools.ScanOptions{MaxFiles: t.opt.MaxFiles, Watch: t.watch, Skip: t.own}
 		err := tools.ScanWorkspaceWith(ctx, t.opt.WS, opt, func(rel string, st tools.FileStat) {
+			if permission.IsCredentialPath(rel) {
+				return
+			}
 			seen[rel] = true
 			if e, ok := t.base[rel]; ok && !e.racy && e.stat.SameAs(st) {
 				return
@@ -128,7 +132,7 @@ func (t *Tracker) watchedChanges() (cands []candidate, seen map[string]bool, ok 
 	}
 	seen = make(map[string]bool, len(paths))
 	for _, rel := range paths {
-		if _, done := seen[rel]; done || t.own.Covers(rel) {
+		if _, done := seen[rel]; done || t.skips(rel) {
 			continue
 		}
 		st, there, err := tools.StatFile(t.opt.WS, rel)

@@ -33,6 +33,7 @@ import (
 	"github.com/kaizen-code/kz/engine"
 	"github.com/kaizen-code/kz/patch"
 	"github.com/kaizen-code/kz/tools"
+	"github.com/kaizen-code/kz/tools/permission"
 	"github.com/kaizen-code/kz/tools/shell"
 	"github.com/kaizen-code/kz/tools/workspace"
 )
@@ -298,7 +299,7 @@ func (t *Tracker) predict(c engine.CheckpointCall) []string {
 	var out []string
 	add := func(p string) {
 		rel, err := t.opt.WS.Rel(p)
-		if err != nil || rel == "." || seen[rel] || t.own.Covers(rel) {
+		if err != nil || rel == "." || seen[rel] || t.skips(rel) {
 			return
 		}
 		seen[rel] = true
@@ -318,6 +319,18 @@ func (t *Tracker) predict(c engine.CheckpointCall) []string {
 	return out
 }
 
+// skips reports whether the workspace-relative path rel is never
+// checkpointed: one of Options.Own or below one, or a credential by its
+// names (permission.IsCredentialPath). A checkpoint keeps the content it
+// records in the store, where a secret would be a secret persisted
+// unredacted (a project's .env, an SSH key in the home). Nothing kz lets
+// an agent do writes one, so no undo needs it: the gate refuses writes to
+// credentials and the sandbox hides them from commands. A baseline entry
+// an older kz recorded of one is deleted at the next commit.
+func (t *Tracker) skips(rel string) bool {
+	return t.own.Covers(rel) || permission.IsCredentialPath(rel)
+}
+
 // load reads the stored baseline once.
 func (t *Tracker) load(ctx context.Context) error {
 	if t.loaded {
@@ -329,7 +342,7 @@ func (t *Tracker) load(ctx context.Context) error {
 	}
 	t.base = make(map[string]entry, len(rows))
 	for _, r := range rows {
-		if t.own.Covers(r.Path) {
+		if t.skips(r.Path) {
 			t.purge = append(t.purge, r.Path)
 			continue
 		}

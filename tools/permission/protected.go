@@ -82,6 +82,40 @@ func IsCredentialName(base string) bool {
 	return credDirs[b] || isCredential(b)
 }
 
+// IsCredentialPath reports whether a slash path names a credential file
+// or lies in a credential directory, by its names alone (the home's
+// credential files that only their place names are HomeCredentialPaths).
+// It does not allocate for lower-case names: it runs for every file a
+// checkpoint scan meets.
+func IsCredentialPath(p string) bool {
+	for p != "" {
+		var c string
+		c, p, _ = strings.Cut(p, "/")
+		if c == "" {
+			continue
+		}
+		c = lowerASCII(c)
+		if credDirs[c] {
+			return true
+		}
+		if p == "" {
+			return isCredential(c)
+		}
+	}
+	return false
+}
+
+// lowerASCII is strings.ToLower for a name with no upper-case ASCII
+// letter, without the copy.
+func lowerASCII(s string) string {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; 'A' <= c && c <= 'Z' || c >= 0x80 {
+			return strings.ToLower(s)
+		}
+	}
+	return s
+}
+
 // IsCredentialDir reports whether a directory with this base name holds
 // credentials (.ssh, .aws, .gnupg, …): everything below it is a secret.
 func IsCredentialDir(base string) bool { return credDirs[strings.ToLower(base)] }
