@@ -30,6 +30,7 @@ import (
 	"strings"
 
 	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/tools/permission"
 )
 
 // Names are the memory file names kz looks for, in order.
@@ -311,10 +312,45 @@ func (l *loader) resolve(b *base, dir, imp string) (*base, string, error) {
 			continue
 		}
 		if rel, err := filepath.Rel(c.dir, abs); err == nil && filepath.IsLocal(rel) {
+			if why := secretImport(l.opts.Home, c.dir, abs); why != "" {
+				return nil, "", errors.New(why + ", which is never read into memory")
+			}
 			return c, rel, nil
 		}
 	}
 	return nil, "", errors.New("outside the project and the kz config directory")
+}
+
+// secretImport says why an import of abs, below the directory dir it is
+// read from, names a credential, or "": a file named as one below dir
+// (.env, a key, anything in .ssh …) or one of the home's credential
+// files, by the path written or the one its links lead to. Memory is read
+// with no one asked and the model sees all of it, so what the sandbox
+// hides from every command and the gate asks about (a repository's
+// CLAUDE.md importing the .env beside it) is never imported.
+func secretImport(home, dir, abs string) string {
+	type place struct{ home, dir, path string }
+	places := []place{{home, dir, abs}}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		// The link's target, against the real directories.
+		pl := place{home, dir, real}
+		if h, err := filepath.EvalSymlinks(home); err == nil {
+			pl.home = h
+		}
+		if d, err := filepath.EvalSymlinks(dir); err == nil {
+			pl.dir = d
+		}
+		places = append(places, pl)
+	}
+	for _, pl := range places {
+		if rel, err := filepath.Rel(pl.dir, pl.path); err == nil && filepath.IsLocal(rel) && permission.IsCredentialPath(filepath.ToSlash(rel)) {
+			return "it is a credential"
+		}
+		if pl.home != "" && permission.IsHomeCredential(pl.home, pl.path) {
+			return "it is one of the home's credential files"
+		}
+	}
+	return ""
 }
 
 // readCapped reads at most MaxFileBytes of a regular file through root and

@@ -6,6 +6,7 @@ package permission
 // never drift apart: a name added here is protected by both.
 
 import (
+	"path/filepath"
 	"slices"
 	"strings"
 )
@@ -80,6 +81,20 @@ func IsProtectedName(base string) bool {
 func IsCredentialName(base string) bool {
 	b := strings.ToLower(base)
 	return credDirs[b] || isCredential(b)
+}
+
+// IsHomeCredential reports whether the clean absolute path p is one of the
+// home's credential files (HomeCredentialPaths) or lies below one.
+func IsHomeCredential(home, p string) bool {
+	if home == "" {
+		return false
+	}
+	for _, rel := range HomeCredentialPaths() {
+		if below(filepath.Join(home, rel), p) {
+			return true
+		}
+	}
+	return false
 }
 
 // IsCredentialPath reports whether a slash path names a credential file
