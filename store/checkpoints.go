@@ -64,6 +64,10 @@ type ScanCommit struct {
 	// Upserts and Deletes move the baseline.
 	Upserts []BaselineEntry
 	Deletes []string
+	// Forget are baseline entries deleted as Deletes are, whose content
+	// is then removed too when no baseline entry or checkpoint names it:
+	// what no checkpoint may keep (a credential an older kz stored).
+	Forget []string
 	// Checkpoint, when set and holding files, is recorded; its ID is
 	// returned.
 	Checkpoint *Checkpoint
@@ -95,10 +99,32 @@ func (s *Store) CommitScan(ctx context.Context, c ScanCommit) (_ int64, err erro
 			return 0, fmt.Errorf("record checkpoint: baseline of %s: %w", p, err)
 		}
 	}
+	var forgotten []string
+	for _, p := range c.Forget {
+		var sha string
+		err := tx.QueryRowContext(ctx, `SELECT sha256 FROM file_baseline WHERE workspace = ? AND path = ?`, c.Workspace, p).Scan(&sha)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return 0, fmt.Errorf("record checkpoint: baseline of %s: %w", p, err)
+		}
+		if sha != "" {
+			forgotten = append(forgotten, sha)
+		}
+		if _, err := exec(ctx, tx, `DELETE FROM file_baseline WHERE workspace = ? AND path = ?`, c.Workspace, p); err != nil {
+			return 0, fmt.Errorf("record checkpoint: baseline of %s: %w", p, err)
+		}
+	}
 	var id int64
 	if cp := c.Checkpoint; cp != nil && len(cp.Files) > 0 {
 		if id, err = insertCheckpoint(ctx, tx, cp, now); err != nil {
 			return 0, err
+		}
+	}
+	// After this commit's own rows, so that content it names stays.
+	for _, sha := range forgotten {
+		if _, err := exec(ctx, tx, `DELETE FROM blobs WHERE sha256 = ?1
+			AND NOT EXISTS (SELECT 1 FROM file_baseline WHERE sha256 = ?1)
+			AND NOT EXISTS (SELECT 1 FROM checkpoint_files WHERE before_sha256 = ?1 OR after_sha256 = ?1)`, sha); err != nil {
+			return 0, fmt.Errorf("record checkpoint: forget content: %w", err)
 		}
 	}
 	if err := tx.Commit(); err != nil {

@@ -153,7 +153,7 @@ func (t *Tracker) watchedChanges() (cands []candidate, seen map[string]bool, ok 
 
 // commit stores what a scan learnt and then moves the in-memory baseline.
 func (t *Tracker) commit(ctx context.Context, cp *Checkpoint, files []FileChange, upserts map[string]entry, deletes []string) error {
-	c := Commit{Workspace: t.opt.WS.Dir(), Deletes: append(deletes, t.purge...)}
+	c := Commit{Workspace: t.opt.WS.Dir(), Deletes: deletes, Forget: t.purge}
 	if len(t.pending) > 0 {
 		c.Blobs = t.pending
 	}
@@ -165,7 +165,7 @@ func (t *Tracker) commit(ctx context.Context, cp *Checkpoint, files []FileChange
 		cp.Files = files
 		c.Checkpoint = cp
 	}
-	if c.Blobs == nil && len(c.Upserts) == 0 && len(c.Deletes) == 0 && c.Checkpoint == nil {
+	if c.Blobs == nil && len(c.Upserts) == 0 && len(c.Deletes) == 0 && len(c.Forget) == 0 && c.Checkpoint == nil {
 		return nil
 	}
 	if err := t.opt.Store.Commit(ctx, c); err != nil {

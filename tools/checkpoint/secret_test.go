@@ -13,7 +13,8 @@ import (
 // blobStore is a memStore that keeps every content a commit stores.
 type blobStore struct {
 	memStore
-	blobs [][]byte
+	blobs  [][]byte
+	forgot []string
 }
 
 func (b *blobStore) Commit(ctx context.Context, c Commit) error {
@@ -21,6 +22,7 @@ func (b *blobStore) Commit(ctx context.Context, c Commit) error {
 	for _, v := range c.Blobs {
 		b.blobs = append(b.blobs, v)
 	}
+	b.forgot = append(b.forgot, c.Forget...)
 	b.mu.Unlock()
 	return b.memStore.Commit(ctx, c)
 }
@@ -31,8 +33,9 @@ func (b *blobStore) Commit(ctx context.Context, c Commit) error {
 // baselined or checkpointed, whichever scan meets it: the turn's full
 // scans, a call's quick one through the watcher, a predicted path. Not
 // even when something changes it (a CLI agent on a machine without a
-// sandbox). A baseline entry an older kz stored of one is deleted without
-// a checkpoint. The project's other files are checkpointed as before.
+// sandbox). A baseline entry an older kz stored of one is forgotten, its
+// content with it, without a checkpoint. The project's other files are
+// checkpointed as before.
 func TestCredentialsAreNeverCheckpointed(t *testing.T) {
 	const secret = "sk-live-0123456789abcdef"
 	creds := []string{".env", ".env.local", "deploy/.ssh/id_ed25519", "certs/Server.PEM", "keys/app.key", "config/credentials.json",
@@ -97,6 +100,11 @@ func TestCredentialsAreNeverCheckpointed(t *testing.T) {
 				if bytes.Contains(b, []byte(secret)) {
 					t.Errorf("a secret is in the store: %q", b)
 				}
+			}
+			// The older entry is forgotten, content and all
+			// (store.ScanCommit.Forget), not deleted as a file is.
+			if !slices.Equal(st.forgot, []string{".env"}) {
+				t.Errorf("forgot %q, want [.env]", st.forgot)
 			}
 		})
 	}

@@ -32,7 +32,7 @@ func (c SQLStore) Baseline(ctx context.Context, ws string) ([]BaselineEntry, err
 
 // Commit implements Store.
 func (c SQLStore) Commit(ctx context.Context, sc Commit) error {
-	out := store.ScanCommit{Workspace: sc.Workspace, Blobs: sc.Blobs, Deletes: sc.Deletes}
+	out := store.ScanCommit{Workspace: sc.Workspace, Blobs: sc.Blobs, Deletes: sc.Deletes, Forget: sc.Forget}
 	for _, u := range sc.Upserts {
 		out.Upserts = append(out.Upserts, store.BaselineEntry{Path: u.Path, Size: u.Stat.Size, MtimeNs: u.Stat.MtimeNs,
 			CtimeNs: u.Stat.CtimeNs, Ino: u.Stat.Ino, Mode: u.Stat.Mode, SHA256: u.SHA256})

@@ -127,6 +127,11 @@ type Commit struct {
 	Blobs     map[string][]byte
 	Upserts   []BaselineEntry
 	Deletes   []string
+	// Forget are baseline entries an older kz stored of paths no
+	// checkpoint may hold (Tracker.skips): deleted as Deletes are, and
+	// the content they name goes from the store when nothing else there
+	// names it, so that a credential's secret does not stay in it.
+	Forget []string
 	// Checkpoint is nil, or holds at least one file.
 	Checkpoint *Checkpoint
 }

@@ -40,7 +40,7 @@ func (m *memStore) Commit(_ context.Context, c Commit) error {
 	for _, u := range c.Upserts {
 		m.base[u.Path] = u
 	}
-	for _, d := range c.Deletes {
+	for _, d := range slices.Concat(c.Deletes, c.Forget) {
 		delete(m.base, d)
 	}
 	if c.Checkpoint != nil {
