@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/kaizen-code/kz/internal/testfs"
 	"github.com/kaizen-code/kz/tools/workspace"
 )
 
@@ -23,15 +24,7 @@ func newTestApplier(t *testing.T, work string) (*Applier, *MemorySnapshots) {
 
 func writeFiles(t *testing.T, dir string, files map[string]string) {
 	t.Helper()
-	for rel, c := range files {
-		p := filepath.Join(dir, rel)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(c), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	testfs.Write(t, dir, files)
 }
 
 // TestThreeFilesThirdFailsTouchesNothing: the first two files match, the

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/kaizen-code/kz/internal/testfs"
 	"github.com/kaizen-code/kz/tools/workspace"
 )
 
@@ -79,15 +80,7 @@ func TestScanWorkspaceSkips(t *testing.T) {
 // writeTree writes files (relative path: content) below dir.
 func writeTree(t *testing.T, dir string, files map[string]string) {
 	t.Helper()
-	for rel, c := range files {
-		p := filepath.Join(dir, rel)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(c), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	testfs.Write(t, dir, files)
 }
 
 // openTree opens dir as a workspace, closed with the test.

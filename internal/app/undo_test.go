@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/internal/testfs"
 	"github.com/kaizen-code/kz/patch"
 	"github.com/kaizen-code/kz/store"
 	"github.com/kaizen-code/kz/tools/workspace"
@@ -36,15 +37,7 @@ func undoLast(ctx context.Context, a *patch.Applier, st *store.Store, session st
 
 func writeFiles(t *testing.T, dir string, files map[string]string) {
 	t.Helper()
-	for rel, c := range files {
-		p := filepath.Join(dir, rel)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(c), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	testfs.Write(t, dir, files)
 }
 
 // sr is a search/replace proposal of one block.

@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/internal/testfs"
 	"github.com/kaizen-code/kz/runtimes/llm"
 	"github.com/kaizen-code/kz/runtimes/llm/llmtest"
 	ossandbox "github.com/kaizen-code/kz/tools/sandbox"
@@ -222,14 +223,7 @@ func jsonString(t *testing.T, v any) string {
 
 func writeTree(t *testing.T, files map[string]string) {
 	t.Helper()
-	for p, body := range files {
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	testfs.Write(t, "", files)
 }
 
 func git(t *testing.T, dir string, args ...string) {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/kaizen-code/kz/engine"
 	"github.com/kaizen-code/kz/internal/app"
+	"github.com/kaizen-code/kz/internal/testfs"
 	"github.com/kaizen-code/kz/runtimes/llm"
 	"github.com/kaizen-code/kz/runtimes/llm/llmtest"
 	"github.com/kaizen-code/kz/store"
@@ -33,15 +34,7 @@ func nativeCalls(t *testing.T, sb *sandbox, calls ...llmtest.Call) {
 
 func writeFiles(t *testing.T, dir string, files map[string]string) {
 	t.Helper()
-	for name, body := range files {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	testfs.Write(t, dir, files)
 }
 
 // wantFiles checks the content of files; "" means the file must not exist.

@@ -11,20 +11,13 @@ import (
 	"time"
 
 	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/internal/testfs"
 )
 
 // tree writes files (path → content) under dir.
 func tree(t testing.TB, dir string, files map[string]string) {
 	t.Helper()
-	for p, c := range files {
-		full := filepath.Join(dir, p)
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(full, []byte(c), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	testfs.Write(t, dir, files)
 }
 
 // repo makes a temp repository (a .git directory with a HEAD) and

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/internal/testfs"
 	"github.com/kaizen-code/kz/tools/workspace"
 )
 
@@ -69,15 +70,7 @@ func summary(cp Checkpoint) string {
 
 func put(t *testing.T, dir string, files map[string]string) {
 	t.Helper()
-	for p, c := range files {
-		full := filepath.Join(dir, p)
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(full, []byte(c), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	testfs.Write(t, dir, files)
 }
 
 // The scan after a call that the change watcher serves finds exactly what

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/internal/testfs"
 )
 
 // ownFixture is kz run in the home directory: the workspace holds kz's
@@ -22,22 +23,14 @@ func newOwnFixture(t *testing.T) ownFixture {
 	t.Helper()
 	f := newFixture(t)
 	log := filepath.Join(f.home, ".local", "state", "kz", "kz.log")
-	for p, c := range map[string]string{
+	testfs.Write(t, f.home, map[string]string{
 		".local/share/kz/kz.db":                 "every session's history",
 		".local/share/kz/sandbox/search-1.json": "{}",
 		".local/state/kz/kz.log":                "kz's log",
 		".local/share/kz-old/notes.txt":         "the person's own",
 		".local/state/kz.log.txt":               "the person's own",
 		"src/main.go":                           "package main",
-	} {
-		full := filepath.Join(f.home, p)
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(full, []byte(c), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	})
 	// A link in the workspace into the store is the store.
 	if err := os.Symlink(filepath.Join(f.home, ".local", "share", "kz"), filepath.Join(f.home, "store")); err != nil {
 		t.Fatal(err)
