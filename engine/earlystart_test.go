@@ -4,63 +4,18 @@ import (
 	"context"
 	"errors"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/engine/enginetest"
 	"github.com/kaizen-code/kz/runtimes/scripted"
 )
-
-// heldCheckpointer's Refresh (the turn's starting state) waits for hold
-// to close; every call is noted, in order, with the runtime's steps.
-type heldCheckpointer struct {
-	hold chan struct{}
-	mu   sync.Mutex
-	log  []string
-	// started is closed when Refresh begins.
-	started chan struct{}
-}
-
-func newHeldCheckpointer() *heldCheckpointer {
-	return &heldCheckpointer{hold: make(chan struct{}), started: make(chan struct{})}
-}
-
-func (c *heldCheckpointer) note(s string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.log = append(c.log, s)
-}
-
-func (c *heldCheckpointer) steps() []string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return slices.Clone(c.log)
-}
-
-func (c *heldCheckpointer) Refresh(ctx context.Context, _ engine.CheckpointCall) error {
-	c.note("refresh")
-	close(c.started)
-	select {
-	case <-c.hold:
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	c.note("recorded")
-	return nil
-}
-
-func (c *heldCheckpointer) BeforeCall(_ context.Context, call engine.CheckpointCall) error {
-	c.note("before " + call.ToolCallID)
-	return nil
-}
-
-func (c *heldCheckpointer) AfterCall(context.Context, engine.CheckpointCall) error { return nil }
 
 // readyRuntime notes its start, waits for Ready, notes it, and asks for
 // one write.
 type readyRuntime struct {
-	cp  *heldCheckpointer
+	cp  *enginetest.HeldCheckpointer
 	ran chan struct{}
 	// skipReady asks for the write without waiting for Ready, as a CLI
 	// whose tool call came before its prompt would.
@@ -75,13 +30,13 @@ func (*readyRuntime) Capabilities(string) engine.Capabilities {
 	return engine.Capabilities{Set: scripted.FullAgent}
 }
 func (r *readyRuntime) Run(ctx context.Context, t *engine.Turn) (engine.Result, error) {
-	r.cp.note("run")
+	r.cp.Note("run")
 	close(r.ran)
 	if r.record {
 		t.Record()
 		select {
-		case <-r.cp.started:
-			r.cp.note("handshake")
+		case <-r.cp.Started():
+			r.cp.Note("handshake")
 		case <-time.After(3 * time.Second):
 			return engine.Result{Status: engine.StatusError}, errors.New("Record did not start the recording")
 		}
@@ -90,7 +45,7 @@ func (r *readyRuntime) Run(ctx context.Context, t *engine.Turn) (engine.Result, 
 		if err := t.Ready(ctx); err != nil {
 			return engine.Result{Status: engine.StatusInterrupted}, err
 		}
-		r.cp.note("ready")
+		r.cp.Note("ready")
 	}
 	if a := t.RequestPermission(ctx, engine.PermissionRequest{ToolCallID: "w1", Tool: "Write", Write: true, Paths: []string{"f.txt"}}); !a.Allowed() {
 		return engine.Result{Status: engine.StatusError}, errors.New("the write was denied: " + a.Reason)
@@ -108,7 +63,7 @@ func (*earlyRuntime) StartsEarly() {}
 // and so the prompt and every tool call, waits for it.
 func TestEarlyStarterRunsWhileTheStateIsRecorded(t *testing.T) {
 	t.Parallel()
-	cp := newHeldCheckpointer()
+	cp := enginetest.NewHeldCheckpointer()
 	rt := &earlyRuntime{readyRuntime{cp: cp, ran: make(chan struct{})}}
 	s, _ := newSession(t, engine.Config{Gate: allowAll{}, Checkpoints: cp, Runtime: "steps", Runtimes: []engine.RuntimeEntry{entry(rt)}})
 	type out struct {
@@ -120,17 +75,17 @@ func TestEarlyStarterRunsWhileTheStateIsRecorded(t *testing.T) {
 		final, err := s.RunTurn(context.Background(), "go")
 		done <- out{final, err}
 	}()
-	<-cp.started
+	<-cp.Started()
 	<-rt.ran
-	if got := cp.steps(); slices.Contains(got, "ready") || slices.Contains(got, "recorded") {
+	if got := cp.Steps(); slices.Contains(got, "ready") || slices.Contains(got, "recorded") {
 		t.Fatalf("steps %v before the state was recorded", got)
 	}
-	close(cp.hold)
+	cp.Release()
 	o := <-done
 	if o.err != nil || o.final.Status != string(engine.StatusComplete) {
 		t.Fatalf("final %+v, %v", o.final, o.err)
 	}
-	if got := cp.steps(); !slices.Equal(got, []string{"run", "refresh", "recorded", "ready", "before w1"}) {
+	if got := cp.Steps(); !slices.Equal(got, []string{"run", "refresh", "recorded", "ready", "before w1"}) {
 		t.Errorf("steps %v: want the runtime started, the state recorded, then ready, then the write's checkpoint", got)
 	}
 }
@@ -138,20 +93,20 @@ func TestEarlyStarterRunsWhileTheStateIsRecorded(t *testing.T) {
 // Any other runtime starts only once the state is recorded, as before.
 func TestOtherRuntimesStartOnceTheStateIsRecorded(t *testing.T) {
 	t.Parallel()
-	cp := newHeldCheckpointer()
+	cp := enginetest.NewHeldCheckpointer()
 	rt := &readyRuntime{cp: cp, ran: make(chan struct{})}
 	s, _ := newSession(t, engine.Config{Gate: allowAll{}, Checkpoints: cp, Runtime: "steps", Runtimes: []engine.RuntimeEntry{entry(rt)}})
 	go func() {
-		<-cp.started
+		<-cp.Started()
 		// A runtime started too soon has time to show it.
 		time.Sleep(50 * time.Millisecond)
-		close(cp.hold)
+		cp.Release()
 	}()
 	final, err := s.RunTurn(context.Background(), "go")
 	if err != nil || final.Status != string(engine.StatusComplete) {
 		t.Fatalf("final %+v, %v", final, err)
 	}
-	if got := cp.steps(); !slices.Equal(got, []string{"refresh", "recorded", "run", "ready", "before w1"}) {
+	if got := cp.Steps(); !slices.Equal(got, []string{"refresh", "recorded", "run", "ready", "before w1"}) {
 		t.Errorf("steps %v", got)
 	}
 }
@@ -160,7 +115,7 @@ func TestOtherRuntimesStartOnceTheStateIsRecorded(t *testing.T) {
 // interrupted, with no call decided and nothing left running.
 func TestInterruptWhileTheStateIsRecorded(t *testing.T) {
 	t.Parallel()
-	cp := newHeldCheckpointer()
+	cp := enginetest.NewHeldCheckpointer()
 	rt := &earlyRuntime{readyRuntime{cp: cp, ran: make(chan struct{})}}
 	s, _ := newSession(t, engine.Config{Gate: allowAll{}, Checkpoints: cp, Runtime: "steps", Runtimes: []engine.RuntimeEntry{entry(rt)}})
 	ctx, cancel := context.WithCancel(context.Background())
@@ -172,7 +127,7 @@ func TestInterruptWhileTheStateIsRecorded(t *testing.T) {
 	if final.Status != string(engine.StatusInterrupted) {
 		t.Errorf("final %+v, want interrupted", final)
 	}
-	if got := cp.steps(); slices.Contains(got, "ready") || slices.Contains(got, "before w1") {
+	if got := cp.Steps(); slices.Contains(got, "ready") || slices.Contains(got, "before w1") {
 		t.Errorf("steps %v after an interrupt before the state was recorded", got)
 	}
 }
@@ -182,20 +137,20 @@ func TestInterruptWhileTheStateIsRecorded(t *testing.T) {
 // have the state to go back to.
 func TestNoCallIsDecidedBeforeTheStateIsRecorded(t *testing.T) {
 	t.Parallel()
-	cp := newHeldCheckpointer()
+	cp := enginetest.NewHeldCheckpointer()
 	rt := &earlyRuntime{readyRuntime{cp: cp, ran: make(chan struct{}), skipReady: true}}
 	s, j := newSession(t, engine.Config{Gate: allowAll{}, Checkpoints: cp, Runtime: "steps", Runtimes: []engine.RuntimeEntry{entry(rt)}})
 	go func() {
 		<-rt.ran
 		// A call decided too soon has time to show it.
 		time.Sleep(50 * time.Millisecond)
-		close(cp.hold)
+		cp.Release()
 	}()
 	final, err := s.RunTurn(context.Background(), "go")
 	if err != nil || final.Status != string(engine.StatusComplete) {
 		t.Fatalf("final %+v, %v", final, err)
 	}
-	got := cp.steps()
+	got := cp.Steps()
 	if i, k := slices.Index(got, "recorded"), slices.Index(got, "before w1"); i < 0 || k < i {
 		t.Errorf("steps %v: the write was checkpointed before the state was recorded", got)
 	}
@@ -211,19 +166,19 @@ func TestNoCallIsDecidedBeforeTheStateIsRecorded(t *testing.T) {
 // what is left of it.
 func TestRecordStartsTheRecordingWithoutWaiting(t *testing.T) {
 	t.Parallel()
-	cp := newHeldCheckpointer()
+	cp := enginetest.NewHeldCheckpointer()
 	rt := &earlyRuntime{readyRuntime{cp: cp, ran: make(chan struct{}), record: true}}
 	s, _ := newSession(t, engine.Config{Gate: allowAll{}, Checkpoints: cp, Runtime: "steps", Runtimes: []engine.RuntimeEntry{entry(rt)}})
 	go func() {
-		<-cp.started
+		<-cp.Started()
 		time.Sleep(20 * time.Millisecond)
-		close(cp.hold)
+		cp.Release()
 	}()
 	final, err := s.RunTurn(context.Background(), "go")
 	if err != nil || final.Status != string(engine.StatusComplete) {
 		t.Fatalf("final %+v, %v", final, err)
 	}
-	if got := cp.steps(); !slices.Equal(got, []string{"run", "refresh", "handshake", "recorded", "ready", "before w1"}) {
+	if got := cp.Steps(); !slices.Equal(got, []string{"run", "refresh", "handshake", "recorded", "ready", "before w1"}) {
 		t.Errorf("steps %v", got)
 	}
 }
@@ -232,7 +187,7 @@ func TestRecordStartsTheRecordingWithoutWaiting(t *testing.T) {
 // model whose first answer is a task call would, without waiting for
 // Ready (kz's own loop does not: its calls pass the gate).
 type spawningRuntime struct {
-	cp  *heldCheckpointer
+	cp  *enginetest.HeldCheckpointer
 	ran chan struct{}
 }
 
@@ -254,14 +209,14 @@ func (r *spawningRuntime) Run(ctx context.Context, t *engine.Turn) (engine.Resul
 // childRuntime notes that it ran: a child's changes are found by its
 // parent's turn-end scan, so it must not run before the parent's
 // starting state is recorded.
-type childRuntime struct{ cp *heldCheckpointer }
+type childRuntime struct{ cp *enginetest.HeldCheckpointer }
 
 func (*childRuntime) Name() string { return "child" }
 func (*childRuntime) Capabilities(string) engine.Capabilities {
 	return engine.Capabilities{Set: scripted.FullAgent}
 }
 func (r *childRuntime) Run(context.Context, *engine.Turn) (engine.Result, error) {
-	r.cp.note("child")
+	r.cp.Note("child")
 	return engine.Result{Output: "written"}, nil
 }
 
@@ -270,7 +225,7 @@ func (r *childRuntime) Run(context.Context, *engine.Turn) (engine.Result, error)
 // goes back to that state.
 func TestSubagentStartsOnceTheStateIsRecorded(t *testing.T) {
 	t.Parallel()
-	cp := newHeldCheckpointer()
+	cp := enginetest.NewHeldCheckpointer()
 	rt := &spawningRuntime{cp: cp, ran: make(chan struct{})}
 	s, _ := newSession(t, engine.Config{Gate: allowAll{}, Checkpoints: cp, Runtime: "spawner",
 		Runtimes: []engine.RuntimeEntry{entry(rt), entry(&childRuntime{cp: cp})}})
@@ -278,13 +233,13 @@ func TestSubagentStartsOnceTheStateIsRecorded(t *testing.T) {
 		<-rt.ran
 		// A child started too soon has time to show it.
 		time.Sleep(50 * time.Millisecond)
-		close(cp.hold)
+		cp.Release()
 	}()
 	final, err := s.RunTurn(context.Background(), "delegate")
 	if err != nil || final.Status != string(engine.StatusComplete) || final.Output != "written" {
 		t.Fatalf("final %+v, %v", final, err)
 	}
-	if got := cp.steps(); !slices.Equal(got, []string{"refresh", "recorded", "child"}) {
+	if got := cp.Steps(); !slices.Equal(got, []string{"refresh", "recorded", "child"}) {
 		t.Errorf("steps %v: want the state recorded before the child ran", got)
 	}
 }

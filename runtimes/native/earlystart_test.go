@@ -6,73 +6,28 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/engine/enginetest"
 	"github.com/kaizen-code/kz/runtimes/llm"
 	"github.com/kaizen-code/kz/runtimes/llm/llmtest"
 )
-
-// stepLog is the order of what a turn did, as the checkpointer and the
-// model's client saw it.
-type stepLog struct {
-	mu   sync.Mutex
-	log  []string
-	hold chan struct{}
-	once sync.Once
-}
-
-func (l *stepLog) note(s string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.log = append(l.log, s)
-}
-
-func (l *stepLog) steps() []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return slices.Clone(l.log)
-}
-
-func (l *stepLog) release() { l.once.Do(func() { close(l.hold) }) }
-
-// slowCheckpointer records the turn's starting state only once the log is
-// released, as a scan of a large workspace takes its time.
-type slowCheckpointer struct{ l *stepLog }
-
-func (c slowCheckpointer) Refresh(ctx context.Context, _ engine.CheckpointCall) error {
-	c.l.note("recording")
-	select {
-	case <-c.l.hold:
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	c.l.note("recorded")
-	return nil
-}
-
-func (c slowCheckpointer) BeforeCall(_ context.Context, call engine.CheckpointCall) error {
-	c.l.note("before " + call.ToolCallID)
-	return nil
-}
-
-func (slowCheckpointer) AfterCall(context.Context, engine.CheckpointCall) error { return nil }
 
 // notingClient notes each request to the model; the first releases the
 // recording, which a loop that waited for it first would never reach
 // (the test's timer releases it then, and the order shows it).
 type notingClient struct {
 	llm.Client
-	l *stepLog
-	n int
+	cp *enginetest.HeldCheckpointer
+	n  int
 }
 
 func (c *notingClient) Stream(ctx context.Context, req llm.Request, onDelta func(llm.Delta)) (llm.Response, error) {
 	c.n++
-	c.l.note(fmt.Sprint("request ", c.n))
-	c.l.release()
+	c.cp.Note(fmt.Sprint("request ", c.n))
+	c.cp.Release()
 	return c.Client.Stream(ctx, req, onDelta)
 }
 
@@ -81,8 +36,8 @@ func (c *notingClient) Stream(ctx context.Context, req llm.Request, onDelta func
 // file kept) before that state is recorded.
 func TestFirstRequestGoesOutWhileTheStateIsRecorded(t *testing.T) {
 	t.Parallel()
-	l := &stepLog{hold: make(chan struct{})}
-	timer := time.AfterFunc(2*time.Second, l.release)
+	cp := enginetest.NewHeldCheckpointer()
+	timer := time.AfterFunc(2*time.Second, cp.Release)
 	defer timer.Stop()
 	fake := llmtest.New(t, llm.ProviderAnthropic,
 		llmtest.Reply{Calls: []llmtest.Call{{ID: "e1", Name: "edit_file", Args: `{"path":"a.txt","old":"alpha","new":"omega"}`}}},
@@ -92,9 +47,9 @@ func TestFirstRequestGoesOutWhileTheStateIsRecorded(t *testing.T) {
 		t.Fatal(err)
 	}
 	tools := &fsTools{}
-	rt := mustNative(t, Config{Name: "native", Client: &notingClient{Client: inner, l: l}, Models: []string{"claude-sonnet-4-5"}, Tools: tools})
+	rt := mustNative(t, Config{Name: "native", Client: &notingClient{Client: inner, cp: cp}, Models: []string{"claude-sonnet-4-5"}, Tools: tools})
 	h := newHarness(t, harnessOpts{runtimes: []engine.RuntimeEntry{{Runtime: rt}}, runtime: "native", tools: tools,
-		checkpoints: slowCheckpointer{l}, setup: func(ws string) {
+		checkpoints: cp, setup: func(ws string) {
 			if err := os.WriteFile(filepath.Join(ws, "a.txt"), []byte("alpha\n"), 0o644); err != nil {
 				t.Fatal(err)
 			}
@@ -104,9 +59,9 @@ func TestFirstRequestGoesOutWhileTheStateIsRecorded(t *testing.T) {
 	}
 	// The recording and the first request start side by side, in either
 	// order; the recording ends only after the request.
-	got := l.steps()
+	got := cp.Steps()
 	at := func(s string) int { return slices.Index(got, s) }
-	if len(got) != 5 || at("recording") < 0 || at("request 1") < 0 || at("recorded") != 2 || at("before e1") != 3 || at("request 2") != 4 {
+	if len(got) != 5 || at("refresh") < 0 || at("request 1") < 0 || at("recorded") != 2 || at("before e1") != 3 || at("request 2") != 4 {
 		t.Fatalf("steps %q: want the recording and request 1, then recorded, before e1, request 2", got)
 	}
 	if got := h.read("a.txt"); got != "omega\n" {
