@@ -84,11 +84,7 @@ func TestCredentialsAreNeverCheckpointed(t *testing.T) {
 			if err := tr.AfterCall(ctx, turn); err != nil {
 				t.Fatal(err)
 			}
-			var got []string
-			for _, cp := range st.cps {
-				got = append(got, cp.ToolCallID+":"+summary(cp))
-			}
-			if want := []string{"c1:~main.go", ":~main.go"}; !slices.Equal(got, want) {
+			if got, want := calls(st.cps), []string{"c1:~main.go", ":~main.go"}; !slices.Equal(got, want) {
 				t.Errorf("checkpoints %q, want %q", got, want)
 			}
 			for p := range st.base {

@@ -50,6 +50,15 @@ func (m *memStore) Commit(_ context.Context, c Commit) error {
 	return nil
 }
 
+// calls is each checkpoint as "call id:summary".
+func calls(cps []Checkpoint) []string {
+	var out []string
+	for _, cp := range cps {
+		out = append(out, cp.ToolCallID+":"+summary(cp))
+	}
+	return out
+}
+
 // summary is a checkpoint's files as "path:before>after" (+ created,
 // - deleted, ~ changed).
 func summary(cp Checkpoint) string {
