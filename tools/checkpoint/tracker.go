@@ -80,8 +80,9 @@ type Tracker struct {
 	fullScans int
 	// own is kz's own paths in the workspace, never checkpointed.
 	own Own
-	// purge holds the baseline entries of own paths that an older kz
-	// stored: the next commit deletes them, as no change of the workspace.
+	// purge holds the baseline entries an older kz stored of paths it
+	// skips (skips): the next commit forgets them (Commit.Forget), as no
+	// change of the workspace.
 	purge []string
 }
 
@@ -331,7 +332,8 @@ func (t *Tracker) predict(c engine.CheckpointCall) []string {
 // unredacted (a project's .env, an SSH key in the home). Nothing kz lets
 // an agent do writes one, so no undo needs it: the gate refuses writes to
 // credentials and the sandbox hides them from commands. A baseline entry
-// an older kz recorded of one is deleted at the next commit.
+// an older kz recorded of one is forgotten, content included, at the next
+// commit.
 func (t *Tracker) skips(rel string) bool {
 	return t.own.Covers(rel) || permission.IsCredentialPath(rel)
 }

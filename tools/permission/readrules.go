@@ -180,6 +180,11 @@ func (g *Gate) ReadDecision(workspace, resolvedAbsPath string) (engine.Decision,
 // credentialPath says why a path is a credential (a credential file, or a
 // file in a credentials directory), or "".
 func credentialPath(p string) string {
+	if !IsCredentialPath(filepath.ToSlash(p)) {
+		// The common answer, without allocating: this runs for every
+		// entry a search meets (ReadDecision).
+		return ""
+	}
 	comps := strings.Split(strings.ToLower(strings.Trim(filepath.ToSlash(p), "/")), "/")
 	for _, c := range comps {
 		if credDirs[c] {
