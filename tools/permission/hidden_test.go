@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/kaizen-code/kz/engine"
@@ -57,13 +58,16 @@ func TestKzsOwnFilesAreNotReadForTheModel(t *testing.T) {
 		{name: "list the config directory", tool: "list_dir", paths: []string{".config/kz"}},
 		{name: "glob below the link", tool: "glob", paths: []string{"store"}},
 	}
+	// Every runtime's read tools: kz's own, Claude Code's, Gemini CLI's.
 	for _, c := range reads {
-		for _, mode := range allMode {
-			for _, pm := range allPM {
-				c.mode, c.pm = mode, pm
-				v := o.g.Check(context.Background(), c.query(o.home))
-				if v.Decision == engine.DecisionAllow {
-					t.Errorf("%s (%s, %s): allowed: %s", c.name, mode, pm, v.Reason)
+		for _, tool := range readTools() {
+			for _, mode := range allMode {
+				for _, pm := range allPM {
+					c.tool, c.mode, c.pm = tool, mode, pm
+					v := o.g.Check(context.Background(), c.query(o.home))
+					if v.Decision == engine.DecisionAllow {
+						t.Errorf("%s with %s (%s, %s): allowed: %s", c.name, tool, mode, pm, v.Reason)
+					}
 				}
 			}
 		}
@@ -71,6 +75,12 @@ func TestKzsOwnFilesAreNotReadForTheModel(t *testing.T) {
 	refused := []gateCase{
 		{name: "cat the store", cmd: "cat .local/share/kz/kz.db", pm: engine.PermissionYolo},
 		{name: "cat the store through a link", cmd: "cat store/kz.db", pm: engine.PermissionYolo},
+		{name: "cat the store from the home", cmd: "cat ~/.local/share/kz/kz.db", pm: engine.PermissionYolo},
+		{name: "cat the store by $HOME", cmd: "cat $HOME/.local/share/kz/kz.db", pm: engine.PermissionYolo},
+		{name: "cat the store under env", cmd: "env LC_ALL=C cat .local/share/kz/kz.db", pm: engine.PermissionYolo},
+		{name: "cat the store under timeout", cmd: "timeout 5 cat .local/share/kz/kz.db", pm: engine.PermissionYolo},
+		{name: "cat the store in bash -c", cmd: "bash -c 'cat .local/share/kz/kz.db'", pm: engine.PermissionYolo},
+		{name: "cat the store in a pipeline", cmd: "true && cat ./.local/share/kz/kz.db | head -c 10", pm: engine.PermissionYolo},
 		{name: "head the config", cmd: "head -n 5 .config/kz/config.toml", pm: engine.PermissionYolo},
 		{name: "read the log by redirection", cmd: "wc -l < .local/state/kz/kz.log", pm: engine.PermissionYolo},
 		{name: "write the log", tool: "write_file", paths: []string{".local/state/kz/kz.log"}, write: true, pm: engine.PermissionYolo},
@@ -81,9 +91,12 @@ func TestKzsOwnFilesAreNotReadForTheModel(t *testing.T) {
 			t.Errorf("%s: %s (%s), want deny", c.name, v.Decision, v.Reason)
 		}
 	}
+	// Not proven, so never allowed without a yes (yolo's yes runs it in
+	// the sandbox, which hides the store).
 	asked := []gateCase{
 		{name: "grep everything", cmd: "grep -r secret ."},
 		{name: "grep the folder that holds the store", cmd: "grep -r secret .local"},
+		{name: "cat the store by a glob", cmd: "cat .local/share/k?/kz.db"},
 	}
 	for _, c := range asked {
 		if v := o.g.Check(context.Background(), c.query(o.home)); v.Decision != engine.DecisionAsk {
@@ -158,11 +171,13 @@ func TestTheHomesCredentialsAreNotReadForTheModel(t *testing.T) {
 		if err := os.WriteFile(full, []byte("token"), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		for _, mode := range allMode {
-			for _, pm := range allPM {
-				c := gateCase{tool: "read_file", paths: []string{file}, mode: mode, pm: pm}
-				if v := g.Check(context.Background(), c.query(f.home)); v.Decision == engine.DecisionAllow {
-					t.Errorf("read_file %s (%s, %s): allowed: %s", file, mode, pm, v.Reason)
+		for _, tool := range readTools() {
+			for _, mode := range allMode {
+				for _, pm := range allPM {
+					c := gateCase{tool: tool, paths: []string{file}, mode: mode, pm: pm}
+					if v := g.Check(context.Background(), c.query(f.home)); v.Decision == engine.DecisionAllow {
+						t.Errorf("%s %s (%s, %s): allowed: %s", tool, file, mode, pm, v.Reason)
+					}
 				}
 			}
 		}
@@ -171,6 +186,8 @@ func TestTheHomesCredentialsAreNotReadForTheModel(t *testing.T) {
 		}
 		for _, c := range []gateCase{
 			{cmd: "cat " + file, pm: engine.PermissionYolo},
+			{cmd: "cat ~/" + file, pm: engine.PermissionYolo},
+			{cmd: "timeout 5 head -c 3 " + file, pm: engine.PermissionYolo},
 			{tool: "write_file", paths: []string{file}, write: true, pm: engine.PermissionYolo},
 		} {
 			if v := g.Check(context.Background(), c.query(f.home)); v.Decision != engine.DecisionDeny {
@@ -212,4 +229,16 @@ func TestAnotherProcesssEnvironmentIsNotReadForTheModel(t *testing.T) {
 	if d, why := g.ReadDecision("/", "/proc/1/status"); d == engine.DecisionDeny {
 		t.Errorf("/proc/1/status withheld: %s", why)
 	}
+}
+
+// readTools are the names every runtime's read tools go by.
+func readTools() []string {
+	var out []string
+	for name, kind := range toolKinds() {
+		if kind == KindRead {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
