@@ -431,10 +431,11 @@ func (a *App) CloseSession(ctx context.Context) error {
 // its own parts (the journal, the workspace, the store): a CLI's polite
 // shutdown (stdin closed, then waiting for it to exit, some 50-100 ms for
 // Claude Code) no longer comes before them, so kz -p returns as soon as
-// the CLI is gone. Two things wait for the CLIs: the claim, so that no
-// other kz resumes the CLI's native session while the old process may
-// still write it, and the sandbox, which must outlive the CLIs confined
-// in it. The demo's scratch folder goes last. Errors are not reported:
+// the CLI is gone, or, in its own sandbox, as soon as it has begun to
+// exit (the kernel takes back its memory after kz: proc.Tree.Stop). Two
+// things wait for the CLIs: the claim, so that no other kz resumes the
+// CLI's native session while the old process may still write it, and the
+// sandbox, which must outlive the CLIs confined in it. The demo's scratch folder goes last. Errors are not reported:
 // nothing more can be done about them.
 func (a *App) Close() {
 	_ = a.CloseSession(context.Background())

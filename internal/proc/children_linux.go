@@ -20,23 +20,31 @@ import (
 // has its namespace's first process as the direct child of the process
 // kz started; killing it ends every process of the namespace.
 func KillChildren(pid int) {
+	for _, child := range childrenOf(pid) {
+		killChild(pid, child)
+	}
+}
+
+// childrenOf lists the children of pid's threads, as
+// /proc/PID/task/*/children gives them.
+func childrenOf(pid int) []int {
 	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
 	if err != nil {
-		return
+		return nil
 	}
+	var out []int
 	for _, task := range tasks {
 		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/children", pid, task.Name()))
 		if err != nil {
 			continue
 		}
 		for _, f := range bytes.Fields(b) {
-			child, err := strconv.Atoi(string(f))
-			if err != nil {
-				continue
+			if child, err := strconv.Atoi(string(f)); err == nil {
+				out = append(out, child)
 			}
-			killChild(pid, child)
 		}
 	}
+	return out
 }
 
 func killChild(parent, child int) {

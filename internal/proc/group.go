@@ -163,3 +163,64 @@ func (t Tree) Marked() []int {
 	}
 	return out
 }
+
+// endingPoll is how often Tree.Stop looks whether the command has begun
+// to exit. A look is one read of /proc while it has not.
+const endingPoll = time.Millisecond
+
+// Stop is Stop for the tree of an agent CLI whose output kz reads until
+// it ends. Under a PID namespace of its own it also watches, every
+// endingPoll, for the command itself to be Ending: once it is, what is
+// left of the tree is killed and release is called, which must let go of
+// the command's output, and Stop then waits for done as ever. The
+// command's descriptors close only once the kernel has given back its
+// memory, and the namespace's first process reaps it only then, so
+// without that the wait lasts as long (10 to 25 ms for Claude Code or
+// Codex); killed, the child kz started (bubblewrap, outside the
+// namespace) ends at once, and the kernel finishes the command's exit
+// after kz has moved on, or exited. Nothing is lost: an ending command
+// runs no more code, and whatever of its tree still ran would have been
+// killed with the namespace when it ended.
+//
+// Elsewhere (no namespace, or no /proc) it is Stop.
+func (t Tree) Stop(done <-chan struct{}, grace time.Duration, ask, force, release func()) bool {
+	if !t.PIDNamespace {
+		return Stop(done, grace, ask, force)
+	}
+	select {
+	case <-done:
+		return false
+	default:
+	}
+	ask()
+	timer := time.NewTimer(grace)
+	defer timer.Stop()
+	tick := time.NewTicker(endingPoll)
+	defer tick.Stop()
+	command := 0
+	for {
+		select {
+		case <-done:
+			return false
+		case <-timer.C:
+			force()
+			<-done
+			return true
+		case <-tick.C:
+			if command == 0 {
+				// The command is found once: its pid stays its own
+				// until it is reaped, and after that the namespace
+				// ends and done comes.
+				if command = t.command(); command == 0 {
+					continue
+				}
+			}
+			if Ending(command) {
+				t.Signal(syscall.SIGKILL)
+				release()
+				<-done
+				return false
+			}
+		}
+	}
+}

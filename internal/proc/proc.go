@@ -6,7 +6,9 @@
 // down with it whatever it started, including descendants that left its
 // group, found by an inherited marker variable. Output (output.go): the
 // bounded buffers a child's output is kept in, and Clip for one line of
-// it.
+// it. Ending (ending_linux.go, pipes.go): whether a child has begun to
+// exit, before the kernel has given back its memory, and the pipes of
+// its output, which kz can let go of then.
 //
 // Liveness (this file): whether a process that kz recorded still runs. A
 // pid alone is not enough: after a process dies its pid can be reused,

@@ -67,7 +67,8 @@ type process struct {
 	// move knows the CLI ended the turn, even while the line still waits
 	// in msgs, and must not be killed as if it still ran.
 	results atomic.Int64
-	// done is closed once the process has been reaped; waitErr is then set.
+	// done is closed once the process has been reaped and its stderr
+	// read; waitErr is then set.
 	done    chan struct{}
 	waitErr error
 	// quit is closed to unblock a reader that waits to hand over a line
@@ -75,6 +76,8 @@ type process struct {
 	quit     chan struct{}
 	quitOnce sync.Once
 	stderr   *proc.Tail
+	// pipes are the CLI's stdout, which the reader owns, and stderr.
+	pipes *proc.Pipes
 
 	ctlMu   sync.Mutex
 	ctlWait map[string]chan ctlResult
@@ -176,24 +179,22 @@ func start(confiner agentcli.Confiner, command string, args []string, dir string
 	if err != nil {
 		return nil, err
 	}
-	// A grandchild that keeps stderr open must not hang Wait forever.
-	cmd.WaitDelay = 2 * time.Second
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, fmt.Errorf("stdin pipe: %w", err)
 	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, fmt.Errorf("stdout pipe: %w", err)
-	}
 	p := &process{cmd: cmd, cancel: cancel, cleanup: cleanup, confined: confiner != nil, stdin: stdin, log: log, proxy: proxy, msgs: make(chan wireMsg, 256), done: make(chan struct{}),
 		quit: make(chan struct{}), stderr: proc.NewTail(16 << 10), ctlWait: map[string]chan ctlResult{}}
-	cmd.Stderr = p.stderr
-	if err := cmd.Start(); err != nil {
+	if p.pipes, err = proc.NewPipes(cmd, p.stderr); err != nil {
+		return nil, err
+	}
+	err = cmd.Start()
+	p.pipes.Started(err)
+	if err != nil {
 		return nil, err
 	}
 	p.tree = agentcli.Tree(confiner, cmd.Process.Pid, marker)
-	go p.read(stdout)
+	go p.read()
 	return p, nil
 }
 
@@ -213,12 +214,14 @@ func claudeHome(env []string) string {
 	return filepath.Join(home, ".claude")
 }
 
-// read decodes stdout line by line until EOF, then reaps the process and
-// kills whatever is left in its group, so no tool child outlives the CLI.
-func (p *process) read(stdout io.Reader) {
+// read decodes stdout line by line until EOF (or until a stop lets go of
+// it), then reaps the process and kills whatever is left in its group, so
+// no tool child outlives the CLI.
+func (p *process) read() {
 	defer func() {
 		p.waitErr = p.cmd.Wait()
 		p.tree.Signal(syscall.SIGKILL)
+		p.pipes.Close(stderrLimit)
 		p.cancel()
 		if p.proxy != nil {
 			_ = p.proxy.Close()
@@ -233,8 +236,12 @@ func (p *process) read(stdout io.Reader) {
 	// A dense stream of deltas (a fast model's) is read in batches (a
 	// trickle.Window apart, a trickle.Hold once it lasts), each time all of
 	// it; any other line is read when it comes.
-	trickle.ReadLines(stdout, p.dispatch)
+	trickle.ReadLines(p.pipes.Stdout, p.dispatch)
 }
+
+// stderrLimit bounds the wait, once the CLI is reaped, for the end of its
+// stderr, which a grandchild may keep open.
+const stderrLimit = 2 * time.Second
 
 // isDelta reports a stream_event that carries a content_block_delta (a
 // piece of text, thinking or a tool's input). The kind is looked for in
@@ -383,7 +390,7 @@ func (p *process) usable() bool {
 // It returns once the process is reaped.
 func (p *process) kill(grace time.Duration) {
 	p.quitOnce.Do(func() { close(p.quit) })
-	proc.Stop(p.done, grace, p.interrupt, func() { p.tree.Signal(syscall.SIGKILL) })
+	p.tree.Stop(p.done, grace, p.interrupt, func() { p.tree.Signal(syscall.SIGKILL) }, p.pipes.Release)
 }
 
 // killNow is the hard stop: SIGKILL to the group and every marked
@@ -427,7 +434,7 @@ func (p *process) shutdown(grace time.Duration) {
 		_ = p.stdin.Close()
 		p.wmu.Unlock()
 	}
-	proc.Stop(p.done, grace, closeStdin, func() { p.kill(grace) })
+	p.tree.Stop(p.done, grace, closeStdin, func() { p.kill(grace) }, p.pipes.Release)
 }
 
 // exitText describes how the process ended, with the end of its stderr.

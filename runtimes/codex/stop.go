@@ -11,11 +11,12 @@ import (
 // stopper stops the CLI processes of finished turns in the background,
 // so that a turn's result does not wait for Codex's shutdown (closing its
 // stdin, then the kill grace). Every stop it starts is tracked until the
-// process has been reaped, and Close waits for them all: no Codex outlives
-// the runtime.
+// process has been reaped (or, in its own sandbox, has begun to exit and
+// the sandbox is killed: jsonrpc.Conn.Stop), and Close waits for them
+// all: no Codex outlives the runtime.
 //
 // A stop is keyed by the turn's thread: a later turn that resumes the
-// thread waits for the old process to be gone first, so that two Codex
+// thread waits for the old process to have ended first, so that two Codex
 // processes never write the same thread's rollout at once.
 type stopper struct {
 	mu     sync.Mutex

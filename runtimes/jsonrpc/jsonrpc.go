@@ -72,13 +72,15 @@ type Conn struct {
 	// In carries notifications and requests from the CLI; it is closed
 	// after the process has been reaped.
 	In chan Message
-	// Done is closed once the process has been reaped; WaitErr is then
-	// set and must not be read before.
+	// Done is closed once the process has been reaped and its stderr
+	// read; WaitErr is then set and must not be read before.
 	Done    chan struct{}
 	WaitErr error
 	quit    chan struct{}
 	qonce   sync.Once
 	Stderr  *proc.Tail
+	// pipes are the CLI's stdout, which the reader owns, and stderr.
+	pipes *proc.Pipes
 	// delta reports a streamed delta (Start); nil reports none.
 	delta func(Message) bool
 }
@@ -114,33 +116,34 @@ func Start(confiner agentcli.Confiner, writable []string, command string, args [
 			cancel()
 		}
 	}()
-	cmd.WaitDelay = 2 * time.Second
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, fmt.Errorf("stdin pipe: %w", err)
 	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, fmt.Errorf("stdout pipe: %w", err)
-	}
 	c := &Conn{cmd: cmd, cancel: cancel, stdin: stdin, log: log, delta: delta, pending: map[int64]chan Message{},
 		In: make(chan Message, 256), Done: make(chan struct{}), quit: make(chan struct{}), Stderr: proc.NewTail(16 << 10)}
-	cmd.Stderr = c.Stderr
-	if err := cmd.Start(); err != nil {
+	if c.pipes, err = proc.NewPipes(cmd, c.Stderr); err != nil {
+		return nil, err
+	}
+	err = cmd.Start()
+	c.pipes.Started(err)
+	if err != nil {
 		return nil, err
 	}
 	started = true
 	c.tree = agentcli.Tree(confiner, cmd.Process.Pid, marker)
-	go c.read(stdout)
+	go c.read()
 	return c, nil
 }
 
-// read decodes stdout line by line until EOF, then reaps the process and
-// kills whatever is left of it, so no child outlives the CLI.
-func (c *Conn) read(stdout io.Reader) {
+// read decodes stdout line by line until EOF (or until Stop lets go of
+// it), then reaps the process and kills whatever is left of it, so no
+// child outlives the CLI.
+func (c *Conn) read() {
 	defer func() {
 		c.WaitErr = c.cmd.Wait()
 		c.tree.Signal(syscall.SIGKILL)
+		c.pipes.Close(stderrLimit)
 		c.cancel()
 		c.failPending()
 		close(c.In)
@@ -149,8 +152,12 @@ func (c *Conn) read(stdout io.Reader) {
 	// A dense stream of deltas (a fast model's) is read in batches (a
 	// trickle.Window apart, a trickle.Hold once it lasts), each time all of
 	// it; any other line is read when it comes.
-	trickle.ReadLines(stdout, c.dispatch)
+	trickle.ReadLines(c.pipes.Stdout, c.dispatch)
 }
+
+// stderrLimit bounds the wait, once the CLI is reaped, for the end of its
+// stderr, which a grandchild may keep open.
+const stderrLimit = 2 * time.Second
 
 // dispatch decodes one line and hands it on; delta reports a streamed
 // delta notification (Start's delta), the only kind of line the reader
@@ -287,7 +294,9 @@ func (c *Conn) ReplyError(id json.RawMessage, code int, msg string) error {
 
 // Stop ends the CLI: stdin is closed (the polite way out), then after
 // grace the process group and every marked descendant get SIGKILL. It
-// returns once the process is reaped.
+// returns once the process is reaped, or, in a sandbox of its own, once
+// the CLI has begun to exit and the sandbox is killed (proc.Tree.Stop):
+// the kernel gives back the CLI's memory after that, without kz.
 func (c *Conn) Stop(grace time.Duration) {
 	c.qonce.Do(func() { close(c.quit) })
 	closeStdin := func() {
@@ -295,7 +304,7 @@ func (c *Conn) Stop(grace time.Duration) {
 		_ = c.stdin.Close()
 		c.wmu.Unlock()
 	}
-	proc.Stop(c.Done, grace, closeStdin, func() { c.tree.Signal(syscall.SIGKILL) })
+	c.tree.Stop(c.Done, grace, closeStdin, func() { c.tree.Signal(syscall.SIGKILL) }, c.pipes.Release)
 	// Children that left the group and outlived their parent.
 	c.tree.Signal(syscall.SIGKILL)
 }
