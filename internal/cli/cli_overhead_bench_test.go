@@ -45,7 +45,9 @@ import (
 // the least any host that decides every tool call pays the CLI;
 // gated-min-ms and gated-median-ms are its times, and kz-over-gated-ms is
 // kz's median minus its median: what kz itself adds (its process,
-// sandbox, store, checkpoints) to the protocol's own cost.
+// sandbox, store, checkpoints) to the protocol's own cost. With
+// KZ_BASE_BIN naming another build, its runs alternate with the others,
+// reported as base-kz-min-ms, base-kz-median-ms and kz-over-base-ms.
 //
 //	make bench-process   (which runs it with -benchtime 10x)
 //
@@ -118,6 +120,12 @@ func BenchmarkCLIOverhead(b *testing.B) {
 				if cli.gated != nil {
 					runners = append(runners, func() (time.Duration, error) { return cli.gated(alone[0], turn.prompt, ws, env) })
 				}
+				base := -1
+				if other := os.Getenv("KZ_BASE_BIN"); other != "" {
+					base = len(runners)
+					viaBase := append([]string{other}, viaKz[1:]...)
+					runners = append(runners, func() (time.Duration, error) { return run(viaBase) })
+				}
 				// One untimed run of each warms the page cache and
 				// makes kz's store.
 				for _, r := range runners {
@@ -141,6 +149,9 @@ func BenchmarkCLIOverhead(b *testing.B) {
 				reportOverhead(b, cli.name, times[0], times[1])
 				if cli.gated != nil {
 					reportGated(b, times[2], times[1])
+				}
+				if base >= 0 {
+					reportBase(b, times[base], times[1])
 				}
 			})
 		}
@@ -222,19 +233,31 @@ func reportOverhead(b *testing.B, name string, alone, kz []time.Duration) {
 		name, aLo, aMed, aHi, kLo, kMed, kHi, kMed/aMed, kMed-aMed, len(alone))
 }
 
+// reportBase reports the runs of another build (KZ_BASE_BIN) beside
+// this one's: base-kz-min-ms, base-kz-median-ms, and kz-over-base-ms, this
+// build's median minus the other's.
+func reportBase(b *testing.B, base, kz []time.Duration) {
+	reportBeside(b, base, kz, "base-kz", "kz-over-base-ms")
+}
+
 // reportGated reports the gated runs (claudeGated) beside kz's: their
 // min and median, and kz's median over theirs, which is kz's own share.
 func reportGated(b *testing.B, gated, kz []time.Duration) {
-	if len(gated) == 0 || len(kz) == 0 {
+	reportBeside(b, gated, kz, "gated", "kz-over-gated-ms")
+}
+
+// reportBeside reports the min and median of other's runs, as
+// name-min-ms and name-median-ms, and kz's median minus theirs as over.
+func reportBeside(b *testing.B, other, kz []time.Duration, name, over string) {
+	if len(other) == 0 || len(kz) == 0 {
 		return
 	}
-	g, k := slices.Clone(gated), slices.Clone(kz)
-	slices.Sort(g)
+	o, k := slices.Clone(other), slices.Clone(kz)
+	slices.Sort(o)
 	slices.Sort(k)
-	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-	b.ReportMetric(ms(g[0]), "gated-min-ms")
-	b.ReportMetric(ms(g[len(g)/2]), "gated-median-ms")
-	b.ReportMetric(ms(k[len(k)/2])-ms(g[len(g)/2]), "kz-over-gated-ms")
+	b.ReportMetric(ms(o[0]), name+"-min-ms")
+	b.ReportMetric(ms(o[len(o)/2]), name+"-median-ms")
+	b.ReportMetric(ms(k[len(k)/2])-ms(o[len(o)/2]), over)
 }
 
 // claudeSetup starts the fake Messages API and returns claude -p's
