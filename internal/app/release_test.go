@@ -12,6 +12,7 @@ import (
 	"github.com/kaizen-code/kz/internal/config"
 	"github.com/kaizen-code/kz/store"
 	"github.com/kaizen-code/kz/tools/sandbox"
+	"github.com/kaizen-code/kz/tools/sandbox/sandboxtest"
 )
 
 // heldRuntime is a keptRuntime whose CloseSession, like a CLI's polite
@@ -123,12 +124,7 @@ func inotifyFDs(t *testing.T) int {
 // is done, while the turn's end is stored: their inotify descriptors,
 // whose close waits for the kernel, are gone before Close.
 func TestOneShotForgetsTheSandboxScansAfterItsTurn(t *testing.T) {
-	if st := sandbox.Probe(); st.Kind != sandbox.KindBubblewrap {
-		if os.Getenv("KZ_REQUIRE_SANDBOX") != "" {
-			t.Fatalf("no bubblewrap here: %s", st.Reason)
-		}
-		t.Skipf("no bubblewrap here: %s", st.Reason)
-	}
+	sandboxtest.RequireBubblewrap(t)
 	rt := &keptRuntime{name: "a"}
 	a := sessionApp(t, Options{OneShot: true}, rt)
 	defer a.Close()

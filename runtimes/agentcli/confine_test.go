@@ -15,6 +15,7 @@ import (
 
 	"github.com/kaizen-code/kz/internal/proc"
 	"github.com/kaizen-code/kz/tools/sandbox"
+	"github.com/kaizen-code/kz/tools/sandbox/sandboxtest"
 )
 
 // TestUnconfinedCommand: without a sandbox the CLI starts as before, in
@@ -45,7 +46,7 @@ func TestUnconfinedCommand(t *testing.T) {
 // reaches a listener on the host's loopback, where kz's credential proxy
 // waits for it.
 func TestConfinedCommand(t *testing.T) {
-	requireBubblewrap(t)
+	sandboxtest.RequireBubblewrap(t)
 	dir := t.TempDir()
 	ws, home := filepath.Join(dir, "ws"), filepath.Join(dir, "home", ".agent")
 	if err := os.MkdirAll(filepath.Join(ws, ".git"), 0o755); err != nil {
@@ -110,7 +111,7 @@ func TestConfinedCommand(t *testing.T) {
 // sandbox's PID namespace ends with the command. This is what lets
 // Tree.Signal skip the scan of /proc for a confined CLI.
 func TestConfinedTreeEndsWithTheCommand(t *testing.T) {
-	requireBubblewrap(t)
+	sandboxtest.RequireBubblewrap(t)
 	ws := t.TempDir()
 	sb, err := sandbox.New(sandbox.Policy{Workspace: ws})
 	if err != nil {
@@ -176,16 +177,4 @@ func markedSleep(t *testing.T, tree proc.Tree, arg string) int {
 	}
 	t.Fatal("the CLI's child never ran")
 	return 0
-}
-
-// requireBubblewrap skips the test where bubblewrap cannot run, and fails
-// it there when KZ_REQUIRE_SANDBOX is set (CI).
-func requireBubblewrap(t *testing.T) {
-	t.Helper()
-	if st := sandbox.Probe(); st.Kind != sandbox.KindBubblewrap {
-		if os.Getenv("KZ_REQUIRE_SANDBOX") != "" {
-			t.Fatalf("no bubblewrap here: %s", st.Reason)
-		}
-		t.Skipf("no bubblewrap here: %s", st.Reason)
-	}
 }
