@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/kaizen-code/kz/internal/proc"
-	"github.com/kaizen-code/kz/tools/sandbox"
 	"github.com/kaizen-code/kz/tools/sandbox/sandboxtest"
 )
 
@@ -52,12 +51,7 @@ func TestConfinedCommand(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(ws, ".git"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	sb, err := sandbox.New(sandbox.Policy{Workspace: ws})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = sb.Close() }()
-	c := NewConfiner(sb)
+	c := NewConfiner(sandboxtest.New(t, ws))
 	if c == nil || !c.Full() || !strings.Contains(c.Describe(), "bubblewrap") {
 		t.Fatalf("confiner %v", c)
 	}
@@ -111,14 +105,8 @@ func TestConfinedCommand(t *testing.T) {
 // sandbox's PID namespace ends with the command. This is what lets
 // Tree.Signal skip the scan of /proc for a confined CLI.
 func TestConfinedTreeEndsWithTheCommand(t *testing.T) {
-	sandboxtest.RequireBubblewrap(t)
 	ws := t.TempDir()
-	sb, err := sandbox.New(sandbox.Policy{Workspace: ws})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = sb.Close() }()
-	c := NewConfiner(sb)
+	c := NewConfiner(sandboxtest.New(t, ws))
 	for _, killed := range []bool{false, true} {
 		marker := proc.NewMarker("KZ_AGENTCLI_TEST")
 		// The CLI starts a child in a session of its own, says so, and

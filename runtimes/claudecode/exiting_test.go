@@ -8,7 +8,6 @@ import (
 
 	"github.com/kaizen-code/kz/runtimes/agentcli"
 	"github.com/kaizen-code/kz/runtimes/internal/clitest"
-	"github.com/kaizen-code/kz/tools/sandbox"
 	"github.com/kaizen-code/kz/tools/sandbox/sandboxtest"
 )
 
@@ -20,11 +19,7 @@ func TestShutdownDoesNotWaitForTheKernel(t *testing.T) {
 	for _, how := range []string{"shutdown", "kill"} {
 		t.Run(how, func(t *testing.T) {
 			ws := t.TempDir()
-			sb, err := sandbox.New(sandbox.Policy{Workspace: ws})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer func() { _ = sb.Close() }()
+			sb := sandboxtest.New(t, ws)
 			// SIGINT ends the fake's read of stdin as a closed stdin
 			// does: perl's default action would kill it, so it is
 			// turned into the end of input.

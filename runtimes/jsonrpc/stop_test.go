@@ -10,21 +10,16 @@ import (
 
 	"github.com/kaizen-code/kz/runtimes/agentcli"
 	"github.com/kaizen-code/kz/runtimes/internal/clitest"
-	"github.com/kaizen-code/kz/tools/sandbox"
 	"github.com/kaizen-code/kz/tools/sandbox/sandboxtest"
 )
 
 // Stopping a CLI in its own sandbox waits for its shutdown, not for the
 // kernel to take back its memory (clitest.CheckStoppedBeforeReaped).
 func TestStopDoesNotWaitForTheKernel(t *testing.T) {
-	defer goleak.VerifyNone(t)
-	sandboxtest.RequireBubblewrap(t)
+	// Checked last, once the sandbox is closed too.
+	t.Cleanup(func() { goleak.VerifyNone(t) })
 	ws := t.TempDir()
-	sb, err := sandbox.New(sandbox.Policy{Workspace: ws})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = sb.Close() }()
+	sb := sandboxtest.New(t, ws)
 	c, err := Start(agentcli.NewConfiner(sb), nil, "perl", clitest.HeavyCLI, ws, []string{"PATH=/usr/bin:/bin"},
 		"KZ_JSONRPC_TEST", nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {

@@ -20,3 +20,16 @@ func RequireBubblewrap(t testing.TB) {
 		t.Skipf("no bubblewrap here: %s", st.Reason)
 	}
 }
+
+// New returns a sandbox of the workspace ws, where bubblewrap runs
+// (RequireBubblewrap), closed when the test ends.
+func New(t testing.TB, ws string) *sandbox.Sandbox {
+	t.Helper()
+	RequireBubblewrap(t)
+	sb, err := sandbox.New(sandbox.Policy{Workspace: ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sb.Close() })
+	return sb
+}
