@@ -37,6 +37,11 @@ import (
 // each, and the ratio of the medians (target: kz ≤ 1.05× the CLI, or ≤
 // 20 ms more, whichever is larger).
 //
+// Each case runs in a folder of its own outside the system's temporary
+// directory (projectDir), where a person's project is: kz's sandbox gives
+// every command and CLI a private /tmp, and a workspace or home below
+// /tmp leaves their mount points in it, which kz removes when it exits.
+//
 // For Claude Code and native Codex each round also runs the CLI "gated"
 // (cli_gated_bench_test.go): driven as kz drives it (Claude Code with its
 // PreToolUse hook and its permission prompt on stdio, Codex as its
@@ -79,7 +84,7 @@ func BenchmarkCLIOverhead(b *testing.B) {
 			{"shell/repo", "Please " + shellMarker + " and report."},
 		} {
 			b.Run(cli.name+"/"+turn.name, func(b *testing.B) {
-				dir := b.TempDir()
+				dir := projectDir(b)
 				ws := filepath.Join(dir, "ws")
 				mkdirs(b, filepath.Join(dir, "home"), filepath.Join(dir, "config", "kz"))
 				if strings.HasSuffix(turn.name, "/repo") {
@@ -156,6 +161,30 @@ func BenchmarkCLIOverhead(b *testing.B) {
 			})
 		}
 	}
+}
+
+// projectDir makes a folder for one benchmark case outside the system's
+// temporary directory, below the user's cache directory (or TMPDIR's
+// folder when that is already outside /tmp), removed when the case ends.
+func projectDir(b *testing.B) string {
+	b.Helper()
+	parent := os.TempDir()
+	if parent == "/tmp" || strings.HasPrefix(parent, "/tmp/") {
+		cache, err := os.UserCacheDir()
+		if err != nil {
+			b.Fatalf("a folder outside /tmp: %v", err)
+		}
+		parent = filepath.Join(cache, "kz-bench")
+		if err := os.MkdirAll(parent, 0o700); err != nil {
+			b.Fatal(err)
+		}
+	}
+	dir, err := os.MkdirTemp(parent, "cli-overhead-")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = os.RemoveAll(dir) })
+	return dir
 }
 
 // benchRepo makes, at its first call, a git repository of 10,000 files
