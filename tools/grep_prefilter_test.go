@@ -4,9 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"testing"
+
+	"github.com/kaizen-code/kz/internal/testfs"
 
 	"github.com/kaizen-code/kz/engine"
 	"github.com/kaizen-code/kz/tools/workspace"
@@ -50,15 +50,7 @@ func TestGrepPrefilterChangesNothing(t *testing.T) {
 		"g/h/i.txt":  "package main\npackage mainly\n",
 		"binary.bin": "Context(\x00\x01",
 	}
-	for name, body := range files {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	testfs.Write(t, dir, files)
 	ws, err := workspace.Open(dir)
 	if err != nil {
 		t.Fatal(err)

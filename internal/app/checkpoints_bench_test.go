@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/kaizen-code/kz/internal/testfs"
+
 	"github.com/kaizen-code/kz/engine"
 	"github.com/kaizen-code/kz/store"
 	"github.com/kaizen-code/kz/tools/workspace"
@@ -29,15 +31,7 @@ func benchWorkspace(b *testing.B, n int) string {
 	for i := range n / 10 {
 		files[fmt.Sprintf("build/o%05d", i)] = "x"
 	}
-	for rel, c := range files {
-		p := filepath.Join(dir, rel)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			b.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(c), 0o644); err != nil {
-			b.Fatal(err)
-		}
-	}
+	testfs.Write(b, dir, files)
 	return dir
 }
 

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kaizen-code/kz/internal/testfs"
+
 	"go.uber.org/goleak"
 
 	"github.com/kaizen-code/kz/engine"
@@ -53,15 +55,7 @@ func newFixture(t testing.TB) *fixture {
 		"home/.ssh/id_ed25519":              "key",
 		"home/.config/kz/config.toml":       "",
 	}
-	for p, c := range files {
-		full := filepath.Join(root, p)
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(full, []byte(c), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	testfs.Write(t, root, files)
 	if err := os.WriteFile(filepath.Join(f.ws, "cat"), []byte("#!/bin/sh\necho pwned\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
