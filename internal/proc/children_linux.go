@@ -67,13 +67,7 @@ func parentOf(pid int) int {
 	if err != nil {
 		return -1
 	}
-	// The command name, in parentheses, may hold spaces and parentheses:
-	// the fields that follow start after the last ')'.
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return -1
-	}
-	f := bytes.Fields(b[i+1:])
+	f := statFields(b)
 	if len(f) < 2 {
 		return -1
 	}

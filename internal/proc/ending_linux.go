@@ -1,7 +1,6 @@
 package proc
 
 import (
-	"bytes"
 	"errors"
 	"io/fs"
 	"math"
@@ -32,8 +31,9 @@ func Ending(pid int) bool {
 	if pid <= 0 {
 		return true
 	}
-	dir := procFS + "/" + strconv.Itoa(pid) + "/task/"
-	exiting, ok := threadExiting(dir + strconv.Itoa(pid) + "/stat")
+	self := strconv.Itoa(pid)
+	dir := procFS + "/" + self + "/task/"
+	exiting, ok := threadExiting(dir + self + "/stat")
 	if !ok {
 		return true
 	}
@@ -45,7 +45,7 @@ func Ending(pid int) bool {
 		return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ESRCH)
 	}
 	for _, task := range tasks {
-		if task.Name() == strconv.Itoa(pid) {
+		if task.Name() == self {
 			continue
 		}
 		if exiting, ok := threadExiting(dir + task.Name() + "/stat"); ok && !exiting {
@@ -65,14 +65,8 @@ func threadExiting(path string) (exiting, ok bool) {
 	if err != nil {
 		return false, !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ESRCH)
 	}
-	// The command name, in parentheses, may hold spaces and parentheses:
-	// the fields that follow start after the last ')'. f[0] is field 3
-	// (the state), f[6] field 9 (the flags).
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return false, true
-	}
-	f := bytes.Fields(b[i+1:])
+	// f[0] is field 3 (the state), f[6] field 9 (the flags).
+	f := statFields(b)
 	if len(f) < 7 || len(f[0]) != 1 {
 		return false, true
 	}

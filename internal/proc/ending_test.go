@@ -7,9 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"syscall"
 	"testing"
-	"time"
 )
 
 // Ending is true only when every thread of a process has begun to exit
@@ -75,16 +73,7 @@ func TestEndingOfRealProcesses(t *testing.T) {
 	if Ending(os.Getpid()) {
 		t.Fatal("this very process is taken for ending")
 	}
-	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(5 * time.Second)
-	for !Exited(pid) {
-		if time.Now().After(deadline) {
-			t.Fatal("the killed child did not end")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	killUnreaped(t, pid)
 	if !Ending(pid) {
 		t.Error("a zombie is not taken for ending")
 	}

@@ -20,16 +20,7 @@ func TestExitedSeesAnUnreapedDeath(t *testing.T) {
 	if Exited(pid) {
 		t.Fatal("a running child reported as ended")
 	}
-	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(5 * time.Second)
-	for !Exited(pid) {
-		if time.Now().After(deadline) {
-			t.Fatal("a killed, unreaped child still reported as running")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	killUnreaped(t, pid)
 	// Asking twice must not have consumed the status.
 	if !Exited(pid) {
 		t.Fatal("the second ask lost the child's death")
@@ -44,5 +35,21 @@ func TestExitedSeesAnUnreapedDeath(t *testing.T) {
 	}
 	if !Exited(0) || !Exited(-1) {
 		t.Error("an invalid pid reported as running")
+	}
+}
+
+// killUnreaped kills the child pid and waits, up to 5 s, until Exited
+// sees its death, without reaping it.
+func killUnreaped(t *testing.T, pid int) {
+	t.Helper()
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for !Exited(pid) {
+		if time.Now().After(deadline) {
+			t.Fatal("a killed, unreaped child still reported as running")
+		}
+		time.Sleep(time.Millisecond)
 	}
 }

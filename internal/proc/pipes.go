@@ -22,8 +22,6 @@ import (
 // Close called once the child is reaped, before what stderr was copied
 // into is read.
 type Pipes struct {
-	// Stdout reads the child's stdout.
-	Stdout io.Reader
 	stdout *releasable
 	stderr *releasable
 	errOut io.Writer
@@ -49,10 +47,12 @@ func NewPipes(cmd *exec.Cmd, errOut io.Writer) (*Pipes, error) {
 	// Files, so os/exec hands them to the child as they are (blocking
 	// on its side) and starts no copy of its own.
 	cmd.Stdout, cmd.Stderr = ow, ew
-	out := &releasable{f: or}
-	return &Pipes{Stdout: out, stdout: out, stderr: &releasable{f: er}, errOut: errOut,
+	return &Pipes{stdout: &releasable{f: or}, stderr: &releasable{f: er}, errOut: errOut,
 		theirs: []*os.File{ow, ew}, copied: make(chan struct{})}, nil
 }
+
+// Stdout reads the child's stdout; one reader at a time.
+func (p *Pipes) Stdout() io.Reader { return p.stdout }
 
 // Started closes the child's ends in kz; it is called after cmd.Start
 // with its error. When the child started, stderr is copied from then on;

@@ -29,7 +29,7 @@ func TestPipesReleaseReadsWhatIsLeft(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 	p.Release()
-	got, err := io.ReadAll(p.Stdout)
+	got, err := io.ReadAll(p.Stdout())
 	if err != nil || string(got) != "one\ntwo\nthree" {
 		t.Fatalf("released stdout read %q, %v; want all the child wrote", got, err)
 	}
@@ -44,7 +44,7 @@ func TestPipesReleaseReadsWhatIsLeft(t *testing.T) {
 func TestPipesReleaseEndsAWaitingRead(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	p := startPiped(t, "echo ready; exec sleep 61.5", io.Discard)
-	r := bufio.NewReader(p.Stdout)
+	r := bufio.NewReader(p.Stdout())
 	if line, err := r.ReadString('\n'); err != nil || line != "ready\n" {
 		t.Fatalf("first line %q, %v", line, err)
 	}
@@ -79,7 +79,7 @@ func TestPipesOfAChildThatDidNotStart(t *testing.T) {
 		t.Fatal("a missing program started")
 	}
 	p.Close(time.Second)
-	if _, err := p.Stdout.Read(make([]byte, 1)); err == nil {
+	if _, err := p.Stdout().Read(make([]byte, 1)); err == nil {
 		t.Error("stdout is still open")
 	}
 }

@@ -17,11 +17,11 @@
 package proc
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
 	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 )
@@ -70,20 +70,26 @@ func Start(pid int) (int64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("process start: %w", err)
 	}
-	// The command name (field 2) is in parentheses and may hold spaces
-	// and parentheses itself; the fields after the last ')' are plain.
-	i := strings.LastIndexByte(string(b), ')')
-	if i < 0 {
+	// Field 22 is f[19]: f[0] is field 3.
+	f := statFields(b)
+	if len(f) < 20 {
 		return 0, fmt.Errorf("process start: malformed /proc/%d/stat", pid)
 	}
-	f := strings.Fields(string(b[i+1:]))
-	// f[0] is field 3 (state), so field 22 is f[19].
-	if len(f) < 20 {
-		return 0, fmt.Errorf("process start: short /proc/%d/stat", pid)
-	}
-	t, err := strconv.ParseInt(f[19], 10, 64)
+	t, err := strconv.ParseInt(string(f[19]), 10, 64)
 	if err != nil {
 		return 0, fmt.Errorf("process start: %w", err)
 	}
 	return t, nil
+}
+
+// statFields splits the content of a /proc stat file after the command
+// name: f[0] is field 3 (the state). The name (field 2) is in parentheses
+// and may hold spaces and parentheses itself, so the fields start after
+// the last ')'. A file without one gives none.
+func statFields(b []byte) [][]byte {
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return nil
+	}
+	return bytes.Fields(b[i+1:])
 }

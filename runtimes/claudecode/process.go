@@ -236,7 +236,7 @@ func (p *process) read() {
 	// A dense stream of deltas (a fast model's) is read in batches (a
 	// trickle.Window apart, a trickle.Hold once it lasts), each time all of
 	// it; any other line is read when it comes.
-	trickle.ReadLines(p.pipes.Stdout, p.dispatch)
+	trickle.ReadLines(p.pipes.Stdout(), p.dispatch)
 }
 
 // stderrLimit bounds the wait, once the CLI is reaped, for the end of its

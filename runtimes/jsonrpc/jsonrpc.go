@@ -152,7 +152,7 @@ func (c *Conn) read() {
 	// A dense stream of deltas (a fast model's) is read in batches (a
 	// trickle.Window apart, a trickle.Hold once it lasts), each time all of
 	// it; any other line is read when it comes.
-	trickle.ReadLines(c.pipes.Stdout, c.dispatch)
+	trickle.ReadLines(c.pipes.Stdout(), c.dispatch)
 }
 
 // stderrLimit bounds the wait, once the CLI is reaped, for the end of its
