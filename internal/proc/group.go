@@ -170,17 +170,19 @@ const endingPoll = time.Millisecond
 
 // Stop is Stop for the tree of an agent CLI whose output kz reads until
 // it ends. Under a PID namespace of its own it also watches, every
-// endingPoll, for the command itself to be Ending: once it is, what is
-// left of the tree is killed and release is called, which must let go of
-// the command's output, and Stop then waits for done as ever. The
-// command's descriptors close only once the kernel has given back its
-// memory, and the namespace's first process reaps it only then, so
-// without that the wait lasts as long (10 to 25 ms for Claude Code or
-// Codex); killed, the child kz started (bubblewrap, outside the
-// namespace) ends at once, and the kernel finishes the command's exit
-// after kz has moved on, or exited. Nothing is lost: an ending command
-// runs no more code, and whatever of its tree still ran would have been
-// killed with the namespace when it ended.
+// endingPoll, for the command itself to be Ending, or doomed on two looks
+// in a row (ends says why both): once it is, what is left of the tree is
+// killed and release is called, which must let go of the command's
+// output, and Stop then waits for done as ever. The command's descriptors
+// close only once the kernel has given back its memory, and the
+// namespace's first process reaps it only then, so without that the wait
+// lasts as long (10 to 25 ms for Claude Code or Codex); killed, the child
+// kz started (bubblewrap, outside the namespace) ends at once, and the
+// kernel finishes the command's exit after kz has moved on, or exited.
+// Nothing is lost: an ending command runs no more code, a doomed one
+// wakes only to exit (what its threads wait for in the kernel, a disk
+// write, SIGKILL does not cut short), and whatever of its tree still ran
+// would have been killed with the namespace when it ended.
 //
 // Elsewhere (no namespace, or no /proc) it is Stop.
 func (t Tree) Stop(done <-chan struct{}, grace time.Duration, ask, force, release func()) bool {
@@ -198,6 +200,7 @@ func (t Tree) Stop(done <-chan struct{}, grace time.Duration, ask, force, releas
 	tick := time.NewTicker(endingPoll)
 	defer tick.Stop()
 	command := 0
+	var watch endWatch
 	for {
 		select {
 		case <-done:
@@ -215,7 +218,7 @@ func (t Tree) Stop(done <-chan struct{}, grace time.Duration, ask, force, releas
 					continue
 				}
 			}
-			if Ending(command) {
+			if watch.over(command) {
 				t.Signal(syscall.SIGKILL)
 				release()
 				<-done
@@ -223,4 +226,19 @@ func (t Tree) Stop(done <-chan struct{}, grace time.Duration, ask, force, releas
 			}
 		}
 	}
+}
+
+// endWatch is Tree.Stop's successive looks at its command.
+type endWatch struct {
+	// doomed: the last look found the command doomed.
+	doomed bool
+}
+
+// over looks at pid once more and says whether it is over: Ending, or
+// doomed at this look and the one before.
+func (w *endWatch) over(pid int) bool {
+	ending, doomed := ends(pid)
+	over := ending || doomed && w.doomed
+	w.doomed = doomed
+	return over
 }
