@@ -245,6 +245,13 @@ func (a *App) openParts(ctx context.Context, o Options) (err error) {
 	if err == nil {
 		a.sandbox, err = a.Env.osSandbox(a.Gate, o.OneShot)
 	}
+	if err == nil && o.OneShot && a.sandbox != nil {
+		// A one-shot kz's first confined command (an agent CLI's
+		// process, the first shell call) comes within milliseconds: an
+		// earlier kz's search of the workspace is read now, while the
+		// store opens (Sandbox.Prewarm under Policy.NoWatch).
+		a.sandbox.Prewarm()
+	}
 	opened.Wait()
 	if storeErr != nil {
 		return storeErr
