@@ -24,10 +24,12 @@ var hookGuardArgs = []string{"--settings", `{"disableAllHooks":true}`}
 // flags: no hook is proven only when Claude's home holds no settings file,
 // or one whose keys are all known to carry no hook, program or plugin;
 // the home has none of the directories a hook can be declared in (skills,
-// agents, commands, plugins, hooks); and neither ws nor any directory
-// above it has a .claude of its own (a project's skills and agents, which
-// Claude reads whatever its setting sources). A file it cannot read or
-// parse is not proven either. Managed (policy) hooks are left out because
+// agents, commands, plugins, hooks); and every .claude of ws or of a
+// directory above it (a project's skills and agents, which Claude reads
+// whatever its setting sources) holds only entries known to declare none
+// (claudeDirHookFree): a project whose .claude has only the permissions
+// Claude wrote to settings.local.json gets no flags. A file it cannot
+// read or parse is not proven either. Managed (policy) hooks are left out because
 // the flags do not stop them: Claude runs a policy's hooks whatever a
 // lower level says.
 func hookGuard(env []string, ws string) []string {
@@ -54,7 +56,7 @@ func hooksPossible(home, ws string) bool {
 	home = filepath.Clean(home)
 	for dir := filepath.Clean(ws); ; dir = filepath.Dir(dir) {
 		p := filepath.Join(dir, ".claude")
-		if _, err := os.Lstat(p); p != home && !errors.Is(err, fs.ErrNotExist) {
+		if _, err := os.Lstat(p); p != home && !errors.Is(err, fs.ErrNotExist) && !claudeDirHookFree(p) {
 			return true
 		}
 		if dir == filepath.Dir(dir) {
@@ -67,6 +69,33 @@ func hooksPossible(home, ws string) bool {
 // declared: skills and agents carry hooks in their front matter, commands
 // are skills too, plugins bring their own hooks.json.
 var hookDirs = []string{"skills", "agents", "commands", "plugins", "hooks"}
+
+// claudeDirHookFree reports whether the .claude directory at p, a
+// project's or one above it, is proven to declare no hook: each of its
+// entries is one of hookFreeEntries, and its settings files hold only
+// hook-free keys (settingsHookFree). Anything else in it (a skills or
+// agents directory, a name kz does not know, which a newer Claude could
+// read hooks from) is not proven, nor is a p that is no directory.
+func claudeDirHookFree(p string) bool {
+	ents, err := os.ReadDir(p)
+	if err != nil {
+		return false
+	}
+	for _, e := range ents {
+		if !hookFreeEntries[e.Name()] {
+			return false
+		}
+	}
+	return settingsHookFree(filepath.Join(p, "settings.json")) && settingsHookFree(filepath.Join(p, "settings.local.json"))
+}
+
+// hookFreeEntries are the entries of a project's .claude known to declare
+// no hook: its settings files (whose keys are checked), its memory files,
+// and the transcripts a Claude home keeps (a .claude that was a home
+// once).
+var hookFreeEntries = map[string]bool{
+	"settings.json": true, "settings.local.json": true, "CLAUDE.md": true, "CLAUDE.local.md": true, "projects": true,
+}
 
 // settingsHookFree reports whether the settings file at path is missing
 // or holds only keys known to declare no hook: neither hooks nor

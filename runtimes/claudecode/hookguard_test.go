@@ -10,8 +10,9 @@ import (
 // hookGuard passes disableAllHooks unless no hook can reach the CLI: a
 // Claude home without settings or with settings of known hook-free keys
 // only, none of the directories hooks are declared in, and no .claude in
-// the workspace or above it. Everything it does not recognise gets the
-// flag.
+// the workspace or above it but of settings of such keys, memory files
+// and a former home's transcripts. Everything it does not recognise gets
+// the flag.
 func TestHookGuard(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
@@ -62,10 +63,51 @@ func TestHookGuard(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, true},
-		{"a project .claude", func(t *testing.T, _, ws string) { mkdir(t, filepath.Join(ws, ".claude")) }, true},
+		{"an empty project .claude", func(t *testing.T, _, ws string) { mkdir(t, filepath.Join(ws, ".claude")) }, false},
+		{"a project .claude with the permissions Claude keeps", func(t *testing.T, _, ws string) {
+			write(t, filepath.Join(ws, ".claude", "settings.local.json"), `{"permissions":{"allow":["Bash(go test:*)"]}}`)
+			write(t, filepath.Join(ws, ".claude", "settings.json"), `{"$schema":"x","model":"opus"}`)
+			write(t, filepath.Join(ws, ".claude", "CLAUDE.md"), "# notes\n")
+		}, false},
+		{"a project .claude whose local settings have hooks", func(t *testing.T, _, ws string) {
+			write(t, filepath.Join(ws, ".claude", "settings.local.json"), `{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"true"}]}]}}`)
+		}, true},
+		{"a project .claude whose settings have a key kz does not know", func(t *testing.T, _, ws string) {
+			write(t, filepath.Join(ws, ".claude", "settings.json"), `{"permissions":{},"somethingNew":1}`)
+		}, true},
+		{"a project .claude whose settings are not JSON", func(t *testing.T, _, ws string) {
+			write(t, filepath.Join(ws, ".claude", "settings.local.json"), `{`)
+		}, true},
+		{"a project .claude with skills", func(t *testing.T, _, ws string) { mkdir(t, filepath.Join(ws, ".claude", "skills", "x")) }, true},
+		{"a project .claude with agents", func(t *testing.T, _, ws string) {
+			write(t, filepath.Join(ws, ".claude", "agents", "a.md"), "---\n---\n")
+		}, true},
+		{"a project .claude with commands", func(t *testing.T, _, ws string) { mkdir(t, filepath.Join(ws, ".claude", "commands")) }, true},
+		{"a project .claude with hooks", func(t *testing.T, _, ws string) { write(t, filepath.Join(ws, ".claude", "hooks"), "") }, true},
+		{"a project .claude with an entry kz does not know", func(t *testing.T, _, ws string) {
+			write(t, filepath.Join(ws, ".claude", "rules", "r.md"), "x")
+		}, true},
 		{"a project .claude that is a file", func(t *testing.T, _, ws string) { write(t, filepath.Join(ws, ".claude"), "") }, true},
-		{"a .claude above the workspace", func(t *testing.T, _, ws string) {
-			mkdir(t, filepath.Join(filepath.Dir(ws), ".claude"))
+		{"a project .claude that is a dangling link", func(t *testing.T, _, ws string) {
+			if err := os.Symlink(filepath.Join(ws, "gone"), filepath.Join(ws, ".claude")); err != nil {
+				t.Fatal(err)
+			}
+		}, true},
+		{"a project .claude linking to a directory with skills", func(t *testing.T, _, ws string) {
+			other := filepath.Join(filepath.Dir(ws), "other")
+			mkdir(t, filepath.Join(other, "skills"))
+			if err := os.Symlink(other, filepath.Join(ws, ".claude")); err != nil {
+				t.Fatal(err)
+			}
+		}, true},
+		{"a .claude above the workspace holding a former home's transcripts", func(t *testing.T, _, ws string) {
+			mkdir(t, filepath.Join(filepath.Dir(ws), ".claude", "projects", "-src-ws"))
+		}, false},
+		{"a .claude above the workspace with hooks in its settings", func(t *testing.T, _, ws string) {
+			write(t, filepath.Join(filepath.Dir(ws), ".claude", "settings.json"), `{"hooks":{}}`)
+		}, true},
+		{"a .claude two levels above the workspace with plugins", func(t *testing.T, _, ws string) {
+			mkdir(t, filepath.Join(filepath.Dir(filepath.Dir(ws)), ".claude", "plugins"))
 		}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -89,7 +131,7 @@ func TestHookGuard(t *testing.T) {
 // The Claude home found by HOME (no CLAUDE_CONFIG_DIR) is the .claude
 // of a directory above a workspace in it: that one is the home, not a
 // project's, and does not call for the guard by itself; any other .claude
-// above the workspace still does.
+// above the workspace is checked as a project's.
 func TestHookGuardHomeAboveTheWorkspace(t *testing.T) {
 	dir := t.TempDir()
 	ws := filepath.Join(dir, "proj")
@@ -100,8 +142,8 @@ func TestHookGuardHomeAboveTheWorkspace(t *testing.T) {
 		t.Fatalf("hookGuard = %q for a workspace below the Claude home's parent", got)
 	}
 	env = []string{"HOME=" + dir, "CLAUDE_CONFIG_DIR=" + filepath.Join(dir, "elsewhere")}
-	if got := hookGuard(env, ws); got == nil {
-		t.Fatal("a .claude above the workspace that is not the Claude home was not guarded against")
+	if got := hookGuard(env, ws); got != nil {
+		t.Fatalf("hookGuard = %q for an empty .claude above the workspace", got)
 	}
 	if got := hookGuard([]string{"HOME=" + dir}, "relative/ws"); got == nil {
 		t.Fatal("a relative workspace was not guarded against")
@@ -110,6 +152,10 @@ func TestHookGuardHomeAboveTheWorkspace(t *testing.T) {
 		// A relative CLAUDE_CONFIG_DIR is ignored by claudeHome, which
 		// falls back to HOME's .claude.
 		t.Fatalf("hookGuard = %q", got)
+	}
+	mkdir(t, filepath.Join(dir, ".claude", "skills"))
+	if got := hookGuard(env, ws); got == nil {
+		t.Fatal("a .claude with skills above the workspace that is not the Claude home was not guarded against")
 	}
 }
 
@@ -122,6 +168,9 @@ func mkdir(t *testing.T, p string) {
 
 func write(t *testing.T, p, s string) {
 	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
 		t.Fatal(err)
 	}
