@@ -78,21 +78,12 @@ func TestCloseEndsThePrewarm(t *testing.T) {
 // prewarm (a nested repository) and before it.
 func TestPrewarmReadsTheSavedSearchOnly(t *testing.T) {
 	f := newFixture(t, KindBubblewrap)
-	data := filepath.Join(f.home, ".local", "share", "kz")
 	for i := range 20 {
 		writeFile(t, filepath.Join(f.ws, "src", "pkg"+strconv.Itoa(i), "main.go"), "package main\n")
 	}
 	gitDirLayout(t, filepath.Join(f.ws, ".git"))
 	age(t, f.ws)
-	open := func() *Sandbox {
-		sb, err := New(Policy{Workspace: f.ws, Home: f.home, Hidden: []string{filepath.Join(f.home, ".config", "kz"), data},
-			SearchCache: filepath.Join(data, "sandbox"), Mechanism: KindBubblewrap, NoWatch: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return sb
-	}
-	f.sb = open()
+	f.sb = f.oneShot(t)
 	if r := f.run(t, wsWrite, "true"); r.code != 0 || r.setupErr != nil {
 		t.Fatalf("first command: %d %v %s", r.code, r.setupErr, r.out)
 	}
@@ -100,7 +91,7 @@ func TestPrewarmReadsTheSavedSearchOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	f.sb = open()
+	f.sb = f.oneShot(t)
 	t.Cleanup(func() { _ = f.sb.Close() })
 	f.sb.Prewarm()
 	f.sb.warmMu.Lock()

@@ -33,6 +33,20 @@ func savedFixture(t *testing.T) (root, saveDir string) {
 	return root, filepath.Join(t.TempDir(), "sandbox")
 }
 
+// oneShot is a sandbox of f's workspace as kz -p makes it: kz's config
+// and data directories below f's home hidden, the search kept in the data
+// directory for the next kz, no directory watched.
+func (f *fixture) oneShot(t *testing.T) *Sandbox {
+	t.Helper()
+	data := filepath.Join(f.home, ".local", "share", "kz")
+	sb, err := New(Policy{Workspace: f.ws, Home: f.home, Hidden: []string{filepath.Join(f.home, ".config", "kz"), data},
+		SearchCache: filepath.Join(data, "sandbox"), Mechanism: KindBubblewrap, NoWatch: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sb
+}
+
 // savedSandbox is the part of a Sandbox that keeps searches: a later kz's
 // when given the same directory.
 func savedSandbox(saveDir string) *Sandbox {
@@ -296,15 +310,7 @@ func TestSavedSearchStillProtects(t *testing.T) {
 	}
 	gitDirLayout(t, filepath.Join(f.ws, ".git"))
 	age(t, f.ws)
-	open := func() *Sandbox {
-		sb, err := New(Policy{Workspace: f.ws, Home: f.home, Hidden: []string{filepath.Join(f.home, ".config", "kz"), data},
-			SearchCache: filepath.Join(data, "sandbox"), Mechanism: KindBubblewrap, NoWatch: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return sb
-	}
-	f.sb = open()
+	f.sb = f.oneShot(t)
 	if r := f.run(t, wsWrite, "echo ok > src/new.go"); r.code != 0 || r.setupErr != nil {
 		t.Fatalf("first command: %d %v %s", r.code, r.setupErr, r.out)
 	}
@@ -322,7 +328,7 @@ func TestSavedSearchStillProtects(t *testing.T) {
 	if err := os.Link(target, filepath.Join(f.ws, "src/linked")); err != nil {
 		t.Fatal(err)
 	}
-	f.sb = open()
+	f.sb = f.oneShot(t)
 	t.Cleanup(func() { _ = f.sb.Close() })
 	script := "echo x > vendor/dep/.git/config; echo x > .git/config; echo x >> src/linked; echo y > src/other.go"
 	r := f.run(t, wsWrite, script)
