@@ -14,7 +14,7 @@ import "context"
 //
 // Under Policy.NoWatch (a one-shot kz, which starts its command at once)
 // it only reads what an earlier kz saved of the search (searchsave_linux.go:
-// decoding it takes 2 to 8 ms for 1,000 directories, while kz opens its
+// decoding it takes 3 to 9 ms for 1,000 directories, while kz opens its
 // store), and leaves the search itself to the first command: a search of
 // unwatched directories is checked again by the command's own (an lstat
 // of each directory), so searching ahead would only add that check.
