@@ -442,8 +442,9 @@ func (a *App) CloseSession(ctx context.Context) error {
 // exit (the kernel takes back its memory after kz: proc.Tree.Stop). Two
 // things wait for the CLIs: the claim, so that no other kz resumes the
 // CLI's native session while the old process may still write it, and the
-// sandbox, which must outlive the CLIs confined in it. The demo's scratch folder goes last. Errors are not reported:
-// nothing more can be done about them.
+// sandbox, which must outlive the CLIs confined in it. The demo's scratch
+// folder goes last. Errors are not reported: nothing more can be done
+// about them.
 func (a *App) Close() {
 	_ = a.CloseSession(context.Background())
 	var stopped sync.WaitGroup

@@ -82,6 +82,10 @@ func (p *Pipes) Release() {
 	p.stderr.release()
 }
 
+// StderrLimit is the wait Close is given for a CLI's stderr once the CLI
+// is reaped: a grandchild may keep the pipe open.
+const StderrLimit = 2 * time.Second
+
 // Close waits for the copy of stderr to reach its end, at most limit (a
 // grandchild that keeps stderr open holds the end back as long as it
 // lives) and releases it after that, then closes kz's ends.

@@ -221,7 +221,7 @@ func (p *process) read() {
 	defer func() {
 		p.waitErr = p.cmd.Wait()
 		p.tree.Signal(syscall.SIGKILL)
-		p.pipes.Close(stderrLimit)
+		p.pipes.Close(proc.StderrLimit)
 		p.cancel()
 		if p.proxy != nil {
 			_ = p.proxy.Close()
@@ -238,10 +238,6 @@ func (p *process) read() {
 	// it; any other line is read when it comes.
 	trickle.ReadLines(p.pipes.Stdout(), p.dispatch)
 }
-
-// stderrLimit bounds the wait, once the CLI is reaped, for the end of its
-// stderr, which a grandchild may keep open.
-const stderrLimit = 2 * time.Second
 
 // isDelta reports a stream_event that carries a content_block_delta (a
 // piece of text, thinking or a tool's input). The kind is looked for in

@@ -143,7 +143,7 @@ func (c *Conn) read() {
 	defer func() {
 		c.WaitErr = c.cmd.Wait()
 		c.tree.Signal(syscall.SIGKILL)
-		c.pipes.Close(stderrLimit)
+		c.pipes.Close(proc.StderrLimit)
 		c.cancel()
 		c.failPending()
 		close(c.In)
@@ -154,10 +154,6 @@ func (c *Conn) read() {
 	// it; any other line is read when it comes.
 	trickle.ReadLines(c.pipes.Stdout(), c.dispatch)
 }
-
-// stderrLimit bounds the wait, once the CLI is reaped, for the end of its
-// stderr, which a grandchild may keep open.
-const stderrLimit = 2 * time.Second
 
 // dispatch decodes one line and hands it on; delta reports a streamed
 // delta notification (Start's delta), the only kind of line the reader
@@ -295,8 +291,9 @@ func (c *Conn) ReplyError(id json.RawMessage, code int, msg string) error {
 // Stop ends the CLI: stdin is closed (the polite way out), then after
 // grace the process group and every marked descendant get SIGKILL. It
 // returns once the process is reaped, or, in a sandbox of its own, once
-// the CLI has begun to exit and the sandbox is killed (proc.Tree.Stop):
-// the kernel gives back the CLI's memory after that, without kz.
+// the CLI has begun to exit (or can do nothing else) and the sandbox is
+// killed (proc.Tree.Stop): the kernel gives back the CLI's memory after
+// that, without kz.
 func (c *Conn) Stop(grace time.Duration) {
 	c.qonce.Do(func() { close(c.quit) })
 	closeStdin := func() {
