@@ -27,6 +27,11 @@ type FileStat struct {
 	CtimeNs int64       `json:"ctime_ns"`
 	Ino     uint64      `json:"ino"`
 	Mode    fs.FileMode `json:"mode"`
+	// Links is the file's number of names (hard links). It is no part of
+	// the file's state (SameAs) and is not stored: a caller relying on a
+	// change watcher needs it, since a write through a name in a
+	// directory nobody watches is reported to no watch.
+	Links uint64 `json:"-"`
 }
 
 // SameAs reports whether two stats describe the same file content as far
@@ -224,7 +229,8 @@ func (s *scanner) dir(j scanJob) {
 				s.truncated.Store(true)
 				break
 			}
-			fst := FileStat{Size: st.Size, MtimeNs: st.Mtim.Nano(), CtimeNs: st.Ctim.Nano(), Ino: st.Ino, Mode: fs.FileMode(st.Mode & 0o777)}
+			fst := FileStat{Size: st.Size, MtimeNs: st.Mtim.Nano(), CtimeNs: st.Ctim.Nano(), Ino: st.Ino, Mode: fs.FileMode(st.Mode & 0o777),
+				Links: uint64(st.Nlink)}
 			s.visitMu.Lock()
 			s.visit(rel, fst)
 			s.visitMu.Unlock()
@@ -261,5 +267,6 @@ func StatFile(ws *workspace.Workspace, rel string) (st FileStat, ok bool, err er
 	if !info.Mode().IsRegular() || !isStat {
 		return FileStat{}, false, nil
 	}
-	return FileStat{Size: sys.Size, MtimeNs: statMtime(sys), CtimeNs: statCtime(sys), Ino: uint64(sys.Ino), Mode: fs.FileMode(sys.Mode & 0o777)}, true, nil
+	return FileStat{Size: sys.Size, MtimeNs: statMtime(sys), CtimeNs: statCtime(sys), Ino: uint64(sys.Ino), Mode: fs.FileMode(sys.Mode & 0o777),
+		Links: uint64(sys.Nlink)}, true, nil
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kaizen-code/kz/internal/proc"
 	"github.com/kaizen-code/kz/patch"
 	"github.com/kaizen-code/kz/store"
 	"github.com/kaizen-code/kz/tools/checkpoint"
@@ -16,9 +17,18 @@ import (
 )
 
 // newTracker is the checkpointer of a session in ws; own are the paths it
-// leaves out (see Env.unrecorded).
-func newTracker(st *store.Store, ws *workspace.Workspace, own []string) *checkpoint.Tracker {
-	return checkpoint.New(checkpoint.Options{WS: ws, Store: checkpoint.SQLStore{St: st}, Own: own})
+// leaves out (see Env.unrecorded). confined says every command and agent
+// CLI of the session runs in the OS sandbox, in a PID namespace of its
+// own: none of their processes can then leave kz's tree of descendants,
+// so proc.WriteHeld of kz sees every one that still lives, and a turn's
+// end may rely on the tracker's change watcher (checkpoint.Options.WriteHeld).
+func newTracker(st *store.Store, ws *workspace.Workspace, own []string, confined bool) *checkpoint.Tracker {
+	opt := checkpoint.Options{WS: ws, Store: checkpoint.SQLStore{St: st}, Own: own}
+	if confined {
+		self := os.Getpid()
+		opt.WriteHeld = func() ([]uint64, bool) { return proc.WriteHeld(self) }
+	}
+	return checkpoint.New(opt)
 }
 
 // unrecorded are the files and directories no checkpoint of a workspace

@@ -58,7 +58,7 @@ func BenchmarkShellChangeScan(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = ws.Close() })
-	tr := newTracker(st, ws, nil)
+	tr := newTracker(st, ws, nil, false)
 	b.Cleanup(func() { _ = tr.Close() })
 	call := engine.CheckpointCall{SessionID: "s", TurnID: 1, ToolCallID: "c", Tool: "bash", Command: "true"}
 	if err := tr.Refresh(ctx, call); err != nil {

@@ -396,7 +396,7 @@ func (a *App) newSession(o Options, c engine.Config) error {
 	if a.ws != nil {
 		// Every tool call of every runtime is checkpointed, so that kz
 		// undo and /rewind can put back what it changed.
-		a.tracker = newTracker(a.Store, a.ws, a.Env.unrecorded())
+		a.tracker = newTracker(a.Store, a.ws, a.Env.unrecorded(), a.sandbox != nil && a.sandbox.Status().Kind == sandbox.KindBubblewrap)
 		c.Checkpoints = a.tracker
 	}
 	sess, err := engine.NewSession(c)

@@ -72,8 +72,9 @@ func (w *switchWatcher) stop() {
 // it releases the claim and the sandbox, as for any CLI. The sandbox's
 // scan caches go then too: closing their inotify descriptors waits for
 // the kernel (10-20 ms with a watch on each of 1,000 directories), and a
-// confined command after the turn (a hook) searches the workspace again;
-// so does the checkpoint tracker's change watcher.
+// confined command after the turn (a hook) searches the workspace again.
+// The checkpoint tracker's change watcher goes too, once the turn's end
+// has read what it saw.
 func (a *App) releaseRuntime(name string) {
 	id := a.Session.ID()
 	a.released.Go(func() { closeSession(a.Runtimes, name, id) })
@@ -81,11 +82,9 @@ func (a *App) releaseRuntime(name string) {
 		a.released.Go(a.sandbox.ForgetScans)
 	}
 	if a.tracker != nil {
-		// The turn's end scans every file and no turn follows: the
-		// checkpoint tracker's watcher is closed now, in the
-		// background, and that scan adds no watches.
-		closeWatcher := a.tracker.Unwatch()
-		a.released.Go(func() { _ = closeWatcher() })
+		// No turn follows: the checkpoint tracker's watcher is closed,
+		// in the background, once the turn's end has read it.
+		a.tracker.Retire(func(close func() error) { a.released.Go(func() { _ = close() }) })
 	}
 }
 

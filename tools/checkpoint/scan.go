@@ -16,9 +16,23 @@ type candidate struct {
 	stat tools.FileStat
 }
 
+// scanKind says what a scan may rely on.
+type scanKind string
+
+const (
+	// scanFull looks at every file (a turn's start, a refresh).
+	scanFull scanKind = "full"
+	// scanCall is the scan after a call: only the files the change
+	// watcher names, when it can name them all.
+	scanCall scanKind = "call"
+	// scanTurnEnd is a turn's end: what scanCall looks at and the files
+	// a live process holds for writing, when Options.WriteHeld can tell.
+	scanTurnEnd scanKind = "turn end"
+)
+
 // scan brings the baseline up to date without recording a checkpoint.
 func (t *Tracker) scan(ctx context.Context, pre map[string]state) (int, error) {
-	return t.scanInto(ctx, pre, nil, false)
+	return t.scanInto(ctx, pre, nil, scanFull)
 }
 
 // scanInto scans the workspace, reads the files whose stat differs from
@@ -29,7 +43,7 @@ func (t *Tracker) scan(ctx context.Context, pre map[string]state) (int, error) {
 // the baseline, and it is the only record of an ignored file. The
 // in-memory baseline moves only once the commit succeeded, so a failed
 // commit is found again by the next scan.
-func (t *Tracker) scanInto(ctx context.Context, pre map[string]state, cp *Checkpoint, quick bool) (int, error) {
+func (t *Tracker) scanInto(ctx context.Context, pre map[string]state, cp *Checkpoint, kind scanKind) (int, error) {
 	if err := t.load(ctx); err != nil {
 		return 0, err
 	}
@@ -37,11 +51,17 @@ func (t *Tracker) scanInto(ctx context.Context, pre map[string]state, cp *Checkp
 	var cands []candidate
 	var seen map[string]bool
 	truncated, partial := false, false
-	if quick {
-		cands, seen, partial = t.watchedChanges()
+	if kind != scanFull {
+		cands, seen, partial = t.watchedChanges(kind)
+	}
+	if kind == scanTurnEnd {
+		// A retired tracker's watcher has told all it will: it goes
+		// before a full scan would add its watches again.
+		t.letGo()
 	}
 	if !partial {
 		t.fullScans++
+		t.linked = 0
 		seen = make(map[string]bool, len(t.base)+8)
 		if t.watch != nil {
 			t.watch.FullScanStarted()
@@ -52,6 +72,9 @@ func (t *Tracker) scanInto(ctx context.Context, pre map[string]state, cp *Checkp
 				return
 			}
 			seen[rel] = true
+			if st.Links > 1 {
+				t.linked++
+			}
 			if e, ok := t.base[rel]; ok && !e.racy && e.stat.SameAs(st) {
 				return
 			}
@@ -112,21 +135,42 @@ func (t *Tracker) scanInto(ctx context.Context, pre map[string]state, cp *Checkp
 	return len(files), nil
 }
 
-// watchedChanges is the scan after a call when the watcher can name what
-// changed: the stat of every file it names and of every baseline entry
-// whose stat was too fresh to trust, compared with the baseline. seen
-// holds each file looked at (true: it is there). ok is false when only a
-// full scan can tell.
-func (t *Tracker) watchedChanges() (cands []candidate, seen map[string]bool, ok bool) {
-	if t.watch == nil || t.lastTruncated {
+// watchedChanges is the scan after a call, or at a turn's end, when the
+// watcher can name what changed: the stat of every file it names, of
+// every baseline entry whose stat was too fresh to trust and, at a turn's
+// end, of every file a live process holds for writing, compared with the
+// baseline. seen holds each file looked at (true: it is there). ok is
+// false when only a full scan can tell: no watcher, or one that cannot
+// name every change, a file with more than one name (a write through
+// another name goes unreported), or at a turn's end holders that
+// Options.WriteHeld cannot list, or a command run that may have made such
+// a name or left a writer behind (Tracker.unproven).
+func (t *Tracker) watchedChanges(kind scanKind) (cands []candidate, seen map[string]bool, ok bool) {
+	if t.watch == nil || t.lastTruncated || t.linked > 0 {
 		return nil, nil, false
+	}
+	var held map[uint64]bool
+	if kind == scanTurnEnd {
+		if t.opt.WriteHeld == nil || t.unproven {
+			return nil, nil, false
+		}
+		// The holders are listed before the watcher's events are read: a
+		// file let go after this look has its close event queued by then.
+		inodes, known := t.opt.WriteHeld()
+		if !known {
+			return nil, nil, false
+		}
+		held = make(map[uint64]bool, len(inodes))
+		for _, ino := range inodes {
+			held[ino] = true
+		}
 	}
 	paths, full := t.watch.Changes()
 	if full {
 		return nil, nil, false
 	}
 	for rel, e := range t.base {
-		if e.racy {
+		if e.racy || held[e.stat.Ino] {
 			paths = append(paths, rel)
 		}
 	}
@@ -142,6 +186,11 @@ func (t *Tracker) watchedChanges() (cands []candidate, seen map[string]bool, ok 
 		seen[rel] = there
 		if !there {
 			continue
+		}
+		if st.Links > 1 {
+			// A link made during the turn: the file may also have
+			// changed through its other name.
+			return nil, nil, false
 		}
 		if e, inBase := t.base[rel]; inBase && !e.racy && e.stat.SameAs(st) {
 			continue

@@ -12,9 +12,10 @@
 // every file whose size, mtime, ctime, inode or mode differ from the
 // baseline (the stat of only the files a change watcher saw touched,
 // when it can name them all; of every file otherwise, and always at a
-// turn's start and end); those are read and hashed, and each one whose content really
-// changed is recorded with its state before (the prediction's, else the
-// baseline's) and after. The baseline then moves to the new state, in the
+// turn's start; at its end too, unless the watcher can have been told of
+// every write, see Options.WriteHeld); those are read and hashed, and
+// each one whose content really changed is recorded with its state before
+// (the prediction's, else the baseline's) and after. The baseline then moves to the new state, in the
 // same transaction. So every non-ignored file under the cap that any call
 // changes is restorable, predicted or not; an ignored file is restorable
 // only when a prediction named it; a file over the cap is recorded as
@@ -28,6 +29,7 @@ import (
 	"io/fs"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/kaizen-code/kz/engine"
@@ -76,6 +78,21 @@ type Tracker struct {
 	// lastTruncated says the last full scan stopped at MaxFiles: the
 	// watcher then does not cover the workspace.
 	lastTruncated bool
+	// linked holds the files the last full scan found with more than one
+	// name: a write through a name in a directory no watch covers (an
+	// ignored one, .git) changes the file unreported, so while there is
+	// one every scan is a full one.
+	linked int
+	// unproven says a command that the shell analysis does not prove
+	// read-only has run in the session. Such a command runs any program,
+	// which may have made a hard link to a workspace file from a
+	// directory no watch covers (an ignored one) and written through it,
+	// or left a process behind that does so later, and inotify reports
+	// neither. From then on every turn's end scans every file.
+	unproven bool
+	// retire, set by Retire, takes the watcher's close after the turn's
+	// end has used it.
+	retire func(close func() error)
 	// fullScans counts the scans of the whole workspace (for tests).
 	fullScans int
 	// own is kz's own paths in the workspace, never checkpointed.
@@ -103,6 +120,20 @@ type Options struct {
 	// (store, logs, caches); those inside the workspace are never
 	// scanned, watched or checkpointed (see Own).
 	Own []string
+	// WriteHeld, when set, lists the inodes of the files that a live
+	// process able to write for the agent holds so that a write to them
+	// may not have been reported to the change watcher yet: mapped shared
+	// and writable, or open for writing (proc.WriteHeld of kz's
+	// descendants); ok is false when it cannot tell. With it, a turn's
+	// end looks only at the files the watcher names, those held files and
+	// the racy ones, as the scan after a call does, instead of at every
+	// file; without it, or when it cannot tell, the turn's end scans
+	// every file, as it does once a command not proven read-only has run
+	// in the session (Tracker.unproven). It must cover every process
+	// that may have written to the workspace and still lives: a write
+	// through a mapping is reported only when the file's last reference
+	// closes.
+	WriteHeld func() (inodes []uint64, ok bool)
 }
 
 // Store is what the tracker keeps in kz's store (internal/app adapts the
@@ -201,22 +232,30 @@ func New(opt Options) *Tracker {
 	return t
 }
 
-// Unwatch detaches the tracker's change watcher and returns what closes
-// it, for a caller that has no more use for quick scans (the last turn of
-// kz -p, whose end scans every file anyway) and closes it in the
-// background: the close waits for the kernel, some 15 ms with a watch on
-// each of 1,000 directories. Scans after it go over every file, as
-// without a watcher, and watch nothing. The returned function is safe to
-// call when there was no watcher.
-func (t *Tracker) Unwatch() func() error {
+// Retire says the turn in progress is the session's last (kz -p): its
+// end is the tracker's last scan. Once the change watcher has told that
+// scan what it saw, the watcher is let go, and closeLater is given its
+// Close to run in the background: closing an inotify descriptor waits for
+// the kernel, some 15 ms with a watch on each of 1,000 directories. A
+// full scan at that end, which the watcher could not spare, adds no
+// watches. Scans after it, if any, go over every file and watch nothing.
+func (t *Tracker) Retire(closeLater func(close func() error)) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	w := t.watch
-	t.watch = nil
-	if w == nil {
-		return func() error { return nil }
+	t.retire = closeLater
+}
+
+// letGo hands the watcher to the closeLater Retire was given. t.mu must
+// be held.
+func (t *Tracker) letGo() {
+	if t.retire == nil {
+		return
 	}
-	return w.Close
+	if t.watch != nil {
+		t.retire(t.watch.Close)
+		t.watch = nil
+	}
+	t.retire = nil
 }
 
 // Close releases the tracker's change watcher.
@@ -249,8 +288,12 @@ func (t *Tracker) BeforeCall(ctx context.Context, c engine.CheckpointCall) error
 	if _, done := t.pre[c.ToolCallID]; done {
 		return nil
 	}
-	if c.Command != "" && len(c.Paths) == 0 && shell.Analyze(c.Command).ReadOnly() {
-		t.readOnly[c.ToolCallID] = true
+	if c.Command != "" {
+		if len(c.Paths) == 0 && shell.Analyze(c.Command).ReadOnly() {
+			t.readOnly[c.ToolCallID] = true
+		} else {
+			t.unproven = true
+		}
 	}
 	pre := map[string]state{}
 	for _, p := range t.predict(c) {
@@ -290,10 +333,17 @@ func (t *Tracker) AfterCall(ctx context.Context, c engine.CheckpointCall) error 
 		}
 		clear(t.readOnly)
 	}
-	// The scan after one call looks only at what the watcher saw change;
-	// the turn's end, like its start, scans everything, which also
-	// catches what inotify never reports (a write through a mapping).
-	_, err := t.scanInto(ctx, pre, cp, c.ToolCallID != "")
+	// The scan after one call looks only at what the watcher saw change.
+	// So does the turn's end when no process that wrote for the agent
+	// can hold a write the watcher has not heard of (Options.WriteHeld);
+	// else it scans everything, like the turn's start, which also
+	// catches what inotify does not report (a write through a mapping
+	// still open).
+	kind := scanCall
+	if c.ToolCallID == "" {
+		kind = scanTurnEnd
+	}
+	_, err := t.scanInto(ctx, pre, cp, kind)
 	return err
 }
 
@@ -364,8 +414,10 @@ func (t *Tracker) load(ctx context.Context) error {
 func (t *Tracker) read(rel string) (state, error) {
 	data, info, err := t.opt.WS.ReadFile(rel, t.opt.MaxFileSize)
 	switch {
-	case errors.Is(err, fs.ErrNotExist), errors.Is(err, workspace.ErrNotRegular), errors.Is(err, workspace.ErrChanged):
-		// Absent, a directory, a link: no file content to keep.
+	case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR), errors.Is(err, workspace.ErrNotRegular), errors.Is(err, workspace.ErrChanged):
+		// Absent (or below a file: a command's predicted "dir/name"
+		// where dir is, or became, a file), a directory, a link: no
+		// file content to keep.
 		return state{kept: true}, nil
 	case errors.Is(err, workspace.ErrTooLarge):
 		st, serr := t.opt.WS.Lstat(rel)

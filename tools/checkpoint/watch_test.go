@@ -8,7 +8,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/kaizen-code/kz/engine"
 	"github.com/kaizen-code/kz/internal/testfs"
@@ -124,15 +123,8 @@ func TestWatchedScanFindsWhatAFullScanFinds(t *testing.T) {
 			for _, watched := range []bool{true, false} {
 				dir := t.TempDir()
 				put(t, dir, start)
-				// Older than the racy window, so that the baseline trusts
-				// every stat and only the watcher can name what changed.
-				old := time.Now().Add(-time.Minute)
-				must(t, filepath.Walk(dir, func(p string, _ os.FileInfo, err error) error {
-					if err != nil {
-						return err
-					}
-					return os.Chtimes(p, old, old)
-				}))
+				// Only the watcher can name what changed.
+				age(t, dir)
 				ws, err := workspace.Open(dir)
 				if err != nil {
 					t.Fatal(err)
@@ -195,48 +187,6 @@ func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
-	}
-}
-
-// After Unwatch the tracker scans every file and still records what a
-// call changed; the watcher is closed by the function Unwatch returns,
-// and a second Unwatch has nothing to close.
-func TestUnwatchedTrackerScansEverything(t *testing.T) {
-	dir := t.TempDir()
-	put(t, dir, map[string]string{"a.txt": "a\n", "src/b.go": "package b\n"})
-	ws, err := workspace.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = ws.Close() })
-	st := &memStore{}
-	tr := New(Options{WS: ws, Store: st})
-	t.Cleanup(func() { _ = tr.Close() })
-	if tr.watch == nil {
-		t.Skip("no change watcher on this system")
-	}
-	ctx := context.Background()
-	must(t, tr.Refresh(ctx, engine.CheckpointCall{SessionID: "s", TurnID: 1}))
-	watching := inotifyFDs(t)
-	closeWatcher := tr.Unwatch()
-	if tr.watch != nil {
-		t.Fatal("the watcher is still the tracker's")
-	}
-	must(t, closeWatcher())
-	if got := inotifyFDs(t); got != watching-1 {
-		t.Errorf("%d inotify descriptors after the close, %d before", got, watching)
-	}
-	must(t, tr.Unwatch()())
-	call := engine.CheckpointCall{SessionID: "s", TurnID: 1, ToolCallID: "c1", Tool: "bash", Command: "x"}
-	must(t, tr.BeforeCall(ctx, call))
-	put(t, dir, map[string]string{"src/b.go": "package b // changed\n", "new.txt": "n\n"})
-	before := tr.fullScans
-	must(t, tr.AfterCall(ctx, call))
-	if tr.fullScans != before+1 {
-		t.Errorf("%d full scans after the call, want 1", tr.fullScans-before)
-	}
-	if len(st.cps) != 1 || summary(st.cps[0]) != "+new.txt ~src/b.go" {
-		t.Errorf("checkpoints %+v", st.cps)
 	}
 }
 
