@@ -73,18 +73,19 @@ func (w *switchWatcher) stop() {
 // scan caches go then too: closing their inotify descriptors waits for
 // the kernel (10-20 ms with a watch on each of 1,000 directories), and a
 // confined command after the turn (a hook) searches the workspace again.
-// The checkpoint tracker's change watcher goes too, once the turn's end
-// has read what it saw.
+// The checkpoint tracker's change watcher goes first, once what it saw is
+// taken for the turn's end.
 func (a *App) releaseRuntime(name string) {
+	if a.tracker != nil {
+		// No turn follows: what the checkpoint tracker's watcher saw is
+		// taken for the turn's end, and the watcher closed in the
+		// background, before the CLI is told to stop (Tracker.Retire).
+		a.tracker.Retire(func(close func() error) { a.released.Go(func() { _ = close() }) })
+	}
 	id := a.Session.ID()
 	a.released.Go(func() { closeSession(a.Runtimes, name, id) })
 	if a.sandbox != nil {
 		a.released.Go(a.sandbox.ForgetScans)
-	}
-	if a.tracker != nil {
-		// No turn follows: the checkpoint tracker's watcher is closed,
-		// in the background, once the turn's end has read it.
-		a.tracker.Retire(func(close func() error) { a.released.Go(func() { _ = close() }) })
 	}
 }
 

@@ -47,7 +47,7 @@ func writeHeld(procDir string, root int) ([]uint64, bool) {
 		queue = queue[1:]
 		kids, err := childrenList(procDir, pid)
 		if err != nil {
-			if pid != root && finished(procDir, pid) {
+			if pid != root && ended(procDir, pid) {
 				continue
 			}
 			return nil, false
@@ -63,7 +63,7 @@ func writeHeld(procDir string, root int) ([]uint64, bool) {
 		}
 		held, err := heldBy(procDir, pid)
 		if err != nil {
-			if finished(procDir, pid) {
+			if ended(procDir, pid) {
 				continue
 			}
 			return nil, false
@@ -105,13 +105,31 @@ func childrenList(procDir string, pid int) ([]int, error) {
 }
 
 // heldBy returns the inodes process pid maps shared and writable or has
-// open for writing.
+// open for writing. They are read through one of its threads that has
+// not ended: a process whose first thread has exited while others run is
+// a zombie by its own stat and lists no mappings, yet its other threads
+// run its code. A process whose every thread has ended holds nothing.
 func heldBy(procDir string, pid int) ([]uint64, error) {
-	inodes, err := sharedWritable(fmt.Sprintf("%s/%d/maps", procDir, pid))
+	taskDir := fmt.Sprintf("%s/%d/task", procDir, pid)
+	tasks, err := os.ReadDir(taskDir)
+	if err != nil {
+		return nil, fmt.Errorf("list threads: %w", err)
+	}
+	live := ""
+	for _, task := range tasks {
+		if !finished(taskDir + "/" + task.Name()) {
+			live = taskDir + "/" + task.Name()
+			break
+		}
+	}
+	if live == "" {
+		return nil, nil
+	}
+	inodes, err := sharedWritable(live + "/maps")
 	if err != nil {
 		return nil, err
 	}
-	open, err := openForWrite(fmt.Sprintf("%s/%d/fd", procDir, pid))
+	open, err := openForWrite(live + "/fd")
 	if err != nil {
 		return nil, err
 	}
@@ -185,13 +203,29 @@ func openForWrite(dir string) ([]uint64, error) {
 	return out, nil
 }
 
-// finished reports whether pid has ended: no longer listed, or a zombie,
-// whose mappings and descriptors are all released.
-func finished(procDir string, pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("%s/%d/stat", procDir, pid))
+// finished reports whether the process or thread whose /proc directory is
+// dir has ended: gone, or a zombie, whose mappings and descriptors are
+// released.
+func finished(dir string) bool {
+	b, err := os.ReadFile(dir + "/stat")
 	if err != nil {
 		return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ESRCH)
 	}
 	f := statFields(b)
 	return len(f) > 0 && (f[0][0] == 'Z' || f[0][0] == 'X')
+}
+
+// ended reports whether every thread of process pid has ended (finished).
+func ended(procDir string, pid int) bool {
+	taskDir := fmt.Sprintf("%s/%d/task", procDir, pid)
+	tasks, err := os.ReadDir(taskDir)
+	if err != nil {
+		return finished(fmt.Sprintf("%s/%d", procDir, pid))
+	}
+	for _, task := range tasks {
+		if !finished(taskDir + "/" + task.Name()) {
+			return false
+		}
+	}
+	return true
 }

@@ -182,9 +182,9 @@ func fakeProc(t *testing.T, files map[string]string) string {
 }
 
 // WriteHeld reads the maps of each descendant for shared writable file
-// mappings, and cannot tell when the kernel lists no children or a live
-// process's mappings cannot be read; a child gone, or a zombie, holds
-// nothing.
+// mappings, through a thread that has not ended, and cannot tell when the
+// kernel lists no children or a live process's mappings cannot be read;
+// a child gone, or whose every thread has ended, holds nothing.
 func TestWriteHeldReadsProc(t *testing.T) {
 	const maps = "7f00-7f01 rw-s 00000000 08:01 42 /ws/a\n" +
 		"7f01-7f02 rw-p 00000000 08:01 43 /ws/b\n" +
@@ -192,22 +192,28 @@ func TestWriteHeldReadsProc(t *testing.T) {
 		"7f03-7f04 -w-s 00000000 08:01 45 /ws/d (deleted)\n" +
 		"7f04-7f05 rw-s 00000000 00:00 0 \n" +
 		"7ffd-7ffe rw-p 00000000 00:00 0 [stack]\n"
-	base := map[string]string{
+	dir := fakeProc(t, map[string]string{
 		"100/task/100/children": "200 300 ",
-		"100/task/101/children": "400\n",
+		"100/task/101/children": "400 500\n",
 		"200/task/200/children": "",
-		"200/stat":              "200 (a (b) c) S 100",
-		"200/maps":              maps,
-		"200/fd/":               "",
+		"200/task/200/stat":     "200 (a (b) c) S 100",
+		"200/task/200/maps":     maps,
+		"200/task/200/fd/":      "",
+		// 400 has ended: its thread is a zombie.
 		"400/task/400/children": "",
-		"400/stat":              "400 (z) Z 100",
-		"400/fd/":               "",
-	}
-	dir := fakeProc(t, base)
+		"400/task/400/stat":     "400 (z) Z 100",
+		// 500's first thread has exited; its second still runs.
+		"500/task/500/children": "",
+		"500/task/500/stat":     "500 (t) Z 100",
+		"500/task/501/children": "",
+		"500/task/501/stat":     "501 (t) S 100",
+		"500/task/501/maps":     "7f00-7f01 rw-s 00000000 08:01 46 /ws/e\n",
+		"500/task/501/fd/":      "",
+	})
 	got, ok := writeHeld(dir, 100)
 	slices.Sort(got)
-	if !ok || !slices.Equal(got, []uint64{42, 45}) {
-		t.Errorf("writeHeld = %v, %v; want [42 45], true", got, ok)
+	if !ok || !slices.Equal(got, []uint64{42, 45, 46}) {
+		t.Errorf("writeHeld = %v, %v; want [42 45 46], true", got, ok)
 	}
 
 	noChildren := fakeProc(t, map[string]string{"100/task/100/stat": "100 (kz) S 1"})
@@ -218,18 +224,18 @@ func TestWriteHeldReadsProc(t *testing.T) {
 	unreadable := fakeProc(t, map[string]string{
 		"100/task/100/children": "200",
 		"200/task/200/children": "",
-		"200/stat":              "200 (x) S 100",
-		"200/maps/":             "", // a directory: reading it fails
-		"200/fd/":               "",
+		"200/task/200/stat":     "200 (x) S 100",
+		"200/task/200/maps/":    "", // a directory: reading it fails
+		"200/task/200/fd/":      "",
 	})
 	if _, ok := writeHeld(unreadable, 100); ok {
 		t.Error("a live process's mappings could not be read, and writeHeld could tell")
 	}
-	// The same process as a zombie holds nothing.
-	if err := os.WriteFile(filepath.Join(unreadable, "200/stat"), []byte("200 (x) Z 100"), 0o644); err != nil {
+	// The same process ended holds nothing.
+	if err := os.WriteFile(filepath.Join(unreadable, "200/task/200/stat"), []byte("200 (x) Z 100"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if got, ok := writeHeld(unreadable, 100); !ok || len(got) != 0 {
-		t.Errorf("a zombie: writeHeld = %v, %v; want nothing, true", got, ok)
+		t.Errorf("an ended process: writeHeld = %v, %v; want nothing, true", got, ok)
 	}
 }

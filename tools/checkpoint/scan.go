@@ -54,11 +54,6 @@ func (t *Tracker) scanInto(ctx context.Context, pre map[string]state, cp *Checkp
 	if kind != scanFull {
 		cands, seen, partial = t.watchedChanges(kind)
 	}
-	if kind == scanTurnEnd {
-		// A retired tracker's watcher has told all it will: it goes
-		// before a full scan would add its watches again.
-		t.letGo()
-	}
 	if !partial {
 		t.fullScans++
 		t.linked = 0
@@ -140,37 +135,23 @@ func (t *Tracker) scanInto(ctx context.Context, pre map[string]state, cp *Checkp
 // every baseline entry whose stat was too fresh to trust and, at a turn's
 // end, of every file a live process holds for writing, compared with the
 // baseline. seen holds each file looked at (true: it is there). ok is
-// false when only a full scan can tell: no watcher, or one that cannot
-// name every change, a file with more than one name (a write through
-// another name goes unreported), or at a turn's end holders that
-// Options.WriteHeld cannot list, or a command run that may have made such
-// a name or left a writer behind (Tracker.unproven).
+// false when only a full scan can tell (see watchedPaths), or when a file
+// looked at has more than one name: a link made during the turn, through
+// whose other name the file may have changed unseen.
 func (t *Tracker) watchedChanges(kind scanKind) (cands []candidate, seen map[string]bool, ok bool) {
-	if t.watch == nil || t.lastTruncated || t.linked > 0 {
+	// What Retire took serves the turn's end; any scan drops it, so a
+	// scan between them leaves the end to scan every file.
+	w := t.ending
+	t.ending = nil
+	if w == nil || kind != scanTurnEnd {
+		w = t.watchedPaths(kind)
+	}
+	if !w.ok {
 		return nil, nil, false
 	}
-	var held map[uint64]bool
-	if kind == scanTurnEnd {
-		if t.opt.WriteHeld == nil || t.unproven {
-			return nil, nil, false
-		}
-		// The holders are listed before the watcher's events are read: a
-		// file let go after this look has its close event queued by then.
-		inodes, known := t.opt.WriteHeld()
-		if !known {
-			return nil, nil, false
-		}
-		held = make(map[uint64]bool, len(inodes))
-		for _, ino := range inodes {
-			held[ino] = true
-		}
-	}
-	paths, full := t.watch.Changes()
-	if full {
-		return nil, nil, false
-	}
+	paths := w.paths
 	for rel, e := range t.base {
-		if e.racy || held[e.stat.Ino] {
+		if e.racy || w.held[e.stat.Ino] {
 			paths = append(paths, rel)
 		}
 	}
@@ -188,8 +169,6 @@ func (t *Tracker) watchedChanges(kind scanKind) (cands []candidate, seen map[str
 			continue
 		}
 		if st.Links > 1 {
-			// A link made during the turn: the file may also have
-			// changed through its other name.
 			return nil, nil, false
 		}
 		if e, inBase := t.base[rel]; inBase && !e.racy && e.stat.SameAs(st) {
@@ -198,6 +177,47 @@ func (t *Tracker) watchedChanges(kind scanKind) (cands []candidate, seen map[str
 		cands = append(cands, candidate{rel: rel, stat: st})
 	}
 	return cands, seen, true
+}
+
+// watched is what a scan that relies on the change watcher looks at: the
+// paths the watcher names and, at a turn's end, the inodes live
+// processes hold for writing; ok is false when only a full scan can tell.
+type watched struct {
+	paths []string
+	held  map[uint64]bool
+	ok    bool
+}
+
+// watchedPaths asks the watcher, and at a turn's end Options.WriteHeld,
+// what a scan must look at. Only a full scan can tell when there is no
+// watcher or it cannot name every change, when a file has more than one
+// name (a write through a name in a directory no watch covers goes
+// unreported), and at a turn's end when no WriteHeld or one that cannot
+// list the holders, or a command ran that may have made such a name or
+// left a writer behind (Tracker.unproven).
+func (t *Tracker) watchedPaths(kind scanKind) *watched {
+	if t.watch == nil || t.lastTruncated || t.linked > 0 {
+		return &watched{}
+	}
+	w := &watched{}
+	if kind == scanTurnEnd {
+		if t.opt.WriteHeld == nil || t.unproven {
+			return w
+		}
+		// The holders are listed before the watcher's events are read: a
+		// file let go after this look has its close event queued by then.
+		inodes, known := t.opt.WriteHeld()
+		if !known {
+			return w
+		}
+		w.held = make(map[uint64]bool, len(inodes))
+		for _, ino := range inodes {
+			w.held[ino] = true
+		}
+	}
+	paths, full := t.watch.Changes()
+	w.paths, w.ok = paths, !full
+	return w
 }
 
 // commit stores what a scan learnt and then moves the in-memory baseline.

@@ -90,9 +90,8 @@ type Tracker struct {
 	// or left a process behind that does so later, and inotify reports
 	// neither. From then on every turn's end scans every file.
 	unproven bool
-	// retire, set by Retire, takes the watcher's close after the turn's
-	// end has used it.
-	retire func(close func() error)
+	// ending is what Retire took of the watcher for the turn's end.
+	ending *watched
 	// fullScans counts the scans of the whole workspace (for tests).
 	fullScans int
 	// own is kz's own paths in the workspace, never checkpointed.
@@ -232,30 +231,27 @@ func New(opt Options) *Tracker {
 	return t
 }
 
-// Retire says the turn in progress is the session's last (kz -p): its
-// end is the tracker's last scan. Once the change watcher has told that
-// scan what it saw, the watcher is let go, and closeLater is given its
-// Close to run in the background: closing an inotify descriptor waits for
-// the kernel, some 15 ms with a watch on each of 1,000 directories. A
-// full scan at that end, which the watcher could not spare, adds no
-// watches. Scans after it, if any, go over every file and watch nothing.
+// Retire says the turn in progress is the session's last (kz -p) and its
+// calls are over. What the change watcher saw, and which files live
+// processes hold for writing, are taken now, for the turn's end to look at
+// (or to say that it must scan every file), and the watcher is let go:
+// closeLater is given its Close, to run in the background. Both happen
+// before the agent CLI is told to stop. Closing an inotify descriptor
+// waits for the kernel to destroy every watch on the machine queued for
+// destruction, a CLI's own among them once it exits (and some 15 ms for
+// this one's, with a watch on each of 1,000 directories); a CLI stopping
+// holds the mappings it is giving back. A write after Retire is no call's
+// of the turn: the next kz finds it at its turn's start. Scans after it
+// go over every file and watch nothing.
 func (t *Tracker) Retire(closeLater func(close func() error)) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.retire = closeLater
-}
-
-// letGo hands the watcher to the closeLater Retire was given. t.mu must
-// be held.
-func (t *Tracker) letGo() {
-	if t.retire == nil {
+	if t.watch == nil {
 		return
 	}
-	if t.watch != nil {
-		t.retire(t.watch.Close)
-		t.watch = nil
-	}
-	t.retire = nil
+	t.ending = t.watchedPaths(scanTurnEnd)
+	closeLater(t.watch.Close)
+	t.watch = nil
 }
 
 // Close releases the tracker's change watcher.

@@ -235,22 +235,21 @@ func TestTurnEndWithALinkedFileScansEverything(t *testing.T) {
 	}
 }
 
-// A retired tracker hands its watcher to closeLater once the turn's end
-// has read it: after a quick end, and before a full one, which then adds
-// no watches. Scans after it go over every file and still record what a
-// call changed.
+// Retire takes, at once, what the watcher saw and which files are held
+// for the turn's end, and hands the watcher to closeLater: the end then
+// stats only those files, or, when the holders cannot be listed, scans
+// every file without adding watches. Scans after it go over every file
+// and still record what a call changed.
 func TestRetiredTrackerLetsGoOfItsWatcher(t *testing.T) {
 	for _, quick := range []bool{true, false} {
 		te := newTurnEnd(t, true)
 		te.known = quick
+		put(t, te.dir, map[string]string{"a.txt": "changed\n"})
+		f := mapWrite(t, filepath.Join(te.dir, "map.bin"), []byte("ABC"))
+		te.inos = []uint64{ino(t, filepath.Join(te.dir, "map.bin"))}
+		watching := inotifyFDs(t)
 		var closes []func() error
 		te.tr.Retire(func(close func() error) { closes = append(closes, close) })
-		watching := inotifyFDs(t)
-		put(t, te.dir, map[string]string{"a.txt": "changed\n"})
-		full, got := te.end(t)
-		if full == quick || got != "~a.txt" {
-			t.Errorf("quick %v: full scan %v, recorded %q", quick, full, got)
-		}
 		if len(closes) != 1 || te.tr.watch != nil {
 			t.Fatalf("quick %v: %d closes handed over, watcher kept %v", quick, len(closes), te.tr.watch != nil)
 		}
@@ -260,6 +259,13 @@ func TestRetiredTrackerLetsGoOfItsWatcher(t *testing.T) {
 		must(t, closes[0]())
 		if got := inotifyFDs(t); got != watching-1 {
 			t.Errorf("quick %v: %d inotify descriptors after the close, %d before", quick, got, watching)
+		}
+		// Let go after Retire looked: the end still stats it, as held.
+		must(t, f.Close())
+		te.inos, te.known = nil, false
+		full, got := te.end(t)
+		if full == quick || got != "~a.txt ~map.bin" {
+			t.Errorf("quick %v: full scan %v, recorded %q", quick, full, got)
 		}
 		te.call(t, "c1", "x", func() { put(t, te.dir, map[string]string{"src/b.go": "package b // changed\n", "new.txt": "n\n"}) })
 		if last := summary(te.st.cps[len(te.st.cps)-1]); last != "+new.txt ~src/b.go" {
