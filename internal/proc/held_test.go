@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/kaizen-code/kz/internal/testfs"
 )
 
 // TestHeldHelper is the process the WriteHeld tests look at, when run by
@@ -106,15 +108,6 @@ func startHolder(t testing.TB, action, path string) (*exec.Cmd, *os.File) {
 	return cmd, w
 }
 
-func fileIno(t *testing.T, path string) uint64 {
-	t.Helper()
-	fi, err := os.Stat(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return fi.Sys().(*syscall.Stat_t).Ino
-}
-
 // WriteHeld names a file that a live descendant maps shared and writable
 // or holds open for writing, a child's or a grandchild's, and no file
 // only read or mapped privately; once the holder has exited, or is a
@@ -133,7 +126,7 @@ func TestWriteHeldSeesEveryWritingHolder(t *testing.T) {
 			if err := os.WriteFile(path, []byte("0123456789"), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			want := fileIno(t, path)
+			want := testfs.Ino(t, path)
 			cmd, release := startHolder(t, c.action, path)
 			inodes, ok := WriteHeld(os.Getpid())
 			if !ok {

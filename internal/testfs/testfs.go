@@ -1,4 +1,5 @@
-// Package testfs writes the file trees tests start from.
+// Package testfs writes the file trees tests start from, and reads what
+// tests ask of their files.
 package testfs
 
 import (

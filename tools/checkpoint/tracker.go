@@ -15,11 +15,11 @@
 // turn's start; at its end too, unless the watcher can have been told of
 // every write, see Options.WriteHeld); those are read and hashed, and
 // each one whose content really changed is recorded with its state before
-// (the prediction's, else the baseline's) and after. The baseline then moves to the new state, in the
-// same transaction. So every non-ignored file under the cap that any call
-// changes is restorable, predicted or not; an ignored file is restorable
-// only when a prediction named it; a file over the cap is recorded as
-// changed but not restorable.
+// (the prediction's, else the baseline's) and after. The baseline then
+// moves to the new state, in the same transaction. So every non-ignored
+// file under the cap that any call changes is restorable, predicted or
+// not; an ignored file is restorable only when a prediction named it; a
+// file over the cap is recorded as changed but not restorable.
 package checkpoint
 
 import (
@@ -78,8 +78,8 @@ type Tracker struct {
 	// lastTruncated says the last full scan stopped at MaxFiles: the
 	// watcher then does not cover the workspace.
 	lastTruncated bool
-	// linked holds the files the last full scan found with more than one
-	// name: a write through a name in a directory no watch covers (an
+	// linked counts the files the last full scan found with more than
+	// one name: a write through a name in a directory no watch covers (an
 	// ignored one, .git) changes the file unreported, so while there is
 	// one every scan is a full one.
 	linked int

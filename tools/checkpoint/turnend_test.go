@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/internal/testfs"
 	"github.com/kaizen-code/kz/tools/workspace"
 )
 
@@ -24,10 +25,13 @@ type turnEnd struct {
 	known bool
 }
 
-func newTurnEnd(t *testing.T, withHeld bool) *turnEnd {
+func newTurnEnd(t *testing.T, withHeld bool, prepare ...func(dir string)) *turnEnd {
 	t.Helper()
 	te := &turnEnd{dir: t.TempDir(), st: &memStore{}, known: true}
 	put(t, te.dir, map[string]string{".gitignore": "build/\n", "a.txt": "a\n", "src/b.go": "package b\n", "build/out": "o\n", "map.bin": "0123456789\n"})
+	for _, p := range prepare {
+		p(te.dir)
+	}
 	age(t, te.dir)
 	ws, err := workspace.Open(te.dir)
 	if err != nil {
@@ -102,15 +106,6 @@ func mapWrite(t *testing.T, path string, b []byte) *os.File {
 	return f
 }
 
-func ino(t *testing.T, path string) uint64 {
-	t.Helper()
-	fi, err := os.Stat(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return fi.Sys().(*syscall.Stat_t).Ino
-}
-
 // A turn's end that WriteHeld answers looks only at what the watcher saw
 // and at the files a live process holds for writing: an edit and a new
 // file are recorded without a full scan, and so is a write through a
@@ -131,7 +126,7 @@ func TestTurnEndRelyingOnTheWatcher(t *testing.T) {
 		{"a write through a mapping still held", func(t *testing.T, te *turnEnd) {
 			f := mapWrite(t, filepath.Join(te.dir, "map.bin"), []byte("ABC"))
 			t.Cleanup(func() { _ = f.Close() })
-			te.inos = []uint64{12345678901, ino(t, filepath.Join(te.dir, "map.bin"))}
+			te.inos = []uint64{12345678901, testfs.Ino(t, filepath.Join(te.dir, "map.bin"))}
 		}, false, "~map.bin"},
 		{"a write through a mapping closed before the end", func(t *testing.T, te *turnEnd) {
 			must(t, mapWrite(t, filepath.Join(te.dir, "map.bin"), []byte("XYZ")).Close())
@@ -203,35 +198,17 @@ func TestTurnEndAfterACommandScansEverything(t *testing.T) {
 // A file that already has a second name at the turn's start can change
 // through it unseen: the turn's end scans every file.
 func TestTurnEndWithALinkedFileScansEverything(t *testing.T) {
-	dir := t.TempDir()
-	put(t, dir, map[string]string{".gitignore": "build/\n", "a.txt": "a\n"})
-	must(t, os.MkdirAll(filepath.Join(dir, "build"), 0o755))
-	must(t, os.Link(filepath.Join(dir, "a.txt"), filepath.Join(dir, "build", "a")))
-	// Only the link can make the end look at a.txt.
-	age(t, dir)
-	ws, err := workspace.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = ws.Close() })
-	st := &memStore{}
-	tr := New(Options{WS: ws, Store: st, WriteHeld: func() ([]uint64, bool) { return nil, true }})
-	t.Cleanup(func() { _ = tr.Close() })
-	if tr.watch == nil {
-		t.Skip("no change watcher on this system")
-	}
-	ctx := context.Background()
-	must(t, tr.Refresh(ctx, engine.CheckpointCall{SessionID: "s", TurnID: 1}))
-	for e := range maps.Values(tr.base) {
+	te := newTurnEnd(t, true, func(dir string) {
+		must(t, os.Link(filepath.Join(dir, "a.txt"), filepath.Join(dir, "build", "a")))
+	})
+	for e := range maps.Values(te.tr.base) {
 		if e.racy {
-			t.Fatal("a racy baseline entry: the test needs none")
+			t.Fatal("a racy baseline entry: only the link may make the end look at a.txt")
 		}
 	}
-	must(t, os.WriteFile(filepath.Join(dir, "build", "a"), []byte("through the other name\n"), 0o644))
-	before := tr.fullScans
-	must(t, tr.AfterCall(ctx, engine.CheckpointCall{SessionID: "s", TurnID: 1}))
-	if tr.fullScans == before || len(st.cps) != 1 || summary(st.cps[0]) != "~a.txt" {
-		t.Errorf("full scans %d, checkpoints %+v; want a full scan that finds ~a.txt", tr.fullScans-before, st.cps)
+	must(t, os.WriteFile(filepath.Join(te.dir, "build", "a"), []byte("through the other name\n"), 0o644))
+	if full, got := te.end(t); !full || got != "~a.txt" {
+		t.Errorf("full scan %v, recorded %q; want a full scan that finds ~a.txt", full, got)
 	}
 }
 
@@ -246,7 +223,7 @@ func TestRetiredTrackerLetsGoOfItsWatcher(t *testing.T) {
 		te.known = quick
 		put(t, te.dir, map[string]string{"a.txt": "changed\n"})
 		f := mapWrite(t, filepath.Join(te.dir, "map.bin"), []byte("ABC"))
-		te.inos = []uint64{ino(t, filepath.Join(te.dir, "map.bin"))}
+		te.inos = []uint64{testfs.Ino(t, filepath.Join(te.dir, "map.bin"))}
 		watching := inotifyFDs(t)
 		var closes []func() error
 		te.tr.Retire(func(close func() error) { closes = append(closes, close) })
