@@ -1,7 +1,6 @@
 package proc
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"strconv"
@@ -26,25 +25,14 @@ func KillChildren(pid int) {
 }
 
 // childrenOf lists the children of pid's threads, as
-// /proc/PID/task/*/children gives them.
+// /proc/PID/task/*/children gives them: those it can read.
 func childrenOf(pid int) []int {
-	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	threads, err := threadDirs("/proc", pid)
 	if err != nil {
 		return nil
 	}
-	var out []int
-	for _, task := range tasks {
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/children", pid, task.Name()))
-		if err != nil {
-			continue
-		}
-		for _, f := range bytes.Fields(b) {
-			if child, err := strconv.Atoi(string(f)); err == nil {
-				out = append(out, child)
-			}
-		}
-	}
-	return out
+	kids, _ := childrenOfThreads(threads)
+	return kids
 }
 
 func killChild(parent, child int) {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"slices"
 	"strconv"
 	"syscall"
 
@@ -45,9 +46,17 @@ func writeHeld(procDir string, root int) ([]uint64, bool) {
 	for len(queue) > 0 {
 		pid := queue[0]
 		queue = queue[1:]
-		kids, err := childrenList(procDir, pid)
+		threads, err := threadDirs(procDir, pid)
 		if err != nil {
-			if pid != root && ended(procDir, pid) {
+			// A process gone since its parent listed it holds nothing.
+			if pid != root && finished(fmt.Sprintf("%s/%d", procDir, pid)) {
+				continue
+			}
+			return nil, false
+		}
+		kids, err := childrenOfThreads(threads)
+		if err != nil {
+			if pid != root && ended(threads) {
 				continue
 			}
 			return nil, false
@@ -61,9 +70,9 @@ func writeHeld(procDir string, root int) ([]uint64, bool) {
 		if pid == root {
 			continue
 		}
-		held, err := heldBy(procDir, pid)
+		held, err := heldBy(threads)
 		if err != nil {
-			if ended(procDir, pid) {
+			if ended(threads) {
 				continue
 			}
 			return nil, false
@@ -73,27 +82,43 @@ func writeHeld(procDir string, root int) ([]uint64, bool) {
 	return inodes, true
 }
 
-// childrenList lists the children of every thread of pid. A thread with
-// no children file is an error: the kernel cannot list children.
-func childrenList(procDir string, pid int) ([]int, error) {
+// threadDirs lists the /proc directories of the threads of process pid.
+func threadDirs(procDir string, pid int) ([]string, error) {
 	taskDir := fmt.Sprintf("%s/%d/task", procDir, pid)
 	tasks, err := os.ReadDir(taskDir)
 	if err != nil {
 		return nil, fmt.Errorf("list threads: %w", err)
 	}
+	dirs := make([]string, len(tasks))
+	for i, task := range tasks {
+		dirs[i] = taskDir + "/" + task.Name()
+	}
+	return dirs, nil
+}
+
+// childrenOfThreads lists the children of the threads whose /proc
+// directories are given. A thread that is still there but has no children
+// file is an error (the kernel cannot list children), as is a children
+// file that cannot be read; the children of the other threads are listed
+// all the same.
+func childrenOfThreads(threads []string) ([]int, error) {
 	var out []int
-	for _, task := range tasks {
-		b, err := os.ReadFile(taskDir + "/" + task.Name() + "/children")
+	var first error
+	for _, dir := range threads {
+		b, err := os.ReadFile(dir + "/children")
 		if errors.Is(err, fs.ErrNotExist) {
 			// The thread has ended since the listing, or the kernel has
-			// no children files: the process's own task tells which.
-			if _, serr := os.Stat(taskDir + "/" + task.Name()); serr == nil {
-				return nil, fmt.Errorf("no children file for thread %s of %d: %w", task.Name(), pid, err)
+			// no children files: the thread's own directory tells which.
+			if _, serr := os.Stat(dir); serr == nil && first == nil {
+				first = fmt.Errorf("no children file for thread %s: %w", dir, err)
 			}
 			continue
 		}
 		if err != nil {
-			return nil, fmt.Errorf("read children: %w", err)
+			if first == nil {
+				first = fmt.Errorf("read children: %w", err)
+			}
+			continue
 		}
 		for _, f := range bytes.Fields(b) {
 			if child, err := strconv.Atoi(string(f)); err == nil {
@@ -101,35 +126,25 @@ func childrenList(procDir string, pid int) ([]int, error) {
 			}
 		}
 	}
-	return out, nil
+	return out, first
 }
 
-// heldBy returns the inodes process pid maps shared and writable or has
-// open for writing. They are read through one of its threads that has
-// not ended: a process whose first thread has exited while others run is
-// a zombie by its own stat and lists no mappings, yet its other threads
-// run its code. A process whose every thread has ended holds nothing.
-func heldBy(procDir string, pid int) ([]uint64, error) {
-	taskDir := fmt.Sprintf("%s/%d/task", procDir, pid)
-	tasks, err := os.ReadDir(taskDir)
-	if err != nil {
-		return nil, fmt.Errorf("list threads: %w", err)
-	}
-	live := ""
-	for _, task := range tasks {
-		if !finished(taskDir + "/" + task.Name()) {
-			live = taskDir + "/" + task.Name()
-			break
-		}
-	}
-	if live == "" {
+// heldBy returns the inodes a process, given by its threads' /proc
+// directories, maps shared and writable or has open for writing. They are
+// read through one of its threads that has not ended: a process whose
+// first thread has exited while others run is a zombie by its own stat
+// and lists no mappings, yet its other threads run its code. A process
+// whose every thread has ended holds nothing.
+func heldBy(threads []string) ([]uint64, error) {
+	i := slices.IndexFunc(threads, func(d string) bool { return !finished(d) })
+	if i < 0 {
 		return nil, nil
 	}
-	inodes, err := sharedWritable(live + "/maps")
+	inodes, err := sharedWritable(threads[i] + "/maps")
 	if err != nil {
 		return nil, err
 	}
-	open, err := openForWrite(live + "/fd")
+	open, err := openForWrite(threads[i] + "/fd")
 	if err != nil {
 		return nil, err
 	}
@@ -215,17 +230,8 @@ func finished(dir string) bool {
 	return len(f) > 0 && (f[0][0] == 'Z' || f[0][0] == 'X')
 }
 
-// ended reports whether every thread of process pid has ended (finished).
-func ended(procDir string, pid int) bool {
-	taskDir := fmt.Sprintf("%s/%d/task", procDir, pid)
-	tasks, err := os.ReadDir(taskDir)
-	if err != nil {
-		return finished(fmt.Sprintf("%s/%d", procDir, pid))
-	}
-	for _, task := range tasks {
-		if !finished(taskDir + "/" + task.Name()) {
-			return false
-		}
-	}
-	return true
+// ended reports whether every thread, given by its /proc directory, has
+// ended (finished): a process that ended while it was read.
+func ended(threads []string) bool {
+	return !slices.ContainsFunc(threads, func(d string) bool { return !finished(d) })
 }
