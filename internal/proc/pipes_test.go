@@ -20,7 +20,9 @@ import (
 func TestPipesReleaseReadsWhatIsLeft(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	var errOut strings.Builder
-	p := startPiped(t, "printf 'one\\ntwo\\nthree'; echo err >&2; exec sleep 61.4", &errOut)
+	// stderr first: once stdout holds its bytes, stderr's are written
+	// too, and Release must give them, whether copied yet or not.
+	p := startPiped(t, "echo err >&2; printf 'one\\ntwo\\nthree'; exec sleep 61.4", &errOut)
 	deadline := time.Now().Add(5 * time.Second)
 	for buffered(p.stdout.f) < len("one\ntwo\nthree") {
 		if time.Now().After(deadline) {
