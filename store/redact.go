@@ -15,7 +15,7 @@ const Redacted = "[REDACTED]"
 //
 // The secrets are those of gitleaks' rule set (some two hundred kinds of
 // vendor keys and tokens, generic assignments of high-entropy values;
-// see gitleaksTOML) and of kz's own rules (see kzRules): credentials on
+// see gitleaksRuleSet) and of kz's own rules (see kzRules): credentials on
 // command lines, passwords in configuration files, Authorization headers,
 // passwords in URLs and private key blocks of every kind, whole. Only the
 // secret is replaced; the name it was assigned to, the scheme of an

@@ -133,3 +133,15 @@ func TestBenchTextHoldsNoKeyword(t *testing.T) {
 		t.Fatal("the build log of the benchmark holds a keyword")
 	}
 }
+
+// BenchmarkNewRedactor builds the rule set, as every kz process does at
+// its first write to the store: gitleaks' rules from their Go data, kz's
+// own, the keyword automaton (expressions are compiled when first run).
+func BenchmarkNewRedactor(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := newRedactor(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -144,11 +144,7 @@ func kzRules() ([]*secretRule, error) {
 			res    []string
 		}{{"", k.allowSecret}, {"match", k.allowMatch}} {
 			for _, a := range target.res {
-				al, err := newAllowlist(gitleaksAllowlist{RegexTarget: target.target, Regexes: []string{a}})
-				if err != nil {
-					return nil, fmt.Errorf("kz rule %s: %w", k.id, err)
-				}
-				r.allow = append(r.allow, al)
+				r.allow = append(r.allow, newAllowlist(gitleaksAllowlist{RegexTarget: target.target, Regexes: []string{a}}))
 			}
 		}
 		if err := r.setPlan(); err != nil {

@@ -1,19 +1,20 @@
 package store
 
 import (
-	_ "embed"
 	"fmt"
 	"math"
 	"regexp"
 	"strings"
 	"sync"
-
-	toml "github.com/pelletier/go-toml/v2"
 )
 
-// gitleaksTOML is gitleaks' default rule set, kept as data: the file the
-// project generates and ships as config/gitleaks.toml, of the version in
-// redactrules/VERSION, under its MIT license (redactrules/LICENSE).
+// gitleaksRuleSet (redact_gitleaks.go) is gitleaks' default rule set,
+// kept as data: the file the project generates and ships as
+// config/gitleaks.toml, of the version in redactrules/VERSION, under its
+// MIT license (redactrules/LICENSE), kept as redactrules/gitleaks.toml and
+// turned into Go by TestGitleaksRuleSet. Parsing the TOML was a quarter of
+// what building the rules cost every kz process; the Go value costs
+// nothing to load.
 //
 // kz uses the rules as data rather than gitleaks as a library. The
 // library (its detect package) brings in some sixty modules (viper,
@@ -24,25 +25,25 @@ import (
 // regular expressions, so kz compiles them with regexp, which runs in
 // time linear in its input, and runs each only on small windows around
 // its keywords (see redactor.find).
-//
-//go:embed redactrules/gitleaks.toml
-var gitleaksTOML []byte
 
 // gitleaksConfig is the part of gitleaks' TOML schema that the default
 // rule set uses.
 type gitleaksConfig struct {
 	Allowlist gitleaksAllowlist `toml:"allowlist"`
-	Rules     []struct {
-		ID          string              `toml:"id"`
-		Regex       string              `toml:"regex"`
-		Path        string              `toml:"path"`
-		SecretGroup int                 `toml:"secretGroup"`
-		Entropy     float64             `toml:"entropy"`
-		Keywords    []string            `toml:"keywords"`
-		SkipReport  bool                `toml:"skipReport"`
-		Allowlists  []gitleaksAllowlist `toml:"allowlists"`
-		Required    []any               `toml:"required"`
-	} `toml:"rules"`
+	Rules     []gitleaksRule    `toml:"rules"`
+}
+
+// gitleaksRule is one rule of gitleaks' TOML schema.
+type gitleaksRule struct {
+	ID          string              `toml:"id"`
+	Regex       string              `toml:"regex"`
+	Path        string              `toml:"path"`
+	SecretGroup int                 `toml:"secretGroup"`
+	Entropy     float64             `toml:"entropy"`
+	Keywords    []string            `toml:"keywords"`
+	SkipReport  bool                `toml:"skipReport"`
+	Allowlists  []gitleaksAllowlist `toml:"allowlists"`
+	Required    []any               `toml:"required"`
 }
 
 type gitleaksAllowlist struct {
@@ -195,28 +196,48 @@ type allowlist struct {
 	// target is what the regexes are tried on: the secret (""), the
 	// whole match ("match") or its line ("line").
 	target string
-	re     *regexp.Regexp
-	stop   []string
+	// expr is the regexes as one alternation, "" for none; re compiles it
+	// on first use. Most lists never see a finding in a given process,
+	// and compiling them all took a quarter of the rules' load. An
+	// expression that does not compile (TestRedactRulesLoad rules that
+	// out) allows nothing, so the finding stays redacted.
+	expr string
+	re   func() (*regexp.Regexp, error)
+	stop []string
 	// pathsOrCommits says the list also names paths or commits, which a
 	// transcript never has: with the AND condition it then allows
 	// nothing.
 	pathsOrCommits bool
 }
 
-func newAllowlist(a gitleaksAllowlist) (*allowlist, error) {
+// newAllowlist reads a gitleaks allowlist; its regexes are compiled when
+// first needed (see allowlist.expr).
+func newAllowlist(a gitleaksAllowlist) *allowlist {
 	al := &allowlist{and: strings.EqualFold(a.Condition, "AND"), target: a.RegexTarget,
 		pathsOrCommits: len(a.Paths) > 0 || len(a.Commits) > 0}
 	if len(a.Regexes) > 0 {
-		re, err := regexp.Compile("(?:" + strings.Join(a.Regexes, ")|(?:") + ")")
-		if err != nil {
-			return nil, fmt.Errorf("allowlist regexes: %w", err)
-		}
-		al.re = re
+		al.expr = "(?:" + strings.Join(a.Regexes, ")|(?:") + ")"
+		expr := al.expr
+		al.re = sync.OnceValues(func() (*regexp.Regexp, error) {
+			re, err := regexp.Compile(expr)
+			if err != nil {
+				return nil, fmt.Errorf("allowlist regexes: %w", err)
+			}
+			return re, nil
+		})
 	}
 	for _, w := range a.StopWords {
 		al.stop = append(al.stop, strings.ToLower(w))
 	}
-	return al, nil
+	return al
+}
+
+// compile returns the list's regexes compiled, nil when it has none.
+func (a *allowlist) compile() (*regexp.Regexp, error) {
+	if a.expr == "" {
+		return nil, nil
+	}
+	return a.re()
 }
 
 // allows reports whether the list says a finding is not a secret, as
@@ -229,7 +250,11 @@ func (a *allowlist) allows(secret, match, line string) bool {
 	case "line":
 		t = line
 	}
-	reOK := a.re != nil && t != "" && a.re.MatchString(t)
+	reOK := false
+	if a.expr != "" && t != "" {
+		re, err := a.compile()
+		reOK = err == nil && re.MatchString(t)
+	}
 	stopOK := false
 	if len(a.stop) > 0 && secret != "" {
 		lower := strings.ToLower(secret)
@@ -243,10 +268,10 @@ func (a *allowlist) allows(secret, match, line string) bool {
 	if !a.and {
 		return reOK || stopOK
 	}
-	if a.pathsOrCommits || (a.re == nil && len(a.stop) == 0) {
+	if a.pathsOrCommits || (a.expr == "" && len(a.stop) == 0) {
 		return false
 	}
-	return (a.re == nil || reOK) && (len(a.stop) == 0 || stopOK)
+	return (a.expr == "" || reOK) && (len(a.stop) == 0 || stopOK)
 }
 
 // shannonEntropy is gitleaks' measure of how random a secret looks: over
@@ -271,14 +296,8 @@ func shannonEntropy(s string) float64 {
 // loadGitleaks reads the embedded rule set into rules and its global
 // allowlist.
 func loadGitleaks() ([]*secretRule, *allowlist, error) {
-	var cfg gitleaksConfig
-	if err := toml.Unmarshal(gitleaksTOML, &cfg); err != nil {
-		return nil, nil, fmt.Errorf("read gitleaks rules: %w", err)
-	}
-	global, err := newAllowlist(cfg.Allowlist)
-	if err != nil {
-		return nil, nil, fmt.Errorf("gitleaks global allowlist: %w", err)
-	}
+	cfg := &gitleaksRuleSet
+	global := newAllowlist(cfg.Allowlist)
 	var rules []*secretRule
 	for _, gr := range cfg.Rules {
 		if _, ok := skippedGitleaksRules()[gr.ID]; ok {
@@ -298,10 +317,7 @@ func loadGitleaks() ([]*secretRule, *allowlist, error) {
 			r.keywords = append(r.keywords, strings.ToLower(k))
 		}
 		for _, a := range gr.Allowlists {
-			al, err := newAllowlist(a)
-			if err != nil {
-				return nil, nil, fmt.Errorf("gitleaks rule %s: %w", gr.ID, err)
-			}
+			al := newAllowlist(a)
 			r.allow = append(r.allow, al)
 			r.needsLine = r.needsLine || al.target == "line"
 		}

@@ -40,6 +40,11 @@ func TestRedactRulesLoad(t *testing.T) {
 		if err := r.compile(); err != nil {
 			t.Error(err)
 		}
+		for _, a := range r.allow {
+			if _, err := a.compile(); err != nil {
+				t.Errorf("rule %s: %v", r.id, err)
+			}
+		}
 		switch {
 		case r.scan != nil:
 		case r.plan.heads == nil:
@@ -47,6 +52,9 @@ func TestRedactRulesLoad(t *testing.T) {
 		case r.plan.gated:
 			gated = append(gated, r.id)
 		}
+	}
+	if _, err := rd.global.compile(); err != nil {
+		t.Errorf("global allowlist: %v", err)
 	}
 	t.Logf("rules run over the whole text when a keyword occurs: %v", whole)
 	t.Logf("rules gated by a keyword, run around literals of their own: %v", gated)

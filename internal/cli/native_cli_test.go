@@ -21,9 +21,15 @@ import (
 // captured stderr.
 func (sb *sandbox) kzProcess(env []string, args ...string) (string, string, int) {
 	sb.t.Helper()
+	return sb.kzProcessIn(append(sb.environ(), env...), args...)
+}
+
+// kzProcessIn is kzProcess with environ as the whole environment.
+func (sb *sandbox) kzProcessIn(environ []string, args ...string) (string, string, int) {
+	sb.t.Helper()
 	cmd := exec.Command(os.Args[0], args...)
 	cmd.Dir = sb.workspace
-	cmd.Env = append(sb.environ(), env...)
+	cmd.Env = environ
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()

@@ -40,6 +40,7 @@ func Main(args []string) int {
 		_, _ = fmt.Fprintf(os.Stderr, "kz: %v\n", err)
 		return 1
 	}
+	ownProcess.Store(true)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	sigpipe := make(chan os.Signal, 1)

@@ -294,6 +294,9 @@ func runSession(ctx context.Context, inv *Invocation, args []string, x sessionEx
 	if err != nil {
 		return err
 	}
+	if o.prompt != "" {
+		raiseGCForOneShot()
+	}
 	// The sandbox probe runs bwrap once (some 10-30 ms); it overlaps with
 	// loading the configuration and opening the store instead of adding
 	// to them. Its result is cached for whoever needs it first.
