@@ -1,53 +1,178 @@
 package cli
 
 import (
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
 	"regexp"
-	"runtime/debug"
+	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/kaizen-code/kz/engine"
+	"github.com/kaizen-code/kz/internal/app"
+	"github.com/kaizen-code/kz/internal/headless"
 )
 
-// gcPercent reads the collector's percent (SetGCPercent returns the one it
-// replaces, which is put back at once).
-func gcPercent() int {
-	p := debug.SetGCPercent(100)
-	debug.SetGCPercent(p)
-	return p
+// fakePercent stands for debug.SetGCPercent: it records every percent set.
+type fakePercent struct {
+	mu      sync.Mutex
+	current int
+	history []int
 }
 
-// TestRaiseGCForStartEndsOnTime: the raised percent is in force at once and
-// the previous one is back after the given time; GOGC in the environment,
-// even empty, leaves the percent alone.
-func TestRaiseGCForStartEndsOnTime(t *testing.T) {
-	prev := debug.SetGCPercent(150)
-	t.Cleanup(func() { debug.SetGCPercent(prev) })
+func (f *fakePercent) set(v int) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	prev := f.current
+	f.current = v
+	f.history = append(f.history, v)
+	return prev
+}
 
-	unset := func(string) (string, bool) { return "", false }
-	done := raiseGCForStart(400, 50*time.Millisecond, unset)
-	if done == nil {
-		t.Fatal("no raise with GOGC unset")
+func (f *fakePercent) now() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.current
+}
+
+// log is every percent set so far.
+func (f *fakePercent) log() []int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.history)
+}
+
+// waitPercent waits until the percent is want.
+func (f *fakePercent) waitPercent(t *testing.T, want int, what string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for f.now() != want {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: percent %d, want %d", what, f.now(), want)
+		}
+		time.Sleep(time.Millisecond)
 	}
-	if got := gcPercent(); got != 400 {
-		t.Fatalf("percent during the start = %d, want 400", got)
+}
+
+func unsetEnv(string) (string, bool) { return "", false }
+
+// TestGCPolicyTakesTheHighestRaise: the start's raise and the turns' raise
+// each hold the percent while they are in force, the higher one wins, and
+// the percent found at first comes back when none is; a turn that starts on
+// a large heap raises nothing; GOGC in the environment, even empty, turns
+// the policy off.
+func TestGCPolicyTakesTheHighestRaise(t *testing.T) {
+	f := &fakePercent{current: 150}
+	p := newGCPolicy(unsetEnv, f.set)
+	if p == nil || f.now() != 150 {
+		t.Fatalf("policy %v, percent %d: want a policy that left the percent at 150", p, f.now())
+	}
+	started := p.raiseForStart(50 * time.Millisecond)
+	if got := f.now(); got != startGCPercent {
+		t.Fatalf("during the start: percent %d, want %d", got, startGCPercent)
+	}
+	first := p.holdTurn(1 << 20)
+	second := p.holdTurn(2 << 20)
+	if first == nil || second == nil {
+		t.Fatal("a turn on a small heap raised nothing")
+	}
+	if got := f.now(); got != startGCPercent {
+		t.Fatalf("a turn during the start: percent %d, want the start's %d", got, startGCPercent)
 	}
 	select {
-	case <-done:
+	case <-started:
 	case <-time.After(10 * time.Second):
-		t.Fatal("the raise never ended")
+		t.Fatal("the start's raise never ended")
 	}
-	if got := gcPercent(); got != 150 {
-		t.Fatalf("percent after the start = %d, want the previous 150", got)
+	if got := f.now(); got != turnGCPercent {
+		t.Fatalf("after the start, two turns on: percent %d, want %d", got, turnGCPercent)
+	}
+	first()
+	first()
+	if got := f.now(); got != turnGCPercent {
+		t.Fatalf("one turn of two ended (its release called twice): percent %d, want %d", got, turnGCPercent)
+	}
+	second()
+	if got := f.now(); got != 150 {
+		t.Fatalf("no raise left: percent %d, want the first 150", got)
+	}
+	if release := p.holdTurn(turnGCMaxLive + 1); release != nil || f.now() != 150 {
+		t.Fatalf("a turn on a large heap: release %v, percent %d; want none and 150", release != nil, f.now())
 	}
 
 	for _, v := range []string{"100", "off", ""} {
 		set := func(k string) (string, bool) { return v, k == "GOGC" }
-		if done := raiseGCForStart(400, time.Millisecond, set); done != nil {
-			t.Errorf("GOGC=%q: raised anyway", v)
+		g := &fakePercent{current: 100}
+		p := newGCPolicy(set, g.set)
+		if p != nil {
+			t.Errorf("GOGC=%q: a policy", v)
 		}
-		if got := gcPercent(); got != 150 {
-			t.Errorf("GOGC=%q: percent = %d, want 150 untouched", v, got)
+		// A nil policy does nothing.
+		if p.raiseForStart(time.Millisecond) != nil || p.holdTurn(0) != nil {
+			t.Errorf("GOGC=%q: the nil policy raised", v)
 		}
+		p.watchTurns(nil, nil)()
+		if got := g.log(); len(got) != 0 {
+			t.Errorf("GOGC=%q: percents set %v, want none", v, got)
+		}
+	}
+}
+
+// TestGCPolicyHoldsEachTurn runs turns of a real session (the scripted
+// runtime, its store in a file) and watches the percent: raised by the
+// person's message, back at the final result, and never raised for a turn
+// whose heap is larger than turnGCMaxLive.
+func TestGCPolicyHoldsEachTurn(t *testing.T) {
+	newSandbox(t)
+	a, err := app.Open(context.Background(), app.Options{OneShot: true, Script: script("hello.jsonl"), Warn: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	f := &fakePercent{current: 100}
+	p := newGCPolicy(unsetEnv, f.set)
+	var mu sync.Mutex
+	live := uint64(1 << 20)
+	stop := p.watchTurns(a.Session, func() uint64 { mu.Lock(); defer mu.Unlock(); return live })
+	defer stop()
+
+	turn := func() {
+		t.Helper()
+		if _, err := headless.RunMessage(context.Background(), a.Session, engine.UserMessage{Text: "hi"}, headless.FormatText, io.Discard, io.Discard); err != nil {
+			t.Fatal(err)
+		}
+	}
+	turn()
+	f.waitPercent(t, 100, "after a turn on a small heap")
+	if got := f.log(); !slices.Equal(got, []int{100, 100, turnGCPercent, 100}) {
+		t.Fatalf("percents set %v, want the base read back, the turn's raise, then 100", got)
+	}
+
+	mu.Lock()
+	live = turnGCMaxLive + 1
+	mu.Unlock()
+	before := len(f.log())
+	turn()
+	// The final result reaches the watcher after RunMessage returns; a
+	// raise, had there been one, came before it, at the user message.
+	time.Sleep(50 * time.Millisecond)
+	if got := f.log()[before:]; len(got) != 0 {
+		t.Fatalf("a turn on a large heap set %v, want nothing", got)
+	}
+
+	mu.Lock()
+	live = 1 << 20
+	mu.Unlock()
+	turn()
+	f.waitPercent(t, 100, "after another turn on a small heap")
+	if got := f.log()[before:]; !slices.Equal(got, []int{turnGCPercent, 100}) {
+		t.Fatalf("percents set %v, want the turn's raise then 100", got)
 	}
 }
 
@@ -82,5 +207,72 @@ func TestOneShotStartCollectsLess(t *testing.T) {
 	lines := run("GOGC=100")
 	if len(lines) == 0 || !strings.Contains(lines[0], " 4 MB goal") {
 		t.Errorf("GOGC=100: want the first cycle at the default 4 MB goal, got %q", lines)
+	}
+}
+
+// gcLine is one cycle of GODEBUG=gctrace=1: the live heap it left and the
+// goal it ran at, in MB.
+var gcLine = regexp.MustCompile(`(?m)^gc \d+ @([\d.]+)s .*?(\d+)->(\d+)->(\d+) MB, (\d+) MB goal`)
+
+// TestLongTurnCollectsAtTheTurnsPercent runs, as its own process, a kz -p
+// turn that streams for longer than the start's raise: each cycle's goal
+// stays above 2.5 times the heap the cycle before it left live, which the
+// default percent (goal about twice the live heap) does not reach, so the
+// turn's raise holds once the start's has ended.
+func TestLongTurnCollectsAtTheTurnsPercent(t *testing.T) {
+	t.Parallel()
+	sb := newProcessSandbox(t)
+	var b strings.Builder
+	line := func(v any) {
+		data, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Write(data)
+		b.WriteByte('\n')
+	}
+	line(map[string]any{"type": "session_started"})
+	chunk := strings.Repeat("Some text that streams, with a `code span` and **bold**. ", 32) + "\n"
+	// Deltas 1 ms apart on the script's timeline: the turn outlasts
+	// startGCFor by more than a second.
+	const streamFor = 3500 * time.Millisecond
+	for range int(streamFor / time.Millisecond) {
+		line(map[string]any{"type": "text_delta", "text": chunk, "delay_ms": 1})
+	}
+	line(map[string]any{"type": "assistant_message", "text": "done"})
+	path := filepath.Join(t.TempDir(), "long.jsonl")
+	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var env []string
+	for _, kv := range sb.environ() {
+		if !strings.HasPrefix(kv, "GOGC=") && !strings.HasPrefix(kv, "GODEBUG=") {
+			env = append(env, kv)
+		}
+	}
+	env = append(env, "GODEBUG=gctrace=1")
+	_, stderr, code := sb.kzProcessIn(env, "-p", "hi", "--runtime", "scripted", "--script", path)
+	if code != 0 {
+		t.Fatalf("kz -p exited %d: %s", code, stderr)
+	}
+	late, prevLive := 0, 0
+	for _, m := range gcLine.FindAllStringSubmatch(stderr, -1) {
+		at, _ := strconv.ParseFloat(m[1], 64)
+		live, _ := strconv.Atoi(m[4])
+		goal, _ := strconv.Atoi(m[5])
+		// Only cycles inside the stream: after the start's raise, and
+		// well before the last delta is due (the turn cannot end sooner),
+		// since the turn's end puts the default back.
+		if at > startGCFor.Seconds()+0.1 && at < streamFor.Seconds()-0.3 && prevLive >= 2 {
+			late++
+			if float64(goal) < 2.5*float64(prevLive) {
+				t.Errorf("cycle at %.2fs ran at a %d MB goal after %d MB live: the default percent, not the turn's", at, goal, prevLive)
+			}
+		}
+		prevLive = live
+	}
+	t.Logf("%d cycles inside the stream after the start's raise", late)
+	if late == 0 {
+		t.Fatalf("no cycle after the start's raise to look at:\n%s", strings.Join(regexp.MustCompile(`(?m)^gc .*$`).FindAllString(stderr, -1), "\n"))
 	}
 }

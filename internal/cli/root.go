@@ -344,6 +344,7 @@ func runSession(ctx context.Context, inv *Invocation, args []string, x sessionEx
 		}
 	}
 	defer a.Close()
+	defer watchTurnsGC(a.Session)()
 	if opts.Interactive {
 		return runTUI(ctx, inv, a, o.theme, !o.demo, x)
 	}

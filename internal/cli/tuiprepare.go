@@ -30,12 +30,13 @@ func runPreparedTUI(ctx context.Context, inv *Invocation, opts app.Options, them
 	// and waits for before it returns: reading a after Run is ordered
 	// after the write.
 	var a *app.App
+	stopGC := func() {}
 	prepare := func(ctx context.Context) (tui.Options, error) {
 		opened, err := app.OpenIn(ctx, env, opts)
 		if err != nil {
 			return tui.Options{}, err
 		}
-		a = opened
+		a, stopGC = opened, watchTurnsGC(opened.Session)
 		t := tuiOptions(a, theme, x, &warn)
 		if w := strings.TrimSpace(warn.String()); w != "" {
 			t.Welcome = strings.TrimSpace(w + "\n" + t.Welcome)
@@ -47,5 +48,6 @@ func runPreparedTUI(ctx context.Context, inv *Invocation, opts app.Options, them
 		return err
 	}
 	defer a.Close()
+	defer stopGC()
 	return afterTUI(ctx, inv, a, !opts.Demo, err)
 }
