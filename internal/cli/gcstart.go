@@ -48,14 +48,29 @@ const (
 // collector is its to tune.
 var ownProcess atomic.Bool
 
-// processGC is the collector's policy of kz's own process; nil until
-// Main's first use, and for every process where GOGC is set.
+// processGC is the collector's policy of kz's own process: nil where Main
+// did not start kz (a test running it in-process) and where GOGC is set.
 var processGC = sync.OnceValue(func() *gcPolicy {
 	if !ownProcess.Load() {
 		return nil
 	}
 	return newGCPolicy(os.LookupEnv, debug.SetGCPercent)
 })
+
+// raiseGCForOneShot raises the GC percent for a one-shot run's start, in
+// kz's own process only.
+func raiseGCForOneShot() {
+	startGC.Do(func() { processGC().raiseForStart(startGCFor) })
+}
+
+// startGC makes the start's raise once per process.
+var startGC sync.Once
+
+// watchTurnsGC holds the turn's raise over the turns of s in kz's own
+// process; stop ends it.
+func watchTurnsGC(s *engine.Session) (stop func()) {
+	return processGC().watchTurns(s, liveHeap)
+}
 
 // gcPolicy sets the collector's percent from the raises in force: the
 // highest of them, or the percent it found when none is.
@@ -192,19 +207,4 @@ func liveHeap() uint64 {
 		return 0
 	}
 	return s[0].Value.Uint64()
-}
-
-// raiseGCForOneShot raises the GC percent for a one-shot run's start, in
-// kz's own process only.
-func raiseGCForOneShot() {
-	startGC.Do(func() { processGC().raiseForStart(startGCFor) })
-}
-
-// startGC makes the start's raise once per process.
-var startGC sync.Once
-
-// watchTurnsGC holds the turn's raise over the turns of s in kz's own
-// process; stop ends it.
-func watchTurnsGC(s *engine.Session) (stop func()) {
-	return processGC().watchTurns(s, liveHeap)
 }

@@ -48,13 +48,14 @@ func (f *fakePercent) log() []int {
 	return slices.Clone(f.history)
 }
 
-// waitPercent waits until the percent is want.
-func (f *fakePercent) waitPercent(t *testing.T, want int, what string) {
+// waitSet waits until n percents have been set in all: the watcher
+// handles a turn's events after the turn's caller has them.
+func (f *fakePercent) waitSet(t *testing.T, n int, what string) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
-	for f.now() != want {
+	for len(f.log()) < n {
 		if time.Now().After(deadline) {
-			t.Fatalf("%s: percent %d, want %d", what, f.now(), want)
+			t.Fatalf("%s: percents set %v, want %d in all", what, f.log(), n)
 		}
 		time.Sleep(time.Millisecond)
 	}
@@ -137,42 +138,37 @@ func TestGCPolicyHoldsEachTurn(t *testing.T) {
 	defer a.Close()
 	f := &fakePercent{current: 100}
 	p := newGCPolicy(unsetEnv, f.set)
+	// The watcher reads the live heap once per turn, at its user message:
+	// the second turn starts on a large heap, the others on a small one.
 	var mu sync.Mutex
-	live := uint64(1 << 20)
-	stop := p.watchTurns(a.Session, func() uint64 { mu.Lock(); defer mu.Unlock(); return live })
+	heaps := []uint64{1 << 20, turnGCMaxLive + 1, 1 << 20}
+	reads := 0
+	live := func() uint64 {
+		mu.Lock()
+		defer mu.Unlock()
+		reads++
+		return heaps[min(reads, len(heaps))-1]
+	}
+	stop := p.watchTurns(a.Session, live)
 	defer stop()
 
-	turn := func() {
-		t.Helper()
+	for range heaps {
 		if _, err := headless.RunMessage(context.Background(), a.Session, engine.UserMessage{Text: "hi"}, headless.FormatText, io.Discard, io.Discard); err != nil {
 			t.Fatal(err)
 		}
 	}
-	turn()
-	f.waitPercent(t, 100, "after a turn on a small heap")
-	if got := f.log(); !slices.Equal(got, []int{100, 100, turnGCPercent, 100}) {
-		t.Fatalf("percents set %v, want the base read back, the turn's raise, then 100", got)
+	// The base read back, then the first turn's raise and end, nothing
+	// for the second, the third's raise and end.
+	want := []int{100, 100, turnGCPercent, 100, turnGCPercent, 100}
+	f.waitSet(t, len(want), "after three turns")
+	if got := f.log(); !slices.Equal(got, want) {
+		t.Fatalf("percents set %v, want %v", got, want)
 	}
-
+	stop()
 	mu.Lock()
-	live = turnGCMaxLive + 1
-	mu.Unlock()
-	before := len(f.log())
-	turn()
-	// The final result reaches the watcher after RunMessage returns; a
-	// raise, had there been one, came before it, at the user message.
-	time.Sleep(50 * time.Millisecond)
-	if got := f.log()[before:]; len(got) != 0 {
-		t.Fatalf("a turn on a large heap set %v, want nothing", got)
-	}
-
-	mu.Lock()
-	live = 1 << 20
-	mu.Unlock()
-	turn()
-	f.waitPercent(t, 100, "after another turn on a small heap")
-	if got := f.log()[before:]; !slices.Equal(got, []int{turnGCPercent, 100}) {
-		t.Fatalf("percents set %v, want the turn's raise then 100", got)
+	defer mu.Unlock()
+	if reads != len(heaps) {
+		t.Fatalf("the live heap was read %d times, want once per turn (%d)", reads, len(heaps))
 	}
 }
 
@@ -232,7 +228,7 @@ func TestLongTurnCollectsAtTheTurnsPercent(t *testing.T) {
 		b.WriteByte('\n')
 	}
 	line(map[string]any{"type": "session_started"})
-	chunk := strings.Repeat("Some text that streams, with a `code span` and **bold**. ", 32) + "\n"
+	chunk := strings.Repeat("Some text that streams, with a `code span` and **bold**. ", 96) + "\n"
 	// Deltas 1 ms apart on the script's timeline: the turn outlasts
 	// startGCFor by more than a second.
 	const streamFor = 3500 * time.Millisecond
