@@ -180,20 +180,14 @@ func TestGCPolicyHoldsEachTurn(t *testing.T) {
 func TestOneShotStartCollectsLess(t *testing.T) {
 	t.Parallel()
 	sb := newProcessSandbox(t)
-	var env []string
-	for _, kv := range sb.environ() {
-		if !strings.HasPrefix(kv, "GOGC=") && !strings.HasPrefix(kv, "GODEBUG=") {
-			env = append(env, kv)
-		}
-	}
 	run := func(extra ...string) []string {
 		t.Helper()
-		environ := append(append(append([]string{}, env...), extra...), "GODEBUG=gctrace=1")
+		environ := append(gcTraceEnv(sb), extra...)
 		_, stderr, code := sb.kzProcessIn(environ, "-p", "hi", "--runtime", "scripted", "--script", script("hello.jsonl"))
 		if code != 0 {
 			t.Fatalf("kz -p exited %d: %s", code, stderr)
 		}
-		return regexp.MustCompile(`(?m)^gc \d+ @.*$`).FindAllString(stderr, -1)
+		return gcAny.FindAllString(stderr, -1)
 	}
 	for _, line := range run() {
 		if strings.Contains(line, " 4 MB goal") {
@@ -205,6 +199,9 @@ func TestOneShotStartCollectsLess(t *testing.T) {
 		t.Errorf("GOGC=100: want the first cycle at the default 4 MB goal, got %q", lines)
 	}
 }
+
+// gcAny is any line of GODEBUG=gctrace=1 about a cycle.
+var gcAny = regexp.MustCompile(`(?m)^gc \d+ @.*$`)
 
 // gcLine is one cycle of GODEBUG=gctrace=1: the live heap it left and the
 // goal it ran at, in MB.
@@ -240,14 +237,7 @@ func TestLongTurnCollectsAtTheTurnsPercent(t *testing.T) {
 	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	var env []string
-	for _, kv := range sb.environ() {
-		if !strings.HasPrefix(kv, "GOGC=") && !strings.HasPrefix(kv, "GODEBUG=") {
-			env = append(env, kv)
-		}
-	}
-	env = append(env, "GODEBUG=gctrace=1")
-	_, stderr, code := sb.kzProcessIn(env, "-p", "hi", "--runtime", "scripted", "--script", path)
+	_, stderr, code := sb.kzProcessIn(gcTraceEnv(sb), "-p", "hi", "--runtime", "scripted", "--script", path)
 	if code != 0 {
 		t.Fatalf("kz -p exited %d: %s", code, stderr)
 	}
@@ -269,6 +259,18 @@ func TestLongTurnCollectsAtTheTurnsPercent(t *testing.T) {
 	}
 	t.Logf("%d cycles inside the stream after the start's raise", late)
 	if late == 0 {
-		t.Fatalf("no cycle after the start's raise to look at:\n%s", strings.Join(regexp.MustCompile(`(?m)^gc .*$`).FindAllString(stderr, -1), "\n"))
+		t.Fatalf("no cycle after the start's raise to look at:\n%s", strings.Join(gcAny.FindAllString(stderr, -1), "\n"))
 	}
+}
+
+// gcTraceEnv is the sandbox's environment for a kz process with the
+// collector's trace on and no GOGC or GODEBUG of this process's.
+func gcTraceEnv(sb *sandbox) []string {
+	var env []string
+	for _, kv := range sb.environ() {
+		if !strings.HasPrefix(kv, "GOGC=") && !strings.HasPrefix(kv, "GODEBUG=") {
+			env = append(env, kv)
+		}
+	}
+	return append(env, "GODEBUG=gctrace=1")
 }
